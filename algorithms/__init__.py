@@ -1,0 +1,1 @@
+"""Online policies (A-SRPT and baselines), GPU mapping, prediction, simulation."""

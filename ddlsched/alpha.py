@@ -1,0 +1,315 @@
+"""Per-iteration times ``alpha`` and the ratio ``rho`` (SPEC "Mapping").
+
+For a mapping ``x`` of a job's nodes to servers,
+
+    alpha_i(x) = c_i + sum_{e=(u,v)} q_e / (B_intra if x(u) == x(v) else B_inter)
+
+which is ``c_i + Q_i / B_intra + cut_x * (1/B_inter - 1/B_intra)`` with
+``Q_i`` the total traffic and ``cut_x`` the traffic on edges whose ends lie on
+different servers. So the fastest mapping is a minimum cut of the job graph
+into parts that fit the servers, the slowest a maximum one.
+
+Every value here comes as a :class:`Bound`, which says whether it is exact
+(equal to the true extremum over all mappings) or only a bound.
+
+- ``alpha_min`` (the paper's alpha_i^min): the least ``alpha`` over all
+  mappings on an **empty** cluster. Exact by branch and bound over
+  capacitated partitions when the search finishes within ``search_budget``
+  branch nodes; otherwise a valid lower bound (see :func:`min_cut_bound`).
+- ``alpha_max`` (the paper's alpha_i^max): by SPEC's default *(choice)* the
+  all-cut value ``c_i + Q_i / B_inter``, an upper bound on ``alpha`` over all
+  mappings. It is exact when some mapping cuts every edge; that is decided by
+  the same search when it fits the budget.
+- ``rho = max_i alpha_max_i / alpha_min_i``: exact when every ``alpha_min``
+  is; otherwise an upper bound on the true ``rho`` (a lower ``alpha_min``
+  only raises it), which keeps Lemma 1 and Theorem 1 valid.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import networkx as nx
+import numpy as np
+
+from ddlsched.model import Cluster, Instance, Job
+
+DEFAULT_SEARCH_BUDGET = 200_000
+"""Branch nodes the exact partition search may visit before giving up."""
+
+
+@dataclass(frozen=True)
+class Bound:
+    """A value and whether it is exact.
+
+    Attributes
+    ----------
+    value
+        The number.
+    exact
+        True when ``value`` is the true quantity; False when it is only the
+        bound the name says (lower for ``alpha_min``, upper for ``alpha_max``
+        and ``rho``).
+    """
+
+    value: float
+    exact: bool
+
+    def __float__(self) -> float:
+        return self.value
+
+
+def cut_traffic(job: Job, mapping: Sequence[int] | np.ndarray) -> float:
+    """Traffic (GB per iteration) on edges whose ends are on two servers."""
+    u, v, q = job.edge_arrays
+    if q.size == 0:
+        return 0.0
+    servers = np.asarray(mapping)
+    return float(q[servers[u] != servers[v]].sum())
+
+
+def alpha_from_cut(job: Job, cluster: Cluster, cut: float) -> float:
+    """``alpha`` for a mapping that cuts ``cut`` GB of traffic."""
+    uncut = job.total_traffic - cut
+    return (
+        job.compute_time
+        + uncut / cluster.bandwidth_intra
+        + cut / cluster.bandwidth_inter
+    )
+
+
+def alpha(job: Job, cluster: Cluster, mapping: Sequence[int] | np.ndarray) -> float:
+    """``alpha_i(x)``: seconds per iteration of ``job`` under ``mapping``.
+
+    Parameters
+    ----------
+    job
+        The job.
+    cluster
+        Gives the two bandwidths.
+    mapping
+        Server index of each node (length ``job.gpus``).
+
+    Raises
+    ------
+    ValueError
+        If ``mapping`` has the wrong length.
+    """
+    if len(mapping) != job.gpus:
+        raise ValueError(
+            f"mapping has {len(mapping)} entries, job {job.id!r} has "
+            f"{job.gpus} nodes"
+        )
+    return alpha_from_cut(job, cluster, cut_traffic(job, mapping))
+
+
+def alpha_max(job: Job, cluster: Cluster, search_budget: int = DEFAULT_SEARCH_BUDGET) -> Bound:
+    """``alpha_i^max``: the all-cut value ``c_i + Q_i / B_inter``.
+
+    Exact when some mapping on the empty cluster cuts every edge (decided by
+    :func:`extreme_cut` when it fits ``search_budget``), else an upper bound.
+    """
+    value = job.compute_time + job.total_traffic / cluster.bandwidth_inter
+    if not job.edges or cluster.bandwidth_inter == cluster.bandwidth_intra:
+        return Bound(value, exact=True)
+    best = extreme_cut(job, cluster.gpus_per_server, maximize=True, search_budget=search_budget)
+    exact = best is not None and math.isclose(
+        best[0], job.total_traffic, rel_tol=1e-12, abs_tol=1e-12
+    )
+    return Bound(value, exact=exact)
+
+
+def alpha_min(job: Job, cluster: Cluster, search_budget: int = DEFAULT_SEARCH_BUDGET) -> Bound:
+    """``alpha_i^min``: the least ``alpha`` over mappings on the empty cluster.
+
+    A job that fits one server has ``alpha_min = c_i + Q_i / B_intra``
+    exactly. Otherwise the least cut over capacitated partitions is found by
+    :func:`extreme_cut`; if that search exceeds ``search_budget`` branch
+    nodes, the result is the lower bound of :func:`min_cut_bound` and says so.
+    """
+    if job.gpus <= cluster.max_gpus_per_server or not job.edges:
+        return Bound(alpha_from_cut(job, cluster, 0.0), exact=True)
+    best = extreme_cut(job, cluster.gpus_per_server, maximize=False, search_budget=search_budget)
+    if best is not None:
+        return Bound(alpha_from_cut(job, cluster, best[0]), exact=True)
+    bound = min_cut_bound(job, cluster.max_gpus_per_server)
+    return Bound(alpha_from_cut(job, cluster, bound), exact=False)
+
+
+def min_cut_bound(job: Job, max_part: int) -> float:
+    """A lower bound on the cut of any partition into parts of <= ``max_part``.
+
+    Such a partition has ``k >= ceil(g / max_part)`` non-empty parts. Every
+    part's boundary carries at least the global minimum cut ``lambda`` of the
+    graph (Stoer-Wagner), and the cut counts each boundary edge twice, so
+    ``cut >= k * lambda / 2``. A disconnected graph has ``lambda = 0``.
+    """
+    parts = math.ceil(job.gpus / max_part)
+    if parts <= 1 or not job.edges:
+        return 0.0
+    graph = nx.Graph()
+    graph.add_nodes_from(range(job.gpus))
+    graph.add_weighted_edges_from(job.edges)
+    if not nx.is_connected(graph):
+        return 0.0
+    lam, _ = nx.stoer_wagner(graph)
+    return parts * float(lam) / 2.0
+
+
+def extreme_cut(
+    job: Job,
+    capacities: Sequence[int],
+    *,
+    maximize: bool,
+    search_budget: int = DEFAULT_SEARCH_BUDGET,
+) -> tuple[float, tuple[int, ...]] | None:
+    """The least (or greatest) cut traffic over capacitated mappings.
+
+    Depth-first branch and bound: nodes are placed one at a time, in an
+    order where each node is adjacent to many already placed, so that the
+    cut of the partial mapping (a lower bound when minimising) and the cut
+    plus all undecided traffic (an upper bound when maximising) prune
+    early. Servers of equal capacity are interchangeable while empty, so a
+    node may open only the first empty server of each capacity: every
+    mapping is equivalent, by permuting equal servers, to one explored, so
+    no optimum is lost.
+
+    Parameters
+    ----------
+    job
+        Its graph is partitioned.
+    capacities
+        Free GPUs per server; must total at least ``job.gpus``.
+    maximize
+        Maximise the cut instead of minimising it.
+    search_budget
+        Give up (return ``None``) after this many branch nodes.
+
+    Returns
+    -------
+    tuple or None
+        ``(cut, mapping)`` for an optimal mapping, or ``None`` when the
+        budget ran out (or no mapping fits).
+    """
+    n = job.gpus
+    if sum(capacities) < n:
+        return None
+    order = _placement_order(job)
+    position = {node: k for k, node in enumerate(order)}
+    # For each node in placement order: (earlier neighbour, traffic) pairs.
+    back_edges: list[list[tuple[int, float]]] = [[] for _ in range(n)]
+    for u, v, q in job.edges:
+        a, b = sorted((position[u], position[v]))
+        back_edges[b].append((a, q))
+    # Traffic on edges whose later end is at position >= k (undecided).
+    undecided = [0.0] * (n + 1)
+    for k in range(n - 1, -1, -1):
+        undecided[k] = undecided[k + 1] + sum(q for _, q in back_edges[k])
+
+    remaining = list(capacities)
+    assigned = [-1] * n
+    best_cut = -math.inf if maximize else math.inf
+    best_assignment: list[int] | None = None
+    visited = 0
+    sign = -1.0 if maximize else 1.0
+
+    def search(k: int, cut: float) -> bool:
+        nonlocal best_cut, best_assignment, visited
+        visited += 1
+        if visited > search_budget:
+            return False
+        if k == n:
+            if sign * cut < sign * best_cut:
+                best_cut, best_assignment = cut, assigned.copy()
+            return True
+        opened: set[int] = set()
+        candidates = []
+        for server, free in enumerate(remaining):
+            if free == 0:
+                continue
+            if free == capacities[server]:  # still empty: one per capacity
+                if capacities[server] in opened:
+                    continue
+                opened.add(capacities[server])
+            added = sum(q for a, q in back_edges[k] if assigned[a] != server)
+            candidates.append((sign * added, server, added))
+        # Most promising server first, so good incumbents come early.
+        candidates.sort()
+        for _, server, added in candidates:
+            new_cut = cut + added
+            if maximize:
+                if new_cut + undecided[k + 1] <= best_cut:
+                    continue
+            elif new_cut >= best_cut:
+                continue
+            assigned[k] = server
+            remaining[server] -= 1
+            finished = search(k + 1, new_cut)
+            remaining[server] += 1
+            assigned[k] = -1
+            if not finished:
+                return False
+        return True
+
+    if not search(0, 0.0) or best_assignment is None:
+        return None
+    mapping = [0] * n
+    for k, node in enumerate(order):
+        mapping[node] = best_assignment[k]
+    return best_cut, tuple(mapping)
+
+
+def _placement_order(job: Job) -> list[int]:
+    """Nodes in an order where each is heavily tied to those before it."""
+    weight_to_placed = [0.0] * job.gpus
+    adjacency: list[list[tuple[int, float]]] = [[] for _ in range(job.gpus)]
+    for u, v, q in job.edges:
+        adjacency[u].append((v, q))
+        adjacency[v].append((u, q))
+    degree = [sum(q for _, q in adjacency[node]) for node in range(job.gpus)]
+    placed: list[int] = []
+    unplaced = set(range(job.gpus))
+    while unplaced:
+        node = max(unplaced, key=lambda m: (weight_to_placed[m], degree[m], -m))
+        placed.append(node)
+        unplaced.remove(node)
+        for neighbour, q in adjacency[node]:
+            weight_to_placed[neighbour] += q
+    return placed
+
+
+@dataclass(frozen=True)
+class RhoReport:
+    """``rho`` of an instance with the per-job values it comes from.
+
+    Attributes
+    ----------
+    rho
+        ``max_i alpha_max_i / alpha_min_i`` and whether it is exact.
+    alpha_min, alpha_max
+        Per job, in instance order.
+    argmax
+        Index of a job attaining ``rho``.
+    """
+
+    rho: Bound
+    alpha_min: tuple[Bound, ...]
+    alpha_max: tuple[Bound, ...]
+    argmax: int
+
+
+def rho(instance: Instance, search_budget: int = DEFAULT_SEARCH_BUDGET) -> RhoReport:
+    """``rho = max_i alpha_i^max / alpha_i^min`` (SPEC, Lemma 1).
+
+    Exact when every ``alpha_min`` is exact (``alpha_max`` is, by SPEC's
+    definition, the all-cut value); otherwise an upper bound on the true
+    ``rho``.
+    """
+    mins = tuple(alpha_min(job, instance.cluster, search_budget) for job in instance.jobs)
+    maxs = tuple(alpha_max(job, instance.cluster, search_budget) for job in instance.jobs)
+    ratios = [hi.value / lo.value for lo, hi in zip(mins, maxs, strict=True)]
+    argmax = int(np.argmax(ratios))
+    exact = all(lo.exact for lo in mins)
+    return RhoReport(Bound(ratios[argmax], exact), mins, maxs, argmax)

@@ -1,0 +1,303 @@
+"""Seeded random instances.
+
+:func:`generate` draws jobs from the model zoo with a parallelism mix and an
+arrival process, in one of two modes:
+
+- **realistic** (default): times in seconds from the zoo, iteration counts
+  log-normal around each model's ``typical_iterations`` (median, sigma
+  :attr:`GeneratorConfig.iteration_sigma`);
+- **integral** (SPEC "Time"): every release, every ``K_i * alpha_i(x)`` over
+  all mappings ``x``, and ``K_i * alpha_i^max`` are multiples of the slot
+  ``Delta``, so that slotted MILPs are exact. The argument: with grid unit
+  ``u_i = Delta / K_i``, the generator makes ``c_i`` and every
+  ``q_e / B_intra`` a positive integer multiple of ``u_i`` and requires
+  ``B_intra / B_inter`` to be an integer ``r``; then ``q_e / B_inter = r *
+  q_e / B_intra`` is one too, and ``alpha_i(x)``, a sum of such terms, is a
+  multiple of ``u_i``, so ``K_i * alpha_i(x)`` is a multiple of ``Delta``.
+  To get there, each job's zoo times are scaled so that its one-server
+  duration is a target drawn from :attr:`GeneratorConfig.duration_slots`,
+  then each term is rounded to the nearest multiple of ``u_i`` (at least
+  one, so no edge disappears). The shape of the job (which edges are
+  heavy) survives; absolute times do not, by design.
+
+Every draw comes from one ``numpy.random.Generator`` seeded by the caller:
+the same configuration and seed give the same instance, byte for byte.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ddlsched.alpha import alpha_from_cut
+from ddlsched.graphs import build_job_graph
+from ddlsched.model import Cluster, InputError, Instance, Job, Parallelism
+from ddlsched.zoo import ZOO, ModelProfile
+
+DEFAULT_SIZE_WEIGHTS = ((1, 0.4), (2, 0.25), (4, 0.2), (8, 0.15))
+"""GPUs per job and their weights *(choice)*. Production traces are
+dominated by 1-GPU jobs (Jeon et al., *Analysis of Large-Scale Multi-Tenant
+GPU Clusters for DNN Training Workloads*, USENIX ATC 2019, on Philly); the
+multi-GPU share is raised here because placement only matters for them."""
+
+
+@dataclass(frozen=True)
+class GeneratorConfig:
+    """What :func:`generate` draws. Loadable from TOML (:meth:`from_toml`).
+
+    Attributes
+    ----------
+    num_jobs, servers, gpus_per_server
+        Instance size and cluster shape.
+    bandwidth_intra, bandwidth_inter
+        GB/s. In integral mode their ratio must be an integer.
+    integral
+        Make the instance integral (see the module docstring).
+    load
+        ``None``: every job released at 0. Otherwise Poisson arrivals whose
+        offered load ``lambda * E[g_i * K_i * alpha_min_i] / M`` equals
+        ``load`` (estimated from the drawn jobs).
+    size_weights
+        ``(gpus, weight)`` pairs; sizes above ``max_job_gpus`` or the
+        cluster are dropped and the rest renormalised.
+    max_job_gpus
+        Widest job drawn (default: the whole cluster).
+    models
+        Zoo keys to draw from, uniformly.
+    parallelism
+        ``"mixed"``: any ``(dp, pp, tp)`` within the model's ``max_tp`` and
+        ``max_pp``, uniformly; ``"dp"``: data parallelism only.
+    slot
+        ``Delta``.
+    max_iterations
+        Integral mode: ``K_i`` uniform in ``1..max_iterations``.
+    duration_slots
+        Integral mode: target one-server duration, uniform in this range.
+    iteration_sigma
+        Realistic mode: sigma of the log-normal iteration counts.
+    users
+        Number of distinct users named in job features.
+    """
+
+    num_jobs: int = 8
+    servers: int = 2
+    gpus_per_server: int = 4
+    bandwidth_intra: float = 20.0
+    bandwidth_inter: float = 1.0
+    integral: bool = False
+    load: float | None = None
+    size_weights: tuple[tuple[int, float], ...] = DEFAULT_SIZE_WEIGHTS
+    max_job_gpus: int | None = None
+    models: tuple[str, ...] = tuple(sorted(ZOO))
+    parallelism: str = "mixed"
+    slot: float = 1.0
+    max_iterations: int = 3
+    duration_slots: tuple[int, int] = (1, 4)
+    iteration_sigma: float = 0.8
+    users: int = 4
+
+    def __post_init__(self) -> None:
+        for name in ("num_jobs", "servers", "gpus_per_server", "max_iterations", "users"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise InputError(f"{name}: must be an integer >= 1, got {value!r}")
+        Cluster.uniform(
+            self.servers, self.gpus_per_server, self.bandwidth_intra, self.bandwidth_inter
+        )
+        if self.load is not None and not (
+            isinstance(self.load, (int, float)) and 0 < self.load < math.inf
+        ):
+            raise InputError(f"load: must be a number > 0, got {self.load!r}")
+        if self.parallelism not in ("mixed", "dp"):
+            raise InputError(
+                f"parallelism: expected 'mixed' or 'dp', got {self.parallelism!r}"
+            )
+        for model in self.models:
+            if model not in ZOO:
+                raise InputError(
+                    f"models: unknown model {model!r}; the zoo has "
+                    f"{', '.join(sorted(ZOO))}"
+                )
+        if not self.models:
+            raise InputError("models: needs at least one model")
+        if not (isinstance(self.slot, (int, float)) and self.slot > 0):
+            raise InputError(f"slot: must be > 0, got {self.slot!r}")
+        low, high = self.duration_slots
+        if not (1 <= low <= high):
+            raise InputError(
+                f"duration_slots: need 1 <= low <= high, got {self.duration_slots!r}"
+            )
+        if self.integral:
+            ratio = self.bandwidth_intra / self.bandwidth_inter
+            if not math.isclose(ratio, round(ratio), rel_tol=0, abs_tol=1e-12):
+                raise InputError(
+                    "bandwidth_intra: integral mode needs bandwidth_intra / "
+                    f"bandwidth_inter to be an integer, got {ratio:g}"
+                )
+        if not self._sizes():
+            raise InputError(
+                "size_weights: no job size fits the cluster and max_job_gpus"
+            )
+
+    def _sizes(self) -> list[tuple[int, float]]:
+        widest = self.servers * self.gpus_per_server
+        if self.max_job_gpus is not None:
+            widest = min(widest, self.max_job_gpus)
+        return [(g, w) for g, w in self.size_weights if 1 <= g <= widest and w > 0]
+
+    def replace(self, **changes: Any) -> GeneratorConfig:
+        """A copy with ``changes`` applied (validated again)."""
+        return dataclasses.replace(self, **changes)
+
+    @classmethod
+    def from_toml(cls, path: str | Path) -> GeneratorConfig:
+        """Read a configuration from the ``[generator]`` table of a TOML file."""
+        with open(path, "rb") as stream:
+            try:
+                doc = tomllib.load(stream)
+            except tomllib.TOMLDecodeError as error:
+                raise InputError(f"{path}: not valid TOML ({error})") from None
+        table = doc.get("generator", doc)
+        known = {f.name for f in dataclasses.fields(cls)}
+        for key in table:
+            if key not in known:
+                raise InputError(f"{path}: generator.{key}: unknown setting")
+        values = dict(table)
+        for key in ("size_weights", "models", "duration_slots"):
+            if key in values:
+                values[key] = tuple(
+                    tuple(v) if isinstance(v, list) else v for v in values[key]
+                )
+        return cls(**values)
+
+
+def _choose_parallelism(
+    profile: ModelProfile, gpus: int, mode: str, rng: np.random.Generator
+) -> Parallelism:
+    if mode == "dp":
+        return Parallelism(dp=gpus)
+    options = [
+        Parallelism(dp=gpus // (pp * tp), pp=pp, tp=tp)
+        for tp in range(1, min(profile.max_tp, gpus) + 1)
+        for pp in range(1, min(profile.max_pp, profile.layers, gpus) + 1)
+        if gpus % (pp * tp) == 0
+    ]
+    return options[int(rng.integers(len(options)))]
+
+
+def _integral_terms(
+    compute: float,
+    edges: tuple[tuple[int, int, float], ...],
+    iterations: int,
+    cluster: Cluster,
+    slot: float,
+    target_slots: int,
+) -> tuple[float, tuple[tuple[int, int, float], ...]]:
+    """Scale and round a job's times onto the grid ``slot / iterations``."""
+    unit = slot / iterations
+    intra_times = [q / cluster.bandwidth_intra for _, _, q in edges]
+    one_server = compute + sum(intra_times)
+    # Units per second of the original job so that the one-server duration
+    # K * alpha is target_slots slots, i.e. alpha is target_slots units.
+    scale = target_slots / one_server
+    compute_units = max(1, round(compute * scale))
+    grid_edges = tuple(
+        (u, v, max(1, round(t * scale)) * unit * cluster.bandwidth_intra)
+        for (u, v, _), t in zip(edges, intra_times, strict=True)
+    )
+    return compute_units * unit, grid_edges
+
+
+def generate(config: GeneratorConfig, seed: int | np.random.Generator) -> Instance:
+    """Draw a random instance.
+
+    Parameters
+    ----------
+    config
+        What to draw.
+    seed
+        An integer seed or a ``numpy.random.Generator`` (then consumed).
+
+    Returns
+    -------
+    Instance
+        Jobs ``j0 .. j{n-1}`` in release order.
+    """
+    rng = np.random.default_rng(seed)
+    cluster = Cluster.uniform(
+        config.servers, config.gpus_per_server, config.bandwidth_intra, config.bandwidth_inter
+    )
+    sizes = config._sizes()
+    size_values = np.array([g for g, _ in sizes])
+    size_probs = np.array([w for _, w in sizes], dtype=float)
+    size_probs /= size_probs.sum()
+
+    drafts: list[dict[str, Any]] = []
+    for k in range(config.num_jobs):
+        profile = ZOO[config.models[int(rng.integers(len(config.models)))]]
+        gpus = int(rng.choice(size_values, p=size_probs))
+        parallelism = _choose_parallelism(profile, gpus, config.parallelism, rng)
+        compute, edges = build_job_graph(profile, parallelism)
+        if config.integral:
+            iterations = int(rng.integers(1, config.max_iterations + 1))
+            target = int(rng.integers(config.duration_slots[0], config.duration_slots[1] + 1))
+            compute, edges = _integral_terms(
+                compute, edges, iterations, cluster, config.slot, target
+            )
+        else:
+            draw = rng.lognormal(math.log(profile.typical_iterations), config.iteration_sigma)
+            iterations = max(1, int(round(draw)))
+        drafts.append(
+            {
+                "iterations": iterations,
+                "compute_time": compute,
+                "gpus": gpus,
+                "parallelism": parallelism,
+                "edges": edges,
+                "features": {
+                    "model": profile.name,
+                    "batch_size": profile.batch_size,
+                    "user": f"u{int(rng.integers(config.users))}",
+                },
+            }
+        )
+
+    releases = _releases(config, cluster, drafts, rng)
+    jobs = tuple(
+        Job(id=f"j{k}", release=release, **draft)
+        for k, (release, draft) in enumerate(zip(releases, drafts, strict=True))
+    )
+    return Instance(cluster=cluster, jobs=jobs, slot=config.slot)
+
+
+def _releases(
+    config: GeneratorConfig,
+    cluster: Cluster,
+    drafts: list[dict[str, Any]],
+    rng: np.random.Generator,
+) -> list[float]:
+    if config.load is None:
+        return [0.0] * len(drafts)
+    # Offered work per job: GPUs times the one-server (fastest possible when
+    # it fits) duration; a lower estimate for jobs wider than a server.
+    work = [
+        draft["gpus"]
+        * draft["iterations"]
+        * alpha_from_cut(
+            Job(id="draft", release=0.0, **draft), cluster, 0.0
+        )
+        for draft in drafts
+    ]
+    rate = config.load * cluster.num_gpus / float(np.mean(work))
+    gaps = rng.exponential(1.0 / rate, size=len(drafts))
+    gaps[0] = 0.0
+    times = np.cumsum(gaps)
+    if config.integral:
+        times = np.ceil(times / config.slot - 1e-9) * config.slot
+    return [float(t) for t in times]

@@ -1,0 +1,260 @@
+"""Reading and writing the version-1 JSON formats.
+
+``ddlsched.instance/1`` and ``ddlsched.schedule/1`` are documented in the
+README. Readers are strict: a missing or mistyped field, an unknown field (a
+typo such as ``"relase"``) or an unknown format version raises
+:class:`~ddlsched.model.InputError` naming the field. Writers are atomic: the
+document goes to a temporary file in the same folder, is flushed to disk and
+then renamed over the target, so a reader never sees half a file.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import tempfile
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from ddlsched.model import (
+    INSTANCE_FORMAT,
+    SCHEDULE_FORMAT,
+    Cluster,
+    InputError,
+    Instance,
+    Job,
+    Parallelism,
+    Schedule,
+    ScheduledJob,
+)
+
+_JOB_FIELDS = {
+    "id", "release", "weight", "iterations", "compute_time", "gpus",
+    "parallelism", "edges", "features",
+}
+_CLUSTER_FIELDS = {"gpus_per_server", "bandwidth_intra", "bandwidth_inter"}
+
+
+def _object(value: Any, path: str) -> Mapping[str, Any]:
+    if not isinstance(value, Mapping):
+        raise InputError(f"{path}: expected a JSON object, got {value!r}")
+    return value
+
+
+def _required(obj: Mapping[str, Any], name: str, path: str) -> Any:
+    if name not in obj:
+        raise InputError(f"{path}.{name}: missing")
+    return obj[name]
+
+
+def _no_unknown(obj: Mapping[str, Any], known: set[str], path: str) -> None:
+    unknown = sorted(set(obj) - known)
+    if unknown:
+        raise InputError(
+            f"{path}.{unknown[0]}: unknown field (expected some of "
+            f"{', '.join(sorted(known))})"
+        )
+
+
+def _check_format(doc: Mapping[str, Any], expected: str) -> None:
+    fmt = doc.get("format")
+    if fmt is None:
+        raise InputError(f"format: missing (expected {expected!r})")
+    if fmt != expected:
+        raise InputError(f"format: unknown format {fmt!r} (expected {expected!r})")
+
+
+def _reraise(path: str, error: InputError) -> InputError:
+    """Prefix the path of a nested error with where it was read from."""
+    return InputError(f"{path}: {error}")
+
+
+def instance_from_dict(doc: Any) -> Instance:
+    """Build an :class:`Instance` from a parsed ``ddlsched.instance/1``.
+
+    Raises
+    ------
+    InputError
+        Naming the field and the value that is wrong.
+    """
+    doc = _object(doc, "instance")
+    _check_format(doc, INSTANCE_FORMAT)
+    _no_unknown(doc, {"format", "cluster", "slot", "jobs"}, "instance")
+    cluster_doc = _object(_required(doc, "cluster", "instance"), "cluster")
+    _no_unknown(cluster_doc, _CLUSTER_FIELDS, "cluster")
+    cluster = Cluster(
+        gpus_per_server=_required(cluster_doc, "gpus_per_server", "cluster"),
+        bandwidth_intra=_required(cluster_doc, "bandwidth_intra", "cluster"),
+        bandwidth_inter=_required(cluster_doc, "bandwidth_inter", "cluster"),
+    )
+    jobs_doc = _required(doc, "jobs", "instance")
+    if not isinstance(jobs_doc, list):
+        raise InputError(f"jobs: expected a list, got {jobs_doc!r}")
+    jobs = []
+    for k, job_doc in enumerate(jobs_doc):
+        try:
+            jobs.append(_job_from_dict(job_doc, f"jobs[{k}]"))
+        except InputError as error:
+            if str(error).startswith("jobs["):
+                raise
+            raise _reraise(f"jobs[{k}]", error) from None
+    return Instance(cluster=cluster, jobs=tuple(jobs), slot=doc.get("slot", 1.0))
+
+
+def _job_from_dict(job_doc: Any, path: str) -> Job:
+    job_doc = _object(job_doc, path)
+    _no_unknown(job_doc, _JOB_FIELDS, path)
+    parallelism = None
+    if "parallelism" in job_doc:
+        p_doc = _object(job_doc["parallelism"], f"{path}.parallelism")
+        _no_unknown(p_doc, {"dp", "pp", "tp"}, f"{path}.parallelism")
+        parallelism = Parallelism(
+            dp=p_doc.get("dp", 1), pp=p_doc.get("pp", 1), tp=p_doc.get("tp", 1)
+        )
+    if "gpus" in job_doc:
+        gpus = job_doc["gpus"]
+    elif parallelism is not None:
+        gpus = parallelism.gpus
+    else:
+        raise InputError(f"{path}.gpus: missing (give gpus or parallelism)")
+    return Job(
+        id=_required(job_doc, "id", path),
+        release=_required(job_doc, "release", path),
+        weight=job_doc.get("weight", 1.0),
+        iterations=_required(job_doc, "iterations", path),
+        compute_time=_required(job_doc, "compute_time", path),
+        gpus=gpus,
+        parallelism=parallelism,
+        edges=job_doc.get("edges", ()),
+        features=job_doc.get("features", {}),
+    )
+
+
+def schedule_from_dict(doc: Any) -> Schedule:
+    """Build a :class:`Schedule` from a parsed ``ddlsched.schedule/1``.
+
+    Raises
+    ------
+    InputError
+        Naming the field and the value that is wrong.
+    """
+    doc = _object(doc, "schedule")
+    _check_format(doc, SCHEDULE_FORMAT)
+    _no_unknown(doc, {"format", "problem", "jobs"}, "schedule")
+    jobs_doc = _required(doc, "jobs", "schedule")
+    if not isinstance(jobs_doc, list):
+        raise InputError(f"schedule.jobs: expected a list, got {jobs_doc!r}")
+    entries = []
+    for k, entry in enumerate(jobs_doc):
+        path = f"schedule.jobs[{k}]"
+        entry = _object(entry, path)
+        _no_unknown(entry, {"id", "start", "end", "mapping", "pieces"}, path)
+        try:
+            entries.append(
+                ScheduledJob(
+                    id=_required(entry, "id", path),
+                    start=_required(entry, "start", path),
+                    end=entry.get("end"),
+                    mapping=entry.get("mapping"),
+                    pieces=entry.get("pieces"),
+                )
+            )
+        except InputError as error:
+            if str(error).startswith(path):
+                raise
+            raise _reraise(path, error) from None
+    return Schedule(jobs=tuple(entries), problem=doc.get("problem", "A"))
+
+
+def _reject_constant(name: str) -> Any:
+    raise InputError(f"not valid JSON: {name} is not a number in JSON")
+
+
+def _load_json(path: str | os.PathLike[str]) -> Any:
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise InputError(f"{os.fspath(path)}: no such file") from None
+    except (OSError, UnicodeDecodeError) as error:
+        raise InputError(f"{os.fspath(path)}: cannot read ({error})") from None
+    try:
+        return json.loads(text, parse_constant=_reject_constant)
+    except json.JSONDecodeError as error:
+        raise InputError(
+            f"{os.fspath(path)}: not valid JSON (line {error.lineno}, "
+            f"column {error.colno}: {error.msg})"
+        ) from None
+
+
+def read_instance(path: str | os.PathLike[str]) -> Instance:
+    """Read a ``ddlsched.instance/1`` file.
+
+    Raises
+    ------
+    InputError
+        If the file is missing, not JSON, or any field is wrong; the message
+        starts with the file name.
+    """
+    doc = _load_json(path)
+    try:
+        return instance_from_dict(doc)
+    except InputError as error:
+        raise InputError(f"{os.fspath(path)}: {error}") from None
+
+
+def read_schedule(path: str | os.PathLike[str]) -> Schedule:
+    """Read a ``ddlsched.schedule/1`` file (see :func:`read_instance`)."""
+    doc = _load_json(path)
+    try:
+        return schedule_from_dict(doc)
+    except InputError as error:
+        raise InputError(f"{os.fspath(path)}: {error}") from None
+
+
+def dumps(document: Mapping[str, Any]) -> str:
+    """Serialise a document; floats are written so they read back exactly."""
+    def check(value: Any) -> None:
+        if isinstance(value, float) and not math.isfinite(value):
+            raise InputError(f"cannot write non-finite number {value!r}")
+    _walk(document, check)
+    return json.dumps(document, indent=1, allow_nan=False) + "\n"
+
+
+def _walk(value: Any, visit: Any) -> None:
+    visit(value)
+    if isinstance(value, Mapping):
+        for item in value.values():
+            _walk(item, visit)
+    elif isinstance(value, (list, tuple)):
+        for item in value:
+            _walk(item, visit)
+
+
+def write_text_atomic(path: str | os.PathLike[str], text: str) -> None:
+    """Write ``text`` to ``path`` so that no reader ever sees half of it."""
+    target = Path(path)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    handle, temporary = tempfile.mkstemp(
+        dir=target.parent, prefix=f".{target.name}.", suffix=".tmp"
+    )
+    try:
+        with os.fdopen(handle, "w", encoding="utf-8") as stream:
+            stream.write(text)
+            stream.flush()
+            os.fsync(stream.fileno())
+        os.replace(temporary, target)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise
+
+
+def write_instance(instance: Instance, path: str | os.PathLike[str]) -> None:
+    """Write ``instance`` as ``ddlsched.instance/1`` (edges explicit)."""
+    write_text_atomic(path, dumps(instance.to_dict()))
+
+
+def write_schedule(schedule: Schedule, path: str | os.PathLike[str]) -> None:
+    """Write ``schedule`` as ``ddlsched.schedule/1``."""
+    write_text_atomic(path, dumps(schedule.to_dict()))

@@ -1,0 +1,548 @@
+"""The shared, validated data model: clusters, jobs, instances and schedules.
+
+Every object checks itself on construction and raises :class:`InputError` (a
+``ValueError``) naming the field and the bad value. Objects are immutable;
+use :meth:`Cluster.replace`, :meth:`Job.replace` or :meth:`Instance.replace`
+to derive a changed copy. Nothing in ``formulations/``, ``algorithms/`` or
+``proofs_checks/`` mutates them.
+
+The model is the one of ``SPEC.md`` (after Luo, Liu, Lee, Shroff,
+*Prediction-Assisted Online Distributed Deep Learning Workload Scheduling in
+GPU Clusters*, INFOCOM 2025, arXiv:2501.05563): a job is a graph of workers,
+one GPU each, with traffic ``q_e`` (GB per iteration) on its edges.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from functools import cached_property
+from types import MappingProxyType
+from typing import Any
+
+import numpy as np
+
+FeatureValue = str | int | float | bool
+
+
+class InputError(ValueError):
+    """Bad input: the message names the field (as a path) and the value."""
+
+
+def _fail(path: str, message: str) -> InputError:
+    return InputError(f"{path}: {message}")
+
+
+def _check_int(value: Any, path: str, minimum: int) -> int:
+    # bool is an int in Python; a "gpus": true in a file is a mistake.
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+        raise _fail(path, f"expected an integer, got {value!r}")
+    if value < minimum:
+        raise _fail(path, f"must be >= {minimum}, got {value!r}")
+    return int(value)
+
+
+def _check_real(
+    value: Any,
+    path: str,
+    *,
+    minimum: float | None = None,
+    positive: bool = False,
+) -> float:
+    if isinstance(value, bool) or not isinstance(
+        value, (int, float, np.integer, np.floating)
+    ):
+        raise _fail(path, f"expected a number, got {value!r}")
+    number = float(value)
+    if not math.isfinite(number):
+        raise _fail(path, f"must be finite, got {value!r}")
+    if positive and number <= 0:
+        raise _fail(path, f"must be > 0, got {value!r}")
+    if minimum is not None and number < minimum:
+        raise _fail(path, f"must be >= {minimum:g}, got {value!r}")
+    return number
+
+
+@dataclass(frozen=True)
+class Cluster:
+    """A GPU cluster: servers with identical GPUs inside, two bandwidths.
+
+    Parameters
+    ----------
+    gpus_per_server
+        ``G_h`` for each server ``h`` (SPEC), each >= 1.
+    bandwidth_intra
+        ``B_intra`` in GB/s, bandwidth between two GPUs of one server.
+    bandwidth_inter
+        ``B_inter`` in GB/s, bandwidth between GPUs of different servers;
+        ``0 < B_inter <= B_intra``.
+
+    Raises
+    ------
+    InputError
+        If a field is missing, of the wrong type or out of range.
+    """
+
+    gpus_per_server: tuple[int, ...]
+    bandwidth_intra: float
+    bandwidth_inter: float
+
+    def __post_init__(self) -> None:
+        gpus = self.gpus_per_server
+        if isinstance(gpus, (str, bytes)) or not isinstance(gpus, Iterable):
+            raise _fail("cluster.gpus_per_server", f"expected a list, got {gpus!r}")
+        checked = tuple(
+            _check_int(g, f"cluster.gpus_per_server[{h}]", 1)
+            for h, g in enumerate(gpus)
+        )
+        if not checked:
+            raise _fail("cluster.gpus_per_server", "needs at least one server")
+        intra = _check_real(
+            self.bandwidth_intra, "cluster.bandwidth_intra", positive=True
+        )
+        inter = _check_real(
+            self.bandwidth_inter, "cluster.bandwidth_inter", positive=True
+        )
+        if inter > intra:
+            raise _fail(
+                "cluster.bandwidth_inter",
+                f"must be <= bandwidth_intra ({intra:g}), got {inter:g}",
+            )
+        object.__setattr__(self, "gpus_per_server", checked)
+        object.__setattr__(self, "bandwidth_intra", intra)
+        object.__setattr__(self, "bandwidth_inter", inter)
+
+    @classmethod
+    def uniform(
+        cls,
+        servers: int,
+        gpus_per_server: int,
+        bandwidth_intra: float,
+        bandwidth_inter: float,
+    ) -> Cluster:
+        """``servers`` servers of ``gpus_per_server`` GPUs each."""
+        _check_int(servers, "servers", 1)
+        return cls((gpus_per_server,) * servers, bandwidth_intra, bandwidth_inter)
+
+    @property
+    def num_servers(self) -> int:
+        """``H``, the number of servers."""
+        return len(self.gpus_per_server)
+
+    @property
+    def num_gpus(self) -> int:
+        """``M = sum_h G_h``, the number of GPUs."""
+        return sum(self.gpus_per_server)
+
+    @property
+    def max_gpus_per_server(self) -> int:
+        """``max_h G_h``."""
+        return max(self.gpus_per_server)
+
+    def replace(self, **changes: Any) -> Cluster:
+        """A copy with ``changes`` applied (validated again)."""
+        return dataclasses.replace(self, **changes)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON form of ``ddlsched.instance/1``'s ``cluster``."""
+        return {
+            "gpus_per_server": list(self.gpus_per_server),
+            "bandwidth_intra": self.bandwidth_intra,
+            "bandwidth_inter": self.bandwidth_inter,
+        }
+
+
+@dataclass(frozen=True)
+class Parallelism:
+    """A parallelism configuration ``(dp, pp, tp)``.
+
+    Worker ``(d, p, t)`` (data replica, pipeline stage, tensor shard) is node
+    ``d * pp * tp + p * tp + t`` of the job graph (see :meth:`node`).
+    """
+
+    dp: int = 1
+    pp: int = 1
+    tp: int = 1
+
+    def __post_init__(self) -> None:
+        for name in ("dp", "pp", "tp"):
+            _check_int(getattr(self, name), f"parallelism.{name}", 1)
+
+    @property
+    def gpus(self) -> int:
+        """``g = dp * pp * tp``, one GPU per worker."""
+        return self.dp * self.pp * self.tp
+
+    def node(self, d: int, p: int, t: int) -> int:
+        """The node index of worker ``(d, p, t)``."""
+        return (d * self.pp + p) * self.tp + t
+
+    def to_dict(self) -> dict[str, int]:
+        """The JSON form: ``{"dp": .., "pp": .., "tp": ..}``."""
+        return {"dp": self.dp, "pp": self.pp, "tp": self.tp}
+
+
+Edge = tuple[int, int, float]
+
+
+@dataclass(frozen=True)
+class Job:
+    """A distributed training job: a graph of ``gpus`` workers.
+
+    Parameters
+    ----------
+    id
+        Unique name within an instance.
+    release
+        ``r_i >= 0`` (s).
+    iterations
+        ``K_i >= 1``, the true iteration count (hidden from online policies).
+    compute_time
+        ``c_i > 0``, seconds per iteration excluding communication.
+    gpus
+        ``g_i >= 1``, one GPU per worker node ``0..gpus-1``.
+    edges
+        Undirected edges ``(u, v, q_e)`` with traffic ``q_e > 0`` in GB per
+        iteration. Stored with ``u < v``; a self-loop or a repeated pair is
+        an error (merge traffic before building the job).
+    weight
+        ``w_i > 0`` (default 1).
+    parallelism
+        The configuration the graph came from, if any; must have ``gpus``
+        workers.
+    features
+        What a predictor may see (model name, user, batch size, ...).
+    """
+
+    id: str
+    release: float
+    iterations: int
+    compute_time: float
+    gpus: int
+    edges: tuple[Edge, ...] = ()
+    weight: float = 1.0
+    parallelism: Parallelism | None = None
+    features: Mapping[str, FeatureValue] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.id, str) or not self.id:
+            raise _fail("job.id", f"expected a non-empty string, got {self.id!r}")
+        where = f"job {self.id!r}"
+        release = _check_real(self.release, f"{where}.release", minimum=0.0)
+        iterations = _check_int(self.iterations, f"{where}.iterations", 1)
+        compute = _check_real(
+            self.compute_time, f"{where}.compute_time", positive=True
+        )
+        gpus = _check_int(self.gpus, f"{where}.gpus", 1)
+        weight = _check_real(self.weight, f"{where}.weight", positive=True)
+        if self.parallelism is not None:
+            if not isinstance(self.parallelism, Parallelism):
+                raise _fail(
+                    f"{where}.parallelism",
+                    f"expected a Parallelism, got {self.parallelism!r}",
+                )
+            if self.parallelism.gpus != gpus:
+                p = self.parallelism
+                raise _fail(
+                    f"{where}.gpus",
+                    f"{gpus} does not match parallelism dp*pp*tp = "
+                    f"{p.dp}*{p.pp}*{p.tp} = {p.gpus}",
+                )
+        edges = _check_edges(self.edges, gpus, f"{where}.edges")
+        if not isinstance(self.features, Mapping):
+            raise _fail(
+                f"{where}.features", f"expected a mapping, got {self.features!r}"
+            )
+        for key, value in self.features.items():
+            if not isinstance(key, str) or not isinstance(
+                value, (str, int, float, bool)
+            ):
+                raise _fail(
+                    f"{where}.features",
+                    f"{key!r}: {value!r} is not a string, number or boolean",
+                )
+        object.__setattr__(self, "release", release)
+        object.__setattr__(self, "iterations", iterations)
+        object.__setattr__(self, "compute_time", compute)
+        object.__setattr__(self, "gpus", gpus)
+        object.__setattr__(self, "weight", weight)
+        object.__setattr__(self, "edges", edges)
+        object.__setattr__(
+            self, "features", MappingProxyType(dict(self.features))
+        )
+
+    @cached_property
+    def edge_arrays(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``(u, v, q)`` as NumPy arrays, for vectorised ``alpha``."""
+        if not self.edges:
+            empty = np.zeros(0, dtype=np.int64)
+            return empty, empty.copy(), np.zeros(0)
+        u, v, q = zip(*self.edges, strict=True)
+        return (
+            np.asarray(u, dtype=np.int64),
+            np.asarray(v, dtype=np.int64),
+            np.asarray(q, dtype=float),
+        )
+
+    @property
+    def total_traffic(self) -> float:
+        """``sum_e q_e`` (GB per iteration)."""
+        return math.fsum(q for _, _, q in self.edges)
+
+    def replace(self, **changes: Any) -> Job:
+        """A copy with ``changes`` applied (validated again)."""
+        return dataclasses.replace(self, **changes)
+
+    def __hash__(self) -> int:
+        return hash((self.id, self.release, self.iterations, self.edges))
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON form of one job of ``ddlsched.instance/1``.
+
+        Edges are always written explicitly, so the file needs no model zoo.
+        """
+        out: dict[str, Any] = {
+            "id": self.id,
+            "release": self.release,
+            "weight": self.weight,
+            "iterations": self.iterations,
+            "compute_time": self.compute_time,
+            "gpus": self.gpus,
+        }
+        if self.parallelism is not None:
+            out["parallelism"] = self.parallelism.to_dict()
+        out["edges"] = [[u, v, q] for u, v, q in self.edges]
+        out["features"] = dict(self.features)
+        return out
+
+
+def _check_edges(edges: Any, gpus: int, path: str) -> tuple[Edge, ...]:
+    if isinstance(edges, (str, bytes)) or not isinstance(edges, Iterable):
+        raise _fail(path, f"expected a list of [u, v, traffic], got {edges!r}")
+    checked: list[Edge] = []
+    seen: set[tuple[int, int]] = set()
+    for k, edge in enumerate(edges):
+        here = f"{path}[{k}]"
+        if isinstance(edge, (str, bytes)) or not isinstance(edge, Iterable):
+            raise _fail(here, f"expected [u, v, traffic], got {edge!r}")
+        parts = list(edge)
+        if len(parts) != 3:
+            raise _fail(here, f"expected [u, v, traffic], got {edge!r}")
+        u = _check_int(parts[0], f"{here}[0]", 0)
+        v = _check_int(parts[1], f"{here}[1]", 0)
+        for node in (u, v):
+            if node >= gpus:
+                raise _fail(
+                    here,
+                    f"node {node} does not exist (the job has {gpus} nodes, "
+                    f"0..{gpus - 1})",
+                )
+        if u == v:
+            raise _fail(here, f"self-loop on node {u}")
+        q = _check_real(parts[2], f"{here}[2]", positive=True)
+        key = (min(u, v), max(u, v))
+        if key in seen:
+            raise _fail(here, f"repeated edge between nodes {key[0]} and {key[1]}")
+        seen.add(key)
+        checked.append((key[0], key[1], q))
+    return tuple(checked)
+
+
+@dataclass(frozen=True)
+class Instance:
+    """A scheduling instance: a cluster, jobs and the MILP slot length.
+
+    Parameters
+    ----------
+    cluster
+        The cluster.
+    jobs
+        At least one job; ids unique; no job wider than the cluster.
+    slot
+        ``Delta > 0``, the slot length of time-indexed models (s).
+    """
+
+    cluster: Cluster
+    jobs: tuple[Job, ...]
+    slot: float = 1.0
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.cluster, Cluster):
+            raise _fail("cluster", f"expected a Cluster, got {self.cluster!r}")
+        jobs = tuple(self.jobs)
+        if not jobs:
+            raise _fail("jobs", "needs at least one job")
+        seen: set[str] = set()
+        for k, job in enumerate(jobs):
+            if not isinstance(job, Job):
+                raise _fail(f"jobs[{k}]", f"expected a Job, got {job!r}")
+            if job.id in seen:
+                raise _fail(f"jobs[{k}].id", f"duplicate job id {job.id!r}")
+            seen.add(job.id)
+            if job.gpus > self.cluster.num_gpus:
+                raise _fail(
+                    f"jobs[{k}].gpus",
+                    f"job {job.id!r} needs {job.gpus} GPUs but the cluster "
+                    f"has only {self.cluster.num_gpus}",
+                )
+        slot = _check_real(self.slot, "slot", positive=True)
+        object.__setattr__(self, "jobs", jobs)
+        object.__setattr__(self, "slot", slot)
+
+    @property
+    def num_jobs(self) -> int:
+        """``n``, the number of jobs."""
+        return len(self.jobs)
+
+    @cached_property
+    def job_index(self) -> Mapping[str, int]:
+        """Job id to position in :attr:`jobs`."""
+        return MappingProxyType({job.id: k for k, job in enumerate(self.jobs)})
+
+    @property
+    def max_job_gpus(self) -> int:
+        """``g_max``, the widest job."""
+        return max(job.gpus for job in self.jobs)
+
+    def replace(self, **changes: Any) -> Instance:
+        """A copy with ``changes`` applied (validated again)."""
+        return dataclasses.replace(self, **changes)
+
+    def __hash__(self) -> int:
+        return hash((self.cluster, self.jobs, self.slot))
+
+    def to_dict(self) -> dict[str, Any]:
+        """The ``ddlsched.instance/1`` JSON document."""
+        return {
+            "format": INSTANCE_FORMAT,
+            "cluster": self.cluster.to_dict(),
+            "slot": self.slot,
+            "jobs": [job.to_dict() for job in self.jobs],
+        }
+
+
+INSTANCE_FORMAT = "ddlsched.instance/1"
+SCHEDULE_FORMAT = "ddlsched.schedule/1"
+
+
+@dataclass(frozen=True)
+class ScheduledJob:
+    """One job's entry in a schedule.
+
+    Parameters
+    ----------
+    id
+        The job's id.
+    start
+        ``S_i`` (s): the first instant the job runs.
+    end
+        ``C_i`` (s), optional in files; when given it must agree with the
+        instance (the verifier checks).
+    mapping
+        Server index (0-based) of each node, for schedules of problem A;
+        ``None`` in schedules of A1 and A2, where placement does not matter.
+    pieces
+        For preemptive (A2) schedules: the ``(start, end)`` intervals during
+        which the job runs, in time order; ``None`` otherwise.
+    """
+
+    id: str
+    start: float
+    end: float | None = None
+    mapping: tuple[int, ...] | None = None
+    pieces: tuple[tuple[float, float], ...] | None = None
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.id, str) or not self.id:
+            raise _fail("schedule job.id", f"expected a string, got {self.id!r}")
+        where = f"schedule job {self.id!r}"
+        object.__setattr__(
+            self, "start", _check_real(self.start, f"{where}.start", minimum=0.0)
+        )
+        if self.end is not None:
+            object.__setattr__(
+                self, "end", _check_real(self.end, f"{where}.end", minimum=0.0)
+            )
+        if self.mapping is not None:
+            if isinstance(self.mapping, (str, bytes)) or not isinstance(
+                self.mapping, Iterable
+            ):
+                raise _fail(
+                    f"{where}.mapping", f"expected a list, got {self.mapping!r}"
+                )
+            mapping = tuple(
+                _check_int(s, f"{where}.mapping[{k}]", 0)
+                for k, s in enumerate(self.mapping)
+            )
+            object.__setattr__(self, "mapping", mapping)
+        if self.pieces is not None:
+            pieces = []
+            for k, piece in enumerate(self.pieces):
+                if isinstance(piece, (str, bytes)) or not isinstance(piece, Iterable):
+                    raise _fail(f"{where}.pieces[{k}]", f"expected [start, end], got {piece!r}")
+                pair = list(piece)
+                if len(pair) != 2:
+                    raise _fail(
+                        f"{where}.pieces[{k}]", f"expected [start, end], got {piece!r}"
+                    )
+                begin = _check_real(pair[0], f"{where}.pieces[{k}][0]", minimum=0.0)
+                finish = _check_real(pair[1], f"{where}.pieces[{k}][1]", minimum=0.0)
+                pieces.append((begin, finish))
+            object.__setattr__(self, "pieces", tuple(pieces))
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON form of one entry of ``ddlsched.schedule/1``."""
+        out: dict[str, Any] = {"id": self.id, "start": self.start}
+        if self.end is not None:
+            out["end"] = self.end
+        if self.mapping is not None:
+            out["mapping"] = list(self.mapping)
+        if self.pieces is not None:
+            out["pieces"] = [list(p) for p in self.pieces]
+        return out
+
+
+PROBLEMS = ("A", "A1", "A2")
+
+
+@dataclass(frozen=True)
+class Schedule:
+    """A schedule for an instance: one entry per job.
+
+    Parameters
+    ----------
+    jobs
+        The entries, in any order.
+    problem
+        Which problem the schedule is for: ``"A"`` (the cluster, with
+        mappings), ``"A1"`` (rigid jobs on ``M`` pooled GPUs) or ``"A2"``
+        (the preemptive virtual single machine, with pieces).
+    """
+
+    jobs: tuple[ScheduledJob, ...]
+    problem: str = "A"
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "jobs", tuple(self.jobs))
+        if self.problem not in PROBLEMS:
+            raise _fail(
+                "schedule.problem",
+                f"expected one of {', '.join(PROBLEMS)}, got {self.problem!r}",
+            )
+        for k, entry in enumerate(self.jobs):
+            if not isinstance(entry, ScheduledJob):
+                raise _fail(f"schedule.jobs[{k}]", f"expected a ScheduledJob, got {entry!r}")
+
+    def by_id(self) -> dict[str, ScheduledJob]:
+        """Entries keyed by job id (the last one wins on duplicates)."""
+        return {entry.id: entry for entry in self.jobs}
+
+    def to_dict(self) -> dict[str, Any]:
+        """The ``ddlsched.schedule/1`` JSON document."""
+        out: dict[str, Any] = {"format": SCHEDULE_FORMAT}
+        if self.problem != "A":
+            out["problem"] = self.problem
+        out["jobs"] = [entry.to_dict() for entry in self.jobs]
+        return out

@@ -1,0 +1,113 @@
+"""One result type for every method: exact models, heuristics, simulations.
+
+After PyJobShop's ``Result`` and ``SolveStatus``: whatever produced it, a
+result carries the objective, a lower bound where one is known, a status,
+the runtime and the schedule.
+"""
+
+from __future__ import annotations
+
+import enum
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+from ddlsched.model import Schedule
+
+
+class SolveStatus(enum.Enum):
+    """How a method ended.
+
+    OPTIMAL
+        Proven optimal for the problem it solved (for a slotted MILP on a
+        non-integral instance: optimal for the slotted problem only; see
+        :attr:`Result.notes`).
+    FEASIBLE
+        A schedule without proof of optimality (a time limit with an
+        incumbent, or a heuristic).
+    TIME_LIMIT
+        Stopped by the time limit with no schedule.
+    INFEASIBLE
+        Proven to have no schedule.
+    ERROR
+        The method failed; see :attr:`Result.notes`.
+    """
+
+    OPTIMAL = "optimal"
+    FEASIBLE = "feasible"
+    TIME_LIMIT = "time_limit"
+    INFEASIBLE = "infeasible"
+    ERROR = "error"
+
+
+@dataclass(frozen=True)
+class Result:
+    """What a method returns.
+
+    Attributes
+    ----------
+    method
+        Its name (``"milp"``, ``"asrpt"``, ...).
+    problem
+        ``"A"``, ``"A1"`` or ``"A2"``.
+    status
+        See :class:`SolveStatus`.
+    objective
+        ``sum_i w_i C_i`` of :attr:`schedule` (``nan`` without one).
+    total_jct
+        ``sum_i w_i (C_i - r_i)`` (``nan`` without a schedule).
+    best_bound
+        A proven lower bound on the optimal objective, or ``nan``.
+    runtime_s
+        Wall-clock seconds.
+    schedule
+        The schedule, or ``None``.
+    build_time_s
+        Seconds spent building a model before solving (exact methods).
+    metrics
+        Further figures (simulator metrics, solver statistics).
+    notes
+        Caveats a reader must know (e.g. "optimum of the slotted problem").
+    """
+
+    method: str
+    problem: str
+    status: SolveStatus
+    objective: float
+    total_jct: float
+    best_bound: float
+    runtime_s: float
+    schedule: Schedule | None
+    build_time_s: float = 0.0
+    metrics: dict[str, float] = field(default_factory=dict)
+    notes: tuple[str, ...] = ()
+
+    @property
+    def gap(self) -> float:
+        """Relative gap ``(objective - best_bound) / objective``, or ``nan``."""
+        if not (math.isfinite(self.objective) and math.isfinite(self.best_bound)):
+            return math.nan
+        if self.objective == 0:
+            return 0.0
+        return max(0.0, (self.objective - self.best_bound) / abs(self.objective))
+
+    def summary(self) -> dict[str, Any]:
+        """The ``--json`` document of ``ddlsched solve``/``simulate``."""
+        def number(value: float) -> float | None:
+            return value if math.isfinite(value) else None
+
+        out: dict[str, Any] = {
+            "method": self.method,
+            "problem": self.problem,
+            "status": self.status.value,
+            "total_completion_time": number(self.objective),
+            "total_jct": number(self.total_jct),
+            "best_bound": number(self.best_bound),
+            "gap": number(self.gap),
+            "runtime_s": self.runtime_s,
+            "build_time_s": self.build_time_s,
+        }
+        out.update({key: number(value) for key, value in self.metrics.items()})
+        if self.notes:
+            out["notes"] = list(self.notes)
+        return out

@@ -1,0 +1,170 @@
+"""A small zoo of real DNN training workloads.
+
+Each :class:`ModelProfile` holds what the graph builder
+(:func:`ddlsched.graphs.build_job_graph`) needs: parameter count and bytes
+per parameter (the gradient volume that data parallelism all-reduces), the
+number of layers (split across pipeline stages), the activation bytes per
+sample at a layer boundary (what pipeline stages send each other and what
+tensor-parallel shards all-reduce), a per-replica batch and the compute time
+of one iteration on one GPU.
+
+Sources. Parameter counts and layer shapes come from the papers cited per
+model. Compute times marked *Pollux* are measured: the ``step_time`` minus
+``sync_time`` of placement ``"1"`` at the smallest local batch in
+``shared/data/profiles/pollux_*_placements.csv`` (Qiao et al., *Pollux*,
+OSDI 2021, artifact petuum/adaptdl, Apache-2.0; NVIDIA T4 GPUs). Compute
+times marked *estimate* are ``6 * parameters * tokens`` (transformers) or
+``3 * forward FLOPs`` (CNNs) divided by a sustained rate stated with the
+number; they fix the order of magnitude only. ``typical_iterations`` is an
+order of magnitude from the cited training recipe, used only to draw
+iteration counts in the realistic (non-integral) generator mode.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from types import MappingProxyType
+
+
+@dataclass(frozen=True)
+class ModelProfile:
+    """What one training workload costs per iteration.
+
+    Attributes
+    ----------
+    name
+        Zoo key.
+    parameters
+        Number of trainable parameters.
+    bytes_per_parameter
+        4 for fp32 gradients, 2 for fp16 (mixed precision).
+    layers
+        Layers that pipeline parallelism splits into stages.
+    activation_bytes_per_sample
+        Bytes of the activation tensor crossing a layer boundary, per sample.
+    batch_size
+        Samples per iteration per data-parallel replica.
+    step_compute_time
+        Seconds of one iteration on one GPU at ``batch_size``, communication
+        excluded.
+    max_tp, max_pp
+        Largest tensor- and pipeline-parallel degree the generator uses.
+    typical_iterations
+        Order of magnitude of a full training run's iterations.
+    """
+
+    name: str
+    parameters: int
+    bytes_per_parameter: int
+    layers: int
+    activation_bytes_per_sample: float
+    batch_size: int
+    step_compute_time: float
+    max_tp: int
+    max_pp: int
+    typical_iterations: int
+
+    @property
+    def gradient_bytes(self) -> float:
+        """Bytes of one full gradient (``parameters * bytes_per_parameter``)."""
+        return float(self.parameters * self.bytes_per_parameter)
+
+
+_PROFILES = (
+    # He et al., "Deep Residual Learning", CVPR 2016: 25.6M parameters, 50
+    # layers. Boundary activation: conv3_x output 28x28x512 fp32. Compute:
+    # Pollux imagenet, batch 20: 0.1474 - 0.0012 s. ~90 epochs of ImageNet.
+    ModelProfile(
+        name="resnet50", parameters=25_557_032, bytes_per_parameter=4,
+        layers=50, activation_bytes_per_sample=28 * 28 * 512 * 4,
+        batch_size=20, step_compute_time=0.1462, max_tp=1, max_pp=4,
+        typical_iterations=100_000,
+    ),
+    # Simonyan and Zisserman, "Very Deep Convolutional Networks", ICLR 2015:
+    # 138M parameters, 16 weight layers, 15.5 GFLOPs forward per 224x224
+    # image. Boundary activation: conv4 output 28x28x512 fp32. Compute
+    # (estimate): 3 * 15.5 GFLOP * 32 images at 5 TFLOP/s sustained.
+    ModelProfile(
+        name="vgg16", parameters=138_357_544, bytes_per_parameter=4,
+        layers=16, activation_bytes_per_sample=28 * 28 * 512 * 4,
+        batch_size=32, step_compute_time=0.2976, max_tp=1, max_pp=4,
+        typical_iterations=100_000,
+    ),
+    # Devlin et al., "BERT", NAACL 2019: BERT-base, 110M parameters, 12
+    # layers, hidden 768. Boundary activation: sequence 384 x 768 fp32
+    # (SQuAD fine-tuning, as in Pollux). Compute: Pollux bert, batch 4:
+    # 0.4553 - 0.0137 s. A few thousand fine-tuning steps.
+    ModelProfile(
+        name="bert_base", parameters=110_000_000, bytes_per_parameter=4,
+        layers=12, activation_bytes_per_sample=384 * 768 * 4,
+        batch_size=4, step_compute_time=0.4416, max_tp=2, max_pp=4,
+        typical_iterations=10_000,
+    ),
+    # Radford et al., "Language Models are Unsupervised Multitask
+    # Learners", 2019: GPT-2 1.5B parameters, 48 layers, d_model 1600,
+    # context 1024; fp16 mixed precision. Compute (estimate): 6 * 1.5e9 *
+    # 1024 tokens * 8 sequences at 25 TFLOP/s sustained (V100 class).
+    ModelProfile(
+        name="gpt2_xl", parameters=1_542_000_000, bytes_per_parameter=2,
+        layers=48, activation_bytes_per_sample=1024 * 1600 * 2,
+        batch_size=8, step_compute_time=3.032, max_tp=4, max_pp=8,
+        typical_iterations=100_000,
+    ),
+    # Shoeybi et al., "Megatron-LM", 2019: 8.3B parameters, 72 layers,
+    # hidden 3072, sequence 1024, 8-way tensor parallelism, fp16. Compute
+    # (estimate): 6 * 8.3e9 * 1024 * 8 at 25 TFLOP/s; 300k iterations.
+    ModelProfile(
+        name="megatron_8b", parameters=8_300_000_000, bytes_per_parameter=2,
+        layers=72, activation_bytes_per_sample=1024 * 3072 * 2,
+        batch_size=8, step_compute_time=16.32, max_tp=8, max_pp=8,
+        typical_iterations=300_000,
+    ),
+    # Amodei et al., "Deep Speech 2", ICML 2016, in the deepspeech.pytorch
+    # configuration Pollux trains (2 conv + 5 bidirectional LSTM layers of
+    # 1024): about 86M parameters counted from those layer sizes. Boundary
+    # activation (estimate): 150 frames x 1024 fp32. Compute: Pollux
+    # deepspeech2, batch 10: 0.4664 - 0.0015 s.
+    ModelProfile(
+        name="deepspeech2", parameters=86_000_000, bytes_per_parameter=4,
+        layers=7, activation_bytes_per_sample=150 * 1024 * 4,
+        batch_size=10, step_compute_time=0.4649, max_tp=1, max_pp=2,
+        typical_iterations=20_000,
+    ),
+    # Redmon and Farhadi, "YOLOv3", 2018: Darknet-53 backbone, 106 layers,
+    # about 62M parameters. Boundary activation: 52x52x256 fp32 at 416x416
+    # input. Compute: Pollux yolov3, batch 4: 0.2669 - 0.0025 s.
+    ModelProfile(
+        name="yolov3", parameters=61_949_149, bytes_per_parameter=4,
+        layers=106, activation_bytes_per_sample=52 * 52 * 256 * 4,
+        batch_size=4, step_compute_time=0.2644, max_tp=1, max_pp=4,
+        typical_iterations=50_000,
+    ),
+    # He et al. 2016, ResNet-18 in its CIFAR-10 form: about 11.2M
+    # parameters. Boundary activation: 16x16x128 fp32. Compute: Pollux
+    # cifar10, batch 32: 0.0428 - 0.0005 s.
+    ModelProfile(
+        name="resnet18_cifar10", parameters=11_173_962, bytes_per_parameter=4,
+        layers=18, activation_bytes_per_sample=16 * 16 * 128 * 4,
+        batch_size=32, step_compute_time=0.0423, max_tp=1, max_pp=2,
+        typical_iterations=20_000,
+    ),
+)
+
+ZOO = MappingProxyType({profile.name: profile for profile in _PROFILES})
+"""Zoo key to :class:`ModelProfile`."""
+
+
+def get_profile(name: str) -> ModelProfile:
+    """The profile called ``name``.
+
+    Raises
+    ------
+    ValueError
+        If the zoo has no such model (the message lists those it has).
+    """
+    try:
+        return ZOO[name]
+    except KeyError:
+        raise ValueError(
+            f"unknown model {name!r}; the zoo has {', '.join(sorted(ZOO))}"
+        ) from None

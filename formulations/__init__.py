@@ -1,0 +1,1 @@
+"""Exact MILP formulations (Pyomo + HiGHS): the offline optima."""

@@ -1,0 +1,1 @@
+"""Independent checks of the theory: the schedule verifier, bounds, claims."""

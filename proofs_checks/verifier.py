@@ -1,0 +1,319 @@
+"""The independent schedule verifier (SPEC claim 6).
+
+It recomputes everything from the instance alone and shares no code with
+the methods it checks: it imports the data model (to read instances) but
+not ``ddlsched.alpha``, ``formulations`` or ``algorithms``; per-iteration
+times are computed here again from the job's edges and the bandwidths.
+
+Rules, for a schedule of problem **A** (SPEC "Problem A"):
+
+1. every job of the instance appears exactly once, and nothing else does;
+2. ``start >= release``;
+3. the mapping has exactly ``gpus`` entries, each an existing server;
+4. ``end``, when the schedule gives one, equals ``start + K_i *
+   alpha_i(mapping)``;
+5. at every instant, on every server, the running jobs' nodes there do not
+   exceed its GPUs. A job occupies ``[start, end)``: one that ends at ``t``
+   frees its GPUs for one starting at ``t``. Checked in continuous time by
+   a sweep over start and end events; no slot is assumed.
+
+For **A1** (rigid jobs of duration ``K_i * alpha_i^max`` on ``M`` pooled
+GPUs) rules 1, 2, 4 and 5 apply with one pool of ``M`` GPUs and no mapping.
+For **A2** (the preemptive single machine of sizes ``v_i = g_i K_i
+alpha_i^max / M``) every job's pieces must lie after its release, not
+overlap each other (one machine), and add up to ``v_i``; its completion is
+the end of its last piece.
+
+Numbers are compared with tolerance ``tol * max(1, |scale|)``, ``tol = 1e-9``
+by default, so that floating-point sums that are equal on paper agree.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+from ddlsched.model import Instance, Job, Schedule, ScheduledJob
+
+DEFAULT_TOLERANCE = 1e-9
+
+
+@dataclass(frozen=True)
+class VerificationReport:
+    """What the verifier found.
+
+    Attributes
+    ----------
+    feasible
+        True when there are no violations.
+    violations
+        Every rule broken, one readable line each.
+    total_completion_time
+        ``sum_i w_i C_i`` recomputed from the instance (``nan`` when a job
+        is missing, so that an incomplete schedule has no objective).
+    total_jct
+        ``sum_i w_i (C_i - r_i)``, likewise.
+    completion_times
+        ``C_i`` per job id, recomputed.
+    """
+
+    feasible: bool
+    violations: tuple[str, ...]
+    total_completion_time: float
+    total_jct: float
+    completion_times: dict[str, float] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, object]:
+        """The ``verify --json`` document."""
+        return {
+            "feasible": self.feasible,
+            "violations": list(self.violations),
+            "total_completion_time": _json_number(self.total_completion_time),
+            "total_jct": _json_number(self.total_jct),
+        }
+
+
+def _json_number(value: float) -> float | None:
+    return value if math.isfinite(value) else None
+
+
+def _close(a: float, b: float, tol: float) -> bool:
+    return abs(a - b) <= tol * max(1.0, abs(a), abs(b))
+
+
+def _per_iteration_time(job: Job, mapping: tuple[int, ...], intra: float, inter: float) -> float:
+    total = job.compute_time
+    for u, v, q in job.edges:
+        total += q / (intra if mapping[u] == mapping[v] else inter)
+    return total
+
+
+def _all_cut_time(job: Job, inter: float) -> float:
+    return job.compute_time + math.fsum(q for _, _, q in job.edges) / inter
+
+
+def verify(
+    instance: Instance, schedule: Schedule, tol: float = DEFAULT_TOLERANCE
+) -> VerificationReport:
+    """Check ``schedule`` against ``instance`` and recompute its objective.
+
+    Parameters
+    ----------
+    instance
+        The instance, the only source of truth.
+    schedule
+        A schedule for problem ``schedule.problem`` (A, A1 or A2).
+    tol
+        Relative tolerance for comparing times.
+
+    Returns
+    -------
+    VerificationReport
+        Every violation found, not only the first.
+    """
+    violations: list[str] = []
+    entries = _match_entries(instance, schedule, violations)
+    if schedule.problem == "A2":
+        completions = _check_single_machine(instance, entries, tol, violations)
+    else:
+        completions = _check_gang(instance, schedule.problem, entries, tol, violations)
+
+    if len(completions) == instance.num_jobs:
+        total = math.fsum(
+            job.weight * completions[job.id] for job in instance.jobs
+        )
+        jct = math.fsum(
+            job.weight * (completions[job.id] - job.release) for job in instance.jobs
+        )
+    else:
+        total = jct = math.nan
+    return VerificationReport(
+        feasible=not violations,
+        violations=tuple(violations),
+        total_completion_time=total,
+        total_jct=jct,
+        completion_times=completions,
+    )
+
+
+def _match_entries(
+    instance: Instance, schedule: Schedule, violations: list[str]
+) -> dict[str, ScheduledJob]:
+    known = {job.id for job in instance.jobs}
+    entries: dict[str, ScheduledJob] = {}
+    for entry in schedule.jobs:
+        if entry.id not in known:
+            violations.append(f"job {entry.id!r}: not in the instance")
+        elif entry.id in entries:
+            violations.append(f"job {entry.id!r}: scheduled more than once")
+        else:
+            entries[entry.id] = entry
+    for job in instance.jobs:
+        if job.id not in entries:
+            violations.append(f"job {job.id!r}: not scheduled")
+    return entries
+
+
+def _check_gang(
+    instance: Instance,
+    problem: str,
+    entries: dict[str, ScheduledJob],
+    tol: float,
+    violations: list[str],
+) -> dict[str, float]:
+    cluster = instance.cluster
+    intra, inter = cluster.bandwidth_intra, cluster.bandwidth_inter
+    completions: dict[str, float] = {}
+    # (time, kind, job id, {server: gpus}); kind 0 = end before 1 = start.
+    events: list[tuple[float, int, str, dict[int, int]]] = []
+    for job in instance.jobs:
+        entry = entries.get(job.id)
+        if entry is None:
+            continue
+        where = f"job {job.id!r}"
+        if entry.start < job.release and not _close(entry.start, job.release, tol):
+            violations.append(
+                f"{where}: starts at {entry.start:g} before its release {job.release:g}"
+            )
+        if entry.pieces is not None:
+            violations.append(f"{where}: has preemption pieces, but problem {problem} is non-preemptive")
+        usage: dict[int, int]
+        if problem == "A":
+            if entry.mapping is None:
+                violations.append(f"{where}: has no mapping")
+                continue
+            if len(entry.mapping) != job.gpus:
+                violations.append(
+                    f"{where}: mapping has {len(entry.mapping)} entries, "
+                    f"the job has {job.gpus} nodes"
+                )
+                continue
+            bad = sorted({s for s in entry.mapping if s >= cluster.num_servers})
+            if bad:
+                violations.append(
+                    f"{where}: mapping uses server {bad[0]}, the cluster has "
+                    f"servers 0..{cluster.num_servers - 1}"
+                )
+                continue
+            duration = job.iterations * _per_iteration_time(job, entry.mapping, intra, inter)
+            usage = {}
+            for server in entry.mapping:
+                usage[server] = usage.get(server, 0) + 1
+        else:
+            if entry.mapping is not None:
+                violations.append(f"{where}: problem A1 takes no mapping")
+            duration = job.iterations * _all_cut_time(job, inter)
+            usage = {0: job.gpus}
+        end = entry.start + duration
+        if entry.end is not None and not _close(entry.end, end, tol):
+            violations.append(
+                f"{where}: end {entry.end:g} differs from start + K * alpha = {end:g}"
+            )
+        completions[job.id] = end
+        events.append((end, 0, job.id, usage))
+        events.append((entry.start, 1, job.id, usage))
+
+    capacity = (
+        dict(enumerate(cluster.gpus_per_server))
+        if problem == "A"
+        else {0: cluster.num_gpus}
+    )
+    _sweep_capacity(events, capacity, problem, tol, violations)
+    return completions
+
+
+def _sweep_capacity(
+    events: list[tuple[float, int, str, dict[int, int]]],
+    capacity: dict[int, int],
+    problem: str,
+    tol: float,
+    violations: list[str],
+) -> None:
+    # Ends within tolerance of a start count as before it: snap times that
+    # are equal up to tol onto one value before sorting.
+    events.sort(key=lambda e: (e[0], e[1]))
+    snapped: list[tuple[float, int, str, dict[int, int]]] = []
+    for event in events:
+        time = event[0]
+        if snapped and _close(snapped[-1][0], time, tol):
+            time = snapped[-1][0]
+        snapped.append((time, event[1], event[2], event[3]))
+    snapped.sort(key=lambda e: (e[0], e[1]))
+    in_use = {server: 0 for server in capacity}
+    running: set[str] = set()
+    reported: set[tuple[int, frozenset[str]]] = set()
+    for time, kind, job_id, usage in snapped:
+        sign = -1 if kind == 0 else 1
+        for server, count in usage.items():
+            in_use[server] += sign * count
+        if kind == 0:
+            running.discard(job_id)
+            continue
+        running.add(job_id)
+        for server, count in usage.items():
+            if in_use[server] > capacity[server]:
+                key = (server, frozenset(running))
+                if key in reported:
+                    continue
+                reported.add(key)
+                place = f"server {server}" if problem == "A" else "the cluster"
+                violations.append(
+                    f"{place}: {in_use[server]} GPUs in use at time {time:g} "
+                    f"(capacity {capacity[server]}) by jobs "
+                    f"{', '.join(sorted(running))}"
+                )
+
+
+def _check_single_machine(
+    instance: Instance,
+    entries: dict[str, ScheduledJob],
+    tol: float,
+    violations: list[str],
+) -> dict[str, float]:
+    machine = instance.cluster.num_gpus
+    inter = instance.cluster.bandwidth_inter
+    completions: dict[str, float] = {}
+    all_pieces: list[tuple[float, float, str]] = []
+    for job in instance.jobs:
+        entry = entries.get(job.id)
+        if entry is None:
+            continue
+        where = f"job {job.id!r}"
+        size = job.gpus * job.iterations * _all_cut_time(job, inter) / machine
+        if not entry.pieces:
+            violations.append(f"{where}: problem A2 needs pieces")
+            continue
+        processed = 0.0
+        for begin, finish in entry.pieces:
+            if finish < begin:
+                violations.append(f"{where}: piece [{begin:g}, {finish:g}) ends before it starts")
+                continue
+            if begin < job.release and not _close(begin, job.release, tol):
+                violations.append(
+                    f"{where}: runs at {begin:g} before its release {job.release:g}"
+                )
+            processed += finish - begin
+            all_pieces.append((begin, finish, job.id))
+        if not _close(processed, size, tol):
+            violations.append(
+                f"{where}: processed {processed:g} in its pieces, its size is {size:g}"
+            )
+        if not _close(entry.start, min(b for b, _ in entry.pieces), tol):
+            violations.append(f"{where}: start {entry.start:g} is not its first piece's start")
+        end = max(f for _, f in entry.pieces)
+        if entry.end is not None and not _close(entry.end, end, tol):
+            violations.append(f"{where}: end {entry.end:g} is not its last piece's end {end:g}")
+        completions[job.id] = end
+    all_pieces.sort()
+    # The piece reaching furthest so far: any later piece starting before
+    # its end overlaps it, whether or not the two are neighbours in order.
+    reach, reach_job = -math.inf, ""
+    for begin, finish, job_id in all_pieces:
+        if begin < reach and not _close(begin, reach, tol):
+            violations.append(
+                f"machine: jobs {reach_job!r} and {job_id!r} overlap in "
+                f"[{begin:g}, {min(reach, finish):g})"
+            )
+        if finish > reach:
+            reach, reach_job = finish, job_id
+    return completions
