@@ -73,11 +73,7 @@ def cut_traffic(job: Job, mapping: Sequence[int] | np.ndarray) -> float:
 def alpha_from_cut(job: Job, cluster: Cluster, cut: float) -> float:
     """``alpha`` for a mapping that cuts ``cut`` GB of traffic."""
     uncut = job.total_traffic - cut
-    return (
-        job.compute_time
-        + uncut / cluster.bandwidth_intra
-        + cut / cluster.bandwidth_inter
-    )
+    return job.compute_time + uncut / cluster.bandwidth_intra + cut / cluster.bandwidth_inter
 
 
 def alpha(job: Job, cluster: Cluster, mapping: Sequence[int] | np.ndarray) -> float:
@@ -99,8 +95,7 @@ def alpha(job: Job, cluster: Cluster, mapping: Sequence[int] | np.ndarray) -> fl
     """
     if len(mapping) != job.gpus:
         raise ValueError(
-            f"mapping has {len(mapping)} entries, job {job.id!r} has "
-            f"{job.gpus} nodes"
+            f"mapping has {len(mapping)} entries, job {job.id!r} has {job.gpus} nodes"
         )
     return alpha_from_cut(job, cluster, cut_traffic(job, mapping))
 

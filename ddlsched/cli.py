@@ -31,9 +31,7 @@ def _cmd_generate(args: argparse.Namespace) -> int:
     from ddlsched.generators import GeneratorConfig, generate
     from ddlsched.io import write_instance
 
-    config = (
-        GeneratorConfig.from_toml(args.config) if args.config else GeneratorConfig()
-    )
+    config = GeneratorConfig.from_toml(args.config) if args.config else GeneratorConfig()
     changes: dict[str, Any] = {
         "num_jobs": args.jobs,
         "servers": args.servers,
@@ -91,7 +89,7 @@ def _cmd_info(args: argparse.Namespace) -> int:
 
     instance = read_instance(args.instance)
     report = rho(instance)
-    rows = []
+    rows: list[dict[str, Any]] = []
     for job, lo, hi in zip(instance.jobs, report.alpha_min, report.alpha_max, strict=True):
         p = job.parallelism
         rows.append(
@@ -124,15 +122,17 @@ def _cmd_info(args: argparse.Namespace) -> int:
         f"B_intra {c.bandwidth_intra:g} GB/s, B_inter {c.bandwidth_inter:g} GB/s; "
         f"slot {instance.slot:g}"
     )
-    print(f"{'job':>6} {'release':>9} {'gpus':>4} {'dp.pp.tp':>8} {'model':>17} "
-          f"{'K':>8} {'alpha_min':>11} {'alpha_max':>11}")
+    print(
+        f"{'job':>6} {'release':>9} {'gpus':>4} {'dp.pp.tp':>8} {'model':>17} "
+        f"{'K':>8} {'alpha_min':>11} {'alpha_max':>11}"
+    )
     for row in rows:
-        p = row["parallelism"]
-        config = f"{p['dp']}.{p['pp']}.{p['tp']}" if p else "-"
+        shape = row["parallelism"]
+        config = f"{shape['dp']}.{shape['pp']}.{shape['tp']}" if shape else "-"
         star = "" if row["alpha_min_exact"] else "*"
         print(
             f"{row['id']:>6} {row['release']:>9.4g} {row['gpus']:>4} {config:>8} "
-            f"{str(row['model'] or '-'):>17} {row['iterations']:>8} "
+            f"{row['model'] or '-'!s:>17} {row['iterations']:>8} "
             f"{row['alpha_min']:>10.4g}{star:1} {row['alpha_max']:>11.4g}"
         )
     kind = "exact" if report.rho.exact else "upper bound (* alpha_min is a lower bound)"
@@ -154,10 +154,16 @@ def build_parser() -> argparse.ArgumentParser:
     gen.add_argument("--servers", type=int, help="servers (default 2)")
     gen.add_argument("--gpus-per-server", type=int, help="GPUs per server (default 4)")
     gen.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
-    gen.add_argument("--integral", action="store_true",
-                     help="make every duration a multiple of the slot (exact MILPs)")
-    gen.add_argument("--load", type=float, help="Poisson arrivals at this offered load "
-                     "(default: all jobs released at 0)")
+    gen.add_argument(
+        "--integral",
+        action="store_true",
+        help="make every duration a multiple of the slot (exact MILPs)",
+    )
+    gen.add_argument(
+        "--load",
+        type=float,
+        help="Poisson arrivals at this offered load (default: all jobs released at 0)",
+    )
     gen.add_argument("--bandwidth-intra", type=float, help="GB/s inside a server")
     gen.add_argument("--bandwidth-inter", type=float, help="GB/s between servers")
     gen.add_argument("--parallelism", choices=("mixed", "dp"), help="parallelism mix")

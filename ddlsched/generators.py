@@ -115,14 +115,11 @@ class GeneratorConfig:
         ):
             raise InputError(f"load: must be a number > 0, got {self.load!r}")
         if self.parallelism not in ("mixed", "dp"):
-            raise InputError(
-                f"parallelism: expected 'mixed' or 'dp', got {self.parallelism!r}"
-            )
+            raise InputError(f"parallelism: expected 'mixed' or 'dp', got {self.parallelism!r}")
         for model in self.models:
             if model not in ZOO:
                 raise InputError(
-                    f"models: unknown model {model!r}; the zoo has "
-                    f"{', '.join(sorted(ZOO))}"
+                    f"models: unknown model {model!r}; the zoo has {', '.join(sorted(ZOO))}"
                 )
         if not self.models:
             raise InputError("models: needs at least one model")
@@ -130,9 +127,7 @@ class GeneratorConfig:
             raise InputError(f"slot: must be > 0, got {self.slot!r}")
         low, high = self.duration_slots
         if not (1 <= low <= high):
-            raise InputError(
-                f"duration_slots: need 1 <= low <= high, got {self.duration_slots!r}"
-            )
+            raise InputError(f"duration_slots: need 1 <= low <= high, got {self.duration_slots!r}")
         if self.integral:
             ratio = self.bandwidth_intra / self.bandwidth_inter
             if not math.isclose(ratio, round(ratio), rel_tol=0, abs_tol=1e-12):
@@ -141,9 +136,7 @@ class GeneratorConfig:
                     f"bandwidth_inter to be an integer, got {ratio:g}"
                 )
         if not self._sizes():
-            raise InputError(
-                "size_weights: no job size fits the cluster and max_job_gpus"
-            )
+            raise InputError("size_weights: no job size fits the cluster and max_job_gpus")
 
     def _sizes(self) -> list[tuple[int, float]]:
         widest = self.servers * self.gpus_per_server
@@ -171,9 +164,7 @@ class GeneratorConfig:
         values = dict(table)
         for key in ("size_weights", "models", "duration_slots"):
             if key in values:
-                values[key] = tuple(
-                    tuple(v) if isinstance(v, list) else v for v in values[key]
-                )
+                values[key] = tuple(tuple(v) if isinstance(v, list) else v for v in values[key])
         return cls(**values)
 
 
@@ -239,7 +230,7 @@ def generate(config: GeneratorConfig, seed: int | np.random.Generator) -> Instan
     size_probs /= size_probs.sum()
 
     drafts: list[dict[str, Any]] = []
-    for k in range(config.num_jobs):
+    for _ in range(config.num_jobs):
         profile = ZOO[config.models[int(rng.integers(len(config.models)))]]
         gpus = int(rng.choice(size_values, p=size_probs))
         parallelism = _choose_parallelism(profile, gpus, config.parallelism, rng)
@@ -252,7 +243,7 @@ def generate(config: GeneratorConfig, seed: int | np.random.Generator) -> Instan
             )
         else:
             draw = rng.lognormal(math.log(profile.typical_iterations), config.iteration_sigma)
-            iterations = max(1, int(round(draw)))
+            iterations = max(1, round(draw))
         drafts.append(
             {
                 "iterations": iterations,
@@ -289,9 +280,7 @@ def _releases(
     work = [
         draft["gpus"]
         * draft["iterations"]
-        * alpha_from_cut(
-            Job(id="draft", release=0.0, **draft), cluster, 0.0
-        )
+        * alpha_from_cut(Job(id="draft", release=0.0, **draft), cluster, 0.0)
         for draft in drafts
     ]
     rate = config.load * cluster.num_gpus / float(np.mean(work))

@@ -72,9 +72,7 @@ def build_job_graph(
     """
     dp, pp, tp = parallelism.dp, parallelism.pp, parallelism.tp
     if pp > profile.layers:
-        raise ValueError(
-            f"pp={pp} exceeds the {profile.layers} layers of {profile.name!r}"
-        )
+        raise ValueError(f"pp={pp} exceeds the {profile.layers} layers of {profile.name!r}")
     m = 4 * pp if microbatches is None else microbatches
     if m < 1:
         raise ValueError(f"microbatches must be >= 1, got {m}")

@@ -31,8 +31,15 @@ from ddlsched.model import (
 )
 
 _JOB_FIELDS = {
-    "id", "release", "weight", "iterations", "compute_time", "gpus",
-    "parallelism", "edges", "features",
+    "id",
+    "release",
+    "weight",
+    "iterations",
+    "compute_time",
+    "gpus",
+    "parallelism",
+    "edges",
+    "features",
 }
 _CLUSTER_FIELDS = {"gpus_per_server", "bandwidth_intra", "bandwidth_inter"}
 
@@ -53,8 +60,7 @@ def _no_unknown(obj: Mapping[str, Any], known: set[str], path: str) -> None:
     unknown = sorted(set(obj) - known)
     if unknown:
         raise InputError(
-            f"{path}.{unknown[0]}: unknown field (expected some of "
-            f"{', '.join(sorted(known))})"
+            f"{path}.{unknown[0]}: unknown field (expected some of {', '.join(sorted(known))})"
         )
 
 
@@ -215,9 +221,11 @@ def read_schedule(path: str | os.PathLike[str]) -> Schedule:
 
 def dumps(document: Mapping[str, Any]) -> str:
     """Serialise a document; floats are written so they read back exactly."""
+
     def check(value: Any) -> None:
         if isinstance(value, float) and not math.isfinite(value):
             raise InputError(f"cannot write non-finite number {value!r}")
+
     _walk(document, check)
     return json.dumps(document, indent=1, allow_nan=False) + "\n"
 

@@ -51,9 +51,7 @@ def _check_real(
     minimum: float | None = None,
     positive: bool = False,
 ) -> float:
-    if isinstance(value, bool) or not isinstance(
-        value, (int, float, np.integer, np.floating)
-    ):
+    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
         raise _fail(path, f"expected a number, got {value!r}")
     number = float(value)
     if not math.isfinite(number):
@@ -94,17 +92,12 @@ class Cluster:
         if isinstance(gpus, (str, bytes)) or not isinstance(gpus, Iterable):
             raise _fail("cluster.gpus_per_server", f"expected a list, got {gpus!r}")
         checked = tuple(
-            _check_int(g, f"cluster.gpus_per_server[{h}]", 1)
-            for h, g in enumerate(gpus)
+            _check_int(g, f"cluster.gpus_per_server[{h}]", 1) for h, g in enumerate(gpus)
         )
         if not checked:
             raise _fail("cluster.gpus_per_server", "needs at least one server")
-        intra = _check_real(
-            self.bandwidth_intra, "cluster.bandwidth_intra", positive=True
-        )
-        inter = _check_real(
-            self.bandwidth_inter, "cluster.bandwidth_inter", positive=True
-        )
+        intra = _check_real(self.bandwidth_intra, "cluster.bandwidth_intra", positive=True)
+        inter = _check_real(self.bandwidth_inter, "cluster.bandwidth_inter", positive=True)
         if inter > intra:
             raise _fail(
                 "cluster.bandwidth_inter",
@@ -232,9 +225,7 @@ class Job:
         where = f"job {self.id!r}"
         release = _check_real(self.release, f"{where}.release", minimum=0.0)
         iterations = _check_int(self.iterations, f"{where}.iterations", 1)
-        compute = _check_real(
-            self.compute_time, f"{where}.compute_time", positive=True
-        )
+        compute = _check_real(self.compute_time, f"{where}.compute_time", positive=True)
         gpus = _check_int(self.gpus, f"{where}.gpus", 1)
         weight = _check_real(self.weight, f"{where}.weight", positive=True)
         if self.parallelism is not None:
@@ -252,13 +243,9 @@ class Job:
                 )
         edges = _check_edges(self.edges, gpus, f"{where}.edges")
         if not isinstance(self.features, Mapping):
-            raise _fail(
-                f"{where}.features", f"expected a mapping, got {self.features!r}"
-            )
+            raise _fail(f"{where}.features", f"expected a mapping, got {self.features!r}")
         for key, value in self.features.items():
-            if not isinstance(key, str) or not isinstance(
-                value, (str, int, float, bool)
-            ):
+            if not isinstance(key, str) or not isinstance(value, (str, int, float, bool)):
                 raise _fail(
                     f"{where}.features",
                     f"{key!r}: {value!r} is not a string, number or boolean",
@@ -269,9 +256,7 @@ class Job:
         object.__setattr__(self, "gpus", gpus)
         object.__setattr__(self, "weight", weight)
         object.__setattr__(self, "edges", edges)
-        object.__setattr__(
-            self, "features", MappingProxyType(dict(self.features))
-        )
+        object.__setattr__(self, "features", MappingProxyType(dict(self.features)))
 
     @cached_property
     def edge_arrays(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -336,8 +321,7 @@ def _check_edges(edges: Any, gpus: int, path: str) -> tuple[Edge, ...]:
             if node >= gpus:
                 raise _fail(
                     here,
-                    f"node {node} does not exist (the job has {gpus} nodes, "
-                    f"0..{gpus - 1})",
+                    f"node {node} does not exist (the job has {gpus} nodes, 0..{gpus - 1})",
                 )
         if u == v:
             raise _fail(here, f"self-loop on node {u}")
@@ -458,23 +442,14 @@ class ScheduledJob:
         if not isinstance(self.id, str) or not self.id:
             raise _fail("schedule job.id", f"expected a string, got {self.id!r}")
         where = f"schedule job {self.id!r}"
-        object.__setattr__(
-            self, "start", _check_real(self.start, f"{where}.start", minimum=0.0)
-        )
+        object.__setattr__(self, "start", _check_real(self.start, f"{where}.start", minimum=0.0))
         if self.end is not None:
-            object.__setattr__(
-                self, "end", _check_real(self.end, f"{where}.end", minimum=0.0)
-            )
+            object.__setattr__(self, "end", _check_real(self.end, f"{where}.end", minimum=0.0))
         if self.mapping is not None:
-            if isinstance(self.mapping, (str, bytes)) or not isinstance(
-                self.mapping, Iterable
-            ):
-                raise _fail(
-                    f"{where}.mapping", f"expected a list, got {self.mapping!r}"
-                )
+            if isinstance(self.mapping, (str, bytes)) or not isinstance(self.mapping, Iterable):
+                raise _fail(f"{where}.mapping", f"expected a list, got {self.mapping!r}")
             mapping = tuple(
-                _check_int(s, f"{where}.mapping[{k}]", 0)
-                for k, s in enumerate(self.mapping)
+                _check_int(s, f"{where}.mapping[{k}]", 0) for k, s in enumerate(self.mapping)
             )
             object.__setattr__(self, "mapping", mapping)
         if self.pieces is not None:
@@ -484,9 +459,7 @@ class ScheduledJob:
                     raise _fail(f"{where}.pieces[{k}]", f"expected [start, end], got {piece!r}")
                 pair = list(piece)
                 if len(pair) != 2:
-                    raise _fail(
-                        f"{where}.pieces[{k}]", f"expected [start, end], got {piece!r}"
-                    )
+                    raise _fail(f"{where}.pieces[{k}]", f"expected [start, end], got {piece!r}")
                 begin = _check_real(pair[0], f"{where}.pieces[{k}][0]", minimum=0.0)
                 finish = _check_real(pair[1], f"{where}.pieces[{k}][1]", minimum=0.0)
                 pieces.append((begin, finish))

@@ -93,6 +93,7 @@ class Result:
 
     def summary(self) -> dict[str, Any]:
         """The ``--json`` document of ``ddlsched solve``/``simulate``."""
+
         def number(value: float) -> float | None:
             return value if math.isfinite(value) else None
 

@@ -75,9 +75,15 @@ _PROFILES = (
     # layers. Boundary activation: conv3_x output 28x28x512 fp32. Compute:
     # Pollux imagenet, batch 20: 0.1474 - 0.0012 s. ~90 epochs of ImageNet.
     ModelProfile(
-        name="resnet50", parameters=25_557_032, bytes_per_parameter=4,
-        layers=50, activation_bytes_per_sample=28 * 28 * 512 * 4,
-        batch_size=20, step_compute_time=0.1462, max_tp=1, max_pp=4,
+        name="resnet50",
+        parameters=25_557_032,
+        bytes_per_parameter=4,
+        layers=50,
+        activation_bytes_per_sample=28 * 28 * 512 * 4,
+        batch_size=20,
+        step_compute_time=0.1462,
+        max_tp=1,
+        max_pp=4,
         typical_iterations=100_000,
     ),
     # Simonyan and Zisserman, "Very Deep Convolutional Networks", ICLR 2015:
@@ -85,9 +91,15 @@ _PROFILES = (
     # image. Boundary activation: conv4 output 28x28x512 fp32. Compute
     # (estimate): 3 * 15.5 GFLOP * 32 images at 5 TFLOP/s sustained.
     ModelProfile(
-        name="vgg16", parameters=138_357_544, bytes_per_parameter=4,
-        layers=16, activation_bytes_per_sample=28 * 28 * 512 * 4,
-        batch_size=32, step_compute_time=0.2976, max_tp=1, max_pp=4,
+        name="vgg16",
+        parameters=138_357_544,
+        bytes_per_parameter=4,
+        layers=16,
+        activation_bytes_per_sample=28 * 28 * 512 * 4,
+        batch_size=32,
+        step_compute_time=0.2976,
+        max_tp=1,
+        max_pp=4,
         typical_iterations=100_000,
     ),
     # Devlin et al., "BERT", NAACL 2019: BERT-base, 110M parameters, 12
@@ -95,9 +107,15 @@ _PROFILES = (
     # (SQuAD fine-tuning, as in Pollux). Compute: Pollux bert, batch 4:
     # 0.4553 - 0.0137 s. A few thousand fine-tuning steps.
     ModelProfile(
-        name="bert_base", parameters=110_000_000, bytes_per_parameter=4,
-        layers=12, activation_bytes_per_sample=384 * 768 * 4,
-        batch_size=4, step_compute_time=0.4416, max_tp=2, max_pp=4,
+        name="bert_base",
+        parameters=110_000_000,
+        bytes_per_parameter=4,
+        layers=12,
+        activation_bytes_per_sample=384 * 768 * 4,
+        batch_size=4,
+        step_compute_time=0.4416,
+        max_tp=2,
+        max_pp=4,
         typical_iterations=10_000,
     ),
     # Radford et al., "Language Models are Unsupervised Multitask
@@ -105,18 +123,30 @@ _PROFILES = (
     # context 1024; fp16 mixed precision. Compute (estimate): 6 * 1.5e9 *
     # 1024 tokens * 8 sequences at 25 TFLOP/s sustained (V100 class).
     ModelProfile(
-        name="gpt2_xl", parameters=1_542_000_000, bytes_per_parameter=2,
-        layers=48, activation_bytes_per_sample=1024 * 1600 * 2,
-        batch_size=8, step_compute_time=3.032, max_tp=4, max_pp=8,
+        name="gpt2_xl",
+        parameters=1_542_000_000,
+        bytes_per_parameter=2,
+        layers=48,
+        activation_bytes_per_sample=1024 * 1600 * 2,
+        batch_size=8,
+        step_compute_time=3.032,
+        max_tp=4,
+        max_pp=8,
         typical_iterations=100_000,
     ),
     # Shoeybi et al., "Megatron-LM", 2019: 8.3B parameters, 72 layers,
     # hidden 3072, sequence 1024, 8-way tensor parallelism, fp16. Compute
     # (estimate): 6 * 8.3e9 * 1024 * 8 at 25 TFLOP/s; 300k iterations.
     ModelProfile(
-        name="megatron_8b", parameters=8_300_000_000, bytes_per_parameter=2,
-        layers=72, activation_bytes_per_sample=1024 * 3072 * 2,
-        batch_size=8, step_compute_time=16.32, max_tp=8, max_pp=8,
+        name="megatron_8b",
+        parameters=8_300_000_000,
+        bytes_per_parameter=2,
+        layers=72,
+        activation_bytes_per_sample=1024 * 3072 * 2,
+        batch_size=8,
+        step_compute_time=16.32,
+        max_tp=8,
+        max_pp=8,
         typical_iterations=300_000,
     ),
     # Amodei et al., "Deep Speech 2", ICML 2016, in the deepspeech.pytorch
@@ -125,27 +155,45 @@ _PROFILES = (
     # activation (estimate): 150 frames x 1024 fp32. Compute: Pollux
     # deepspeech2, batch 10: 0.4664 - 0.0015 s.
     ModelProfile(
-        name="deepspeech2", parameters=86_000_000, bytes_per_parameter=4,
-        layers=7, activation_bytes_per_sample=150 * 1024 * 4,
-        batch_size=10, step_compute_time=0.4649, max_tp=1, max_pp=2,
+        name="deepspeech2",
+        parameters=86_000_000,
+        bytes_per_parameter=4,
+        layers=7,
+        activation_bytes_per_sample=150 * 1024 * 4,
+        batch_size=10,
+        step_compute_time=0.4649,
+        max_tp=1,
+        max_pp=2,
         typical_iterations=20_000,
     ),
     # Redmon and Farhadi, "YOLOv3", 2018: Darknet-53 backbone, 106 layers,
     # about 62M parameters. Boundary activation: 52x52x256 fp32 at 416x416
     # input. Compute: Pollux yolov3, batch 4: 0.2669 - 0.0025 s.
     ModelProfile(
-        name="yolov3", parameters=61_949_149, bytes_per_parameter=4,
-        layers=106, activation_bytes_per_sample=52 * 52 * 256 * 4,
-        batch_size=4, step_compute_time=0.2644, max_tp=1, max_pp=4,
+        name="yolov3",
+        parameters=61_949_149,
+        bytes_per_parameter=4,
+        layers=106,
+        activation_bytes_per_sample=52 * 52 * 256 * 4,
+        batch_size=4,
+        step_compute_time=0.2644,
+        max_tp=1,
+        max_pp=4,
         typical_iterations=50_000,
     ),
     # He et al. 2016, ResNet-18 in its CIFAR-10 form: about 11.2M
     # parameters. Boundary activation: 16x16x128 fp32. Compute: Pollux
     # cifar10, batch 32: 0.0428 - 0.0005 s.
     ModelProfile(
-        name="resnet18_cifar10", parameters=11_173_962, bytes_per_parameter=4,
-        layers=18, activation_bytes_per_sample=16 * 16 * 128 * 4,
-        batch_size=32, step_compute_time=0.0423, max_tp=1, max_pp=2,
+        name="resnet18_cifar10",
+        parameters=11_173_962,
+        bytes_per_parameter=4,
+        layers=18,
+        activation_bytes_per_sample=16 * 16 * 128 * 4,
+        batch_size=32,
+        step_compute_time=0.0423,
+        max_tp=1,
+        max_pp=2,
         typical_iterations=20_000,
     ),
 )
@@ -165,6 +213,4 @@ def get_profile(name: str) -> ModelProfile:
     try:
         return ZOO[name]
     except KeyError:
-        raise ValueError(
-            f"unknown model {name!r}; the zoo has {', '.join(sorted(ZOO))}"
-        ) from None
+        raise ValueError(f"unknown model {name!r}; the zoo has {', '.join(sorted(ZOO))}") from None

@@ -119,12 +119,8 @@ def verify(
         completions = _check_gang(instance, schedule.problem, entries, tol, violations)
 
     if len(completions) == instance.num_jobs:
-        total = math.fsum(
-            job.weight * completions[job.id] for job in instance.jobs
-        )
-        jct = math.fsum(
-            job.weight * (completions[job.id] - job.release) for job in instance.jobs
-        )
+        total = math.fsum(job.weight * completions[job.id] for job in instance.jobs)
+        jct = math.fsum(job.weight * (completions[job.id] - job.release) for job in instance.jobs)
     else:
         total = jct = math.nan
     return VerificationReport(
@@ -176,7 +172,9 @@ def _check_gang(
                 f"{where}: starts at {entry.start:g} before its release {job.release:g}"
             )
         if entry.pieces is not None:
-            violations.append(f"{where}: has preemption pieces, but problem {problem} is non-preemptive")
+            violations.append(
+                f"{where}: has preemption pieces, but problem {problem} is non-preemptive"
+            )
         usage: dict[int, int]
         if problem == "A":
             if entry.mapping is None:
@@ -214,9 +212,7 @@ def _check_gang(
         events.append((entry.start, 1, job.id, usage))
 
     capacity = (
-        dict(enumerate(cluster.gpus_per_server))
-        if problem == "A"
-        else {0: cluster.num_gpus}
+        dict(enumerate(cluster.gpus_per_server)) if problem == "A" else {0: cluster.num_gpus}
     )
     _sweep_capacity(events, capacity, problem, tol, violations)
     return completions
@@ -250,7 +246,7 @@ def _sweep_capacity(
             running.discard(job_id)
             continue
         running.add(job_id)
-        for server, count in usage.items():
+        for server in usage:
             if in_use[server] > capacity[server]:
                 key = (server, frozenset(running))
                 if key in reported:
@@ -289,9 +285,7 @@ def _check_single_machine(
                 violations.append(f"{where}: piece [{begin:g}, {finish:g}) ends before it starts")
                 continue
             if begin < job.release and not _close(begin, job.release, tol):
-                violations.append(
-                    f"{where}: runs at {begin:g} before its release {job.release:g}"
-                )
+                violations.append(f"{where}: runs at {begin:g} before its release {job.release:g}")
             processed += finish - begin
             all_pieces.append((begin, finish, job.id))
         if not _close(processed, size, tol):

@@ -1,0 +1,122 @@
+"""The command line: outputs, exit codes, and one clear line on bad input."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from ddlsched.cli import main
+from ddlsched.io import read_instance, write_schedule
+from ddlsched.model import Schedule, ScheduledJob
+
+
+def run_cli(*args: str) -> subprocess.CompletedProcess[str]:
+    """Run ``ddlsched`` in a subprocess, as a user would."""
+    return subprocess.run(
+        [sys.executable, "-m", "ddlsched.cli", *args],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+
+
+def test_generate_then_verify_json(tmp_path: Path) -> None:
+    """generate writes a readable instance; verify --json reports a serial schedule."""
+    instance_path = tmp_path / "inst.json"
+    assert (
+        main(["generate", "--jobs", "3", "--seed", "4", "--integral", "--out", str(instance_path)])
+        == 0
+    )
+    instance = read_instance(instance_path)
+    assert instance.num_jobs == 3
+    doc = json.loads(instance_path.read_text())
+    assert all("edges" in job for job in doc["jobs"])
+
+    # One job at a time, every job on server 0 if it fits, else spread.
+    from tests.proofs_checks.test_verifier import serial_schedule
+
+    schedule_path = tmp_path / "sched.json"
+    write_schedule(serial_schedule(instance), schedule_path)
+    result = run_cli("verify", str(instance_path), str(schedule_path), "--json")
+    assert result.returncode == 0, result.stderr
+    report = json.loads(result.stdout)
+    assert report["feasible"] is True and report["violations"] == []
+    assert set(report) >= {"feasible", "violations", "total_completion_time", "total_jct"}
+
+
+def test_verify_infeasible_exit_1(tmp_path: Path, ring_instance) -> None:  # type: ignore[no-untyped-def]
+    """An infeasible schedule exits 1 and lists its violations."""
+    from ddlsched.io import write_instance
+
+    write_instance(ring_instance, tmp_path / "i.json")
+    write_schedule(Schedule((ScheduledJob("ring", 0.0, None, (0, 0, 0, 0)),)), tmp_path / "s.json")
+    result = run_cli("verify", str(tmp_path / "i.json"), str(tmp_path / "s.json"))
+    assert result.returncode == 1
+    assert "server 0: 4 GPUs in use" in result.stdout
+    assert "'solo': not scheduled" in result.stdout
+
+
+@pytest.mark.parametrize(
+    ("content", "expected"),
+    [
+        ("{not json", "not valid JSON (line 1"),
+        ('{"format": "ddlsched.instance/9"}', "unknown format 'ddlsched.instance/9'"),
+        (
+            '{"format": "ddlsched.instance/1", "cluster": {"gpus_per_server": [2],'
+            ' "bandwidth_intra": 1, "bandwidth_inter": 0}, "jobs": []}',
+            "cluster.bandwidth_inter: must be > 0",
+        ),
+        (
+            '{"format": "ddlsched.instance/1", "cluster": {"gpus_per_server": [2],'
+            ' "bandwidth_intra": 1, "bandwidth_inter": 1}, "jobs": [{"id": "a",'
+            ' "release": 0, "iterations": 1, "compute_time": 1, "gpus": 3}]}',
+            "needs 3 GPUs but the cluster has only 2",
+        ),
+        (
+            '{"format": "ddlsched.instance/1", "cluster": {"gpus_per_server": [2],'
+            ' "bandwidth_intra": 1, "bandwidth_inter": 1}, "jobs": [{"id": "a",'
+            ' "release": 0, "iterations": 1, "compute_time": 1, "gpus": 2,'
+            ' "edges": [[0, 5, 1.0]]}]}',
+            "node 5 does not exist",
+        ),
+        (
+            '{"format": "ddlsched.instance/1", "cluster": {"gpus_per_server": [2],'
+            ' "bandwidth_intra": 1, "bandwidth_inter": 1}, "jobs": [{"id": "a",'
+            ' "release": -3, "iterations": 1, "compute_time": 1, "gpus": 1}]}',
+            "release: must be >= 0, got -3",
+        ),
+    ],
+)
+def test_bad_instance_one_line_exit_2(tmp_path: Path, content: str, expected: str) -> None:
+    """Bad input exits 2 with one line on stderr naming the problem; no traceback."""
+    path = tmp_path / "bad.json"
+    path.write_text(content)
+    result = run_cli("info", str(path))
+    assert result.returncode == 2
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1, result.stderr
+    assert expected in lines[0]
+    assert str(path) in lines[0]
+    assert "Traceback" not in result.stderr
+
+
+def test_missing_file_exit_2(tmp_path: Path) -> None:
+    """A missing file is named, exit 2."""
+    result = run_cli("info", str(tmp_path / "nope.json"))
+    assert result.returncode == 2 and "no such file" in result.stderr
+
+
+def test_info_json(tmp_path: Path, ring_instance) -> None:  # type: ignore[no-untyped-def]
+    """info --json gives per-job alpha bounds and rho with exactness."""
+    from ddlsched.io import write_instance
+
+    write_instance(ring_instance, tmp_path / "i.json")
+    result = run_cli("info", str(tmp_path / "i.json"), "--json")
+    assert result.returncode == 0, result.stderr
+    doc = json.loads(result.stdout)
+    assert doc["rho"] == pytest.approx(1.25) and doc["rho_exact"] is True
+    assert doc["jobs"][0]["alpha_min"] == pytest.approx(4.0)

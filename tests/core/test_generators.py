@@ -1,0 +1,137 @@
+"""Generators: valid, reproducible, integral when asked; graphs as documented."""
+
+from __future__ import annotations
+
+import itertools
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given
+
+from ddlsched.alpha import alpha, alpha_max
+from ddlsched.generators import GeneratorConfig, generate
+from ddlsched.graphs import build_job_graph
+from ddlsched.io import dumps
+from ddlsched.model import InputError, Instance, Parallelism
+from ddlsched.zoo import ZOO, ModelProfile, get_profile
+from tests.strategies import generated_instances
+
+
+def _is_multiple(value: float, slot: float) -> bool:
+    ratio = value / slot
+    return math.isclose(ratio, round(ratio), rel_tol=0, abs_tol=1e-7)
+
+
+@given(generated_instances(integral=True))
+def test_integral_mode_is_integral(instance: Instance) -> None:
+    """Integral mode: releases, K*alpha(x) for every mapping, K*alpha_max on the slot grid."""
+    cluster = instance.cluster
+    slot = instance.slot
+    for job in instance.jobs:
+        assert _is_multiple(job.release, slot)
+        assert _is_multiple(job.iterations * alpha_max(job, cluster).value, slot)
+        mappings = itertools.islice(
+            itertools.product(range(cluster.num_servers), repeat=job.gpus), 200
+        )
+        for mapping in mappings:
+            assert _is_multiple(job.iterations * alpha(job, cluster, mapping), slot)
+
+
+@given(generated_instances())
+def test_generated_instances_validate(instance: Instance) -> None:
+    """Every generated instance passes validation again from its own fields."""
+    assert Instance(instance.cluster, instance.jobs, instance.slot) == instance
+    for job in instance.jobs:
+        assert job.parallelism is not None and job.parallelism.gpus == job.gpus
+        assert job.gpus <= instance.cluster.num_gpus
+
+
+def test_same_seed_same_bytes() -> None:
+    """The same configuration and seed give byte-identical files; another seed differs."""
+    config = GeneratorConfig(num_jobs=10, load=1.0, integral=True, bandwidth_intra=2.0)
+    first = dumps(generate(config, 7).to_dict())
+    assert dumps(generate(config, 7).to_dict()) == first
+    assert dumps(generate(config, np.random.default_rng(7)).to_dict()) == first
+    assert dumps(generate(config, 8).to_dict()) != first
+
+
+def test_poisson_load_scales_arrivals() -> None:
+    """A higher load packs the same jobs into a shorter arrival span."""
+    light = generate(GeneratorConfig(num_jobs=200, load=0.5), 3)
+    heavy = generate(GeneratorConfig(num_jobs=200, load=2.0), 3)
+    span = lambda inst: inst.jobs[-1].release  # noqa: E731
+    assert span(heavy) == pytest.approx(span(light) / 4.0, rel=1e-9)
+    assert all(job.release == 0.0 for job in generate(GeneratorConfig(num_jobs=5), 3).jobs)
+
+
+def test_bad_generator_settings_named() -> None:
+    """Bad settings fail with the setting's name."""
+    with pytest.raises(InputError, match="integer"):
+        GeneratorConfig(integral=True, bandwidth_intra=2.5, bandwidth_inter=1.0)
+    with pytest.raises(InputError, match="models: unknown model 'alexnet'"):
+        GeneratorConfig(models=("alexnet",))
+    with pytest.raises(InputError, match="load"):
+        GeneratorConfig(load=-1.0)
+    with pytest.raises(InputError, match="num_jobs"):
+        GeneratorConfig(num_jobs=0)
+
+
+def test_toml_config(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """A [generator] table in TOML loads; an unknown key is named."""
+    path = tmp_path / "gen.toml"
+    path.write_text(
+        '[generator]\nnum_jobs = 3\nmodels = ["bert_base"]\nintegral = true\n'
+        "bandwidth_intra = 2.0\n"
+    )
+    config = GeneratorConfig.from_toml(path)
+    assert config.num_jobs == 3 and config.models == ("bert_base",)
+    path.write_text("[generator]\nnum_jobz = 3\n")
+    with pytest.raises(InputError, match="num_jobz"):
+        GeneratorConfig.from_toml(path)
+
+
+TOY = ModelProfile(
+    name="toy",
+    parameters=1_000_000_000,
+    bytes_per_parameter=1,
+    layers=4,
+    activation_bytes_per_sample=1e8,
+    batch_size=10,
+    step_compute_time=8.0,
+    max_tp=2,
+    max_pp=2,
+    typical_iterations=100,
+)
+
+
+def test_graph_hand_worked_dp2_pp2_tp2() -> None:
+    """(dp, pp, tp) = (2, 2, 2) of a toy profile, traffic worked out by hand.
+
+    Activations A = 10 * 1e8 B = 1 GB; 2 layers per stage.
+    tensor: 4 * 2 * 2A / 2 = 8 GB; pipeline: A / 2 = 0.5 GB; data-parallel
+    ring of 2: 2 * 1/2 * (1 GB / 4) = 0.25 GB. Compute 8 / 4 * (8+1)/8.
+    """
+    p = Parallelism(dp=2, pp=2, tp=2)
+    compute, edges = build_job_graph(TOY, p)
+    assert compute == pytest.approx(8.0 / 4 * 9 / 8)
+    q = {(u, v): w for u, v, w in edges}
+    assert len(edges) == 4 + 4 + 4
+    assert q[(p.node(0, 0, 0), p.node(0, 0, 1))] == pytest.approx(8.0)
+    assert q[(p.node(1, 1, 0), p.node(1, 1, 1))] == pytest.approx(8.0)
+    assert q[(p.node(0, 0, 1), p.node(0, 1, 1))] == pytest.approx(0.5)
+    assert q[(p.node(0, 1, 0), p.node(1, 1, 0))] == pytest.approx(0.25)
+
+
+def test_graph_ring_dp4() -> None:
+    """dp=4 is a 4-cycle with 2*(3/4)*gradient on each edge."""
+    _, edges = build_job_graph(TOY, Parallelism(dp=4))
+    assert sorted((u, v) for u, v, _ in edges) == [(0, 1), (0, 3), (1, 2), (2, 3)]
+    assert all(w == pytest.approx(1.5) for _, _, w in edges)
+
+
+def test_zoo_has_six_models_and_unknown_named() -> None:
+    """At least six real models; an unknown one is named with the list."""
+    assert len(ZOO) >= 6
+    with pytest.raises(ValueError, match="unknown model 'alexnet'"):
+        get_profile("alexnet")

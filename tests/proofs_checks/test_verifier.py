@@ -1,0 +1,161 @@
+"""The verifier accepts feasible schedules and rejects each broken rule.
+
+Feasible schedules here are built by a tiny serial list scheduler written in
+the test (every job alone after the previous one, all nodes on its first
+fitting server or spread in order), independent of every method.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+from hypothesis import given
+
+from ddlsched.model import Instance, Schedule, ScheduledJob
+from proofs_checks.verifier import verify
+from tests.strategies import generated_instances, hand_instances
+
+
+def _per_iteration(job, cluster, mapping):  # type: ignore[no-untyped-def]
+    return job.compute_time + sum(
+        q / (cluster.bandwidth_intra if mapping[u] == mapping[v] else cluster.bandwidth_inter)
+        for u, v, q in job.edges
+    )
+
+
+def serial_schedule(instance: Instance) -> Schedule:
+    """Jobs one at a time in release order; nodes fill servers in order."""
+    time = 0.0
+    entries = []
+    for job in sorted(instance.jobs, key=lambda j: j.release):
+        mapping = []
+        for server, gpus in enumerate(instance.cluster.gpus_per_server):
+            mapping += [server] * min(gpus, job.gpus - len(mapping))
+        start = max(time, job.release)
+        end = start + job.iterations * _per_iteration(job, instance.cluster, mapping)
+        entries.append(ScheduledJob(job.id, start, end, tuple(mapping)))
+        time = end
+    return Schedule(tuple(entries))
+
+
+@given(generated_instances())
+def test_serial_schedule_feasible_objective_recomputed(instance: Instance) -> None:
+    """A serial schedule is feasible and its objective is sum w_i C_i."""
+    schedule = serial_schedule(instance)
+    report = verify(instance, schedule)
+    assert report.feasible, report.violations
+    expected = sum(
+        job.weight * entry.end
+        for job in instance.jobs
+        for entry in schedule.jobs
+        if entry.id == job.id
+    )
+    assert report.total_completion_time == pytest.approx(expected)
+    jct = sum(
+        job.weight * (report.completion_times[job.id] - job.release) for job in instance.jobs
+    )
+    assert report.total_jct == pytest.approx(jct)
+
+
+def _replace_entry(schedule: Schedule, index: int, **changes: object) -> Schedule:
+    entries = list(schedule.jobs)
+    entries[index] = dataclasses.replace(entries[index], **changes)
+    return Schedule(tuple(entries), schedule.problem)
+
+
+@given(hand_instances())
+def test_mutations_break_each_rule(instance: Instance) -> None:
+    """Every kind of mutation of a feasible schedule is caught and described."""
+    schedule = serial_schedule(instance)
+    first = schedule.jobs[0]
+    job = next(j for j in instance.jobs if j.id == first.id)
+
+    missing = Schedule(schedule.jobs[1:])
+    assert "not scheduled" in " ".join(verify(instance, missing).violations)
+
+    twice = Schedule((*schedule.jobs, first))
+    assert "more than once" in " ".join(verify(instance, twice).violations)
+
+    stranger = Schedule((*schedule.jobs, ScheduledJob("nobody", 0.0)))
+    assert "not in the instance" in " ".join(verify(instance, stranger).violations)
+
+    assert first.end is not None
+    wrong_end = _replace_entry(schedule, 0, end=first.end + 1.0)
+    assert "differs from start + K * alpha" in " ".join(verify(instance, wrong_end).violations)
+
+    short = _replace_entry(schedule, 0, mapping=first.mapping[:-1] if first.mapping else ())
+    assert "mapping has" in " ".join(verify(instance, short).violations)
+
+    off_cluster = _replace_entry(schedule, 0, mapping=(instance.cluster.num_servers,) * job.gpus)
+    assert "uses server" in " ".join(verify(instance, off_cluster).violations)
+
+    if job.release > 0:
+        early = _replace_entry(schedule, 0, start=0.0, end=None)
+        assert "before its release" in " ".join(verify(instance, early).violations)
+
+
+def test_capacity_violation_found_in_continuous_time(ring_instance: Instance) -> None:
+    """Overlapping by a fraction of a slot on a full server is a violation; touching is not."""
+    # ring: 2 iterations x alpha 4 on [0,0,1,1] -> [0, 8); solo needs 1 GPU.
+    ring = ScheduledJob("ring", 0.0, 8.0, (0, 0, 1, 1))
+    touching = Schedule((ring, ScheduledJob("solo", 8.0, 11.0, (1,))))
+    assert verify(ring_instance, touching).feasible
+    overlap = Schedule((ring, ScheduledJob("solo", 7.75, 10.75, (1,))))
+    report = verify(ring_instance, overlap)
+    assert not report.feasible
+    assert any("server 1: 3 GPUs in use at time 7.75" in v for v in report.violations)
+
+
+def test_all_violations_reported(ring_instance: Instance) -> None:
+    """Several broken rules are all listed, not just the first."""
+    bad = Schedule(
+        (
+            ScheduledJob("ring", 0.0, 99.0, (0, 0, 1, 1)),
+            ScheduledJob("solo", 0.5, None, (0,)),
+        )
+    )
+    report = verify(ring_instance, bad)
+    text = " ".join(report.violations)
+    assert "before its release" in text and "differs from" in text and "server 0" in text
+    assert len(report.violations) >= 3
+
+
+def test_a1_and_a2_rules(ring_instance: Instance) -> None:
+    """A1 pools M GPUs with all-cut durations; A2 is one preemptive machine."""
+    # A1: ring (4 GPUs) lasts 2 * 5 = 10, solo 3; M = 4, so they cannot overlap.
+    a1_bad = Schedule(
+        (ScheduledJob("ring", 0.0, 10.0), ScheduledJob("solo", 1.0, 4.0)), problem="A1"
+    )
+    assert "the cluster: 5 GPUs in use" in " ".join(verify(ring_instance, a1_bad).violations)
+    a1_ok = Schedule(
+        (ScheduledJob("ring", 0.0, 10.0), ScheduledJob("solo", 10.0, 13.0)), problem="A1"
+    )
+    assert verify(ring_instance, a1_ok).feasible
+    # A2 sizes: ring 4*2*5/4 = 10, solo 1*3*1/4 = 0.75. Preempt ring at 1.
+    a2_ok = Schedule(
+        (
+            ScheduledJob("ring", 0.0, 10.75, pieces=((0.0, 1.0), (1.75, 10.75))),
+            ScheduledJob("solo", 1.0, 1.75, pieces=((1.0, 1.75),)),
+        ),
+        problem="A2",
+    )
+    report = verify(ring_instance, a2_ok)
+    assert report.feasible, report.violations
+    assert report.total_completion_time == pytest.approx(10.75 + 1.75)
+    a2_overlap = Schedule(
+        (
+            ScheduledJob("ring", 0.0, 10.0, pieces=((0.0, 10.0),)),
+            ScheduledJob("solo", 2.0, 2.75, pieces=((2.0, 2.75),)),
+        ),
+        problem="A2",
+    )
+    assert "overlap" in " ".join(verify(ring_instance, a2_overlap).violations)
+    a2_short = Schedule(
+        (
+            ScheduledJob("ring", 0.0, 9.0, pieces=((0.0, 9.0),)),
+            ScheduledJob("solo", 9.0, 9.75, pieces=((9.0, 9.75),)),
+        ),
+        problem="A2",
+    )
+    assert "its size is 10" in " ".join(verify(ring_instance, a2_short).violations)

@@ -1,0 +1,80 @@
+"""Hypothesis strategies, in one place (STYLE "Tests").
+
+Instances come from two sources: the project's generator with drawn
+settings and seeds (so its whole parameter space is exercised), and
+hand-rolled tiny jobs with arbitrary graphs (so the model is tested on
+graphs the zoo would never build).
+"""
+
+from __future__ import annotations
+
+from hypothesis import strategies as st
+
+from ddlsched.generators import GeneratorConfig, generate
+from ddlsched.model import Cluster, Instance, Job
+
+
+@st.composite
+def clusters(draw: st.DrawFn, max_servers: int = 3, max_gpus: int = 4) -> Cluster:
+    """Small clusters, possibly with servers of different sizes."""
+    servers = draw(st.integers(1, max_servers))
+    gpus = tuple(draw(st.integers(1, max_gpus)) for _ in range(servers))
+    inter = draw(st.sampled_from([0.5, 1.0, 2.0]))
+    ratio = draw(st.sampled_from([1.0, 2.0, 3.0, 4.0, 10.0]))
+    return Cluster(gpus, bandwidth_intra=inter * ratio, bandwidth_inter=inter)
+
+
+@st.composite
+def jobs(draw: st.DrawFn, max_gpus: int, job_id: str = "j") -> Job:
+    """A job of up to ``max_gpus`` nodes with an arbitrary simple graph."""
+    gpus = draw(st.integers(1, max_gpus))
+    pairs = [(u, v) for u in range(gpus) for v in range(u + 1, gpus)]
+    chosen = draw(st.lists(st.sampled_from(pairs), unique=True)) if pairs else []
+    edges = tuple((u, v, draw(st.sampled_from([0.25, 0.5, 1.0, 2.0, 3.0]))) for u, v in chosen)
+    return Job(
+        id=job_id,
+        release=draw(st.sampled_from([0.0, 1.0, 2.5])),
+        iterations=draw(st.integers(1, 5)),
+        compute_time=draw(st.sampled_from([0.5, 1.0, 2.0])),
+        gpus=gpus,
+        edges=edges,
+        weight=draw(st.sampled_from([1.0, 2.0])),
+    )
+
+
+@st.composite
+def hand_instances(draw: st.DrawFn, max_jobs: int = 4) -> Instance:
+    """Tiny instances with arbitrary job graphs."""
+    cluster = draw(clusters())
+    count = draw(st.integers(1, max_jobs))
+    widest = min(cluster.num_gpus, 6)
+    return Instance(
+        cluster=cluster,
+        jobs=tuple(draw(jobs(widest, job_id=f"j{k}")) for k in range(count)),
+    )
+
+
+@st.composite
+def generator_configs(draw: st.DrawFn, integral: bool | None = None) -> GeneratorConfig:
+    """Generator settings across its parameter space (small sizes)."""
+    is_integral = draw(st.booleans()) if integral is None else integral
+    inter = draw(st.sampled_from([0.5, 1.0, 2.0]))
+    return GeneratorConfig(
+        num_jobs=draw(st.integers(1, 6)),
+        servers=draw(st.integers(1, 3)),
+        gpus_per_server=draw(st.sampled_from([1, 2, 4, 8])),
+        bandwidth_intra=inter * draw(st.sampled_from([1, 2, 4, 20])),
+        bandwidth_inter=inter,
+        integral=is_integral,
+        load=draw(st.sampled_from([None, 0.5, 1.0, 2.0])),
+        parallelism=draw(st.sampled_from(["mixed", "dp"])),
+        slot=draw(st.sampled_from([1.0, 0.5, 2.0])),
+        max_iterations=draw(st.integers(1, 4)),
+    )
+
+
+@st.composite
+def generated_instances(draw: st.DrawFn, integral: bool | None = None) -> Instance:
+    """Instances from :func:`ddlsched.generators.generate`."""
+    config = draw(generator_configs(integral=integral))
+    return generate(config, draw(st.integers(0, 2**32 - 1)))
