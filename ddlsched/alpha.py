@@ -100,13 +100,19 @@ def alpha(job: Job, cluster: Cluster, mapping: Sequence[int] | np.ndarray) -> fl
     return alpha_from_cut(job, cluster, cut_traffic(job, mapping))
 
 
+def all_cut_alpha(job: Job, cluster: Cluster) -> float:
+    """``c_i + Q_i / B_inter``: SPEC's default ``alpha_i^max`` *(choice)*."""
+    return job.compute_time + job.total_traffic / cluster.bandwidth_inter
+
+
 def alpha_max(job: Job, cluster: Cluster, search_budget: int = DEFAULT_SEARCH_BUDGET) -> Bound:
     """``alpha_i^max``: the all-cut value ``c_i + Q_i / B_inter``.
 
     Exact when some mapping on the empty cluster cuts every edge (decided by
     :func:`extreme_cut` when it fits ``search_budget``), else an upper bound.
+    Where only the value is needed, :func:`all_cut_alpha` skips that search.
     """
-    value = job.compute_time + job.total_traffic / cluster.bandwidth_inter
+    value = all_cut_alpha(job, cluster)
     if not job.edges or cluster.bandwidth_inter == cluster.bandwidth_intra:
         return Bound(value, exact=True)
     best = extreme_cut(job, cluster.gpus_per_server, maximize=True, search_budget=search_budget)

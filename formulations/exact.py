@@ -1,0 +1,222 @@
+"""The exact solve of problems A, A1 and A2: build, warm start, solve, read back.
+
+:func:`solve_milp` is what ``ddlsched.api.solve(..., method="milp")`` and
+``ddlsched solve --method milp`` call. Building and solving are separate
+steps (:func:`build` returns the model and what is needed to read it back),
+so a researcher can inspect or modify a model before solving it.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass
+
+import pyomo.environ as pyo
+
+from ddlsched.alpha import all_cut_alpha
+from ddlsched.model import Instance, Schedule, ScheduledJob
+from ddlsched.result import Result, SolveStatus
+from formulations.modes import problem_a, problem_a1
+from formulations.problem_a2 import (
+    SingleMachine,
+    build_a2_model,
+    schedule_from_a2_model,
+    single_machine,
+)
+from formulations.solver import SolverOptions, solve_model
+from formulations.timeindexed import (
+    SlottedProblem,
+    build_model,
+    choose_anchor,
+    greedy_schedule,
+    latest_completions,
+    place_in_order,
+    plan_from_model,
+    set_warm_start,
+)
+
+PROBLEMS = ("A", "A1", "A2")
+
+
+@dataclass
+class BuiltModel:
+    """A built Pyomo model and what reading its solution needs."""
+
+    problem: str
+    model: pyo.ConcreteModel
+    instance: Instance
+    slotted: SlottedProblem | None
+    single: SingleMachine | None
+    exact: bool
+    incumbent_plan: list[tuple[int, int]] | None
+    build_time_s: float
+
+
+def build(
+    instance: Instance,
+    problem: str = "A",
+    warm_start: Schedule | None = None,
+    options: SolverOptions | None = None,
+) -> BuiltModel:
+    """Build the MILP of ``problem`` for ``instance``.
+
+    A warm start schedule (problem A or A1, e.g. from a heuristic) is put on
+    the slot grid by placing its jobs, in the order of their starts, at the
+    earliest slot where their mode fits; the better of it and the built-in
+    list schedules becomes the incumbent, which both bounds the horizon and
+    is passed to HiGHS as a MIP start.
+    """
+    if problem not in PROBLEMS:
+        raise ValueError(f"problem: expected one of {', '.join(PROBLEMS)}, got {problem!r}")
+    began = time.perf_counter()
+    if problem == "A2":
+        data = single_machine(instance)
+        model = build_a2_model(data)
+        return BuiltModel(
+            problem, model, instance, None, data, data.exact, None, time.perf_counter() - began
+        )
+    slotted = problem_a(instance, options) if problem == "A" else problem_a1(instance)
+    plan = greedy_schedule(slotted)
+    if warm_start is not None:
+        given = _plan_from_schedule(instance, slotted, warm_start)
+        if slotted.objective(given) < slotted.objective(plan):
+            plan = given
+    latest = latest_completions(slotted, slotted.objective(plan))
+    anchor = choose_anchor(slotted) if problem == "A" else None
+    model = build_model(slotted, latest, anchor)
+    return BuiltModel(
+        problem, model, instance, slotted, None, slotted.exact, plan, time.perf_counter() - began
+    )
+
+
+def _plan_from_schedule(
+    instance: Instance, slotted: SlottedProblem, schedule: Schedule
+) -> list[tuple[int, int]]:
+    entries = schedule.by_id()
+    missing = [job.id for job in instance.jobs if job.id not in entries]
+    if missing:
+        raise ValueError(f"warm_start: no entry for jobs {missing}")
+    order = sorted(range(instance.num_jobs), key=lambda i: entries[instance.jobs[i].id].start)
+    earliest = [math.floor(entries[job.id].start / slotted.slot) for job in instance.jobs]
+    preferred: list[int | None] = []
+    for job, sjob in zip(instance.jobs, slotted.jobs, strict=True):
+        mapping = entries[job.id].mapping
+        if mapping is None or len(sjob.modes) == 1:
+            preferred.append(None if len(sjob.modes) > 1 else 0)
+            continue
+        counts = tuple(mapping.count(h) for h in range(instance.cluster.num_servers))
+        match = [m for m, mode in enumerate(sjob.modes) if mode.usage == counts]
+        preferred.append(match[0] if match else None)
+    return place_in_order(slotted, order, earliest, preferred)
+
+
+def _schedule_from_plan(built: BuiltModel, plan: list[tuple[int, int]]) -> Schedule:
+    assert built.slotted is not None
+    entries = []
+    for job, sjob, (m, t) in zip(built.instance.jobs, built.slotted.jobs, plan, strict=True):
+        mode = sjob.modes[m]
+        start = t * built.slotted.slot
+        if built.problem == "A":
+            entries.append(ScheduledJob(job.id, start, start + mode.duration, mode.mapping))
+        else:
+            duration = job.iterations * all_cut_alpha(job, built.instance.cluster)
+            entries.append(ScheduledJob(job.id, start, start + duration))
+    return Schedule(tuple(entries), problem=built.problem)
+
+
+def solve_built(built: BuiltModel, options: SolverOptions) -> Result:
+    """Solve a built model and turn its solution into a :class:`Result`."""
+    warm = built.incumbent_plan is not None and set_warm_start(built.model, built.incumbent_plan)
+    outcome = solve_model(built.model, options, warm_start=warm)
+    notes: list[str] = []
+    schedule = None
+    if outcome.has_solution:
+        if built.single is not None:
+            schedule = schedule_from_a2_model(built.model, built.single)
+        else:
+            schedule = _schedule_from_plan(
+                built, plan_from_model(built.model, built.instance.num_jobs)
+            )
+    status = outcome.status
+    bound = outcome.bound
+    if not built.exact:
+        notes.append(
+            "instance not integral: durations and releases were rounded up to the slot, so this "
+            "is the optimum of the slotted problem (an upper bound for the continuous one) and "
+            "its bound is not a bound for the continuous problem"
+        )
+        bound = math.nan
+        if status == SolveStatus.OPTIMAL:
+            status = SolveStatus.FEASIBLE
+    objective, total_jct = _objectives(built.instance, schedule)
+    return Result(
+        method="milp",
+        problem=built.problem,
+        status=status,
+        objective=objective,
+        total_jct=total_jct,
+        best_bound=bound,
+        runtime_s=outcome.runtime_s,
+        schedule=schedule,
+        build_time_s=built.build_time_s,
+        metrics={
+            "milp_objective": outcome.objective,
+            "variables": float(_count(built.model, pyo.Var)),
+            "constraints": float(_count(built.model, pyo.Constraint)),
+        },
+        notes=(*notes, f"HiGHS: {outcome.message}"),
+    )
+
+
+def _count(model: pyo.ConcreteModel, kind: type) -> int:
+    return sum(1 for _ in model.component_data_objects(kind, active=True))
+
+
+def _objectives(instance: Instance, schedule: Schedule | None) -> tuple[float, float]:
+    """``sum w C`` and ``sum w (C - r)`` of a schedule whose entries carry ``end``."""
+    if schedule is None:
+        return math.nan, math.nan
+    ends = {entry.id: entry.end for entry in schedule.jobs}
+    total = math.fsum(job.weight * float(ends[job.id] or 0.0) for job in instance.jobs)
+    jct = math.fsum(
+        job.weight * (float(ends[job.id] or 0.0) - job.release) for job in instance.jobs
+    )
+    return total, jct
+
+
+def solve_milp(
+    instance: Instance,
+    problem: str = "A",
+    *,
+    time_limit: float | None = 60.0,
+    mip_gap: float = 1e-6,
+    threads: int | None = None,
+    warm_start: Schedule | None = None,
+    verbose: bool = False,
+) -> Result:
+    """Solve problem ``problem`` (A, A1 or A2) of ``instance`` exactly.
+
+    Parameters
+    ----------
+    instance
+        The instance.
+    problem
+        ``"A"`` (the cluster), ``"A1"`` (rigid jobs at ``alpha_max`` on ``M``
+        pooled GPUs) or ``"A2"`` (the preemptive virtual single machine).
+    time_limit, mip_gap, threads, verbose
+        Solver options (:class:`formulations.solver.SolverOptions`).
+    warm_start
+        A feasible schedule (A or A1) to start from.
+
+    Returns
+    -------
+    Result
+        ``status`` OPTIMAL only when proven optimal for the continuous
+        problem (i.e. the instance is integral); objective and JCT
+        recomputed from the schedule; ``best_bound`` HiGHS's bound (``nan``
+        on non-integral instances, where it bounds only the slotted problem).
+    """
+    options = SolverOptions(time_limit, mip_gap, threads, verbose)
+    built = build(instance, problem, warm_start, options)
+    return solve_built(built, options)

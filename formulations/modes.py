@@ -1,0 +1,123 @@
+"""Turning problems A and A1 into slotted multi-mode problems.
+
+Problem **A**: a mode of job ``i`` is a vector of GPU counts per server
+``(n_1, .., n_H)`` with ``sum_h n_h = g_i`` and ``n_h <= G_h``. Its duration
+is ``K_i * alpha_i(x*)`` for the best mapping ``x*`` with those counts: the
+least cut over partitions of the job graph into parts of exactly those
+sizes. Because servers differ only in size and ``alpha`` depends only on
+which nodes share a server, that cut depends only on the multiset of
+counts, so it is computed once per multiset: by the exact branch and bound
+of :func:`ddlsched.alpha.extreme_cut`, or, if that exceeds its budget, by
+the mapping MILP with fixed counts (:mod:`formulations.mapping`).
+
+Problem **A1**: one resource, the pool of ``M`` GPUs, and one mode per job
+using ``g_i`` of it for ``K_i * alpha_i^max``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+
+from ddlsched.alpha import all_cut_alpha, alpha, extreme_cut
+from ddlsched.model import Cluster, Instance, Job
+from formulations.mapping import solve_mapping
+from formulations.solver import SolverOptions
+from formulations.timeindexed import (
+    SlottedJob,
+    SlottedMode,
+    SlottedProblem,
+    on_grid,
+    slots_needed,
+)
+
+
+def count_vectors(gpus: int, capacities: Sequence[int]) -> Iterator[tuple[int, ...]]:
+    """Every ``(n_1, .., n_H)`` with ``sum n_h = gpus`` and ``0 <= n_h <= cap_h``."""
+    if not capacities:
+        if gpus == 0:
+            yield ()
+        return
+    head, rest = capacities[0], capacities[1:]
+    room = sum(rest)
+    for n in range(min(head, gpus), -1, -1):
+        if gpus - n <= room:
+            for tail in count_vectors(gpus - n, rest):
+                yield (n, *tail)
+
+
+def best_mapping_for_counts(
+    job: Job, cluster: Cluster, counts: Sequence[int], options: SolverOptions
+) -> tuple[int, ...]:
+    """A mapping with exactly ``counts[h]`` nodes on server ``h`` and the least cut."""
+    used = sorted((h for h, n in enumerate(counts) if n > 0), key=lambda h: -counts[h])
+    found = extreme_cut(job, [counts[h] for h in used], maximize=False)
+    if found is not None:
+        return tuple(used[part] for part in found[1])
+    result = solve_mapping(job, cluster, counts=counts, options=options)
+    if result.mapping is None:
+        raise RuntimeError(
+            f"no mapping found for job {job.id!r} with counts {list(counts)} "
+            f"({result.status.value})"
+        )
+    return result.mapping
+
+
+def _release_slot(job: Job, slot: float) -> int:
+    return 0 if job.release == 0 else slots_needed(job.release, slot)
+
+
+def problem_a(instance: Instance, options: SolverOptions | None = None) -> SlottedProblem:
+    """The slotted multi-mode form of problem A."""
+    options = options or SolverOptions()
+    cluster, slot = instance.cluster, instance.slot
+    exact = True
+    jobs = []
+    for job in instance.jobs:
+        cache: dict[tuple[int, ...], tuple[int, ...]] = {}
+        modes = []
+        for counts in count_vectors(job.gpus, cluster.gpus_per_server):
+            key = tuple(sorted(counts, reverse=True))
+            if key not in cache:
+                cache[key] = best_mapping_for_counts(job, cluster, counts, options)
+                # Relabel the cached mapping's servers onto these counts.
+            mapping = _relabel(cache[key], counts)
+            duration = job.iterations * alpha(job, cluster, mapping)
+            exact &= on_grid(duration, slot)
+            modes.append(SlottedMode(counts, slots_needed(duration, slot), duration, mapping))
+        exact &= on_grid(job.release, slot)
+        jobs.append(SlottedJob(job.id, job.weight, _release_slot(job, slot), tuple(modes)))
+    classes: dict[int, list[int]] = {}
+    for h, g in enumerate(cluster.gpus_per_server):
+        classes.setdefault(g, []).append(h)
+    return SlottedProblem(
+        tuple(jobs),
+        cluster.gpus_per_server,
+        slot,
+        exact,
+        tuple(tuple(group) for group in classes.values()),
+    )
+
+
+def _relabel(mapping: tuple[int, ...], counts: Sequence[int]) -> tuple[int, ...]:
+    """Move a mapping's parts onto servers holding the same number of nodes."""
+    sizes: dict[int, int] = {}
+    for server in mapping:
+        sizes[server] = sizes.get(server, 0) + 1
+    # Parts and target servers, both largest first; equal sizes pair up.
+    parts = sorted(sizes, key=lambda s: (-sizes[s], s))
+    targets = sorted((h for h, n in enumerate(counts) if n > 0), key=lambda h: (-counts[h], h))
+    relabel = dict(zip(parts, targets, strict=True))
+    return tuple(relabel[server] for server in mapping)
+
+
+def problem_a1(instance: Instance) -> SlottedProblem:
+    """The slotted form of problem A1: rigid jobs of ``K_i alpha_max`` on ``M`` GPUs."""
+    cluster, slot = instance.cluster, instance.slot
+    exact = True
+    jobs = []
+    for job in instance.jobs:
+        duration = job.iterations * all_cut_alpha(job, cluster)
+        exact &= on_grid(duration, slot) and on_grid(job.release, slot)
+        mode = SlottedMode((job.gpus,), slots_needed(duration, slot), duration)
+        jobs.append(SlottedJob(job.id, job.weight, _release_slot(job, slot), (mode,)))
+    return SlottedProblem(tuple(jobs), (cluster.num_gpus,), slot, exact)

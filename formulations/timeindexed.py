@@ -1,0 +1,379 @@
+"""The time-indexed multi-mode model shared by problems A and A1.
+
+Both are non-preemptive gang scheduling over slots of length ``Delta``: job
+``i`` picks a *mode* ``m`` (a usage vector over resources and a duration of
+``d_im`` slots) and a start slot ``t >= e_i = ceil(r_i / Delta)``; at every
+slot the running jobs' usage fits every resource. In problem **A** the
+resources are the servers and a mode is a vector of GPU counts per server
+whose duration is that of the best mapping with those counts
+(:mod:`formulations.modes`); in problem **A1** the one resource is the pool
+of ``M`` GPUs and the one mode lasts ``K_i * alpha_i^max``.
+
+Binary ``x[i, m, t]`` = 1 if job ``i`` starts in mode ``m`` at slot ``t``.
+Constraint families:
+
+- ``_one_start_per_job``: ``sum_{m, t} x[i, m, t] = 1``;
+- ``_start_index`` (release, horizon, symmetry): ``x[i, m, t]`` exists only
+  for ``e_i <= t <= L_i - d_im``, and for the anchor job only in the modes
+  kept by symmetry breaking (below);
+- ``_capacity``: for every resource ``r`` and slot ``s``,
+  ``sum_{i, m, t <= s < t + d_im} usage_imr * x[i, m, t] <= cap_r``;
+- symmetry (in ``_start_index``): one *anchor* job may use only modes whose counts are
+  non-increasing within each class of identical servers. Any schedule can
+  be relabelled by permuting identical servers (which changes neither
+  feasibility nor any job's duration, since ``alpha`` depends only on which
+  nodes share a server) so that the anchor's counts are sorted; hence some
+  optimum survives.
+
+Objective: ``sum_i w_i Delta (t + d_im) x[i, m, t]``, the total weighted
+completion time of the slotted schedule.
+
+**Horizon.** Each job gets a latest completion slot ``L_i``; a horizon that
+cut off every optimum would be a bug, so both limits below hold for *every*
+optimal slotted schedule:
+
+1. *Covering*: if a slot ``s >= max_i e_i`` had no running job, every job
+   starting after ``s`` could move one slot earlier (all are released, and
+   the moved block keeps its internal feasibility), lowering the objective
+   (weights are positive). So from ``max_i e_i`` to the last completion
+   every slot runs some job, and ``C_max <= max_i e_i + sum_i max_m d_im``.
+2. *Incumbent*: with ``UB`` the objective of a feasible schedule (from
+   :func:`greedy_schedule` or a warm start), an optimum has ``w_i C_i <= UB
+   - sum_{k != i} w_k (e_k + min_m d_km) Delta``, since every other job
+   completes no earlier than that.
+
+On an **integral** instance (every release and mode duration a multiple of
+``Delta``) some optimal continuous schedule has slot-aligned starts, so the
+model is exact (SPEC "Time"); otherwise its optimum is that of the slotted
+problem, an upper bound on the true one.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import pyomo.environ as pyo
+from pyomo.core.expr.numeric_expr import LinearExpression
+
+EPS = 1e-9
+
+
+def slots_needed(duration: float, slot: float) -> int:
+    """``ceil(duration / slot)``, forgiving floating-point noise."""
+    return max(1, math.ceil(duration / slot - EPS))
+
+
+def on_grid(value: float, slot: float) -> bool:
+    """Whether ``value`` is a multiple of ``slot`` (to floating-point noise)."""
+    ratio = value / slot
+    return abs(ratio - round(ratio)) <= 1e-7 * max(1.0, abs(ratio))
+
+
+@dataclass(frozen=True)
+class SlottedMode:
+    """One way to run a job.
+
+    Attributes
+    ----------
+    usage
+        Units of each resource held while running.
+    slots
+        ``d_im``, duration in slots (rounded up).
+    duration
+        The exact duration in seconds.
+    mapping
+        A mapping of nodes to servers attaining ``duration`` (problem A), or
+        ``None``.
+    """
+
+    usage: tuple[int, ...]
+    slots: int
+    duration: float
+    mapping: tuple[int, ...] | None = None
+
+
+@dataclass(frozen=True)
+class SlottedJob:
+    """A job of the slotted model: weight, release slot ``e_i``, modes."""
+
+    id: str
+    weight: float
+    release_slot: int
+    modes: tuple[SlottedMode, ...]
+
+    @property
+    def min_slots(self) -> int:
+        """``min_m d_im``."""
+        return min(mode.slots for mode in self.modes)
+
+    @property
+    def max_slots(self) -> int:
+        """``max_m d_im``."""
+        return max(mode.slots for mode in self.modes)
+
+
+@dataclass(frozen=True)
+class SlottedProblem:
+    """A multi-mode time-indexed scheduling problem.
+
+    Attributes
+    ----------
+    jobs
+        The jobs.
+    capacities
+        Units of each resource.
+    slot
+        ``Delta`` in seconds.
+    exact
+        True when every release and duration is a multiple of ``Delta``.
+    server_classes
+        Groups of interchangeable resources (for symmetry breaking).
+    """
+
+    jobs: tuple[SlottedJob, ...]
+    capacities: tuple[int, ...]
+    slot: float
+    exact: bool
+    server_classes: tuple[tuple[int, ...], ...] = ()
+
+    def objective(self, plan: Sequence[tuple[int, int]]) -> float:
+        """Slotted ``sum_i w_i C_i`` of a plan of ``(mode, start slot)`` per job."""
+        return self.slot * math.fsum(
+            job.weight * (start + job.modes[m].slots)
+            for job, (m, start) in zip(self.jobs, plan, strict=True)
+        )
+
+    def covering_horizon(self) -> int:
+        """Limit 1 of the module docstring, in slots."""
+        return max(j.release_slot for j in self.jobs) + sum(j.max_slots for j in self.jobs)
+
+
+def place_in_order(
+    problem: SlottedProblem,
+    order: Sequence[int],
+    earliest: Sequence[int] | None = None,
+    preferred: Sequence[int | None] | None = None,
+) -> list[tuple[int, int]]:
+    """A feasible plan: jobs placed one by one, each at its earliest completion.
+
+    Job ``order[k]`` is placed, given those placed before it, at the
+    ``(mode, start)`` with the earliest completion among starts ``>=
+    earliest[i]`` (default ``e_i``); if ``preferred[i]`` names a mode, only
+    that mode is tried. Always succeeds: the timeline is long enough to put
+    every job after all others.
+    """
+    length = problem.covering_horizon() + max(earliest or [0]) + 1
+    free = np.tile(np.asarray(problem.capacities, dtype=np.int64), (length, 1))
+    plan: list[tuple[int, int] | None] = [None] * len(problem.jobs)
+    for i in order:
+        job = problem.jobs[i]
+        first = job.release_slot if earliest is None else max(job.release_slot, earliest[i])
+        modes = (
+            [preferred[i]]
+            if preferred is not None and preferred[i] is not None
+            else range(len(job.modes))
+        )
+        best: tuple[int, int, int] | None = None
+        for m in modes:
+            mode = job.modes[m]
+            usage = np.asarray(mode.usage)
+            for start in range(first, length - mode.slots + 1):
+                if best is not None and start + mode.slots >= best[0]:
+                    break
+                if np.all(free[start : start + mode.slots] >= usage):
+                    best = (start + mode.slots, m, start)
+                    break
+        if best is None:  # pragma: no cover - the timeline is long enough
+            raise RuntimeError(f"job {job.id!r} could not be placed")
+        _, m, start = best
+        free[start : start + job.modes[m].slots] -= np.asarray(job.modes[m].usage)
+        plan[i] = (m, start)
+    return [p for p in plan if p is not None]
+
+
+def greedy_schedule(problem: SlottedProblem) -> list[tuple[int, int]]:
+    """The best of a few list schedules, as incumbent and warm start.
+
+    Orders tried: by release then weighted shortest processing (``d_min /
+    w``, Smith's rule), by Smith's rule alone, and by release then widest
+    first. Each is placed with :func:`place_in_order`.
+    """
+    jobs = problem.jobs
+    n = len(jobs)
+
+    def smith(i: int) -> float:
+        return jobs[i].min_slots / jobs[i].weight
+
+    def width(i: int) -> int:
+        return -max(sum(mode.usage) for mode in jobs[i].modes)
+
+    orders = [
+        sorted(range(n), key=lambda i: (jobs[i].release_slot, smith(i), i)),
+        sorted(range(n), key=lambda i: (smith(i), i)),
+        sorted(range(n), key=lambda i: (jobs[i].release_slot, width(i), smith(i), i)),
+    ]
+    plans = [place_in_order(problem, order) for order in orders]
+    return min(plans, key=problem.objective)
+
+
+def latest_completions(problem: SlottedProblem, incumbent: float) -> list[int]:
+    """Per-job latest completion slot ``L_i`` (both limits of the docstring)."""
+    cover = problem.covering_horizon()
+    floor_each = [
+        job.weight * (job.release_slot + job.min_slots) * problem.slot for job in problem.jobs
+    ]
+    total_floor = math.fsum(floor_each)
+    limits = []
+    for job, own in zip(problem.jobs, floor_each, strict=True):
+        room = (incumbent - (total_floor - own)) / (job.weight * problem.slot)
+        limits.append(min(cover, math.floor(room + EPS)))
+    return limits
+
+
+def build_model(
+    problem: SlottedProblem, latest: Sequence[int], anchor: int | None = None
+) -> pyo.ConcreteModel:
+    """The Pyomo model; ``latest[i]`` is ``L_i``; ``anchor`` the symmetry job."""
+    model = pyo.ConcreteModel(name="time_indexed")
+    index = _start_index(problem, latest, anchor)
+    model.INDEX = pyo.Set(initialize=index, dimen=3, ordered=True)
+    model.x = pyo.Var(model.INDEX, within=pyo.Binary)
+    _one_start_per_job(model, problem, index)
+    _capacity(model, problem, index)
+    costs = [
+        problem.jobs[i].weight * problem.slot * (t + problem.jobs[i].modes[m].slots)
+        for i, m, t in index
+    ]
+    model.total_completion = pyo.Objective(
+        expr=LinearExpression(
+            constant=0.0, linear_coefs=costs, linear_vars=[model.x[key] for key in index]
+        ),
+        sense=pyo.minimize,
+    )
+    return model
+
+
+def _start_index(
+    problem: SlottedProblem, latest: Sequence[int], anchor: int | None
+) -> list[tuple[int, int, int]]:
+    """The ``(i, m, t)`` that may be chosen: the release, horizon and symmetry families.
+
+    ``t`` runs from ``e_i`` (release) to ``L_i - d_im`` (horizon); the anchor
+    job keeps only modes sorted within server classes (symmetry).
+    """
+    index: list[tuple[int, int, int]] = []
+    for i, job in enumerate(problem.jobs):
+        for m, mode in enumerate(job.modes):
+            if i == anchor and not _sorted_within_classes(mode.usage, problem.server_classes):
+                continue
+            index.extend((i, m, t) for t in range(job.release_slot, latest[i] - mode.slots + 1))
+    return index
+
+
+def _one_start_per_job(
+    model: pyo.ConcreteModel, problem: SlottedProblem, index: list[tuple[int, int, int]]
+) -> None:
+    """Every job starts exactly once, in one mode."""
+    by_job: list[list[tuple[int, int, int]]] = [[] for _ in problem.jobs]
+    for key in index:
+        by_job[key[0]].append(key)
+    model.one_start_per_job = pyo.Constraint(
+        range(len(problem.jobs)),
+        rule=lambda m, i: (
+            LinearExpression(
+                constant=0.0,
+                linear_coefs=[1.0] * len(by_job[i]),
+                linear_vars=[m.x[key] for key in by_job[i]],
+            )
+            == 1
+        ),
+    )
+
+
+def _capacity(
+    model: pyo.ConcreteModel,
+    problem: SlottedProblem,
+    index: list[tuple[int, int, int]],
+) -> None:
+    """At every slot the running jobs fit every resource."""
+    rows: dict[tuple[int, int], tuple[list[float], list[int]]] = {}
+    for k, (i, m, t) in enumerate(index):
+        mode = problem.jobs[i].modes[m]
+        for r, amount in enumerate(mode.usage):
+            if amount == 0:
+                continue
+            for s in range(t, t + mode.slots):
+                coefs, keys = rows.setdefault((r, s), ([], []))
+                coefs.append(float(amount))
+                keys.append(k)
+    variables = [model.x[key] for key in index]
+    # A row that cannot bind (even every job at once fits) is left out.
+    binding = [
+        key
+        for key, (coefs, keys) in rows.items()
+        if _max_load(coefs, keys, index) > problem.capacities[key[0]]
+    ]
+    model.capacity = pyo.Constraint(
+        binding,
+        rule=lambda m, r, s: (
+            LinearExpression(
+                constant=0.0,
+                linear_coefs=rows[r, s][0],
+                linear_vars=[variables[k] for k in rows[r, s][1]],
+            )
+            <= problem.capacities[r]
+        ),
+    )
+
+
+def _max_load(coefs: list[float], keys: list[int], index: list[tuple[int, int, int]]) -> float:
+    """The most a row can sum to: each job contributes at most its largest use."""
+    per_job: dict[int, float] = {}
+    for coef, k in zip(coefs, keys, strict=True):
+        job = index[k][0]
+        per_job[job] = max(per_job.get(job, 0.0), coef)
+    return sum(per_job.values())
+
+
+def _sorted_within_classes(usage: Sequence[int], classes: Sequence[Sequence[int]]) -> bool:
+    return all(
+        usage[a] >= usage[b] for group in classes for a, b in zip(group, group[1:], strict=False)
+    )
+
+
+def choose_anchor(problem: SlottedProblem) -> int | None:
+    """The job whose symmetric modes are most numerous (most pruned), if any."""
+    if not any(len(group) > 1 for group in problem.server_classes):
+        return None
+    counts = [
+        sum(not _sorted_within_classes(mode.usage, problem.server_classes) for mode in job.modes)
+        for job in problem.jobs
+    ]
+    best = int(np.argmax(counts))
+    return best if counts[best] > 0 else None
+
+
+def set_warm_start(model: pyo.ConcreteModel, plan: Sequence[tuple[int, int]]) -> bool:
+    """Set ``x`` to the plan; False if the plan lies outside the model's index."""
+    chosen = {(i, m, t) for i, (m, t) in enumerate(plan)}
+    if not all(key in model.INDEX for key in chosen):
+        return False
+    for key in model.INDEX:
+        model.x[key].set_value(1 if key in chosen else 0)
+    return True
+
+
+def plan_from_model(model: pyo.ConcreteModel, num_jobs: int) -> list[tuple[int, int]]:
+    """The ``(mode, start slot)`` of every job in a solved model."""
+    plan: list[tuple[int, int] | None] = [None] * num_jobs
+    for i, m, t in model.INDEX:
+        value = model.x[i, m, t].value
+        if value is not None and value > 0.5:
+            plan[i] = (m, t)
+    missing = [i for i, p in enumerate(plan) if p is None]
+    if missing:
+        raise RuntimeError(f"solved model starts no mode for jobs {missing}")
+    return [p for p in plan if p is not None]
