@@ -50,6 +50,7 @@ problem, an upper bound on the true one.
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -339,9 +340,7 @@ def _max_load(coefs: list[float], keys: list[int], index: list[tuple[int, int, i
 
 
 def _sorted_within_classes(usage: Sequence[int], classes: Sequence[Sequence[int]]) -> bool:
-    return all(
-        usage[a] >= usage[b] for group in classes for a, b in zip(group, group[1:], strict=False)
-    )
+    return all(usage[a] >= usage[b] for group in classes for a, b in itertools.pairwise(group))
 
 
 def choose_anchor(problem: SlottedProblem) -> int | None:
