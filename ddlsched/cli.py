@@ -140,6 +140,45 @@ def _cmd_info(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _cmd_solve(args: argparse.Namespace) -> int:
+    from ddlsched.api import solve
+    from ddlsched.io import read_instance, read_schedule, write_schedule
+
+    instance = read_instance(args.instance)
+    warm = read_schedule(args.warm_start) if args.warm_start else None
+    try:
+        result = solve(
+            instance,
+            args.method,
+            problem=args.problem,
+            time_limit=args.time_limit,
+            mip_gap=args.mip_gap,
+            threads=args.threads,
+            warm_start=warm,
+            seed=args.seed,
+            predictor=args.predictor,
+            verbose=args.verbose,
+        )
+    except ValueError as error:
+        raise InputError(str(error)) from None
+    if args.out and result.schedule is not None:
+        write_schedule(result.schedule, args.out)
+    if args.json:
+        _print_json(result.summary())
+    else:
+        print(
+            f"{result.method} on problem {result.problem}: {result.status.value}; "
+            f"total completion time {result.objective:.6g}, total JCT {result.total_jct:.6g}; "
+            f"bound {result.best_bound:.6g}, gap {result.gap:.3g}; "
+            f"build {result.build_time_s:.2f} s, solve {result.runtime_s:.2f} s"
+        )
+        for note in result.notes:
+            print(f"  note: {note}")
+        if args.out and result.schedule is not None:
+            print(f"  schedule written to {args.out}")
+    return EXIT_OK
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of ``ddlsched`` (exposed for documentation)."""
     parser = argparse.ArgumentParser(
@@ -177,6 +216,30 @@ def build_parser() -> argparse.ArgumentParser:
     ver.add_argument("schedule")
     ver.add_argument("--json", action="store_true", help="print a JSON report")
     ver.set_defaults(handler=_cmd_verify)
+
+    solve = sub.add_parser("solve", help="schedule an instance exactly or with a policy")
+    solve.add_argument("instance")
+    solve.add_argument(
+        "--method",
+        default="milp",
+        choices=("milp", "asrpt", "asrpt-greedy", "fifo", "sjf", "srpt-naive", "las"),
+    )
+    solve.add_argument("--problem", default="A", choices=("A", "A1", "A2"))
+    solve.add_argument("--time-limit", type=float, default=60.0, help="seconds (milp)")
+    solve.add_argument("--mip-gap", type=float, default=1e-6, help="relative gap (milp)")
+    solve.add_argument("--threads", type=int, help="HiGHS threads (milp)")
+    solve.add_argument("--warm-start", help="schedule file to start from (milp)")
+    solve.add_argument(
+        "--predictor",
+        default="oracle",
+        choices=("oracle", "noisy"),
+        help="iteration predictor (online methods)",
+    )
+    solve.add_argument("--seed", type=int, default=0)
+    solve.add_argument("--out", help="write the schedule here")
+    solve.add_argument("--json", action="store_true")
+    solve.add_argument("--verbose", action="store_true", help="show the solver log")
+    solve.set_defaults(handler=_cmd_solve)
 
     info = sub.add_parser("info", help="describe an instance: alpha_min, alpha_max, rho")
     info.add_argument("instance")

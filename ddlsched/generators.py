@@ -289,4 +289,5 @@ def _releases(
     times = np.cumsum(gaps)
     if config.integral:
         times = np.ceil(times / config.slot - 1e-9) * config.slot
-    return [float(t) for t in times]
+    # "+ 0.0" turns the -0.0 that ceil(-tiny) gives into 0.0.
+    return [float(t) + 0.0 for t in times]

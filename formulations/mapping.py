@@ -155,8 +155,12 @@ def _symmetry(model: pyo.ConcreteModel, free: Sequence[int], counts: Sequence[in
 
 def mapping_from_model(model: pyo.ConcreteModel) -> tuple[int, ...]:
     """The server of each node in a solved model."""
-    nodes = list(model.NODES)
-    return tuple(max(model.SERVERS, key=lambda h, n=n: pyo.value(model.x[n, h])) for n in nodes)
+    servers = list(model.SERVERS)
+    mapping = []
+    for n in model.NODES:
+        values = [pyo.value(model.x[n, h]) for h in servers]
+        mapping.append(servers[values.index(max(values))])
+    return tuple(mapping)
 
 
 def solve_mapping(

@@ -172,11 +172,8 @@ def place_in_order(
     for i in order:
         job = problem.jobs[i]
         first = job.release_slot if earliest is None else max(job.release_slot, earliest[i])
-        modes = (
-            [preferred[i]]
-            if preferred is not None and preferred[i] is not None
-            else range(len(job.modes))
-        )
+        wanted = None if preferred is None else preferred[i]
+        modes: Sequence[int] = range(len(job.modes)) if wanted is None else [wanted]
         best: tuple[int, int, int] | None = None
         for m in modes:
             mode = job.modes[m]

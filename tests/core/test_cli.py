@@ -120,3 +120,53 @@ def test_info_json(tmp_path: Path, ring_instance) -> None:  # type: ignore[no-un
     doc = json.loads(result.stdout)
     assert doc["rho"] == pytest.approx(1.25) and doc["rho_exact"] is True
     assert doc["jobs"][0]["alpha_min"] == pytest.approx(4.0)
+
+
+def test_solve_milp_json_and_schedule(tmp_path: Path) -> None:
+    """solve --method milp --json has the documented keys; the written schedule verifies."""
+    from ddlsched.generators import GeneratorConfig, generate
+    from ddlsched.io import read_schedule, write_instance
+    from proofs_checks.verifier import verify
+
+    instance = generate(GeneratorConfig(num_jobs=4, integral=True, bandwidth_intra=2.0), 2)
+    write_instance(instance, tmp_path / "i.json")
+    for problem in ("A", "A1", "A2"):
+        out = tmp_path / f"s{problem}.json"
+        result = run_cli(
+            "solve",
+            str(tmp_path / "i.json"),
+            "--method",
+            "milp",
+            "--problem",
+            problem,
+            "--json",
+            "--out",
+            str(out),
+        )
+        assert result.returncode == 0, result.stderr
+        doc = json.loads(result.stdout)
+        assert {
+            "method",
+            "problem",
+            "status",
+            "total_completion_time",
+            "total_jct",
+            "best_bound",
+            "gap",
+            "runtime_s",
+        } <= set(doc)
+        assert doc["status"] == "optimal" and doc["problem"] == problem
+        report = verify(instance, read_schedule(out))
+        assert report.feasible
+        assert report.total_completion_time == pytest.approx(doc["total_completion_time"])
+
+
+def test_solve_bad_option_exit_2(tmp_path: Path, ring_instance) -> None:  # type: ignore[no-untyped-def]
+    """A negative time limit is bad input: exit 2, one line."""
+    from ddlsched.io import write_instance
+
+    write_instance(ring_instance, tmp_path / "i.json")
+    result = run_cli("solve", str(tmp_path / "i.json"), "--time-limit", "-1")
+    assert result.returncode == 2
+    assert "time_limit: must be > 0" in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1

@@ -135,3 +135,11 @@ def test_zoo_has_six_models_and_unknown_named() -> None:
     assert len(ZOO) >= 6
     with pytest.raises(ValueError, match="unknown model 'alexnet'"):
         get_profile("alexnet")
+
+
+def test_no_negative_zero_release() -> None:
+    """Regression: integral rounding once produced release -0.0 in files."""
+    config = GeneratorConfig(num_jobs=5, load=1.0, integral=True, bandwidth_intra=2.0)
+    for seed in range(20):
+        text = dumps(generate(config, seed).to_dict())
+        assert '"release": -0.0' not in text

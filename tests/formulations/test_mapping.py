@@ -1,0 +1,72 @@
+"""The mapping MILP against brute force over all mappings."""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from ddlsched.alpha import alpha
+from ddlsched.model import Cluster, Job
+from ddlsched.result import SolveStatus
+from formulations.mapping import solve_mapping
+from tests.strategies import clusters, jobs
+
+
+def _all_alphas(job: Job, cluster: Cluster, free: list[int], counts=None):  # type: ignore[no-untyped-def]
+    out = []
+    for mapping in itertools.product(range(cluster.num_servers), repeat=job.gpus):
+        used = np.bincount(mapping, minlength=cluster.num_servers)
+        if np.any(used > np.asarray(free)):
+            continue
+        if counts is not None and list(used) != list(counts):
+            continue
+        total = job.compute_time + sum(
+            q / (cluster.bandwidth_intra if mapping[u] == mapping[v] else cluster.bandwidth_inter)
+            for u, v, q in job.edges
+        )
+        out.append(total)
+    return out
+
+
+@settings(max_examples=25)
+@given(clusters(max_servers=3, max_gpus=3), st.data())
+def test_min_and_max_match_brute_force(cluster: Cluster, data: st.DataObject) -> None:
+    """Minimising and maximising alpha over free GPUs agree with enumeration."""
+    free = [data.draw(st.integers(0, g)) for g in cluster.gpus_per_server]
+    if sum(free) == 0:
+        free[0] = cluster.gpus_per_server[0]
+    job = data.draw(jobs(min(sum(free), 5)))
+    values = _all_alphas(job, cluster, free)
+    for maximize, expected in ((False, min(values)), (True, max(values))):
+        result = solve_mapping(job, cluster, free, maximize=maximize)
+        assert result.status == SolveStatus.OPTIMAL
+        assert result.alpha == pytest.approx(expected)
+        assert result.mapping is not None
+        assert result.alpha == pytest.approx(alpha(job, cluster, result.mapping))
+
+
+def test_fixed_counts() -> None:
+    """With counts (3, 1) on a 4-cycle the best mapping cuts exactly 2 edges."""
+    ring = Job(
+        id="r",
+        release=0,
+        iterations=1,
+        compute_time=1.0,
+        gpus=4,
+        edges=((0, 1, 1.0), (1, 2, 1.0), (2, 3, 1.0), (0, 3, 1.0)),
+    )
+    cluster = Cluster((4, 4), 2.0, 1.0)
+    result = solve_mapping(ring, cluster, counts=(3, 1))
+    assert result.alpha == pytest.approx(min(_all_alphas(ring, cluster, [4, 4], (3, 1))))
+    assert result.mapping is not None and sorted(result.mapping).count(0) == 3
+
+
+def test_too_wide_job_is_a_clear_error() -> None:
+    """A job wider than the free GPUs is rejected with both numbers."""
+    job = Job(id="w", release=0, iterations=1, compute_time=1.0, gpus=3)
+    with pytest.raises(ValueError, match="needs 3 GPUs, only 2 are free"):
+        solve_mapping(job, Cluster((2, 2), 1.0, 1.0), [1, 1])

@@ -1,0 +1,153 @@
+"""Independent exact oracles for tiny instances, sharing no code with the MILPs.
+
+- :func:`brute_force_a` / :func:`brute_force_a1`: every job order times every
+  mode, each run through a serial schedule generation scheme in continuous
+  time (each job at the earliest instant it fits, given the jobs placed
+  before it). The serial scheme generates exactly the *active* schedules
+  (Kolisch, *Serial and parallel resource-constrained project scheduling
+  methods revisited*, EJOR 1996), and for a regular objective such as
+  ``sum w_i C_i`` some active schedule is optimal. Modes of problem A are
+  enumerated from **all** node-to-server maps here, keeping per vector of
+  counts the fastest one (a faster mapping with the same GPUs per server
+  dominates); durations are recomputed from the edges.
+- :func:`brute_force_a2`: dynamic programming over unit slots of the
+  preemptive single machine (which job runs in each slot), exact on
+  integral data where an optimal schedule switches only at slot boundaries.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Sequence
+from functools import cache
+
+from ddlsched.model import Instance, Job
+
+Mode = tuple[tuple[int, ...], float]  # (GPUs per resource, duration)
+
+
+def _per_iteration(job: Job, instance: Instance, mapping: Sequence[int]) -> float:
+    cluster = instance.cluster
+    return job.compute_time + sum(
+        q / (cluster.bandwidth_intra if mapping[u] == mapping[v] else cluster.bandwidth_inter)
+        for u, v, q in job.edges
+    )
+
+
+def modes_a(job: Job, instance: Instance) -> list[Mode]:
+    """Per vector of counts, the fastest of all node-to-server maps."""
+    servers = instance.cluster.num_servers
+    best: dict[tuple[int, ...], float] = {}
+    for mapping in itertools.product(range(servers), repeat=job.gpus):
+        counts = tuple(mapping.count(h) for h in range(servers))
+        if any(c > g for c, g in zip(counts, instance.cluster.gpus_per_server, strict=True)):
+            continue
+        duration = job.iterations * _per_iteration(job, instance, mapping)
+        best[counts] = min(best.get(counts, math.inf), duration)
+    return sorted(best.items())
+
+
+def _earliest_start(
+    placed: list[tuple[float, float, tuple[int, ...]]],
+    capacity: tuple[int, ...],
+    release: float,
+    usage: tuple[int, ...],
+    duration: float,
+) -> float:
+    candidates = sorted({release} | {end for _, end, _ in placed if end > release})
+    for start in candidates:
+        finish = start + duration
+        # Load changes only at starts of placed jobs; check there and at start.
+        checkpoints = [start] + [s for s, _, _ in placed if start < s < finish - 1e-12]
+        fits = True
+        for point in checkpoints:
+            load = [0] * len(capacity)
+            for s, e, use in placed:
+                if s <= point + 1e-12 and e > point + 1e-12:
+                    for r, amount in enumerate(use):
+                        load[r] += amount
+            if any(load[r] + usage[r] > capacity[r] for r in range(len(capacity))):
+                fits = False
+                break
+        if fits:
+            return start
+    raise AssertionError("unreachable: after every placed job the resources are free")
+
+
+def _brute_force(instance: Instance, modes: list[list[Mode]], capacity: tuple[int, ...]) -> float:
+    jobs = instance.jobs
+    best = math.inf
+    for order in itertools.permutations(range(len(jobs))):
+        for choice in itertools.product(*(modes[i] for i in order)):
+            placed: list[tuple[float, float, tuple[int, ...]]] = []
+            total = 0.0
+            for i, (usage, duration) in zip(order, choice, strict=True):
+                start = _earliest_start(placed, capacity, jobs[i].release, usage, duration)
+                placed.append((start, start + duration, usage))
+                total += jobs[i].weight * (start + duration)
+                if total >= best:
+                    break
+            best = min(best, total)
+    return best
+
+
+def brute_force_a(instance: Instance) -> float:
+    """The optimal ``sum w_i C_i`` of problem A, by enumeration."""
+    modes = [modes_a(job, instance) for job in instance.jobs]
+    return _brute_force(instance, modes, instance.cluster.gpus_per_server)
+
+
+def brute_force_a1(instance: Instance) -> float:
+    """The optimal ``sum w_i C_i`` of problem A1, by enumeration."""
+    inter = instance.cluster.bandwidth_inter
+    modes = [
+        [
+            (
+                (job.gpus,),
+                job.iterations * (job.compute_time + sum(q for *_, q in job.edges) / inter),
+            )
+        ]
+        for job in instance.jobs
+    ]
+    return _brute_force(instance, modes, (instance.cluster.num_gpus,))
+
+
+def brute_force_a2(instance: Instance) -> float:
+    """The optimal ``sum w_i C_i`` of problem A2, by dynamic programming over slots."""
+    machine = instance.cluster.num_gpus
+    inter = instance.cluster.bandwidth_inter
+    delta = instance.slot / machine
+    sizes = []
+    releases = []
+    for job in instance.jobs:
+        size = (
+            job.gpus
+            * job.iterations
+            * (job.compute_time + sum(q for *_, q in job.edges) / inter)
+            / machine
+        )
+        units = size / delta
+        assert abs(units - round(units)) < 1e-6, "brute_force_a2 needs an integral instance"
+        sizes.append(round(units))
+        start = job.release / delta
+        assert abs(start - round(start)) < 1e-6
+        releases.append(round(start))
+    weights = [job.weight for job in instance.jobs]
+
+    @cache
+    def cost(time: int, remaining: tuple[int, ...]) -> float:
+        if not any(remaining):
+            return 0.0
+        ready = [i for i, r in enumerate(remaining) if r > 0 and releases[i] <= time]
+        if not ready:
+            return cost(time + 1, remaining)
+        best = math.inf
+        for i in ready:
+            after = list(remaining)
+            after[i] -= 1
+            done = weights[i] * (time + 1) * delta if after[i] == 0 else 0.0
+            best = min(best, done + cost(time + 1, tuple(after)))
+        return best
+
+    return cost(0, tuple(sizes))
