@@ -1,7 +1,7 @@
 """The layering rules of the architecture, checked on the source.
 
-- the core (``ddlsched``, except its CLI, which sits on top and imports
-  lazily) imports none of ``formulations``, ``algorithms``, ``proofs_checks``;
+- the core (``ddlsched``, except its CLI and ``api`` façades, which sit on
+  top and import lazily) imports none of ``formulations``, ``algorithms``, ``proofs_checks``;
 - ``proofs_checks`` imports neither ``formulations`` nor ``algorithms``, nor
   the core's ``alpha`` (it recomputes per-iteration times itself);
 - nothing in the model or the algorithms imports matplotlib.
@@ -34,8 +34,10 @@ def sources(package: str) -> list[Path]:
     return sorted((ROOT / package).rglob("*.py"))
 
 
-# The CLI sits on top of every layer by design, so it is not a core module.
-CORE = [p for p in sources("ddlsched") if p.name != "cli.py"]
+# The CLI and the façades sit on top of every layer by design (importing
+# lazily), so they are not core modules.
+TOP = {"cli.py", "api.py"}
+CORE = [p for p in sources("ddlsched") if p.name not in TOP]
 
 
 @pytest.mark.parametrize("path", CORE, ids=lambda p: p.name)
@@ -69,7 +71,7 @@ def test_checks_are_independent(path: Path) -> None:
 @pytest.mark.parametrize(
     "path",
     [p for pkg in ("formulations", "algorithms", "proofs_checks") for p in sources(pkg)]
-    + [p for p in sources("ddlsched") if p.name not in {"plotting.py", "cli.py"}],
+    + [p for p in sources("ddlsched") if p.name not in {"plotting.py", *TOP}],
     ids=lambda p: f"{p.parent.name}/{p.name}",
 )
 def test_no_matplotlib_outside_plotting(path: Path) -> None:
