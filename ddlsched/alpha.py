@@ -30,11 +30,31 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Protocol
 
 import networkx as nx
 import numpy as np
 
 from ddlsched.model import Cluster, Instance, Job
+
+
+class JobGraph(Protocol):
+    """What ``alpha`` needs of a job: a :class:`~ddlsched.model.Job`, or a
+    view of one without its iteration count (as online policies see it)."""
+
+    @property
+    def id(self) -> str: ...
+    @property
+    def gpus(self) -> int: ...
+    @property
+    def compute_time(self) -> float: ...
+    @property
+    def total_traffic(self) -> float: ...
+    @property
+    def edges(self) -> tuple[tuple[int, int, float], ...]: ...
+    @property
+    def edge_arrays(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]: ...
+
 
 DEFAULT_SEARCH_BUDGET = 200_000
 """Branch nodes the exact partition search may visit before giving up."""
@@ -61,7 +81,7 @@ class Bound:
         return self.value
 
 
-def cut_traffic(job: Job, mapping: Sequence[int] | np.ndarray) -> float:
+def cut_traffic(job: JobGraph, mapping: Sequence[int] | np.ndarray) -> float:
     """Traffic (GB per iteration) on edges whose ends are on two servers."""
     u, v, q = job.edge_arrays
     if q.size == 0:
@@ -70,13 +90,13 @@ def cut_traffic(job: Job, mapping: Sequence[int] | np.ndarray) -> float:
     return float(q[servers[u] != servers[v]].sum())
 
 
-def alpha_from_cut(job: Job, cluster: Cluster, cut: float) -> float:
+def alpha_from_cut(job: JobGraph, cluster: Cluster, cut: float) -> float:
     """``alpha`` for a mapping that cuts ``cut`` GB of traffic."""
     uncut = job.total_traffic - cut
     return job.compute_time + uncut / cluster.bandwidth_intra + cut / cluster.bandwidth_inter
 
 
-def alpha(job: Job, cluster: Cluster, mapping: Sequence[int] | np.ndarray) -> float:
+def alpha(job: JobGraph, cluster: Cluster, mapping: Sequence[int] | np.ndarray) -> float:
     """``alpha_i(x)``: seconds per iteration of ``job`` under ``mapping``.
 
     Parameters
@@ -100,7 +120,7 @@ def alpha(job: Job, cluster: Cluster, mapping: Sequence[int] | np.ndarray) -> fl
     return alpha_from_cut(job, cluster, cut_traffic(job, mapping))
 
 
-def all_cut_alpha(job: Job, cluster: Cluster) -> float:
+def all_cut_alpha(job: JobGraph, cluster: Cluster) -> float:
     """``c_i + Q_i / B_inter``: SPEC's default ``alpha_i^max`` *(choice)*."""
     return job.compute_time + job.total_traffic / cluster.bandwidth_inter
 
