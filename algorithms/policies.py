@@ -139,7 +139,7 @@ class BackfillQueue:
                 continue
             while bucket and self._current.get(bucket[0][2].id) != bucket[0][1]:
                 heapq.heappop(bucket)  # stale
-            if bucket and (best is None or bucket[0][:2] < best[:2]):  # type: ignore[operator]
+            if bucket and (best is None or bucket[0][:2] < best[:2]):
                 best = bucket[0]
         if best is None:
             return None
@@ -214,7 +214,7 @@ class _BasePolicy(abc.ABC):
             end = running.start + running.predicted * running.alpha
             heapq.heappush(self._checks, (end, next(self._seq), job_id))
 
-    def _revised(self, job: JobView, now: float) -> None:
+    def _revised(self, job: JobView, now: float) -> None:  # noqa: B027 - optional hook
         """A prediction grew; policies with a virtual machine resize it."""
 
     def dispatch(self, now: float, free: FreeGPUs) -> Iterator[tuple[JobView, tuple[int, ...]]]:
@@ -226,7 +226,7 @@ class _BasePolicy(abc.ABC):
                 raise RuntimeError(f"mapper found no GPUs for {job.id!r}")
             yield job, mapping
 
-    def _before_dispatch(self, now: float) -> None:
+    def _before_dispatch(self, now: float) -> None:  # noqa: B027 - optional hook
         """Hook: bring internal state to ``now``."""
 
     def next_wakeup(self) -> float | None:
@@ -250,14 +250,8 @@ class GuidedASRPT(_BasePolicy):
         self._views: dict[str, JobView] = {}
 
     def _virtual_size(self, job: JobView) -> float:
-        return (
-            job.gpus
-            * self.predicted[job.id]
-            * all_cut_alpha(job, self.cluster)
-            / (  # type: ignore[arg-type]
-                self.cluster.num_gpus
-            )
-        )
+        predicted = self.predicted[job.id]
+        return job.gpus * predicted * all_cut_alpha(job, self.cluster) / self.cluster.num_gpus
 
     def _arrive(self, job: JobView, now: float) -> None:
         self._views[job.id] = job
@@ -291,8 +285,9 @@ class GreedyASRPT(GuidedASRPT):
         mapper: Mapper | None = None,
         outrun_factor: float = 2.0,
     ) -> None:
+        self.waiting = BackfillQueue()
         _BasePolicy.__init__(
-            self, cluster, predictor, mapper or GraphMapper(), BackfillQueue(), outrun_factor
+            self, cluster, predictor, mapper or GraphMapper(), self.waiting, outrun_factor
         )
         self.machine = VirtualMachine(
             on_complete=self._virtual_complete, on_preempt=self._virtual_preempt
@@ -306,12 +301,12 @@ class GreedyASRPT(GuidedASRPT):
         self.machine.add(job.id, size, now)
 
     def _virtual_complete(self, job_id: str, time: float) -> None:
-        if job_id in self.queue:
-            self.queue.push(self._views[job_id], (0, time))
+        if job_id in self.waiting:
+            self.waiting.push(self._views[job_id], (0, time))
 
     def _virtual_preempt(self, job_id: str, remaining: float) -> None:
-        if job_id in self.queue:
-            self.queue.push(self._views[job_id], (1, remaining))
+        if job_id in self.waiting:
+            self.waiting.push(self._views[job_id], (1, remaining))
 
 
 class StaticPriorityPolicy(_BasePolicy):
