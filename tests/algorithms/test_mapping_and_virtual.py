@@ -35,7 +35,7 @@ def test_choose_servers_best_fit_then_fewest() -> None:
 @settings(max_examples=40)
 @given(clusters(max_servers=4, max_gpus=4), st.data())
 def test_mapping_properties(cluster: Cluster, data: st.DataObject) -> None:
-    """Heuristic mappings fit, lie within [alpha_min, alpha_max], and use one server when possible."""
+    """Mappings fit, lie in [alpha_min, alpha_max], and use one server when one suffices."""
     free = [data.draw(st.integers(0, g)) for g in cluster.gpus_per_server]
     if sum(free) == 0:
         return
@@ -78,7 +78,9 @@ def test_graph_mapper_matches_exact_on_small_graphs() -> None:
         pairs = [(u, v) for u in range(gpus) for v in range(u + 1, gpus)]
         keep = rng.random(len(pairs)) < 0.4
         edges = tuple(
-            (u, v, float(rng.choice([0.5, 1, 4]))) for (u, v), k in zip(pairs, keep) if k
+            (u, v, float(rng.choice([0.5, 1, 4])))
+            for (u, v), k in zip(pairs, keep, strict=True)
+            if k
         )
         job = Job(id="r", release=0, iterations=1, compute_time=1.0, gpus=gpus, edges=edges)
         free = [3, 3, 3]
@@ -109,7 +111,7 @@ def test_free_gpus_bookkeeping() -> None:
 
 
 def test_srpt_hand_worked() -> None:
-    """SRPT on sizes 3 (r=0), 1 (r=1), 2 (r=1.5): preempt at 1, completions 2, 3.5, 6... worked by hand.
+    """SRPT on sizes 3 (r=0), 1 (r=1), 2 (r=1.5), worked by hand.
 
     t=0: only A (3). t=1: B (1) < A's remaining 2 -> B runs, done at 2.
     t=1.5: C (2) arrives; B has 0.5 left, keeps running. t=2: A has 2, C has
