@@ -179,6 +179,83 @@ def _cmd_solve(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _progress_bar(total: int, label: str) -> tuple[Any, Any]:
+    """A tqdm bar on a terminal (stderr), nothing otherwise; returns (callback, closer)."""
+    if not sys.stderr.isatty():
+        return None, lambda: None
+    from tqdm import tqdm
+
+    bar = tqdm(total=total, desc=label, unit="job", file=sys.stderr, leave=False)
+
+    def update(done: int, _total: int) -> None:
+        bar.update(done - bar.n)
+
+    return update, bar.close
+
+
+def _cmd_simulate(args: argparse.Namespace) -> int:
+    from algorithms.simulator import simulate_policy
+    from ddlsched.io import write_schedule
+    from ddlsched.model import Cluster
+    from ddlsched.traces import load_trace
+
+    cluster = Cluster.uniform(
+        args.servers, args.gpus_per_server, args.bandwidth_intra, args.bandwidth_inter
+    )
+    loaded = load_trace(args.trace, cluster, seed=args.seed, limit=args.limit)
+    progress, close = _progress_bar(loaded.instance.num_jobs, args.policy)
+    try:
+        result = simulate_policy(
+            loaded.instance,
+            args.policy,
+            seed=args.seed,
+            predictor=args.predictor,
+            progress=progress,
+        )
+    except ValueError as error:
+        raise InputError(str(error)) from None
+    finally:
+        close()
+    if args.out and result.schedule is not None:
+        write_schedule(result.schedule, args.out)
+    summary = result.summary()
+    summary.update(
+        {
+            "trace_format": loaded.format,
+            "jobs": loaded.instance.num_jobs,
+            "rows_skipped": loaded.skipped_invalid,
+            "jobs_dropped_too_wide": loaded.dropped_wide,
+        }
+    )
+    if args.json:
+        _print_json(summary)
+    else:
+        print(
+            f"{args.policy} on {args.trace} ({loaded.format}, {loaded.instance.num_jobs} jobs; "
+            f"{loaded.dropped_wide} too wide, {loaded.skipped_invalid} invalid rows skipped) "
+            f"on {args.servers} x {args.gpus_per_server} GPUs:"
+        )
+        for key in (
+            "jobs_completed",
+            "mean_jct",
+            "p50_jct",
+            "p95_jct",
+            "p99_jct",
+            "makespan",
+            "gpu_utilisation",
+            "mean_queueing_delay",
+            "spanning_share",
+            "mean_alpha_ratio",
+            "wall_time_s",
+        ):
+            value = summary.get(key)
+            if value is not None:
+                print(f"  {key:>20}: {value:.6g}")
+        for note in result.notes:
+            print(f"  note: {note}")
+    return EXIT_NO if result.status.value == "error" else EXIT_OK
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of ``ddlsched`` (exposed for documentation)."""
     parser = argparse.ArgumentParser(
@@ -240,6 +317,22 @@ def build_parser() -> argparse.ArgumentParser:
     solve.add_argument("--json", action="store_true")
     solve.add_argument("--verbose", action="store_true", help="show the solver log")
     solve.set_defaults(handler=_cmd_solve)
+
+    sim = sub.add_parser("simulate", help="replay a real trace with an online policy")
+    sim.add_argument("--trace", required=True, help="CSV trace (philly, muri or tiresias columns)")
+    sim.add_argument("--servers", type=int, default=256)
+    sim.add_argument("--gpus-per-server", type=int, default=8)
+    sim.add_argument("--bandwidth-intra", type=float, default=20.0, help="GB/s (default 20)")
+    sim.add_argument("--bandwidth-inter", type=float, default=1.0, help="GB/s (default 1)")
+    sim.add_argument(
+        "--policy", default="asrpt", choices=("asrpt", "asrpt-greedy", "fifo", "sjf", "srpt-naive")
+    )
+    sim.add_argument("--predictor", default="oracle", choices=("oracle", "noisy"))
+    sim.add_argument("--limit", type=int, help="only the first N jobs by submit time")
+    sim.add_argument("--seed", type=int, default=0)
+    sim.add_argument("--out", help="write the schedule here")
+    sim.add_argument("--json", action="store_true")
+    sim.set_defaults(handler=_cmd_simulate)
 
     info = sub.add_parser("info", help="describe an instance: alpha_min, alpha_max, rho")
     info.add_argument("instance")
