@@ -183,8 +183,7 @@ def _submit_seconds(row: dict[str, str], fmt: TraceFormat, path: str, line: int)
 def _rows(path: Path) -> Iterator[tuple[int, dict[str, str]]]:
     with path.open(newline="", encoding="utf-8") as stream:
         reader = csv.DictReader(stream)
-        for line, row in enumerate(reader, start=2):
-            yield line, row
+        yield from enumerate(reader, start=2)
 
 
 def _parallelism(profile: ModelProfile, gpus: int, per_server: int) -> Parallelism:
