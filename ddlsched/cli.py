@@ -256,6 +256,121 @@ def _cmd_simulate(args: argparse.Namespace) -> int:
     return EXIT_NO if result.status.value == "error" else EXIT_OK
 
 
+def _cmd_check(args: argparse.Namespace) -> int:
+    from ddlsched.api import check_instance
+    from ddlsched.io import read_instance
+
+    if args.adversarial:
+        return _check_adversarial(args)
+    if args.random is not None:
+        return _check_random(args)
+    if args.instance is None:
+        raise InputError("check: give an INSTANCE file, or --random N (or --adversarial N)")
+    instance = read_instance(args.instance)
+    report = check_instance(instance, time_limit=args.time_limit)
+    if args.json:
+        _print_json(report.to_dict())
+    else:
+        values = report.values
+        print(
+            f"opt_A {values['opt_A']:.6g}, opt_A1 {values['opt_A1']:.6g}, "
+            f"opt_A2 {values['opt_A2']:.6g}, srpt_A2 {values['srpt_A2']:.6g}, "
+            f"rho {values['rho']:.6g} ({'exact' if values['rho_exact'] else 'upper bound'}); "
+            f"instance {'integral' if values['integral'] else 'NOT integral (slotted optima)'}"
+        )
+        for claim in report.claims:
+            print(
+                f"  {claim.status:>12}  {claim.name:<24} {claim.lhs:>11.6g} vs {claim.rhs:<11.6g}"
+                f" {claim.statement}{'  [' + claim.detail + ']' if claim.detail else ''}"
+            )
+    return EXIT_NO if any(c.status == "violated" for c in report.claims) else EXIT_OK
+
+
+def _check_random(args: argparse.Namespace) -> int:
+    from ddlsched.api import ClaimTally, check_instance, claim_family
+    from ddlsched.generators import GeneratorConfig, generate
+    from ddlsched.io import write_instance
+
+    config = GeneratorConfig(
+        num_jobs=args.jobs,
+        servers=args.servers,
+        gpus_per_server=args.gpus_per_server,
+        integral=True,
+        bandwidth_intra=2.0,
+        bandwidth_inter=1.0,
+        load=args.load,
+        max_iterations=2,
+        duration_slots=(1, 3),
+    )
+    tallies: dict[str, ClaimTally] = {}
+    progress, close = _progress_bar(args.random, "check")
+    done = 0
+    interrupted = False
+    try:
+        for k in range(args.random):
+            seed = args.seed + k
+            instance = generate(config, seed)
+            report = check_instance(instance, time_limit=args.time_limit)
+            for record in report.claims:
+                family = claim_family(record.name)
+                tallies.setdefault(family, ClaimTally(family)).add(record, seed)
+                if record.status == "violated":
+                    path = f"{args.out_dir}/violation-{family}-seed{seed}.json"
+                    write_instance(instance, path)
+                    print(
+                        f"violation of {record.name} at seed {seed}: wrote {path}", file=sys.stderr
+                    )
+            done += 1
+            if progress:
+                progress(done, args.random)
+    except KeyboardInterrupt:
+        interrupted = True
+    finally:
+        close()
+    rows = [vars(t) for t in tallies.values()]
+    if args.json:
+        _print_json({"instances": done, "interrupted": interrupted, "claims": rows})
+    else:
+        print(
+            f"{done} instances, {args.servers}x{args.gpus_per_server} GPUs, {args.jobs} jobs, "
+            f"seeds {args.seed}..{args.seed + done - 1}{' (interrupted)' if interrupted else ''}"
+        )
+        print("| claim | checked | held | inconclusive | violated | worst lhs/rhs | seed |")
+        print("| --- | --- | --- | --- | --- | --- | --- |")
+        for t in tallies.values():
+            print(
+                f"| {t.name} | {t.checked} | {t.held} | {t.inconclusive} | {t.violated} | "
+                f"{t.worst_ratio:.4f} | {t.worst_seed} |"
+            )
+    if interrupted:
+        return EXIT_INTERRUPTED
+    return EXIT_NO if any(t.violated for t in tallies.values()) else EXIT_OK
+
+
+def _check_adversarial(args: argparse.Namespace) -> int:
+    from ddlsched.api import adversarial_theorem1
+    from ddlsched.io import write_instance
+
+    ratio, factor, instance = adversarial_theorem1(
+        args.servers, args.gpus_per_server, args.jobs, args.adversarial
+    )
+    if instance is not None and args.out_dir:
+        write_instance(instance, f"{args.out_dir}/adversarial-worst.json")
+    doc = {
+        "worst_ratio_asrpt_over_opt": ratio,
+        "theorem1_factor_on_it": factor,
+        "examples": args.adversarial,
+    }
+    if args.json:
+        _print_json(doc)
+    else:
+        print(
+            f"worst sum C(asrpt) / OPT(A) found: {ratio:.4f} (Theorem 1 allows "
+            f"{factor:.4f} on that instance) after {args.adversarial} examples"
+        )
+    return EXIT_OK if ratio <= factor + 1e-9 else EXIT_NO
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of ``ddlsched`` (exposed for documentation)."""
     parser = argparse.ArgumentParser(
@@ -333,6 +448,25 @@ def build_parser() -> argparse.ArgumentParser:
     sim.add_argument("--out", help="write the schedule here")
     sim.add_argument("--json", action="store_true")
     sim.set_defaults(handler=_cmd_simulate)
+
+    check = sub.add_parser("check", help="check every claim of the theory by computation")
+    check.add_argument("instance", nargs="?", help="an instance file (or use --random)")
+    check.add_argument("--random", type=int, metavar="N", help="check N generated instances")
+    check.add_argument(
+        "--adversarial",
+        type=int,
+        metavar="N",
+        help="search N hypothesis examples for a high asrpt / OPT(A)",
+    )
+    check.add_argument("--servers", type=int, default=2)
+    check.add_argument("--gpus-per-server", type=int, default=2)
+    check.add_argument("--jobs", type=int, default=4)
+    check.add_argument("--load", type=float, default=None)
+    check.add_argument("--seed", type=int, default=0)
+    check.add_argument("--time-limit", type=float, default=60.0)
+    check.add_argument("--out-dir", default=".", help="where violating instances are written")
+    check.add_argument("--json", action="store_true")
+    check.set_defaults(handler=_cmd_check)
 
     info = sub.add_parser("info", help="describe an instance: alpha_min, alpha_max, rho")
     info.add_argument("instance")

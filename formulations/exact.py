@@ -162,6 +162,8 @@ def solve_built(built: BuiltModel, options: SolverOptions) -> Result:
         build_time_s=built.build_time_s,
         metrics={
             "milp_objective": outcome.objective,
+            "slotted_optimal": float(outcome.status == SolveStatus.OPTIMAL),
+            "integral": float(built.exact),
             "variables": float(_count(built.model, pyo.Var)),
             "constraints": float(_count(built.model, pyo.Constraint)),
         },

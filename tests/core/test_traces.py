@@ -19,10 +19,13 @@ MURI_HEADER = (
     "job_id,num_gpu,submit_time,iterations,model_name,batch_size,duration,interval,"
     "iteration_time,resource_time_0,resource_time_1,resource_time_2,priority\n"
 )
-MURI = MURI_HEADER + """0,1,0,1000,vgg16,128,2000000,0,2000,1,1,0,1
+MURI = (
+    MURI_HEADER
+    + """0,1,0,1000,vgg16,128,2000000,0,2000,1,1,0,1
 1,8,3000000,500,bert,16,5000000,0,10000,1,1,0,0
 2,4,1000000,200,dqn,32,800000,0,4000,1,1,0,0
 """
+)
 
 PHILLY = """timestamp,duration,num_gpus,gpu_time,cluster
 2017-10-09 07:01:55,66.0,1,66.0,11cb48

@@ -1,0 +1,138 @@
+"""The quantities the theory needs, recomputed independently of the methods.
+
+Nothing here imports ``ddlsched.alpha``, ``formulations`` or ``algorithms``:
+per-iteration times, ``alpha_min`` (by exhaustive enumeration), ``alpha_max``
+(the all-cut value, SPEC's default) and ``rho`` are computed again from the
+instance, so that a bug in the methods' own computation cannot hide itself.
+
+``alpha_min`` is exact when the job fits one server (no cut needed) or when
+all ``H^g`` node-to-server maps number at most :data:`ENUMERATION_LIMIT`;
+beyond that it is the lower bound ``ceil(g / G_max) * lambda / 2`` with
+``lambda`` the graph's global minimum cut (every part of a partition into
+``k`` parts has a boundary of at least ``lambda``, and the cut counts each
+boundary edge twice), and says so.
+
+**Theorem 1 constant** (our provable form, SPEC claim 5). For guided A-SRPT
+with exact iteration counts, unit weights:
+
+    sum_i C_i <= (2 + M / (M - g_max + 1)) * rho * OPT(A).
+
+Derivation. Let ``C^V_i`` be job ``i``'s completion on the virtual machine
+(preemptive SRPT on ``v_j = g_j K_j alpha_j^max / M``). Job ``i`` joins the
+real queue at ``C^V_i`` and jobs start strictly in ``C^V`` order. (a) Any
+instant ``t >= C^V_i`` at which ``i`` has not started is one where the head
+of the queue (``i`` or a job ahead of it) does not fit, so more than ``M -
+g_max`` GPUs, i.e. at least ``M - g_max + 1``, are busy, all with jobs that
+started before ``i`` and hence have ``C^V_j <= C^V_i``. (b) Those jobs'
+total GPU-time is ``sum g_j K_j alpha_j(x_j) <= sum g_j K_j alpha_j^max =
+M sum v_j <= M C^V_i``, since the virtual machine completed all of them by
+``C^V_i``. So the waiting time after ``C^V_i`` is at most ``M C^V_i / (M -
+g_max + 1)``, and ``S_i <= C^V_i (1 + M / (M - g_max + 1))``. (c) ``C_i = S_i
++ K_i alpha_i(x_i) <= S_i + K_i alpha_i^max``. (d) ``sum C^V_i = SRPT(A2) =
+OPT(A2) <= OPT(A1) <= rho OPT(A)`` (claims 1-3) and ``sum K_i alpha_i^max
+<= rho sum K_i alpha_i^min <= rho OPT(A)`` (every job needs at least
+``K_i alpha_i^min`` after ``r_i >= 0``). Summing (b)-(c) and using (d) gives
+the bound. Assumptions used: unit weights (SRPT's optimality), exact
+iteration counts (sizes ``v_i`` true), no preemption in the real cluster,
+strict ``C^V`` order with no backfilling, any mapping with ``alpha <=
+alpha^max``, and ``alpha^max`` an upper bound on every mapping's ``alpha``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import networkx as nx
+import numpy as np
+
+from ddlsched.model import Cluster, Instance, Job
+
+ENUMERATION_LIMIT = 1 << 20
+"""Most node-to-server maps enumerated for an exact ``alpha_min``."""
+
+
+def per_iteration_time(job: Job, cluster: Cluster, mapping: Sequence[int]) -> float:
+    """``alpha_i(x)`` computed edge by edge."""
+    return job.compute_time + math.fsum(
+        q / (cluster.bandwidth_intra if mapping[u] == mapping[v] else cluster.bandwidth_inter)
+        for u, v, q in job.edges
+    )
+
+
+def all_cut_time(job: Job, cluster: Cluster) -> float:
+    """``alpha_i^max`` by SPEC's default: every edge at ``B_inter``."""
+    return job.compute_time + math.fsum(q for _, _, q in job.edges) / cluster.bandwidth_inter
+
+
+@dataclass(frozen=True)
+class Checked:
+    """A value with whether it is exact."""
+
+    value: float
+    exact: bool
+
+
+def fastest_time(job: Job, cluster: Cluster) -> Checked:
+    """``alpha_i^min`` by enumeration (exact) or the min-cut lower bound."""
+    total = math.fsum(q for _, _, q in job.edges)
+    base = job.compute_time + total / cluster.bandwidth_intra
+    if job.gpus <= max(cluster.gpus_per_server) or not job.edges:
+        return Checked(base, True)
+    penalty = 1 / cluster.bandwidth_inter - 1 / cluster.bandwidth_intra
+    servers = len(cluster.gpus_per_server)
+    if servers**job.gpus <= ENUMERATION_LIMIT:
+        return Checked(base + penalty * _least_cut(job, cluster), True)
+    graph = nx.Graph()
+    graph.add_nodes_from(range(job.gpus))
+    graph.add_weighted_edges_from(job.edges)
+    lam = nx.stoer_wagner(graph)[0] if nx.is_connected(graph) else 0.0
+    parts = math.ceil(job.gpus / max(cluster.gpus_per_server))
+    return Checked(base + penalty * parts * lam / 2, False)
+
+
+def _least_cut(job: Job, cluster: Cluster) -> float:
+    servers = len(cluster.gpus_per_server)
+    capacity = np.asarray(cluster.gpus_per_server)
+    u = np.array([e[0] for e in job.edges])
+    v = np.array([e[1] for e in job.edges])
+    q = np.array([e[2] for e in job.edges])
+    powers = servers ** np.arange(job.gpus)
+    best = math.inf
+    chunk = 1 << 16
+    for begin in range(0, servers**job.gpus, chunk):
+        codes = np.arange(begin, min(begin + chunk, servers**job.gpus))
+        digits = (codes[:, None] // powers[None, :]) % servers  # mapping per row
+        counts = np.stack([(digits == h).sum(axis=1) for h in range(servers)], axis=1)
+        fits = np.all(counts <= capacity[None, :], axis=1)
+        if not fits.any():
+            continue
+        cut = ((digits[fits][:, u] != digits[fits][:, v]) * q[None, :]).sum(axis=1)
+        best = min(best, float(cut.min()))
+    return best
+
+
+@dataclass(frozen=True)
+class RhoCheck:
+    """``rho`` with its per-job parts, recomputed independently."""
+
+    rho: float
+    exact: bool
+    alpha_min: tuple[Checked, ...]
+    alpha_max: tuple[float, ...]
+
+
+def rho_of(instance: Instance) -> RhoCheck:
+    """``rho = max_i alpha_max_i / alpha_min_i`` (upper bound when not exact)."""
+    lows = tuple(fastest_time(job, instance.cluster) for job in instance.jobs)
+    highs = tuple(all_cut_time(job, instance.cluster) for job in instance.jobs)
+    ratios = [hi / lo.value for lo, hi in zip(lows, highs, strict=True)]
+    return RhoCheck(max(ratios), all(lo.exact for lo in lows), lows, highs)
+
+
+def theorem1_constant(num_gpus: int, max_job_gpus: int) -> float:
+    """``2 + M / (M - g_max + 1)`` (see the module docstring)."""
+    if not 1 <= max_job_gpus <= num_gpus:
+        raise ValueError(f"need 1 <= g_max <= M, got g_max={max_job_gpus}, M={num_gpus}")
+    return 2 + num_gpus / (num_gpus - max_job_gpus + 1)

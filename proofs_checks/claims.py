@@ -1,0 +1,287 @@
+"""SPEC's claims, one function each, returning a :class:`ClaimRecord`.
+
+Every function takes the values a method produced (an optimum, an SRPT
+total, a schedule) with a flag saying whether each is exact, recomputes on
+its own whatever it can (``rho``, the Theorem 1 constant, feasibility and
+objectives through the verifier) and decides:
+
+- ``holds``: every quantity exact and the inequality true (to tolerance);
+- ``violated``: every quantity exact and the inequality false;
+- ``inconclusive``: some quantity is not exact (a time-limited MILP, a
+  bounded ``alpha_min``, a slotted optimum of a non-integral instance), so
+  nothing is concluded whatever the numbers say.
+
+Claims (unit weights), after SPEC "The claims to check by computation":
+
+1. ``srpt_optimal_A2``: ``SRPT(A2) = OPT(A2)``;
+2. ``relaxation``: ``OPT(A2) <= OPT(A1)``;
+3. ``lemma1``: ``OPT(A1) <= rho OPT(A)``; on non-integral instances only the
+   slotted optima are known, and between them only ``ceil(rho)`` is safe
+   (stretching a slotted schedule by an integer keeps starts on slots),
+   so that is the claim checked there;
+4. ``mapping_bounds``: every mapping has ``alpha_min <= alpha <= alpha_max``,
+   and a job that fits one server's free GPUs at its start is on one server;
+5. ``theorem1``: guided A-SRPT has ``sum C <= (2 + M/(M - g_max + 1)) rho
+   OPT(A)`` (see :mod:`proofs_checks.bounds` for the derivation);
+6. ``verifier``: the schedule passes the independent verifier.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from ddlsched.model import Instance, Schedule
+from proofs_checks.bounds import (
+    RhoCheck,
+    all_cut_time,
+    fastest_time,
+    per_iteration_time,
+    theorem1_constant,
+)
+from proofs_checks.verifier import verify
+
+TOLERANCE = 1e-6
+
+
+@dataclass(frozen=True)
+class Value:
+    """A number a method produced, and whether it is exactly the named quantity."""
+
+    value: float
+    exact: bool
+
+
+@dataclass(frozen=True)
+class ClaimRecord:
+    """The outcome of checking one claim on one instance.
+
+    Attributes
+    ----------
+    name, statement
+        Which claim, in words.
+    lhs, rhs
+        Both sides of ``lhs <= rhs`` (or ``lhs == rhs``), recomputed.
+    bound
+        The factor on the right (``rho``, the Theorem 1 constant), if any.
+    status
+        ``"holds"``, ``"violated"`` or ``"inconclusive"``.
+    exact
+        Whether every quantity was exact.
+    margin
+        ``rhs - lhs`` (negative when the inequality fails).
+    detail
+        What failed, for violations and inconclusive records.
+    """
+
+    name: str
+    statement: str
+    lhs: float
+    rhs: float
+    bound: float | None
+    status: str
+    exact: bool
+    margin: float
+    detail: str = ""
+
+    @property
+    def holds(self) -> bool | None:
+        """True, False, or None when inconclusive."""
+        return {"holds": True, "violated": False}.get(self.status)
+
+    @property
+    def ratio(self) -> float:
+        """``lhs / rhs`` (how close to the bound; > 1 means violated)."""
+        return self.lhs / self.rhs if self.rhs else math.inf
+
+    def to_dict(self) -> dict[str, object]:
+        """The ``check --json`` form."""
+        return {
+            "name": self.name,
+            "statement": self.statement,
+            "holds": self.holds,
+            "status": self.status,
+            "lhs": self.lhs,
+            "rhs": self.rhs,
+            "bound": self.bound,
+            "exact": self.exact,
+            "margin": self.margin,
+            "detail": self.detail,
+        }
+
+
+def _inequality(
+    name: str,
+    statement: str,
+    lhs: float,
+    rhs: float,
+    exact: bool,
+    bound: float | None = None,
+    equality: bool = False,
+    detail: str = "",
+) -> ClaimRecord:
+    scale = TOLERANCE * max(1.0, abs(lhs), abs(rhs))
+    true = abs(lhs - rhs) <= scale if equality else lhs <= rhs + scale
+    if not exact:
+        status = "inconclusive"
+        detail = detail or "some quantity is not exact"
+    else:
+        status = "holds" if true else "violated"
+    return ClaimRecord(name, statement, lhs, rhs, bound, status, exact, rhs - lhs, detail)
+
+
+def srpt_optimal_a2(instance: Instance, srpt_schedule: Schedule, opt_a2: Value) -> ClaimRecord:
+    """Claim 1: the SRPT schedule's total (recomputed) equals ``OPT(A2)``."""
+    report = verify(instance, srpt_schedule)
+    detail = "" if report.feasible else "SRPT schedule infeasible: " + report.violations[0]
+    return _inequality(
+        "srpt_optimal_A2",
+        "SRPT(A2) = OPT(A2)",
+        report.total_completion_time,
+        opt_a2.value,
+        opt_a2.exact and report.feasible,
+        equality=True,
+        detail=detail,
+    )
+
+
+def relaxation(opt_a2: Value, opt_a1: Value) -> ClaimRecord:
+    """Claim 2: ``OPT(A2) <= OPT(A1)``."""
+    return _inequality(
+        "relaxation",
+        "OPT(A2) <= OPT(A1)",
+        opt_a2.value,
+        opt_a1.value,
+        opt_a2.exact and opt_a1.exact,
+    )
+
+
+def lemma1(opt_a1: Value, opt_a: Value, rho: RhoCheck, integral: bool) -> ClaimRecord:
+    """Claim 3: ``OPT(A1) <= rho OPT(A)`` (``ceil(rho)`` between slotted optima)."""
+    factor = rho.rho if integral else math.ceil(rho.rho - 1e-12)
+    statement = (
+        "OPT(A1) <= rho * OPT(A)"
+        if integral
+        else ("slotted OPT(A1) <= ceil(rho) * slotted OPT(A) (instance not integral)")
+    )
+    detail = "" if rho.exact else "rho is an upper bound (some alpha_min is a bound)"
+    return _inequality(
+        "lemma1",
+        statement,
+        opt_a1.value,
+        factor * opt_a.value,
+        opt_a1.exact and opt_a.exact and rho.exact,
+        bound=factor,
+        detail=detail,
+    )
+
+
+def mapping_bounds(instance: Instance, schedule: Schedule) -> ClaimRecord:
+    """Claim 4 on every mapping of a problem-A schedule.
+
+    ``lhs`` is the worst ``alpha / alpha_max`` and ``rhs`` 1; a mapping below
+    ``alpha_min`` or a job split although it fit one server at its start is
+    a violation (named in ``detail``). "Fit at its start" counts every
+    other job running then, including those starting at the same instant,
+    so it never blames a mapping the heuristic could not have improved.
+    """
+    cluster = instance.cluster
+    entries = schedule.by_id()
+    worst = 0.0
+    problems: list[str] = []
+    exact = True
+    intervals = []
+    for job in instance.jobs:
+        entry = entries[job.id]
+        if entry.mapping is None or len(entry.mapping) != job.gpus:
+            problems.append(f"job {job.id!r} has no valid mapping")
+            continue
+        duration = job.iterations * per_iteration_time(job, cluster, entry.mapping)
+        intervals.append((entry.start, entry.start + duration, job, entry.mapping))
+    for start, _, job, mapping in intervals:
+        value = per_iteration_time(job, cluster, mapping)
+        low = fastest_time(job, cluster)
+        exact &= low.exact
+        high = all_cut_time(job, cluster)
+        worst = max(worst, value / high)
+        if value < low.value * (1 - TOLERANCE):
+            problems.append(f"job {job.id!r}: alpha {value:g} below alpha_min {low.value:g}")
+        free = list(cluster.gpus_per_server)
+        for other_start, other_end, other, other_map in intervals:
+            if other is not job and other_start <= start < other_end:
+                for server in other_map:
+                    free[server] -= 1
+        if len(set(mapping)) > 1 and max(free) >= job.gpus:
+            problems.append(f"job {job.id!r} spans servers though one had {max(free)} free GPUs")
+    if worst > 1 + TOLERANCE:
+        problems.append(f"some alpha exceeds alpha_max by a factor {worst:g}")
+    # A breach found is definite (even against a bounded alpha_min, which is
+    # below the true one); finding none is conclusive only if exact.
+    if problems:
+        status, detail = "violated", "; ".join(problems[:3])
+    elif exact:
+        status, detail = "holds", ""
+    else:
+        status, detail = "inconclusive", "some alpha_min is only a lower bound"
+    return ClaimRecord(
+        "mapping_bounds",
+        "alpha_min <= alpha(x) <= alpha_max; one server when it fits",
+        worst,
+        1.0,
+        None,
+        status,
+        exact,
+        1.0 - worst,
+        detail,
+    )
+
+
+def theorem1(
+    instance: Instance,
+    guided_schedule: Schedule,
+    opt_a: Value,
+    rho: RhoCheck,
+    exact_counts: bool = True,
+) -> ClaimRecord:
+    """Claim 5: guided A-SRPT's total (recomputed) within the Theorem 1 bound."""
+    report = verify(instance, guided_schedule)
+    constant = theorem1_constant(instance.cluster.num_gpus, instance.max_job_gpus)
+    unit = all(job.weight == 1 for job in instance.jobs)
+    exact = opt_a.exact and rho.exact and report.feasible and unit and exact_counts
+    reasons = []
+    if not report.feasible:
+        reasons.append("schedule infeasible")
+    if not unit:
+        reasons.append("weights are not all 1")
+    if not exact_counts:
+        reasons.append("iteration counts were predicted")
+    if not rho.exact:
+        reasons.append("rho is an upper bound")
+    if not opt_a.exact:
+        reasons.append("OPT(A) not proven")
+    return _inequality(
+        "theorem1",
+        "sum C(guided A-SRPT) <= (2 + M/(M - g_max + 1)) * rho * OPT(A)",
+        report.total_completion_time,
+        constant * rho.rho * opt_a.value,
+        exact,
+        bound=constant * rho.rho,
+        detail="; ".join(reasons),
+    )
+
+
+def verifier(instance: Instance, schedule: Schedule, method: str) -> ClaimRecord:
+    """Claim 6: ``schedule`` (from ``method``) passes the verifier."""
+    report = verify(instance, schedule)
+    count = len(report.violations)
+    return ClaimRecord(
+        f"verifier[{method}]",
+        f"the {method} schedule passes the independent verifier",
+        float(count),
+        0.0,
+        None,
+        "holds" if report.feasible else "violated",
+        True,
+        -float(count),
+        "; ".join(report.violations[:3]),
+    )
