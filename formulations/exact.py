@@ -38,6 +38,31 @@ from formulations.timeindexed import (
 
 PROBLEMS = ("A", "A1", "A2")
 
+MAX_VARIABLES = 300_000
+"""Most binaries of a time-indexed model :func:`build` accepts (the 16-job
+4 x 4 benchmark needs about 8,000)."""
+
+MAX_NONZEROS = 20_000_000
+"""Most constraint-matrix nonzeros :func:`build` accepts."""
+
+MAX_HORIZON = 100_000
+"""Most slots in a horizon (the list schedules keep a timeline this long)."""
+
+
+class ModelTooLarge(ValueError):
+    """The time-indexed model would have too many variables for the slot."""
+
+
+def _guard(variables: int, horizon: int, slot: float, problem: str, nonzeros: int = 0) -> None:
+    if variables > MAX_VARIABLES or nonzeros > MAX_NONZEROS or horizon > MAX_HORIZON:
+        raise ModelTooLarge(
+            f"problem {problem}: the time-indexed model would have {variables:,} variables "
+            f"and about {nonzeros:,} nonzeros over a horizon of {horizon:,} slots of {slot:g} s "
+            f"(limits {MAX_VARIABLES:,}, {MAX_NONZEROS:,} and {MAX_HORIZON:,} slots); use a "
+            "larger slot, fewer jobs, "
+            "or integral instances (ddlsched generate --integral)"
+        )
+
 
 @dataclass
 class BuiltModel:
@@ -72,17 +97,38 @@ def build(
     began = time.perf_counter()
     if problem == "A2":
         data = single_machine(instance)
+        horizon = max(data.release_slots) + sum(data.units)
+        _guard(
+            2 * len(data.ids) * horizon, horizon, data.delta, problem, 8 * len(data.ids) * horizon
+        )
         model = build_a2_model(data)
         return BuiltModel(
             problem, model, instance, None, data, data.exact, None, time.perf_counter() - began
         )
     slotted = problem_a(instance, options) if problem == "A" else problem_a1(instance)
+    horizon = slotted.covering_horizon()
+    # The list schedules walk a timeline of this length: refuse absurd ones first.
+    _guard(0, horizon, slotted.slot, problem)
     plan = greedy_schedule(slotted)
     if warm_start is not None:
         given = _plan_from_schedule(instance, slotted, warm_start)
         if slotted.objective(given) < slotted.objective(plan):
             plan = given
     latest = latest_completions(slotted, slotted.objective(plan))
+    starts = [
+        (max(0, latest[i] - mode.slots - job.release_slot + 1), mode)
+        for i, job in enumerate(slotted.jobs)
+        for mode in job.modes
+    ]
+    _guard(
+        sum(count for count, _ in starts),
+        max(latest),
+        slotted.slot,
+        problem,
+        nonzeros=sum(
+            count * mode.slots * sum(1 for u in mode.usage if u) for count, mode in starts
+        ),
+    )
     anchor = choose_anchor(slotted) if problem == "A" else None
     model = build_model(slotted, latest, anchor)
     return BuiltModel(

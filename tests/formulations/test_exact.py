@@ -203,3 +203,12 @@ def test_a_with_mixed_parallelism_graph() -> None:
     assert mapping is not None
     assert mapping[p.node(0, 0, 0)] == mapping[p.node(0, 0, 1)]
     assert mapping[p.node(1, 0, 0)] == mapping[p.node(1, 0, 1)]
+
+
+def test_oversized_model_refused_clearly() -> None:
+    """Realistic durations with a 1 s slot would need millions of variables: a clear error."""
+    from formulations.exact import ModelTooLarge
+
+    instance = generate(GeneratorConfig(num_jobs=4), 0)  # hours-long jobs, slot 1 s
+    with pytest.raises(ModelTooLarge, match="use a larger slot"):
+        solve_milp(instance, "A")

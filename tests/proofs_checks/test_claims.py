@@ -1,0 +1,177 @@
+"""Every claim holds on tiny integral instances, and every check can fail.
+
+The negative controls feed each check a deliberately wrong input (a rho
+that is too small, FIFO in place of SRPT on the virtual machine, a
+schedule that breaks capacity, a mapping split for no reason) and require
+the check to say "violated": a check that cannot fail is worth nothing.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from ddlsched.api import check_instance
+from ddlsched.generators import GeneratorConfig, generate
+from ddlsched.model import Cluster, Instance, Job, Schedule, ScheduledJob
+from proofs_checks import claims
+from proofs_checks.bounds import fastest_time, rho_of, theorem1_constant
+from tests.oracles import brute_force_a, brute_force_a1, brute_force_a2
+
+TINY = GeneratorConfig(
+    num_jobs=4,
+    servers=2,
+    gpus_per_server=2,
+    integral=True,
+    bandwidth_intra=2.0,
+    max_iterations=2,
+    duration_slots=(1, 3),
+)
+
+
+@settings(max_examples=12)
+@given(st.integers(0, 100_000), st.sampled_from([None, 1.0]))
+def test_every_claim_holds_on_integral_instances(seed: int, load: float | None) -> None:
+    """On tiny integral instances every claim is conclusive and holds."""
+    instance = generate(TINY.replace(load=load), seed)
+    report = check_instance(instance)
+    assert report.values["integral"] is True
+    for record in report.claims:
+        assert record.status == "holds", (record.name, record.detail, record.lhs, record.rhs)
+
+
+@settings(max_examples=8)
+@given(st.integers(0, 100_000))
+def test_values_agree_with_independent_oracles(seed: int) -> None:
+    """check's opt_A, opt_A1, opt_A2 equal the brute-force oracles of the formulation tests."""
+    instance = generate(TINY.replace(num_jobs=3, load=1.0), seed)
+    values = check_instance(instance).values
+    assert values["opt_A"] == pytest.approx(brute_force_a(instance))
+    assert values["opt_A1"] == pytest.approx(brute_force_a1(instance))
+    assert values["opt_A2"] == pytest.approx(brute_force_a2(instance))
+    assert values["srpt_A2"] == pytest.approx(values["opt_A2"])
+
+
+def test_non_integral_checks_only_ceil_rho() -> None:
+    """On a non-integral instance Lemma 1 is stated with ceil(rho) between slotted optima."""
+    cluster = Cluster((2, 2), 2.0, 1.0)
+    ring = tuple((u, (u + 1) % 3, 0.3) for u in range(3))
+    instance = Instance(
+        cluster,
+        (
+            Job(
+                id="a",
+                release=0.0,
+                iterations=2,
+                compute_time=0.7,
+                gpus=3,
+                edges=tuple((min(u, v), max(u, v), q) for u, v, q in ring),
+            ),
+            Job(
+                id="b", release=0.4, iterations=3, compute_time=0.45, gpus=2, edges=((0, 1, 0.2),)
+            ),
+            Job(id="c", release=0.0, iterations=1, compute_time=1.3, gpus=1),
+        ),
+    )
+    report = check_instance(instance, time_limit=30)
+    assert report.values["integral"] is False
+    lemma = next(r for r in report.claims if r.name == "lemma1")
+    assert "ceil(rho)" in lemma.statement
+    assert lemma.bound == float(int(lemma.bound or 0))
+    assert lemma.status in ("holds", "inconclusive")
+    theorem = next(r for r in report.claims if r.name == "theorem1")
+    assert theorem.status == "inconclusive"  # OPT(A) is only a slotted value there
+
+
+def _integral_instance() -> Instance:
+    return generate(TINY.replace(load=1.0), 7)
+
+
+def test_negative_control_wrong_rho() -> None:
+    """Lemma 1 with rho replaced by 0.5 is violated (OPT(A1) > 0.5 OPT(A))."""
+    instance = _integral_instance()
+    report = check_instance(instance)
+    rho = rho_of(instance)
+    wrong = dataclasses.replace(rho, rho=0.5)
+    record = claims.lemma1(
+        claims.Value(float(report.values["opt_A1"]), True),
+        claims.Value(float(report.values["opt_A"]), True),
+        wrong,
+        integral=True,
+    )
+    assert record.status == "violated"
+
+
+def test_negative_control_fifo_on_virtual_machine() -> None:
+    """A 'broken SRPT' (FIFO, no preemption, on the virtual machine) fails claim 1."""
+    cluster = Cluster((2,), 1.0, 1.0)
+    long = Job(id="long", release=0.0, iterations=4, compute_time=1.0, gpus=2)
+    short = Job(id="short", release=1.0, iterations=1, compute_time=1.0, gpus=2)
+    instance = Instance(cluster, (long, short))
+    # Sizes 4 and 1; FIFO: long [0,4), short [4,5): total 9. SRPT: 1+... = 2 + 5 = 7.
+    fifo = Schedule(
+        (
+            ScheduledJob("long", 0.0, 4.0, pieces=((0.0, 4.0),)),
+            ScheduledJob("short", 4.0, 5.0, pieces=((4.0, 5.0),)),
+        ),
+        problem="A2",
+    )
+    record = claims.srpt_optimal_a2(instance, fifo, claims.Value(7.0, True))
+    assert record.status == "violated" and record.lhs == pytest.approx(9.0)
+
+
+def test_negative_control_capacity_violation() -> None:
+    """A schedule overlapping two 2-GPU jobs on one 2-GPU server fails claim 6."""
+    cluster = Cluster((2,), 1.0, 1.0)
+    jobs = tuple(
+        Job(id=f"j{k}", release=0.0, iterations=1, compute_time=1.0, gpus=2) for k in range(2)
+    )
+    instance = Instance(cluster, jobs)
+    clash = Schedule(tuple(ScheduledJob(f"j{k}", 0.0, 1.0, (0, 0)) for k in range(2)))
+    record = claims.verifier(instance, clash, "broken")
+    assert record.status == "violated" and "server 0" in record.detail
+
+
+def test_negative_control_needless_split() -> None:
+    """A job split across servers while one server was free fails claim 4."""
+    cluster = Cluster((2, 2), 2.0, 1.0)
+    job = Job(id="a", release=0.0, iterations=1, compute_time=1.0, gpus=2, edges=((0, 1, 1.0),))
+    instance = Instance(cluster, (job,))
+    split = Schedule((ScheduledJob("a", 0.0, None, (0, 1)),))
+    record = claims.mapping_bounds(instance, split)
+    assert record.status == "violated" and "spans servers" in record.detail
+
+
+def test_negative_control_theorem1_with_slow_schedule() -> None:
+    """A schedule far slower than the bound allows fails the Theorem 1 check."""
+    instance = _integral_instance()
+    report = check_instance(instance)
+    opt = float(report.values["opt_A"])
+    slow_entries = []
+    time = 1000.0 * opt
+    for job in instance.jobs:
+        mapping = tuple(min(k // 2, 1) for k in range(job.gpus))
+        slow_entries.append(ScheduledJob(job.id, time, None, mapping))
+        time += 1000.0 * opt
+    record = claims.theorem1(
+        instance, Schedule(tuple(slow_entries)), claims.Value(opt, True), rho_of(instance)
+    )
+    assert record.status == "violated"
+
+
+def test_inexact_values_are_inconclusive() -> None:
+    """A time-limited optimum makes a claim inconclusive, never 'holds'."""
+    record = claims.relaxation(claims.Value(1.0, True), claims.Value(2.0, False))
+    assert record.status == "inconclusive" and record.holds is None
+
+
+def test_bounds_module_matches_hand_values(ring_instance: Instance) -> None:
+    """Independent alpha_min and constant: the 4-ring's alpha_min is 4; 2 + 4/(4-4+1) = 6."""
+    low = fastest_time(ring_instance.jobs[0], ring_instance.cluster)
+    assert low.exact and low.value == pytest.approx(4.0)
+    assert theorem1_constant(4, 4) == pytest.approx(6.0)
+    with pytest.raises(ValueError, match="g_max"):
+        theorem1_constant(4, 5)
