@@ -1,0 +1,174 @@
+"""Figures, one function each: ``(data, ..., ax=None) -> Axes``.
+
+After PyVRP's ``plotting``: every function draws on the ``ax`` it is given
+(or a new one), returns it, and never calls ``plt.show()``; only this
+module imports matplotlib. Use the Agg backend for files
+(``matplotlib.use("Agg")``), as the command line does.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import matplotlib.pyplot as plt
+import numpy as np
+from matplotlib.axes import Axes
+from matplotlib.patches import Rectangle
+
+from ddlsched.model import Instance, Schedule
+
+
+def _axes(ax: Axes | None) -> Axes:
+    if ax is None:
+        _, ax = plt.subplots()
+    return ax
+
+
+def gpu_lanes(instance: Instance, schedule: Schedule) -> dict[str, list[tuple[int, int]]]:
+    """The ``(server, GPU)`` lanes each job occupies, assigned for drawing.
+
+    Jobs are taken by start time; on each server a job takes the lowest
+    lanes free at its start. A feasible schedule always finds enough.
+
+    Raises
+    ------
+    ValueError
+        If a schedule entry has no mapping (only problem-A schedules are drawn).
+    """
+    durations = {}
+    free_at: dict[int, list[float]] = {
+        h: [0.0] * g for h, g in enumerate(instance.cluster.gpus_per_server)
+    }
+    lanes: dict[str, list[tuple[int, int]]] = {}
+    for entry in sorted(schedule.jobs, key=lambda e: (e.start, e.id)):
+        if entry.mapping is None:
+            raise ValueError(f"job {entry.id!r} has no mapping: only A schedules are drawn")
+        if entry.end is None:
+            raise ValueError(f"job {entry.id!r} has no end time")
+        durations[entry.id] = entry.end - entry.start
+        taken = []
+        for server in sorted(set(entry.mapping)):
+            need = entry.mapping.count(server)
+            free = [k for k, t in enumerate(free_at[server]) if t <= entry.start + 1e-9]
+            for lane in free[:need]:
+                free_at[server][lane] = entry.end
+                taken.append((server, lane))
+        lanes[entry.id] = taken
+    return lanes
+
+
+def gantt(
+    instance: Instance, schedule: Schedule, ax: Axes | None = None, title: str | None = None
+) -> Axes:
+    """A Gantt chart: one row per GPU (grouped by server), one colour per job.
+
+    Jobs spanning servers are hatched; release times are ticks on the top.
+    """
+    ax = _axes(ax)
+    lanes = gpu_lanes(instance, schedule)
+    entries = schedule.by_id()
+    colours = plt.get_cmap("tab20")
+    offsets = np.cumsum([0, *instance.cluster.gpus_per_server])
+    for k, job in enumerate(instance.jobs):
+        entry = entries[job.id]
+        assert entry.end is not None
+        spanning = len({server for server, _ in lanes[job.id]}) > 1
+        for server, lane in lanes[job.id]:
+            row = offsets[server] + lane
+            ax.add_patch(
+                Rectangle(
+                    (entry.start, row),
+                    entry.end - entry.start,
+                    0.9,
+                    facecolor=colours(k % 20),
+                    edgecolor="black",
+                    linewidth=0.5,
+                    hatch="//" if spanning else None,
+                )
+            )
+        first = lanes[job.id][0]
+        ax.text(
+            (entry.start + entry.end) / 2,
+            offsets[first[0]] + first[1] + 0.45,
+            job.id,
+            ha="center",
+            va="center",
+            fontsize=7,
+        )
+    for boundary in offsets[1:-1]:
+        ax.axhline(boundary - 0.05, color="grey", linewidth=1)
+    end = max((e.end or 0.0) for e in schedule.jobs)
+    ax.set_xlim(0, end * 1.02 if end > 0 else 1)
+    ax.set_ylim(0, offsets[-1])
+    ax.set_yticks(
+        [o + g / 2 for o, g in zip(offsets[:-1], instance.cluster.gpus_per_server, strict=True)]
+    )
+    ax.set_yticklabels([f"server {h}" for h in range(instance.cluster.num_servers)])
+    ax.set_xlabel("time (s)")
+    ax.set_title(title or "schedule (hatched: spans servers)")
+    return ax
+
+
+def ratio_distribution(
+    ratios: Mapping[str, Sequence[float]], ax: Axes | None = None, label: str = "C / OPT"
+) -> Axes:
+    """Box plots of each method's ratio to the optimum, points overlaid."""
+    ax = _axes(ax)
+    names = list(ratios)
+    ax.boxplot([list(ratios[n]) for n in names], showfliers=False)
+    rng = np.random.default_rng(0)  # jitter only, fixed for identical figures
+    for k, name in enumerate(names, start=1):
+        values = np.asarray(ratios[name], dtype=float)
+        ax.scatter(k + rng.uniform(-0.12, 0.12, len(values)), values, s=8, alpha=0.6)
+    ax.set_xticks(range(1, len(names) + 1))
+    ax.set_xticklabels(names, rotation=20)
+    ax.axhline(1.0, color="grey", linestyle=":")
+    ax.set_ylabel(label)
+    ax.set_title(f"{label} per method")
+    return ax
+
+
+def jct_cdf(jcts: Mapping[str, Sequence[float]], ax: Axes | None = None) -> Axes:
+    """Empirical CDFs of job completion times (log time axis when they span decades)."""
+    ax = _axes(ax)
+    for name, values in jcts.items():
+        data = np.sort(np.asarray(values, dtype=float))
+        ax.step(data, np.arange(1, len(data) + 1) / len(data), where="post", label=name)
+    positive = [min(v) for v in jcts.values() if len(v) and min(v) > 0]
+    largest = [max(v) for v in jcts.values() if len(v)]
+    if positive and largest and max(largest) / min(positive) > 100:
+        ax.set_xscale("log")
+    ax.set_xlabel("JCT (s)")
+    ax.set_ylabel("share of jobs")
+    ax.legend()
+    ax.set_title("JCT CDF")
+    return ax
+
+
+def prediction_error(errors: Mapping[str, Sequence[float]], ax: Axes | None = None) -> Axes:
+    """Share of jobs whose relative prediction error is at most x, per predictor."""
+    ax = _axes(ax)
+    for name, values in errors.items():
+        data = np.sort(np.abs(np.asarray(values, dtype=float)))
+        ax.step(data * 100, np.arange(1, len(data) + 1) / len(data), where="post", label=name)
+    ax.set_xlabel("absolute relative error (%)")
+    ax.set_ylabel("share of jobs")
+    ax.set_xlim(0, 200)
+    ax.legend()
+    ax.set_title("prediction error")
+    return ax
+
+
+def jct_vs_error(
+    sigmas: Sequence[float], jct: Mapping[str, Sequence[float]], ax: Axes | None = None
+) -> Axes:
+    """Total JCT (relative to the oracle's) against prediction-error size."""
+    ax = _axes(ax)
+    for name, values in jct.items():
+        ax.plot(sigmas, values, marker="o", label=name)
+    ax.axhline(1.0, color="grey", linestyle=":")
+    ax.set_xlabel("prediction error (sigma of log error)")
+    ax.set_ylabel("total JCT / with oracle")
+    ax.legend()
+    ax.set_title("what prediction errors cost")
+    return ax
