@@ -88,6 +88,7 @@ def simulate(
     next_arrival = 0
     now = 0.0
     stalls = 0
+    max_waiting = 0
     interrupted = False
     try:
         while len(records) < len(jobs):
@@ -130,6 +131,7 @@ def simulate(
                 policy.on_start(view, tuple(mapping), per_iteration, now)
                 heapq.heappush(running, (end, len(records), job.id))
                 progressed = True
+            max_waiting = max(max_waiting, next_arrival - len(records))
             stalls = 0 if progressed else stalls + 1
             if stalls > 1000:
                 raise RuntimeError(f"policy {policy.name!r} keeps waking at {now} without acting")
@@ -143,6 +145,7 @@ def simulate(
     measured = metrics(instance, finished, alpha_min_budget)
     measured["wall_time_s"] = runtime
     measured["jobs_completed"] = float(len(finished))
+    measured["max_waiting"] = float(max_waiting)
     schedule = None
     notes: tuple[str, ...] = ()
     if interrupted:
