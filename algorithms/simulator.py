@@ -216,12 +216,20 @@ def metrics(
 def make_predictor(
     name: str, instance: Instance, rng: np.random.Generator, noise: float = 0.5
 ) -> Predictor:
-    """``"oracle"`` or ``"noisy"`` (log-normal error of sigma ``noise``)."""
+    """``"oracle"``, ``"noisy"`` (log-normal error of sigma ``noise``) or ``"forest"``.
+
+    The forest learns online from completed jobs
+    (:class:`algorithms.prediction.ForestPredictor`), seeded from ``rng``.
+    """
     if name == "oracle":
         return OraclePredictor(instance)
     if name == "noisy":
         return NoisyOraclePredictor(instance, noise, rng)
-    raise ValueError(f"predictor: expected oracle or noisy, got {name!r}")
+    if name == "forest":
+        from algorithms.prediction import ForestPredictor
+
+        return ForestPredictor(seed=int(rng.integers(2**31)))
+    raise ValueError(f"predictor: expected oracle, noisy or forest, got {name!r}")
 
 
 def simulate_policy(

@@ -478,6 +478,46 @@ def _png_bytes(figure: Any) -> bytes:
     return buffer.getvalue()
 
 
+def _cmd_predict(args: argparse.Namespace) -> int:
+    import pandas as pd
+
+    from algorithms.prediction import evaluate
+    from ddlsched.workloads import WorkloadConfig, recurring_history
+
+    if args.trace:
+        try:
+            frame = pd.read_csv(args.trace)
+        except FileNotFoundError:
+            raise InputError(f"{args.trace}: no such file") from None
+        except (pd.errors.ParserError, UnicodeDecodeError, pd.errors.EmptyDataError) as error:
+            raise InputError(f"{args.trace}: not a readable CSV ({error})") from None
+        source = args.trace
+    else:
+        history = recurring_history(WorkloadConfig(jobs=args.jobs), args.seed)
+        frame = history.drop(columns=["group"])
+        source = f"generated history ({args.jobs} jobs, seed {args.seed})"
+    report = evaluate(
+        frame, target=args.target, retrain_every=args.retrain_every, seed=args.seed, source=source
+    )
+    if args.json:
+        _print_json(report)
+        return EXIT_OK
+    print(
+        f"{source}: {report['train_jobs']} history jobs, {report['test_jobs']} predicted "
+        f"(chronological; forest refitted every {report['retrain_every']} jobs)"
+    )
+    print(f"features: {', '.join(report['features'])}")
+    print("| predictor | MAE | median rel. error | R^2 | within 10% | within 25% | within 50% |")
+    print("| --- | --- | --- | --- | --- | --- | --- |")
+    for name, m in report["predictors"].items():
+        print(
+            f"| {name} | {m['mae']:.4g} | {m['median_rel_error']:.3f} | {m['r2']:.3f} | "
+            f"{m['within_10']:.1%} | {m['within_25']:.1%} | {m['within_50']:.1%} |"
+        )
+    print(f"verdict: {report['verdict']}")
+    return EXIT_OK
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of ``ddlsched`` (exposed for documentation)."""
     parser = argparse.ArgumentParser(
@@ -507,7 +547,7 @@ def build_parser() -> argparse.ArgumentParser:
         default=1.0,
         help="Poisson arrival load (0: all jobs released at time 0)",
     )
-    cmp_.add_argument("--predictor", default="oracle", choices=("oracle", "noisy"))
+    cmp_.add_argument("--predictor", default="oracle", choices=("oracle", "noisy", "forest"))
     cmp_.add_argument("--plot", help="write a figure (Gantt charts and ratios) to this PNG")
     cmp_.add_argument("--json", action="store_true")
     cmp_.set_defaults(handler=_cmd_compare)
@@ -556,7 +596,7 @@ def build_parser() -> argparse.ArgumentParser:
     solve.add_argument(
         "--predictor",
         default="oracle",
-        choices=("oracle", "noisy"),
+        choices=("oracle", "noisy", "forest"),
         help="iteration predictor (online methods)",
     )
     solve.add_argument("--seed", type=int, default=0)
@@ -574,7 +614,7 @@ def build_parser() -> argparse.ArgumentParser:
     sim.add_argument(
         "--policy", default="asrpt", choices=("asrpt", "asrpt-greedy", "fifo", "sjf", "srpt-naive")
     )
-    sim.add_argument("--predictor", default="oracle", choices=("oracle", "noisy"))
+    sim.add_argument("--predictor", default="oracle", choices=("oracle", "noisy", "forest"))
     sim.add_argument("--limit", type=int, help="only the first N jobs by submit time")
     sim.add_argument("--seed", type=int, default=0)
     sim.add_argument("--out", help="write the schedule here")
@@ -600,6 +640,21 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--json", action="store_true")
     check.set_defaults(handler=_cmd_check)
 
+    predict = sub.add_parser("predict", help="iteration prediction for recurring jobs")
+    predict_sub = predict.add_subparsers(dest="predict_command", required=True)
+    evaluate = predict_sub.add_parser(
+        "evaluate", help="random forest vs baselines, chronological split"
+    )
+    evaluate.add_argument(
+        "--trace", help="a CSV with the target column (default: a generated recurring history)"
+    )
+    evaluate.add_argument("--target", default="iterations")
+    evaluate.add_argument("--jobs", type=int, default=3000, help="generated history size")
+    evaluate.add_argument("--seed", type=int, default=0)
+    evaluate.add_argument("--retrain-every", type=int, default=250)
+    evaluate.add_argument("--json", action="store_true")
+    evaluate.set_defaults(handler=_cmd_predict)
+
     info = sub.add_parser("info", help="describe an instance: alpha_min, alpha_max, rho")
     info.add_argument("instance")
     info.add_argument("--json", action="store_true")
@@ -619,6 +674,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("ddlsched: interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
+    except BrokenPipeError:
+        # The reader (e.g. "| head") stopped listening: not an error of ours.
+        sys.stderr.close()
+        return EXIT_OK
 
 
 if __name__ == "__main__":

@@ -203,6 +203,48 @@ def packed_mapping(gpus: int, cluster: Cluster) -> tuple[int, ...]:
     return tuple(mapping)
 
 
+def zoo_job(
+    job_id: str,
+    model: str,
+    gpus: int,
+    cluster: Cluster,
+    release: float,
+    iterations: int | None,
+    duration: float | None,
+    features: dict[str, str | int | float | bool],
+) -> Job:
+    """A job of zoo ``model`` on ``gpus`` GPUs (rules 2-3 of the module docstring).
+
+    With ``duration``, times are scaled so that ``K * alpha_packed`` equals
+    it (and ``K`` is derived when ``iterations`` is ``None``); without it the
+    zoo's own times are kept and ``iterations`` is required.
+    """
+    profile = ZOO[model]
+    parallelism = _parallelism(profile, gpus, cluster.max_gpus_per_server)
+    compute, edges = build_job_graph(profile, parallelism)
+    scale = 1.0
+    count = iterations
+    if duration is not None:
+        unscaled = Job(
+            id="x", release=0.0, iterations=1, compute_time=compute, gpus=gpus, edges=edges
+        )
+        packed = alpha(unscaled, cluster, packed_mapping(gpus, cluster))
+        count = iterations if iterations and iterations >= 1 else max(1, round(duration / packed))
+        scale = duration / (count * packed)
+    if count is None:
+        raise ValueError("zoo_job needs iterations or a duration")
+    return Job(
+        id=job_id,
+        release=release,
+        iterations=count,
+        compute_time=compute * scale,
+        gpus=gpus,
+        parallelism=parallelism,
+        edges=tuple((u, v, q * scale) for u, v, q in edges),
+        features=features,
+    )
+
+
 def load_trace(
     path: str | os.PathLike[str],
     cluster: Cluster,
@@ -288,30 +330,10 @@ def load_trace(
     if not drafts:
         raise InputError(f"{where}: no usable job ({skipped} skipped, {dropped} too wide)")
     first = drafts[0][0]
-    jobs = []
-    per_server = cluster.max_gpus_per_server
-    for submit, line, gpus, duration, model, iterations, features in drafts:
-        profile = ZOO[model]
-        parallelism = _parallelism(profile, gpus, per_server)
-        compute, edges = build_job_graph(profile, parallelism)
-        unscaled = Job(
-            id="x", release=0.0, iterations=1, compute_time=compute, gpus=gpus, edges=edges
-        )
-        packed = alpha(unscaled, cluster, packed_mapping(gpus, cluster))
-        count = iterations if iterations and iterations >= 1 else max(1, round(duration / packed))
-        scale = duration / (count * packed)
-        jobs.append(
-            Job(
-                id=f"t{line}",
-                release=submit - first,
-                iterations=count,
-                compute_time=compute * scale,
-                gpus=gpus,
-                parallelism=parallelism,
-                edges=tuple((u, v, q * scale) for u, v, q in edges),
-                features=features,
-            )
-        )
+    jobs = [
+        zoo_job(f"t{line}", model, gpus, cluster, submit - first, iterations, duration, features)
+        for submit, line, gpus, duration, model, iterations, features in drafts
+    ]
     return LoadedTrace(
         Instance(cluster=cluster, jobs=tuple(jobs), slot=slot), fmt.name, read, skipped, dropped
     )
