@@ -105,35 +105,61 @@ def _model_column(features: FeatureSet) -> str | None:
     return None
 
 
+class _RunningHistory:
+    """The history features of :func:`history_features`, kept up to date one job at a time."""
+
+    def __init__(self, features: FeatureSet) -> None:
+        self.features = features
+        self.model_column = _model_column(features)
+        self.group_sum: dict[tuple, float] = defaultdict(float)
+        self.group_sorted: dict[tuple, list[float]] = defaultdict(list)
+        self.model_sum: dict[object, float] = defaultdict(float)
+        self.model_count: dict[object, int] = defaultdict(int)
+        self.total = 0.0
+        self.count = 0
+
+    def _key(self, row: dict[str, object]) -> tuple:
+        return tuple(row.get(name) for name in self.features.names)
+
+    def of(self, row: dict[str, object]) -> list[float]:
+        """History features of a new job (NaN when there is none)."""
+        key = self._key(row)
+        seen = self.group_sorted[key]
+        model = row.get(self.model_column) if self.model_column else None
+        middle = len(seen) // 2
+        return [
+            self.group_sum[key] / len(seen) if seen else math.nan,
+            (seen[middle] if len(seen) % 2 else (seen[middle - 1] + seen[middle]) / 2)
+            if seen
+            else math.nan,
+            float(len(seen)),
+            self.model_sum[model] / self.model_count[model]
+            if self.model_count[model]
+            else math.nan,
+            self.total / self.count if self.count else math.nan,
+        ]
+
+    def add(self, row: dict[str, object], log_value: float) -> None:
+        """Count a completed job."""
+        key = self._key(row)
+        model = row.get(self.model_column) if self.model_column else None
+        self.group_sum[key] += log_value
+        bisect.insort(self.group_sorted[key], log_value)
+        self.model_sum[model] += log_value
+        self.model_count[model] += 1
+        self.total += log_value
+        self.count += 1
+
+
 def history_features(frame: pd.DataFrame, features: FeatureSet, target: str) -> pd.DataFrame:
     """Per row, statistics of ``log target`` over **earlier** rows only (NaN when none)."""
+    running = _RunningHistory(features)
     logs = np.log(frame[target].to_numpy(dtype=float))
-    keys = list(frame[list(features.names)].itertuples(index=False, name=None))
-    model_column = _model_column(features)
-    models = frame[model_column].tolist() if model_column else [None] * len(frame)
-    group_sum: dict[tuple, float] = defaultdict(float)
-    group_sorted: dict[tuple, list[float]] = defaultdict(list)
-    model_sum: dict[object, float] = defaultdict(float)
-    model_count: dict[object, int] = defaultdict(int)
-    total, count = 0.0, 0
-    out = np.full((len(frame), len(HISTORY)), np.nan)
-    for k, (key, model, value) in enumerate(zip(keys, models, logs, strict=True)):
-        seen = group_sorted[key]
-        if seen:
-            out[k, 0] = group_sum[key] / len(seen)
-            middle = len(seen) // 2
-            out[k, 1] = seen[middle] if len(seen) % 2 else (seen[middle - 1] + seen[middle]) / 2
-        out[k, 2] = len(seen)
-        if model_count[model]:
-            out[k, 3] = model_sum[model] / model_count[model]
-        if count:
-            out[k, 4] = total / count
-        group_sum[key] += value
-        bisect.insort(seen, value)
-        model_sum[model] += value
-        model_count[model] += 1
-        total += value
-        count += 1
+    rows = frame[list(features.names)].to_dict("records")
+    out = np.empty((len(frame), len(HISTORY)))
+    for k, (row, value) in enumerate(zip(rows, logs, strict=True)):
+        out[k] = running.of(row)
+        running.add(row, float(value))
     return pd.DataFrame(out, columns=list(HISTORY), index=frame.index)
 
 
@@ -146,10 +172,10 @@ def baseline_predictions(frame: pd.DataFrame, features: FeatureSet, target: str)
     group: dict[tuple, list[float]] = defaultdict(list)
     model_sum: dict[object, float] = defaultdict(float)
     model_count: dict[object, int] = defaultdict(int)
-    total, count = 0.0, 0
+    total = 0.0
     out = np.full((len(frame), len(BASELINES)), np.nan)
     for k, (key, model, value) in enumerate(zip(keys, models, values, strict=True)):
-        overall = total / count if count else np.nan
+        overall = total / k if k else np.nan
         by_model = model_sum[model] / model_count[model] if model_count[model] else overall
         seen = group[key]
         out[k] = (
@@ -162,7 +188,6 @@ def baseline_predictions(frame: pd.DataFrame, features: FeatureSet, target: str)
         model_sum[model] += value
         model_count[model] += 1
         total += value
-        count += 1
     return pd.DataFrame(out, columns=list(BASELINES), index=frame.index)
 
 
@@ -330,52 +355,6 @@ def evaluate(
         "retrain_every": retrain_every,
         "predictors": results,
     }
-
-
-class _RunningHistory:
-    """The history features of :func:`history_features`, kept up to date one job at a time."""
-
-    def __init__(self, features: FeatureSet) -> None:
-        self.features = features
-        self.model_column = _model_column(features)
-        self.group_sum: dict[tuple, float] = defaultdict(float)
-        self.group_sorted: dict[tuple, list[float]] = defaultdict(list)
-        self.model_sum: dict[object, float] = defaultdict(float)
-        self.model_count: dict[object, int] = defaultdict(int)
-        self.total = 0.0
-        self.count = 0
-
-    def _key(self, row: dict[str, object]) -> tuple:
-        return tuple(row.get(name) for name in self.features.names)
-
-    def of(self, row: dict[str, object]) -> list[float]:
-        """History features of a new job (NaN when there is none)."""
-        key = self._key(row)
-        seen = self.group_sorted[key]
-        model = row.get(self.model_column) if self.model_column else None
-        middle = len(seen) // 2
-        return [
-            self.group_sum[key] / len(seen) if seen else math.nan,
-            (seen[middle] if len(seen) % 2 else (seen[middle - 1] + seen[middle]) / 2)
-            if seen
-            else math.nan,
-            float(len(seen)),
-            self.model_sum[model] / self.model_count[model]
-            if self.model_count[model]
-            else math.nan,
-            self.total / self.count if self.count else math.nan,
-        ]
-
-    def add(self, row: dict[str, object], log_value: float) -> None:
-        """Count a completed job."""
-        key = self._key(row)
-        model = row.get(self.model_column) if self.model_column else None
-        self.group_sum[key] += log_value
-        bisect.insort(self.group_sorted[key], log_value)
-        self.model_sum[model] += log_value
-        self.model_count[model] += 1
-        self.total += log_value
-        self.count += 1
 
 
 class ForestPredictor:

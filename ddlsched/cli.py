@@ -496,7 +496,7 @@ def _cmd_predict(args: argparse.Namespace) -> int:
         history = recurring_history(WorkloadConfig(jobs=args.jobs), args.seed)
         frame = history.drop(columns=["group"])
         source = f"generated history ({args.jobs} jobs, seed {args.seed})"
-    report = evaluate(
+    report: dict[str, Any] = evaluate(
         frame, target=args.target, retrain_every=args.retrain_every, seed=args.seed, source=source
     )
     if args.json:

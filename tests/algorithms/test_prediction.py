@@ -106,10 +106,10 @@ def test_only_submission_time_features() -> None:
 def test_missing_target_is_a_clear_error() -> None:
     """A trace without the target column names it and the columns it has."""
     frame = pd.DataFrame({"timestamp": ["x"], "duration": [1.0], "num_gpus": [1]})
-    with pytest.raises(InputError, match="no target column 'iterations'.*duration"):
+    with pytest.raises(InputError, match=r"no target column 'iterations'.*duration"):
         evaluate(frame, source="philly.csv")
     bad = _history().assign(iterations=-1)
-    with pytest.raises(InputError, match="row 2: iterations must be a positive number"):
+    with pytest.raises(InputError, match=r"row 2: iterations must be a positive number"):
         evaluate(bad)
 
 
