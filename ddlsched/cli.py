@@ -518,6 +518,53 @@ def _cmd_predict(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _cmd_sweep(args: argparse.Namespace) -> int:
+    from ddlsched.sweep import read_sweep, run_sweep
+
+    config = read_sweep(args.config)
+    total = sum(1 for _ in config.tasks())
+    progress, close = _progress_bar(total, "sweep")
+    try:
+        outcome = run_sweep(
+            config, args.results, scheduler=args.scheduler, workers=args.workers, progress=progress
+        )
+    finally:
+        close()
+    print(
+        f"{outcome.total} tasks: {outcome.skipped} already in {args.results}, {outcome.ran} run"
+        f"{' (interrupted: finished rows are kept; run again to resume)' if outcome.interrupted else ''}"
+    )
+    return EXIT_INTERRUPTED if outcome.interrupted else EXIT_OK
+
+
+def _cmd_results(args: argparse.Namespace) -> int:
+    from ddlsched.sweep import load_results
+
+    frame = load_results(args.results)
+    keys = [
+        c
+        for c in ("method", "num_jobs", "servers", "gpus_per_server", "load")
+        if c in frame.columns
+    ]
+    table = (
+        frame.groupby(keys, dropna=False)
+        .agg(
+            tasks=("key", "count"),
+            verified=("verified", "sum"),
+            optimal=("status", lambda s: int((s == "optimal").sum())),
+            mean_objective=("objective", "mean"),
+            mean_runtime_s=("runtime_s", "mean"),
+        )
+        .reset_index()
+    )
+    if args.json:
+        _print_json(json.loads(table.to_json(orient="records")))
+    else:
+        print(f"{len(frame)} rows in {args.results}")
+        print(table.to_string(index=False))
+    return EXIT_OK
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of ``ddlsched`` (exposed for documentation)."""
     parser = argparse.ArgumentParser(
@@ -654,6 +701,20 @@ def build_parser() -> argparse.ArgumentParser:
     evaluate.add_argument("--retrain-every", type=int, default=250)
     evaluate.add_argument("--json", action="store_true")
     evaluate.set_defaults(handler=_cmd_predict)
+
+    sweep = sub.add_parser("sweep", help="run a grid of experiments on Dask, results in SQLite")
+    sweep.add_argument("config", help="TOML file with a [sweep] table")
+    sweep.add_argument(
+        "--scheduler", help="address of a running Dask scheduler (default: start a local cluster)"
+    )
+    sweep.add_argument("--workers", type=int, default=2, help="local cluster workers")
+    sweep.add_argument("--results", default="results.sqlite", help="SQLite results file")
+    sweep.set_defaults(handler=_cmd_sweep)
+
+    results = sub.add_parser("results", help="summarise a sweep's results file")
+    results.add_argument("results")
+    results.add_argument("--json", action="store_true")
+    results.set_defaults(handler=_cmd_results)
 
     info = sub.add_parser("info", help="describe an instance: alpha_min, alpha_max, rho")
     info.add_argument("instance")

@@ -1,0 +1,316 @@
+"""Experiment sweeps on Dask, with results in SQLite.
+
+A sweep is a grid: methods x generator parameters x seeds, read from TOML::
+
+    [sweep]
+    methods = ["milp", "asrpt", "asrpt-greedy", "fifo"]
+    seeds = 5                 # or a list: [0, 1, 2]
+    time_limit = 30           # per MILP
+
+    [sweep.grid]              # each a list: every combination is run
+    num_jobs = [6, 8]
+    servers = [2]
+    gpus_per_server = [4]
+    load = [1.0]
+
+    [generator]               # fixed generator settings (optional)
+    integral = true
+    bandwidth_intra = 2.0
+
+Every task (one method on one generated instance) runs on a Dask worker: a
+``LocalCluster`` by default, or any running scheduler (``tcp://host:8786``),
+e.g. one started on a SLURM cluster with dask-jobqueue (see the README).
+
+**Results** go to a SQLite file, one row per task, keyed by the SHA-256 of
+the task's inputs (method, every generator setting, seed, time limit). The
+driver writes each row in its own transaction as the task completes, so a
+sweep killed at any moment, ``kill -9`` included, loses only the tasks in
+flight, and no row is ever half-written; a re-run skips every key already
+present. :func:`load_results` reads the file into a pandas DataFrame.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import itertools
+import json
+import sqlite3
+import time
+import tomllib
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from ddlsched.generators import GeneratorConfig
+from ddlsched.model import InputError
+
+SCHEMA_VERSION = 1
+METHODS = ("milp", "asrpt", "asrpt-greedy", "fifo", "sjf", "srpt-naive")
+
+
+@dataclass(frozen=True)
+class Task:
+    """One method on one generated instance."""
+
+    method: str
+    generator: dict[str, Any]
+    seed: int
+    time_limit: float
+
+    @property
+    def key(self) -> str:
+        """SHA-256 of the canonical JSON of the inputs (and the schema version)."""
+        document = {"version": SCHEMA_VERSION, **dataclasses.asdict(self)}
+        text = json.dumps(document, sort_keys=True, separators=(",", ":"))
+        return hashlib.sha256(text.encode()).hexdigest()
+
+
+@dataclass(frozen=True)
+class SweepConfig:
+    """A parsed sweep file."""
+
+    methods: tuple[str, ...]
+    seeds: tuple[int, ...]
+    time_limit: float
+    grid: dict[str, list[Any]]
+    fixed: dict[str, Any]
+
+    def tasks(self) -> Iterator[Task]:
+        """Every task of the grid, in a fixed order."""
+        names = sorted(self.grid)
+        for values in itertools.product(*(self.grid[n] for n in names)):
+            settings = {**self.fixed, **dict(zip(names, values, strict=True))}
+            generator = dataclasses.asdict(GeneratorConfig(**_tuples(settings)))
+            for seed in self.seeds:
+                for method in self.methods:
+                    yield Task(method, generator, seed, self.time_limit)
+
+
+def _tuples(settings: dict[str, Any]) -> dict[str, Any]:
+    out = dict(settings)
+    for key in ("size_weights", "models", "duration_slots"):
+        if key in out and isinstance(out[key], list):
+            out[key] = tuple(tuple(v) if isinstance(v, list) else v for v in out[key])
+    return out
+
+
+def read_sweep(path: str | Path) -> SweepConfig:
+    """Read and validate a sweep file.
+
+    Raises
+    ------
+    InputError
+        Naming the table and key that is wrong.
+    """
+    try:
+        with open(path, "rb") as stream:
+            doc = tomllib.load(stream)
+    except FileNotFoundError:
+        raise InputError(f"{path}: no such file") from None
+    except tomllib.TOMLDecodeError as error:
+        raise InputError(f"{path}: not valid TOML ({error})") from None
+    sweep = doc.get("sweep")
+    if not isinstance(sweep, dict):
+        raise InputError(f"{path}: missing [sweep] table")
+    unknown = set(sweep) - {"methods", "seeds", "time_limit", "grid"}
+    if unknown:
+        raise InputError(f"{path}: sweep.{sorted(unknown)[0]}: unknown key")
+    methods = sweep.get("methods", ["milp", "asrpt"])
+    for method in methods:
+        if method not in METHODS:
+            raise InputError(
+                f"{path}: sweep.methods: unknown method {method!r} "
+                f"(expected some of {', '.join(METHODS)})"
+            )
+    seeds_value = sweep.get("seeds", 3)
+    seeds = tuple(range(seeds_value)) if isinstance(seeds_value, int) else tuple(seeds_value)
+    grid = sweep.get("grid", {})
+    fields = {f.name for f in dataclasses.fields(GeneratorConfig)}
+    fixed = doc.get("generator", {})
+    for table, keys in (("sweep.grid", grid), ("generator", fixed)):
+        for key in keys:
+            if key not in fields:
+                raise InputError(f"{path}: {table}.{key}: not a generator setting")
+    for key, values in grid.items():
+        if not isinstance(values, list) or not values:
+            raise InputError(f"{path}: sweep.grid.{key}: expected a non-empty list")
+    config = SweepConfig(
+        tuple(methods), seeds, float(sweep.get("time_limit", 60.0)), dict(grid), dict(fixed)
+    )
+    try:
+        list(itertools.islice(config.tasks(), 1))
+    except (InputError, TypeError) as error:
+        raise InputError(f"{path}: {error}") from None
+    return config
+
+
+def run_task(task: Task) -> dict[str, Any]:
+    """Run one task (on a worker): generate, solve, verify; a result row."""
+    from ddlsched.api import solve
+    from ddlsched.generators import generate
+    from proofs_checks.verifier import verify
+
+    instance = generate(GeneratorConfig(**_tuples(task.generator)), task.seed)
+    result = solve(instance, task.method, time_limit=task.time_limit, seed=task.seed)
+    verified = result.schedule is not None and verify(instance, result.schedule).feasible
+    summary = result.summary()
+    return {
+        "key": task.key,
+        "method": task.method,
+        "params": json.dumps(task.generator, sort_keys=True),
+        "seed": task.seed,
+        "status": summary["status"],
+        "objective": summary["total_completion_time"],
+        "total_jct": summary["total_jct"],
+        "best_bound": summary["best_bound"],
+        "gap": summary["gap"],
+        "runtime_s": summary["runtime_s"],
+        "verified": int(verified),
+        "finished_at": time.time(),
+    }
+
+
+COLUMNS = (
+    "key",
+    "method",
+    "params",
+    "seed",
+    "status",
+    "objective",
+    "total_jct",
+    "best_bound",
+    "gap",
+    "runtime_s",
+    "verified",
+    "finished_at",
+)
+
+
+class ResultStore:
+    """The SQLite file: one row per finished task, written atomically."""
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._connection = sqlite3.connect(self.path)
+        self._connection.execute("PRAGMA journal_mode=WAL")
+        self._connection.execute("PRAGMA synchronous=FULL")
+        self._connection.execute(
+            "CREATE TABLE IF NOT EXISTS results (key TEXT PRIMARY KEY, method TEXT, params TEXT, "
+            "seed INTEGER, status TEXT, objective REAL, total_jct REAL, best_bound REAL, "
+            "gap REAL, runtime_s REAL, verified INTEGER, finished_at REAL)"
+        )
+        self._connection.commit()
+
+    def done(self) -> set[str]:
+        """Keys already stored."""
+        return {row[0] for row in self._connection.execute("SELECT key FROM results")}
+
+    def add(self, row: dict[str, Any]) -> None:
+        """Store one row in its own transaction (a duplicate key is ignored)."""
+        with self._connection:
+            self._connection.execute(
+                f"INSERT OR IGNORE INTO results ({', '.join(COLUMNS)}) "
+                f"VALUES ({', '.join('?' for _ in COLUMNS)})",
+                [row[c] for c in COLUMNS],
+            )
+
+    def close(self) -> None:
+        """Close the file."""
+        self._connection.close()
+
+
+@dataclass
+class SweepOutcome:
+    """What a run of a sweep did."""
+
+    total: int
+    skipped: int
+    ran: int
+    interrupted: bool
+
+
+def run_sweep(
+    config: SweepConfig,
+    results: str | Path,
+    scheduler: str | None = None,
+    workers: int = 2,
+    progress: Callable[[int, int], None] | None = None,
+) -> SweepOutcome:
+    """Run every task not yet in ``results`` on Dask; store rows as they finish.
+
+    Parameters
+    ----------
+    config
+        The sweep.
+    results
+        The SQLite file (created if missing).
+    scheduler
+        Address of a running Dask scheduler; ``None`` starts a local cluster
+        of ``workers`` single-threaded worker processes.
+    progress
+        Called as ``progress(done, to_do)``.
+    """
+    from dask.distributed import Client, LocalCluster, as_completed
+
+    store = ResultStore(results)
+    tasks = list(config.tasks())
+    done = store.done()
+    todo = [t for t in tasks if t.key not in done]
+    outcome = SweepOutcome(len(tasks), len(tasks) - len(todo), 0, False)
+    if not todo:
+        store.close()
+        return outcome
+    cluster = None
+    if scheduler is None:
+        cluster = LocalCluster(
+            n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None
+        )
+        client = Client(cluster)
+    else:
+        client = Client(scheduler)
+    try:
+        futures = [
+            client.submit(run_task, task, key=f"task-{task.key}", pure=False) for task in todo
+        ]
+        for future in as_completed(futures):
+            store.add(future.result())
+            outcome.ran += 1
+            if progress is not None:
+                progress(outcome.ran, len(todo))
+    except KeyboardInterrupt:
+        outcome.interrupted = True
+    finally:
+        client.close()
+        if cluster is not None:
+            cluster.close()
+        store.close()
+    return outcome
+
+
+def load_results(path: str | Path) -> pd.DataFrame:
+    """The results file as a DataFrame, generator parameters as columns.
+
+    Raises
+    ------
+    InputError
+        If the file is missing or not a results file.
+    """
+    file = Path(path)
+    if not file.exists():
+        raise InputError(f"{path}: no such file")
+    try:
+        with sqlite3.connect(file) as connection:
+            frame = pd.read_sql_query("SELECT * FROM results ORDER BY finished_at", connection)
+    except (sqlite3.DatabaseError, pd.errors.DatabaseError) as error:
+        raise InputError(f"{path}: not a ddlsched results file ({error})") from None
+    params = pd.json_normalize([json.loads(p) for p in frame["params"]])
+    shown = {"num_jobs", "servers", "gpus_per_server"} | {
+        c for c in params.columns if params[c].astype(str).nunique() > 1
+    }
+    columns = [c for c in params.columns if c in shown]
+    return pd.concat([frame.drop(columns=["params"]), params[columns]], axis=1)
