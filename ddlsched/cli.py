@@ -530,9 +530,10 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
         )
     finally:
         close()
+    resume = " (interrupted: finished rows are kept; run again to resume)"
     print(
         f"{outcome.total} tasks: {outcome.skipped} already in {args.results}, {outcome.ran} run"
-        f"{' (interrupted: finished rows are kept; run again to resume)' if outcome.interrupted else ''}"
+        f"{resume if outcome.interrupted else ''}"
     )
     return EXIT_INTERRUPTED if outcome.interrupted else EXIT_OK
 
