@@ -19,6 +19,7 @@ the mapping of started jobs.
 from __future__ import annotations
 
 import heapq
+import itertools
 import math
 import time
 from collections.abc import Callable
@@ -30,7 +31,7 @@ from algorithms.mapping import FreeGPUs
 from algorithms.policies import Policy, make_policy
 from algorithms.predictors import JobView, NoisyOraclePredictor, OraclePredictor, Predictor
 from ddlsched.alpha import alpha, alpha_min
-from ddlsched.model import Instance, Schedule, ScheduledJob
+from ddlsched.model import Instance, Piece, Schedule, ScheduledJob
 from ddlsched.result import Result, SolveStatus
 
 ProgressCallback = Callable[[int, int], None]
@@ -38,13 +39,42 @@ ProgressCallback = Callable[[int, int], None]
 
 @dataclass(frozen=True)
 class SimulationRecord:
-    """What happened to one job."""
+    """What happened to one job.
+
+    ``mapping`` and ``alpha`` are those of its last piece; ``pieces`` lists
+    every piece of a job that was preempted (``None`` otherwise); ``busy``
+    is the GPU-seconds it held; ``spans`` whether any piece spanned servers.
+    """
 
     id: str
     start: float
     end: float
     mapping: tuple[int, ...]
     alpha: float
+    busy: float
+    spans: bool
+    pieces: tuple[Piece, ...] | None = None
+
+
+@dataclass
+class _Running:
+    """A job holding GPUs: its current piece and the work left."""
+
+    view: JobView
+    remaining: float  # iterations left at the start of this piece
+    piece_start: float
+    restart: float  # seconds of restoring at the start of this piece
+    mapping: tuple[int, ...]
+    alpha: float
+    version: int
+    pieces: list[Piece]
+    first_start: float
+    busy: float
+    spans: bool
+
+    @property
+    def end(self) -> float:
+        return self.piece_start + self.restart + self.remaining * self.alpha
 
 
 def simulate(
@@ -52,6 +82,7 @@ def simulate(
     policy: Policy,
     progress: ProgressCallback | None = None,
     alpha_min_budget: int = 2_000,
+    restart_cost: float = 0.0,
 ) -> Result:
     """Run ``policy`` on ``instance`` and measure it.
 
@@ -60,7 +91,8 @@ def simulate(
     instance
         Jobs and cluster.
     policy
-        The online policy.
+        The online policy. A preemptive one (``policy.preemptive``) is asked
+        at every event which running jobs to preempt before new starts.
     progress
         Called as ``progress(completed, total)`` now and then.
     alpha_min_budget
@@ -68,13 +100,16 @@ def simulate(
         metric ``mean_alpha_ratio`` (``alpha / alpha_min``); jobs whose
         ``alpha_min`` is only a bound are counted in
         ``alpha_ratio_inexact_jobs``.
+    restart_cost
+        Seconds a preempted job spends restoring when it resumes, holding
+        its GPUs without progress (Tiresias's checkpoint-restart cost).
 
     Returns
     -------
     Result
-        With the schedule (problem A) and metrics (see :func:`metrics`). A
-        run interrupted by Ctrl-C returns what completed, status ERROR and a
-        note saying so.
+        With the schedule (problem A; preempted jobs as pieces) and metrics
+        (see :func:`metrics`). A run interrupted by Ctrl-C returns what
+        completed, status ERROR and a note saying so.
     """
     began = time.perf_counter()
     cluster = instance.cluster
@@ -83,23 +118,33 @@ def simulate(
     by_id = {job.id: job for job in jobs}
     arrivals = sorted(range(len(jobs)), key=lambda k: (jobs[k].release, k))
     free = FreeGPUs(cluster.gpus_per_server)
-    running: list[tuple[float, int, str]] = []
+    completions: list[tuple[float, int, str, int]] = []
+    running: dict[str, _Running] = {}
+    suspended: dict[str, _Running] = {}
     records: dict[str, SimulationRecord] = {}
+    sequence = itertools.count()
+    preemptive = bool(getattr(policy, "preemptive", False))
     next_arrival = 0
     now = 0.0
     stalls = 0
     max_waiting = 0
+    started = 0
     interrupted = False
     try:
         while len(records) < len(jobs):
             candidates = []
             if next_arrival < len(arrivals):
                 candidates.append(jobs[arrivals[next_arrival]].release)
-            if running:
-                candidates.append(running[0][0])
+            while completions and (
+                completions[0][2] not in running
+                or running[completions[0][2]].version != completions[0][3]
+            ):
+                heapq.heappop(completions)  # stale: the job was preempted
+            if completions:
+                candidates.append(completions[0][0])
             wake = policy.next_wakeup()
             if wake is not None:
-                candidates.append(wake)
+                candidates.append(max(wake, now))
             if not candidates:
                 waiting = len(jobs) - len(records) - len(running)
                 raise RuntimeError(
@@ -107,16 +152,42 @@ def simulate(
                 )
             now = min(candidates)
             progressed = False
-            while running and running[0][0] <= now:
-                end, _, job_id = heapq.heappop(running)
-                free.give(records[job_id].mapping)
-                policy.on_completion(views[job_id], by_id[job_id].iterations, end)
+            while completions and completions[0][0] <= now:
+                end, _, job_id, version = heapq.heappop(completions)
+                run = running.get(job_id)
+                if run is None or run.version != version:
+                    continue
+                del running[job_id]
+                free.give(run.mapping)
+                run.pieces.append(Piece(run.piece_start, end, run.mapping))
+                records[job_id] = SimulationRecord(
+                    job_id,
+                    run.first_start,
+                    end,
+                    run.mapping,
+                    run.alpha,
+                    run.busy + len(run.mapping) * (end - run.piece_start),
+                    run.spans,
+                    tuple(run.pieces) if len(run.pieces) > 1 else None,
+                )
+                policy.on_completion(run.view, by_id[job_id].iterations, end)
                 progressed = True
             while next_arrival < len(arrivals) and jobs[arrivals[next_arrival]].release <= now:
                 job = jobs[arrivals[next_arrival]]
                 policy.on_arrival(views[job.id], now)
                 next_arrival += 1
                 progressed = True
+            if preemptive:
+                for job_id in policy.preempt(now, tuple(running)):  # type: ignore[attr-defined]
+                    run = running.pop(job_id)
+                    run.remaining -= max(0.0, now - run.piece_start - run.restart) / run.alpha
+                    run.busy += len(run.mapping) * (now - run.piece_start)
+                    run.pieces.append(Piece(run.piece_start, now, run.mapping))
+                    run.version += 1
+                    free.give(run.mapping)
+                    suspended[job_id] = run
+                    policy.on_preempt(run.view, now)  # type: ignore[attr-defined]
+                    progressed = True
             for view, mapping in policy.dispatch(now, free):
                 job = by_id[view.id]
                 if len(mapping) != job.gpus:
@@ -126,33 +197,58 @@ def simulate(
                     )
                 free.take(mapping)
                 per_iteration = alpha(job, cluster, mapping)
-                end = now + job.iterations * per_iteration
-                records[job.id] = SimulationRecord(job.id, now, end, tuple(mapping), per_iteration)
-                policy.on_start(view, tuple(mapping), per_iteration, now)
-                heapq.heappush(running, (end, len(records), job.id))
+                spans = len(set(mapping)) > 1
+                run = suspended.pop(job.id, None)
+                if run is None:
+                    started += 1
+                    run = _Running(
+                        view,
+                        float(job.iterations),
+                        now,
+                        0.0,
+                        tuple(mapping),
+                        per_iteration,
+                        0,
+                        [],
+                        now,
+                        0.0,
+                        spans,
+                    )
+                else:
+                    run.piece_start, run.restart = now, restart_cost
+                    run.mapping, run.alpha = tuple(mapping), per_iteration
+                    run.spans = run.spans or spans
+                running[job.id] = run
+                policy.on_start(view, run.mapping, per_iteration, now)
+                heapq.heappush(completions, (run.end, next(sequence), job.id, run.version))
                 progressed = True
-            max_waiting = max(max_waiting, next_arrival - len(records))
+            max_waiting = max(max_waiting, next_arrival - started)
             stalls = 0 if progressed else stalls + 1
             if stalls > 1000:
                 raise RuntimeError(f"policy {policy.name!r} keeps waking at {now} without acting")
             if progress is not None and progressed:
-                progress(len(records) - len(running), len(jobs))
+                progress(len(records), len(jobs))
     except KeyboardInterrupt:
         interrupted = True
-    # Once every job has started, every end time is known: the run is done.
-    finished = {k: r for k, r in records.items() if r.end <= now} if interrupted else records
     runtime = time.perf_counter() - began
-    measured = metrics(instance, finished, alpha_min_budget)
+    measured = metrics(instance, records, alpha_min_budget)
     measured["wall_time_s"] = runtime
-    measured["jobs_completed"] = float(len(finished))
+    measured["jobs_completed"] = float(len(records))
     measured["max_waiting"] = float(max_waiting)
+    measured["preempted_jobs"] = float(sum(r.pieces is not None for r in records.values()))
     schedule = None
     notes: tuple[str, ...] = ()
     if interrupted:
-        notes = (f"interrupted: {len(finished)} of {len(jobs)} jobs had completed",)
+        notes = (f"interrupted: {len(records)} of {len(jobs)} jobs had completed",)
     else:
         schedule = Schedule(
-            tuple(ScheduledJob(r.id, r.start, r.end, r.mapping) for r in records.values())
+            tuple(
+                ScheduledJob(r.id, r.start, r.end, None, r.pieces)
+                if r.pieces is not None
+                else ScheduledJob(r.id, r.start, r.end, r.mapping)
+                for r in records.values()
+            ),
+            restart_cost=restart_cost,
         )
     return Result(
         method=policy.name,
@@ -186,7 +282,6 @@ def metrics(
     starts = np.array([records[j.id].start for j in jobs])
     releases = np.array([j.release for j in jobs])
     weights = np.array([j.weight for j in jobs])
-    gpus = np.array([j.gpus for j in jobs])
     jct = ends - releases
     makespan = float(ends.max())
     ratios = []
@@ -195,8 +290,8 @@ def metrics(
         low = alpha_min(job, instance.cluster, search_budget=alpha_min_budget)
         inexact += not low.exact
         ratios.append(records[job.id].alpha / low.value)
-    spanning = sum(len(set(records[j.id].mapping)) > 1 for j in jobs)
-    busy = float(np.sum(gpus * (ends - starts)))
+    spanning = sum(records[j.id].spans for j in jobs)
+    busy = float(sum(records[j.id].busy for j in jobs))
     return {
         "total_completion_time": float(np.sum(weights * ends)),
         "total_jct": float(np.sum(weights * jct)),
@@ -240,6 +335,7 @@ def simulate_policy(
     predictor: str = "oracle",
     noise: float = 0.5,
     progress: ProgressCallback | None = None,
+    restart_cost: float = 1.0,
 ) -> Result:
     """Simulate the policy named ``method`` (see :mod:`algorithms.policies`).
 
@@ -257,6 +353,9 @@ def simulate_policy(
         Sigma of the noisy predictor's log-normal error.
     progress
         See :func:`simulate`.
+    restart_cost
+        Seconds a preempted job restores on resuming (``las`` only; the other
+        policies never preempt).
     """
     rng = np.random.default_rng(seed)
     predictor_rng, policy_rng = rng.spawn(2)
@@ -268,4 +367,4 @@ def simulate_policy(
         return job.iterations * alpha_min(job, instance.cluster, search_budget=2_000).value
 
     policy = make_policy(method, instance.cluster, chosen, policy_rng, oracle_processing)
-    return simulate(instance, policy, progress)
+    return simulate(instance, policy, progress, restart_cost=restart_cost)

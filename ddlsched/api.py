@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from ddlsched.generators import GeneratorConfig, generate
-from ddlsched.model import Cluster, Instance, Job, Schedule, ScheduledJob
+from ddlsched.model import Cluster, Instance, Job, Piece, Schedule, ScheduledJob
 from ddlsched.result import Result
 
 if TYPE_CHECKING:
@@ -147,7 +147,10 @@ def check_instance(instance: Instance, time_limit: float | None = 60.0) -> Check
     completions, pieces = srpt(sizes, [job.release for job in instance.jobs], ids)
     srpt_schedule = Schedule(
         tuple(
-            ScheduledJob(i, pieces[i][0][0], completions[i], pieces=tuple(pieces[i])) for i in ids
+            ScheduledJob(
+                i, pieces[i][0][0], completions[i], pieces=tuple(Piece(*p) for p in pieces[i])
+            )
+            for i in ids
         ),
         problem="A2",
     )
@@ -317,7 +320,7 @@ class CompareConfig:
     gpus_per_server: int = 4
     instances: int = 20
     seed: int = 0
-    methods: tuple[str, ...] = ("asrpt", "asrpt-greedy", "fifo", "sjf", "srpt-naive")
+    methods: tuple[str, ...] = ("asrpt", "asrpt-greedy", "fifo", "sjf", "srpt-naive", "las")
     time_limit: float = 60.0
     load: float | None = 1.0
     predictor: str = "oracle"

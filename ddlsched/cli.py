@@ -585,7 +585,7 @@ def build_parser() -> argparse.ArgumentParser:
     cmp_.add_argument("--seed", type=int, default=0)
     cmp_.add_argument(
         "--methods",
-        default="asrpt,asrpt-greedy,fifo,sjf,srpt-naive",
+        default="asrpt,asrpt-greedy,fifo,sjf,srpt-naive,las",
         help="comma-separated online methods",
     )
     cmp_.add_argument("--time-limit", type=float, default=60.0, help="seconds per MILP")
@@ -660,7 +660,9 @@ def build_parser() -> argparse.ArgumentParser:
     sim.add_argument("--bandwidth-intra", type=float, default=20.0, help="GB/s (default 20)")
     sim.add_argument("--bandwidth-inter", type=float, default=1.0, help="GB/s (default 1)")
     sim.add_argument(
-        "--policy", default="asrpt", choices=("asrpt", "asrpt-greedy", "fifo", "sjf", "srpt-naive")
+        "--policy",
+        default="asrpt",
+        choices=("asrpt", "asrpt-greedy", "fifo", "sjf", "srpt-naive", "las"),
     )
     sim.add_argument("--predictor", default="oracle", choices=("oracle", "noisy", "forest"))
     sim.add_argument("--limit", type=int, help="only the first N jobs by submit time")

@@ -148,7 +148,7 @@ def schedule_from_dict(doc: Any) -> Schedule:
     """
     doc = _object(doc, "schedule")
     _check_format(doc, SCHEDULE_FORMAT)
-    _no_unknown(doc, {"format", "problem", "jobs"}, "schedule")
+    _no_unknown(doc, {"format", "problem", "restart_cost", "jobs"}, "schedule")
     jobs_doc = _required(doc, "jobs", "schedule")
     if not isinstance(jobs_doc, list):
         raise InputError(f"schedule.jobs: expected a list, got {jobs_doc!r}")
@@ -171,7 +171,11 @@ def schedule_from_dict(doc: Any) -> Schedule:
             if str(error).startswith(path):
                 raise
             raise _reraise(path, error) from None
-    return Schedule(jobs=tuple(entries), problem=doc.get("problem", "A"))
+    return Schedule(
+        jobs=tuple(entries),
+        problem=doc.get("problem", "A"),
+        restart_cost=doc.get("restart_cost", 0.0),
+    )
 
 
 def _reject_constant(name: str) -> Any:

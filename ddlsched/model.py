@@ -20,7 +20,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 from types import MappingProxyType
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -411,6 +411,14 @@ INSTANCE_FORMAT = "ddlsched.instance/1"
 SCHEDULE_FORMAT = "ddlsched.schedule/1"
 
 
+class Piece(NamedTuple):
+    """An interval ``[start, end)`` during which a preempted job runs."""
+
+    start: float
+    end: float
+    mapping: tuple[int, ...] | None = None
+
+
 @dataclass(frozen=True)
 class ScheduledJob:
     """One job's entry in a schedule.
@@ -426,17 +434,20 @@ class ScheduledJob:
         instance (the verifier checks).
     mapping
         Server index (0-based) of each node, for schedules of problem A;
-        ``None`` in schedules of A1 and A2, where placement does not matter.
+        ``None`` in schedules of A1 and A2, where placement does not matter,
+        and in preemptive schedules, whose pieces carry their own mappings.
     pieces
-        For preemptive (A2) schedules: the ``(start, end)`` intervals during
-        which the job runs, in time order; ``None`` otherwise.
+        For preemptive schedules: the :class:`Piece` s during which the job
+        runs, in time order. In A2 schedules pieces have no mapping; in
+        preemptive cluster (A) schedules every piece has one (a resumed job
+        may land elsewhere). ``None`` for non-preemptive schedules.
     """
 
     id: str
     start: float
     end: float | None = None
     mapping: tuple[int, ...] | None = None
-    pieces: tuple[tuple[float, float], ...] | None = None
+    pieces: tuple[Piece, ...] | None = None
 
     def __post_init__(self) -> None:
         if not isinstance(self.id, str) or not self.id:
@@ -455,14 +466,24 @@ class ScheduledJob:
         if self.pieces is not None:
             pieces = []
             for k, piece in enumerate(self.pieces):
+                here = f"{where}.pieces[{k}]"
                 if isinstance(piece, (str, bytes)) or not isinstance(piece, Iterable):
-                    raise _fail(f"{where}.pieces[{k}]", f"expected [start, end], got {piece!r}")
-                pair = list(piece)
-                if len(pair) != 2:
-                    raise _fail(f"{where}.pieces[{k}]", f"expected [start, end], got {piece!r}")
-                begin = _check_real(pair[0], f"{where}.pieces[{k}][0]", minimum=0.0)
-                finish = _check_real(pair[1], f"{where}.pieces[{k}][1]", minimum=0.0)
-                pieces.append((begin, finish))
+                    raise _fail(here, f"expected [start, end(, mapping)], got {piece!r}")
+                parts = list(piece)
+                if len(parts) == 3 and parts[2] is None:
+                    parts = parts[:2]
+                if len(parts) not in (2, 3):
+                    raise _fail(here, f"expected [start, end(, mapping)], got {piece!r}")
+                begin = _check_real(parts[0], f"{here}[0]", minimum=0.0)
+                finish = _check_real(parts[1], f"{here}[1]", minimum=0.0)
+                servers = None
+                if len(parts) == 3:
+                    if isinstance(parts[2], (str, bytes)) or not isinstance(parts[2], Iterable):
+                        raise _fail(f"{here}[2]", f"expected a mapping list, got {parts[2]!r}")
+                    servers = tuple(
+                        _check_int(s, f"{here}[2][{n}]", 0) for n, s in enumerate(parts[2])
+                    )
+                pieces.append(Piece(begin, finish, servers))
             object.__setattr__(self, "pieces", tuple(pieces))
 
     def to_dict(self) -> dict[str, Any]:
@@ -473,7 +494,10 @@ class ScheduledJob:
         if self.mapping is not None:
             out["mapping"] = list(self.mapping)
         if self.pieces is not None:
-            out["pieces"] = [list(p) for p in self.pieces]
+            out["pieces"] = [
+                [p.start, p.end] if p.mapping is None else [p.start, p.end, list(p.mapping)]
+                for p in self.pieces
+            ]
         return out
 
 
@@ -492,13 +516,23 @@ class Schedule:
         Which problem the schedule is for: ``"A"`` (the cluster, with
         mappings), ``"A1"`` (rigid jobs on ``M`` pooled GPUs) or ``"A2"``
         (the preemptive virtual single machine, with pieces).
+    restart_cost
+        Preemptive cluster schedules: seconds a resumed job spends restoring
+        (checkpoint reload) at the start of each piece after its first,
+        making no progress while holding its GPUs (Tiresias-style).
     """
 
     jobs: tuple[ScheduledJob, ...]
     problem: str = "A"
+    restart_cost: float = 0.0
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "jobs", tuple(self.jobs))
+        object.__setattr__(
+            self,
+            "restart_cost",
+            _check_real(self.restart_cost, "schedule.restart_cost", minimum=0.0),
+        )
         if self.problem not in PROBLEMS:
             raise _fail(
                 "schedule.problem",
@@ -517,5 +551,7 @@ class Schedule:
         out: dict[str, Any] = {"format": SCHEDULE_FORMAT}
         if self.problem != "A":
             out["problem"] = self.problem
+        if self.restart_cost:
+            out["restart_cost"] = self.restart_cost
         out["jobs"] = [entry.to_dict() for entry in self.jobs]
         return out

@@ -49,7 +49,7 @@ from ddlsched.generators import GeneratorConfig
 from ddlsched.model import InputError
 
 SCHEMA_VERSION = 1
-METHODS = ("milp", "asrpt", "asrpt-greedy", "fifo", "sjf", "srpt-naive")
+METHODS = ("milp", "asrpt", "asrpt-greedy", "fifo", "sjf", "srpt-naive", "las")
 
 
 @dataclass(frozen=True)

@@ -39,7 +39,7 @@ from dataclasses import dataclass
 import pyomo.environ as pyo
 
 from ddlsched.alpha import all_cut_alpha
-from ddlsched.model import Instance, Schedule, ScheduledJob
+from ddlsched.model import Instance, Piece, Schedule, ScheduledJob
 from formulations.timeindexed import EPS, on_grid, slots_needed
 
 
@@ -221,7 +221,7 @@ def schedule_from_a2_model(model: pyo.ConcreteModel, data: SingleMachine) -> Sch
                 job_id,
                 pieces[0][0],
                 pieces[-1][1],
-                pieces=tuple((a, b) for a, b in pieces),
+                pieces=tuple(Piece(a, b) for a, b in pieces),
             )
         )
     return Schedule(tuple(entries), problem="A2")

@@ -33,7 +33,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
-from ddlsched.model import Instance, Job, Schedule, ScheduledJob
+from ddlsched.model import Cluster, Instance, Job, Schedule, ScheduledJob
 
 DEFAULT_TOLERANCE = 1e-9
 
@@ -116,7 +116,7 @@ def verify(
     if schedule.problem == "A2":
         completions = _check_single_machine(instance, entries, tol, violations)
     else:
-        completions = _check_gang(instance, schedule.problem, entries, tol, violations)
+        completions = _check_gang(instance, schedule, entries, tol, violations)
 
     if len(completions) == instance.num_jobs:
         total = math.fsum(job.weight * completions[job.id] for job in instance.jobs)
@@ -150,14 +150,33 @@ def _match_entries(
     return entries
 
 
+def _mapping_problem(job: Job, mapping: tuple[int, ...] | None, servers: int) -> str | None:
+    if mapping is None:
+        return "has no mapping"
+    if len(mapping) != job.gpus:
+        return f"mapping has {len(mapping)} entries, the job has {job.gpus} nodes"
+    bad = sorted({s for s in mapping if s >= servers})
+    if bad:
+        return f"mapping uses server {bad[0]}, the cluster has servers 0..{servers - 1}"
+    return None
+
+
+def _usage(mapping: tuple[int, ...]) -> dict[int, int]:
+    usage: dict[int, int] = {}
+    for server in mapping:
+        usage[server] = usage.get(server, 0) + 1
+    return usage
+
+
 def _check_gang(
     instance: Instance,
-    problem: str,
+    schedule: Schedule,
     entries: dict[str, ScheduledJob],
     tol: float,
     violations: list[str],
 ) -> dict[str, float]:
     cluster = instance.cluster
+    problem = schedule.problem
     intra, inter = cluster.bandwidth_intra, cluster.bandwidth_inter
     completions: dict[str, float] = {}
     # (time, kind, job id, {server: gpus}); kind 0 = end before 1 = start.
@@ -172,31 +191,23 @@ def _check_gang(
                 f"{where}: starts at {entry.start:g} before its release {job.release:g}"
             )
         if entry.pieces is not None:
-            violations.append(
-                f"{where}: has preemption pieces, but problem {problem} is non-preemptive"
+            if problem != "A":
+                violations.append(f"{where}: has pieces, but problem {problem} is non-preemptive")
+                continue
+            end = _check_preempted(
+                job, entry, schedule.restart_cost, cluster, tol, events, violations
             )
+            if end is not None:
+                completions[job.id] = end
+            continue
         usage: dict[int, int]
         if problem == "A":
-            if entry.mapping is None:
-                violations.append(f"{where}: has no mapping")
-                continue
-            if len(entry.mapping) != job.gpus:
-                violations.append(
-                    f"{where}: mapping has {len(entry.mapping)} entries, "
-                    f"the job has {job.gpus} nodes"
-                )
-                continue
-            bad = sorted({s for s in entry.mapping if s >= cluster.num_servers})
-            if bad:
-                violations.append(
-                    f"{where}: mapping uses server {bad[0]}, the cluster has "
-                    f"servers 0..{cluster.num_servers - 1}"
-                )
+            trouble = _mapping_problem(job, entry.mapping, cluster.num_servers)
+            if trouble is not None or entry.mapping is None:
+                violations.append(f"{where}: {trouble}")
                 continue
             duration = job.iterations * _per_iteration_time(job, entry.mapping, intra, inter)
-            usage = {}
-            for server in entry.mapping:
-                usage[server] = usage.get(server, 0) + 1
+            usage = _usage(entry.mapping)
         else:
             if entry.mapping is not None:
                 violations.append(f"{where}: problem A1 takes no mapping")
@@ -216,6 +227,63 @@ def _check_gang(
     )
     _sweep_capacity(events, capacity, problem, tol, violations)
     return completions
+
+
+def _check_preempted(
+    job: Job,
+    entry: ScheduledJob,
+    restart_cost: float,
+    cluster: Cluster,
+    tol: float,
+    events: list[tuple[float, int, str, dict[int, int]]],
+    violations: list[str],
+) -> float | None:
+    """A preempted job: pieces in order, each with a mapping, work adding up to ``K``.
+
+    A piece after the first spends ``restart_cost`` restoring before making
+    progress; its progress is ``max(0, length - restart) / alpha(mapping)``
+    iterations. Returns the completion (the last piece's end), or ``None``.
+    """
+    where = f"job {job.id!r}"
+    pieces = entry.pieces or ()
+    if not pieces:
+        violations.append(f"{where}: has an empty list of pieces")
+        return None
+    if entry.mapping is not None:
+        violations.append(f"{where}: a preempted job's mappings belong to its pieces")
+    work = 0.0
+    previous_end = -math.inf
+    for k, piece in enumerate(pieces):
+        trouble = _mapping_problem(job, piece.mapping, cluster.num_servers)
+        if trouble is not None or piece.mapping is None:
+            violations.append(f"{where}: piece {k}: {trouble}")
+            return None
+        if piece.end < piece.start:
+            violations.append(f"{where}: piece {k} ends before it starts")
+            return None
+        if piece.start < previous_end and not _close(piece.start, previous_end, tol):
+            violations.append(f"{where}: piece {k} starts before piece {k - 1} ends")
+        previous_end = piece.end
+        restart = restart_cost if k > 0 else 0.0
+        per_iteration = _per_iteration_time(
+            job, piece.mapping, cluster.bandwidth_intra, cluster.bandwidth_inter
+        )
+        work += max(0.0, piece.end - piece.start - restart) / per_iteration
+        usage = _usage(piece.mapping)
+        events.append((piece.end, 0, job.id, usage))
+        events.append((piece.start, 1, job.id, usage))
+    if not _close(pieces[0].start, entry.start, tol):
+        violations.append(f"{where}: start {entry.start:g} is not its first piece's start")
+    if pieces[0].start < job.release and not _close(pieces[0].start, job.release, tol):
+        violations.append(f"{where}: runs at {pieces[0].start:g} before its release")
+    if not math.isclose(work, job.iterations, rel_tol=1e-7, abs_tol=1e-7):
+        violations.append(
+            f"{where}: its pieces do {work:.9g} iterations of work, it needs {job.iterations}"
+        )
+    end = pieces[-1].end
+    if entry.end is not None and not _close(entry.end, end, tol):
+        violations.append(f"{where}: end {entry.end:g} is not its last piece's end {end:g}")
+    return end
 
 
 def _sweep_capacity(
@@ -280,7 +348,9 @@ def _check_single_machine(
             violations.append(f"{where}: problem A2 needs pieces")
             continue
         processed = 0.0
-        for begin, finish in entry.pieces:
+        for begin, finish, mapping in entry.pieces:
+            if mapping is not None:
+                violations.append(f"{where}: problem A2 pieces take no mapping")
             if finish < begin:
                 violations.append(f"{where}: piece [{begin:g}, {finish:g}) ends before it starts")
                 continue
@@ -292,9 +362,9 @@ def _check_single_machine(
             violations.append(
                 f"{where}: processed {processed:g} in its pieces, its size is {size:g}"
             )
-        if not _close(entry.start, min(b for b, _ in entry.pieces), tol):
+        if not _close(entry.start, min(p.start for p in entry.pieces), tol):
             violations.append(f"{where}: start {entry.start:g} is not its first piece's start")
-        end = max(f for _, f in entry.pieces)
+        end = max(p.end for p in entry.pieces)
         if entry.end is not None and not _close(entry.end, end, tol):
             violations.append(f"{where}: end {entry.end:g} is not its last piece's end {end:g}")
         completions[job.id] = end

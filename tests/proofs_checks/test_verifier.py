@@ -159,3 +159,38 @@ def test_a1_and_a2_rules(ring_instance: Instance) -> None:
         problem="A2",
     )
     assert "its size is 10" in " ".join(verify(ring_instance, a2_short).violations)
+
+
+def test_preemptive_cluster_schedules(ring_instance: Instance) -> None:
+    """Preempted jobs: pieces need mappings, must not overlap, and must do exactly K iterations."""
+    from ddlsched.model import Piece
+
+    # ring: alpha 4 on (0, 0, 1, 1), K = 2: 8 s of work; 3 s, then 5 s after a 1 s restart.
+    pieces = (Piece(0.0, 3.0, (0, 0, 1, 1)), Piece(6.0, 12.0, (0, 0, 1, 1)))
+    good = Schedule(
+        (ScheduledJob("ring", 0.0, 12.0, None, pieces), ScheduledJob("solo", 3.0, 6.0, (0,))),
+        restart_cost=1.0,
+    )
+    report = verify(ring_instance, good)
+    assert report.feasible, report.violations
+    short = Schedule(
+        (
+            ScheduledJob("ring", 0.0, 11.0, None, (pieces[0], Piece(6.0, 11.0, (0, 0, 1, 1)))),
+            ScheduledJob("solo", 3.0, 6.0, (0,)),
+        ),
+        restart_cost=1.0,
+    )
+    assert "iterations of work, it needs 2" in " ".join(verify(ring_instance, short).violations)
+    no_map = Schedule(
+        (
+            ScheduledJob("ring", 0.0, 12.0, None, (Piece(0.0, 3.0), pieces[1])),
+            ScheduledJob("solo", 3.0, 6.0, (0,)),
+        ),
+        restart_cost=1.0,
+    )
+    assert "piece 0: has no mapping" in " ".join(verify(ring_instance, no_map).violations)
+    clash = Schedule(
+        (ScheduledJob("ring", 0.0, 12.0, None, pieces), ScheduledJob("solo", 2.0, 5.0, (0,))),
+        restart_cost=1.0,
+    )
+    assert "server 0: 3 GPUs in use" in " ".join(verify(ring_instance, clash).violations)
