@@ -197,7 +197,7 @@ def claim_family(name: str) -> str:
 
 @dataclass
 class ClaimTally:
-    """Counts over many instances for one claim."""
+    """Counts over many instances for one claim (the worst ratio over conclusive ones)."""
 
     name: str
     checked: int = 0
@@ -216,6 +216,8 @@ class ClaimTally:
             self.violated += 1
         else:
             self.inconclusive += 1
+        if record.status == "inconclusive":
+            return  # an inexact value says nothing about tightness
         ratio = record.ratio if record.rhs else -record.margin
         if ratio > self.worst_ratio:
             self.worst_ratio, self.worst_seed = ratio, seed
