@@ -17,6 +17,14 @@ Rules, for a schedule of problem **A** (SPEC "Problem A"):
    frees its GPUs for one starting at ``t``. Checked in continuous time by
    a sweep over start and end events; no slot is assumed.
 
+A **preempted** job of problem A (a schedule entry with ``pieces``, as the
+LAS baseline writes) instead has pieces in time order that do not overlap,
+each with its own mapping; a piece after the first spends the schedule's
+``restart_cost`` restoring before progressing, and the pieces' progress
+``sum_k max(0, length_k - restart_k) / alpha(mapping_k)`` must equal ``K_i``
+exactly; its completion is the end of its last piece. Capacity is checked
+over all pieces.
+
 For **A1** (rigid jobs of duration ``K_i * alpha_i^max`` on ``M`` pooled
 GPUs) rules 1, 2, 4 and 5 apply with one pool of ``M`` GPUs and no mapping.
 For **A2** (the preemptive single machine of sizes ``v_i = g_i K_i

@@ -22,13 +22,32 @@ import math
 from collections.abc import Sequence
 from functools import cache
 
-from ddlsched.model import Instance, Job
+from ddlsched.model import Cluster, Instance, Job
 
 Mode = tuple[tuple[int, ...], float]  # (GPUs per resource, duration)
 
 
-def _per_iteration(job: Job, instance: Instance, mapping: Sequence[int]) -> float:
-    cluster = instance.cluster
+def all_alphas(
+    job: Job,
+    cluster: Cluster,
+    free: Sequence[int] | None = None,
+    counts: Sequence[int] | None = None,
+) -> list[float]:
+    """``alpha`` of every node-to-server map within ``free`` (default: the empty
+    cluster), optionally with exactly ``counts`` nodes per server."""
+    limit = list(cluster.gpus_per_server if free is None else free)
+    values = []
+    for mapping in itertools.product(range(cluster.num_servers), repeat=job.gpus):
+        used = [mapping.count(h) for h in range(cluster.num_servers)]
+        if any(u > f for u, f in zip(used, limit, strict=True)):
+            continue
+        if counts is not None and used != list(counts):
+            continue
+        values.append(_per_iteration_on(job, cluster, mapping))
+    return values
+
+
+def _per_iteration_on(job: Job, cluster: Cluster, mapping: Sequence[int]) -> float:
     return job.compute_time + sum(
         q / (cluster.bandwidth_intra if mapping[u] == mapping[v] else cluster.bandwidth_inter)
         for u, v, q in job.edges
@@ -43,7 +62,7 @@ def modes_a(job: Job, instance: Instance) -> list[Mode]:
         counts = tuple(mapping.count(h) for h in range(servers))
         if any(c > g for c, g in zip(counts, instance.cluster.gpus_per_server, strict=True)):
             continue
-        duration = job.iterations * _per_iteration(job, instance, mapping)
+        duration = job.iterations * _per_iteration_on(job, instance.cluster, mapping)
         best[counts] = min(best.get(counts, math.inf), duration)
     return sorted(best.items())
 

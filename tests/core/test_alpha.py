@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import itertools
 import math
 
 import numpy as np
@@ -12,22 +11,8 @@ from hypothesis import strategies as st
 
 from ddlsched.alpha import alpha, alpha_max, alpha_min, extreme_cut, min_cut_bound, rho
 from ddlsched.model import Cluster, Instance, Job
+from tests.oracles import all_alphas
 from tests.strategies import clusters, jobs
-
-
-def brute_force_alphas(job: Job, cluster: Cluster) -> list[float]:
-    """alpha of every mapping that fits the empty cluster, computed directly."""
-    values = []
-    for mapping in itertools.product(range(cluster.num_servers), repeat=job.gpus):
-        counts = np.bincount(mapping, minlength=cluster.num_servers)
-        if np.any(counts > np.asarray(cluster.gpus_per_server)):
-            continue
-        total = job.compute_time
-        for u, v, q in job.edges:
-            same = mapping[u] == mapping[v]
-            total += q / (cluster.bandwidth_intra if same else cluster.bandwidth_inter)
-        values.append(total)
-    return values
 
 
 def test_ring_hand_worked(ring_instance: Instance) -> None:
@@ -59,14 +44,14 @@ def test_alpha_max_bound_not_exact_on_triangle() -> None:
     bound = alpha_max(triangle, cluster)
     assert bound.value == pytest.approx(4.0)
     assert not bound.exact
-    assert max(brute_force_alphas(triangle, cluster)) < bound.value
+    assert max(all_alphas(triangle, cluster)) < bound.value
 
 
 @given(clusters(), st.data())
 def test_alpha_min_matches_brute_force(cluster: Cluster, data: st.DataObject) -> None:
     """alpha_min equals the least alpha over all feasible mappings."""
     job = data.draw(jobs(min(cluster.num_gpus, 6)))
-    values = brute_force_alphas(job, cluster)
+    values = all_alphas(job, cluster)
     found = alpha_min(job, cluster)
     assert found.exact
     assert found.value == pytest.approx(min(values), rel=1e-12)

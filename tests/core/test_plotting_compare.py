@@ -21,13 +21,18 @@ from ddlsched.plotting import gantt, gpu_lanes, jct_cdf, ratio_distribution
 
 
 def test_compare_ratios_against_proven_optima() -> None:
-    """Every method is at least the optimum (ratios >= 1) and every schedule verified."""
+    """Non-preemptive methods never beat the optimum; every schedule is verified.
+
+    LAS preempts, so the non-preemptive OPT(A) does not bound it from below.
+    """
     report = compare(CompareConfig(jobs=5, instances=4))
     summary = report.summary()
     assert summary["optima_proven"] == 4
-    for row in summary["methods"].values():  # type: ignore[union-attr]
+    for method, row in summary["methods"].items():  # type: ignore[union-attr]
         assert row["verified"] == 4
-        assert row["mean_ratio"] >= 1 - 1e-9 and row["worst_ratio"] >= row["mean_ratio"] - 1e-9
+        assert row["worst_ratio"] >= row["mean_ratio"] - 1e-9
+        if method != "las":
+            assert row["mean_ratio"] >= 1 - 1e-9
 
 
 def test_compare_rejects_unknown_method() -> None:

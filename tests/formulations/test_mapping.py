@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import itertools
-
-import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -13,23 +10,8 @@ from ddlsched.alpha import alpha
 from ddlsched.model import Cluster, Job
 from ddlsched.result import SolveStatus
 from formulations.mapping import solve_mapping
+from tests.oracles import all_alphas
 from tests.strategies import clusters, jobs
-
-
-def _all_alphas(job: Job, cluster: Cluster, free: list[int], counts=None):  # type: ignore[no-untyped-def]
-    out = []
-    for mapping in itertools.product(range(cluster.num_servers), repeat=job.gpus):
-        used = np.bincount(mapping, minlength=cluster.num_servers)
-        if np.any(used > np.asarray(free)):
-            continue
-        if counts is not None and list(used) != list(counts):
-            continue
-        total = job.compute_time + sum(
-            q / (cluster.bandwidth_intra if mapping[u] == mapping[v] else cluster.bandwidth_inter)
-            for u, v, q in job.edges
-        )
-        out.append(total)
-    return out
 
 
 @settings(max_examples=25)
@@ -40,7 +22,7 @@ def test_min_and_max_match_brute_force(cluster: Cluster, data: st.DataObject) ->
     if sum(free) == 0:
         free[0] = cluster.gpus_per_server[0]
     job = data.draw(jobs(min(sum(free), 5)))
-    values = _all_alphas(job, cluster, free)
+    values = all_alphas(job, cluster, free)
     for maximize, expected in ((False, min(values)), (True, max(values))):
         result = solve_mapping(job, cluster, free, maximize=maximize)
         assert result.status == SolveStatus.OPTIMAL
@@ -61,7 +43,7 @@ def test_fixed_counts() -> None:
     )
     cluster = Cluster((4, 4), 2.0, 1.0)
     result = solve_mapping(ring, cluster, counts=(3, 1))
-    assert result.alpha == pytest.approx(min(_all_alphas(ring, cluster, [4, 4], (3, 1))))
+    assert result.alpha == pytest.approx(min(all_alphas(ring, cluster, [4, 4], (3, 1))))
     assert result.mapping is not None and sorted(result.mapping).count(0) == 3
 
 
