@@ -218,6 +218,8 @@ def _cmd_simulate(args: argparse.Namespace) -> int:
         close()
     if args.out and result.schedule is not None:
         write_schedule(result.schedule, args.out)
+    if args.plot and result.schedule is not None:
+        _simulate_figure(loaded.instance, result, args.plot)
     summary = result.summary()
     summary.update(
         {
@@ -470,6 +472,30 @@ def _compare_figure(report: Any, path: str) -> None:
     plt.close(figure)
 
 
+def _simulate_figure(instance: Any, result: Any, path: str) -> None:
+    """The JCT CDF of a run, with its Gantt chart when the instance is small."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from ddlsched.io import write_bytes_atomic
+    from ddlsched.plotting import gantt, jct_cdf
+
+    releases = {job.id: job.release for job in instance.jobs}
+    jcts = [entry.end - releases[entry.id] for entry in result.schedule.jobs]
+    small = instance.num_jobs <= 60 and instance.cluster.num_gpus <= 64
+    figure, axes = plt.subplots(
+        2 if small else 1, 1, figsize=(10, 9 if small else 4), squeeze=False
+    )
+    jct_cdf({result.method: jcts}, axes[0][0])
+    if small:
+        gantt(instance, result.schedule, axes[1][0], title=f"{result.method} schedule")
+    figure.tight_layout()
+    write_bytes_atomic(path, _png_bytes(figure))
+    plt.close(figure)
+
+
 def _png_bytes(figure: Any) -> bytes:
     import io
 
@@ -668,6 +694,7 @@ def build_parser() -> argparse.ArgumentParser:
     sim.add_argument("--limit", type=int, help="only the first N jobs by submit time")
     sim.add_argument("--seed", type=int, default=0)
     sim.add_argument("--out", help="write the schedule here")
+    sim.add_argument("--plot", help="write a figure (JCT CDF; Gantt chart if small) to this PNG")
     sim.add_argument("--json", action="store_true")
     sim.set_defaults(handler=_cmd_simulate)
 

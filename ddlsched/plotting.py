@@ -24,37 +24,46 @@ def _axes(ax: Axes | None) -> Axes:
     return ax
 
 
-def gpu_lanes(instance: Instance, schedule: Schedule) -> dict[str, list[tuple[int, int]]]:
-    """The ``(server, GPU)`` lanes each job occupies, assigned for drawing.
+Segment = tuple[str, float, float, list[tuple[int, int]]]
 
-    Jobs are taken by start time; on each server a job takes the lowest
-    lanes free at its start. A feasible schedule always finds enough.
+
+def gpu_lanes(instance: Instance, schedule: Schedule) -> list[Segment]:
+    """Each running segment of each job with the ``(server, GPU)`` lanes it holds.
+
+    A job runs as one segment, or one per piece if it was preempted (each
+    piece with its own mapping). Segments are taken by start time; on each
+    server a segment takes the lowest lanes free at its start, which a
+    feasible schedule always has.
 
     Raises
     ------
     ValueError
-        If a schedule entry has no mapping (only problem-A schedules are drawn).
+        If an entry has no mapping (only problem-A schedules are drawn).
     """
-    durations = {}
+    raw: list[tuple[float, float, str, tuple[int, ...]]] = []
+    for entry in schedule.jobs:
+        if entry.pieces:
+            for piece in entry.pieces:
+                if piece.mapping is None:
+                    raise ValueError(f"job {entry.id!r}: pieces without mappings are not drawn")
+                raw.append((piece.start, piece.end, entry.id, piece.mapping))
+        elif entry.mapping is None or entry.end is None:
+            raise ValueError(f"job {entry.id!r} has no mapping or end: only A schedules are drawn")
+        else:
+            raw.append((entry.start, entry.end, entry.id, entry.mapping))
     free_at: dict[int, list[float]] = {
         h: [0.0] * g for h, g in enumerate(instance.cluster.gpus_per_server)
     }
-    lanes: dict[str, list[tuple[int, int]]] = {}
-    for entry in sorted(schedule.jobs, key=lambda e: (e.start, e.id)):
-        if entry.mapping is None:
-            raise ValueError(f"job {entry.id!r} has no mapping: only A schedules are drawn")
-        if entry.end is None:
-            raise ValueError(f"job {entry.id!r} has no end time")
-        durations[entry.id] = entry.end - entry.start
+    segments: list[Segment] = []
+    for start, end, job_id, mapping in sorted(raw):
         taken = []
-        for server in sorted(set(entry.mapping)):
-            need = entry.mapping.count(server)
-            free = [k for k, t in enumerate(free_at[server]) if t <= entry.start + 1e-9]
-            for lane in free[:need]:
-                free_at[server][lane] = entry.end
+        for server in sorted(set(mapping)):
+            free = [k for k, t in enumerate(free_at[server]) if t <= start + 1e-9]
+            for lane in free[: mapping.count(server)]:
+                free_at[server][lane] = end
                 taken.append((server, lane))
-        lanes[entry.id] = taken
-    return lanes
+        segments.append((job_id, start, end, taken))
+    return segments
 
 
 def gantt(
@@ -62,43 +71,41 @@ def gantt(
 ) -> Axes:
     """A Gantt chart: one row per GPU (grouped by server), one colour per job.
 
-    Jobs spanning servers are hatched; release times are ticks on the top.
+    Segments spanning servers are hatched; a preempted job shows one box
+    per piece.
     """
     ax = _axes(ax)
-    lanes = gpu_lanes(instance, schedule)
-    entries = schedule.by_id()
     colours = plt.get_cmap("tab20")
+    colour_of = {job.id: colours(k % 20) for k, job in enumerate(instance.jobs)}
     offsets = np.cumsum([0, *instance.cluster.gpus_per_server])
-    for k, job in enumerate(instance.jobs):
-        entry = entries[job.id]
-        assert entry.end is not None
-        spanning = len({server for server, _ in lanes[job.id]}) > 1
-        for server, lane in lanes[job.id]:
-            row = offsets[server] + lane
+    end_time = 0.0
+    for job_id, start, end, lanes in gpu_lanes(instance, schedule):
+        spanning = len({server for server, _ in lanes}) > 1
+        for server, lane in lanes:
             ax.add_patch(
                 Rectangle(
-                    (entry.start, row),
-                    entry.end - entry.start,
+                    (start, offsets[server] + lane),
+                    end - start,
                     0.9,
-                    facecolor=colours(k % 20),
+                    facecolor=colour_of[job_id],
                     edgecolor="black",
                     linewidth=0.5,
                     hatch="//" if spanning else None,
                 )
             )
-        first = lanes[job.id][0]
+        server, lane = lanes[0]
         ax.text(
-            (entry.start + entry.end) / 2,
-            offsets[first[0]] + first[1] + 0.45,
-            job.id,
+            (start + end) / 2,
+            offsets[server] + lane + 0.45,
+            job_id,
             ha="center",
             va="center",
             fontsize=7,
         )
+        end_time = max(end_time, end)
     for boundary in offsets[1:-1]:
         ax.axhline(boundary - 0.05, color="grey", linewidth=1)
-    end = max((e.end or 0.0) for e in schedule.jobs)
-    ax.set_xlim(0, end * 1.02 if end > 0 else 1)
+    ax.set_xlim(0, end_time * 1.02 if end_time > 0 else 1)
     ax.set_ylim(0, offsets[-1])
     ax.set_yticks(
         [o + g / 2 for o, g in zip(offsets[:-1], instance.cluster.gpus_per_server, strict=True)]

@@ -53,8 +53,8 @@ def test_gantt_draws_one_box_per_gpu(ring_instance: Instance) -> None:
     boxes = [p for p in ax.patches if isinstance(p, Rectangle)]
     assert len(boxes) == 5
     assert sum(bool(b.get_hatch()) for b in boxes) == 4  # the ring spans both servers
-    lanes = gpu_lanes(ring_instance, schedule)
-    assert len(set(lanes["ring"])) == 4
+    segments = {job_id: lanes for job_id, _, _, lanes in gpu_lanes(ring_instance, schedule)}
+    assert len(set(segments["ring"])) == 4
     plt.close("all")
 
 
@@ -93,3 +93,17 @@ def test_compare_cli_json_and_plot(tmp_path: Path) -> None:
     doc = json.loads(result.stdout)
     assert doc["instances"] == 2 and set(doc["methods"]) >= {"asrpt", "fifo"}
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_gantt_draws_pieces_of_preempted_jobs(ring_instance: Instance) -> None:
+    """A preempted job is drawn piece by piece (LAS schedules)."""
+    from ddlsched.model import Piece
+
+    pieces = (Piece(0.0, 3.0, (0, 0, 1, 1)), Piece(6.0, 12.0, (0, 0, 1, 1)))
+    schedule = Schedule(
+        (ScheduledJob("ring", 0.0, 12.0, None, pieces), ScheduledJob("solo", 3.0, 6.0, (0,))),
+        restart_cost=1.0,
+    )
+    ax = gantt(ring_instance, schedule)
+    assert len([p for p in ax.patches if isinstance(p, Rectangle)]) == 4 + 4 + 1
+    plt.close("all")
