@@ -15,6 +15,7 @@ import math
 import time
 from dataclasses import dataclass
 
+import highspy
 import pyomo.environ as pyo
 from pyomo.contrib.appsi.base import TerminationCondition
 from pyomo.contrib.appsi.solvers.highs import Highs
@@ -84,6 +85,12 @@ class SolveOutcome:
         return self.status in (SolveStatus.OPTIMAL, SolveStatus.FEASIBLE)
 
 
+_INTERRUPTED = {
+    getattr(highspy.HighsModelStatus, name)
+    for name in ("kInterrupt", "kHighsInterrupt")
+    if hasattr(highspy.HighsModelStatus, name)
+}
+
 _LIMITS = {
     TerminationCondition.maxTimeLimit,
     TerminationCondition.maxIterations,
@@ -122,6 +129,13 @@ def solve_model(
     began = time.perf_counter()
     results = solver.solve(model)
     runtime = time.perf_counter() - began
+    # HiGHS catches Ctrl-C itself (Pyomo turns on its HandleKeyboardInterrupt)
+    # and returns as if nothing happened; APPSI reports "unknown". Give the
+    # interrupt back to the caller, so that long runs stop when asked. The
+    # raw status is only reachable through APPSI's solver object.
+    raw_status = solver._solver_model.getModelStatus()
+    if raw_status in _INTERRUPTED:
+        raise KeyboardInterrupt
     condition = results.termination_condition
     objective = _number(results.best_feasible_objective)
     bound = _number(results.best_objective_bound)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import matplotlib
@@ -107,3 +108,24 @@ def test_gantt_draws_pieces_of_preempted_jobs(ring_instance: Instance) -> None:
     ax = gantt(ring_instance, schedule)
     assert len([p for p in ax.patches if isinstance(p, Rectangle)]) == 4 + 4 + 1
     plt.close("all")
+
+
+def test_compare_stops_cleanly_on_ctrl_c() -> None:
+    """SIGINT stops compare within seconds, with the table of what finished and exit 130.
+
+    Regression: HiGHS catches SIGINT during a solve and returned normally, so
+    Ctrl-C was swallowed and the whole run went on.
+    """
+    import signal
+
+    process = subprocess.Popen(
+        [sys.executable, "-m", "ddlsched.cli", "compare", "--instances", "500", "--jobs", "12"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    time.sleep(6)
+    process.send_signal(signal.SIGINT)
+    out, err = process.communicate(timeout=60)
+    assert process.returncode == 130, err
+    assert "interrupted" in out and "| asrpt |" in out
