@@ -447,3 +447,51 @@ class ForestPredictor:
         for kept in self._rows:
             running.add(kept, math.log(float(kept["iterations"])))  # type: ignore[arg-type]
         self._history = running
+
+
+class RunningMeanPredictor:
+    """A baseline as an online predictor: the mean ``K`` of completed jobs.
+
+    ``level`` is ``"global"`` (all completed jobs), ``"model"`` (same model)
+    or ``"group"`` (same configuration: every feature equal); each falls back
+    to the next coarser level without history, and to the zoo's
+    ``typical_iterations`` (or ``default``) with none at all.
+    """
+
+    LEVELS = ("global", "model", "group")
+
+    def __init__(self, level: str, default: float = 1000.0) -> None:
+        if level not in self.LEVELS:
+            raise ValueError(f"level: expected one of {', '.join(self.LEVELS)}, got {level!r}")
+        self.level = level
+        self.default = default
+        self._sums: dict[object, list[float]] = defaultdict(lambda: [0.0, 0.0])
+
+    @staticmethod
+    def _keys(job: JobView) -> dict[str, object]:
+        features = dict(job.features)
+        features.setdefault("num_gpus", job.gpus)
+        return {
+            "group": ("group", tuple(sorted(features.items()))),
+            "model": ("model", features.get("model")),
+            "global": ("global",),
+        }
+
+    def predict(self, job: JobView) -> float:
+        """The running mean at this predictor's level (or a coarser one)."""
+        keys = self._keys(job)
+        for level in self.LEVELS[self.LEVELS.index(self.level) :: -1]:
+            total, count = self._sums.get(keys[level], (0.0, 0.0))
+            if count:
+                return total / count
+        model = job.features.get("model")
+        if isinstance(model, str) and model in ZOO:
+            return float(ZOO[model].typical_iterations)
+        return self.default
+
+    def observe(self, job: JobView, iterations: int) -> None:
+        """Count a completed job at every level."""
+        for key in self._keys(job).values():
+            entry = self._sums[key]
+            entry[0] += iterations
+            entry[1] += 1

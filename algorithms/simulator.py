@@ -308,13 +308,19 @@ def metrics(
     }
 
 
+PREDICTORS = ("oracle", "noisy", "forest", "global-mean", "model-mean", "group-mean")
+"""Predictor names accepted by :func:`make_predictor`."""
+
+
 def make_predictor(
     name: str, instance: Instance, rng: np.random.Generator, noise: float = 0.5
 ) -> Predictor:
-    """``"oracle"``, ``"noisy"`` (log-normal error of sigma ``noise``) or ``"forest"``.
+    """A predictor by name (see :data:`PREDICTORS`).
 
-    The forest learns online from completed jobs
-    (:class:`algorithms.prediction.ForestPredictor`), seeded from ``rng``.
+    ``"noisy"`` has log-normal error of sigma ``noise``; ``"forest"``
+    (:class:`algorithms.prediction.ForestPredictor`, seeded from ``rng``)
+    and the running means (:class:`algorithms.prediction.RunningMeanPredictor`)
+    learn online from completed jobs.
     """
     if name == "oracle":
         return OraclePredictor(instance)
@@ -324,7 +330,11 @@ def make_predictor(
         from algorithms.prediction import ForestPredictor
 
         return ForestPredictor(seed=int(rng.integers(2**31)))
-    raise ValueError(f"predictor: expected oracle, noisy or forest, got {name!r}")
+    if name in ("global-mean", "model-mean", "group-mean"):
+        from algorithms.prediction import RunningMeanPredictor
+
+        return RunningMeanPredictor(name.split("-")[0])
+    raise ValueError(f"predictor: expected one of {', '.join(PREDICTORS)}, got {name!r}")
 
 
 def simulate_policy(

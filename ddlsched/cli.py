@@ -21,6 +21,8 @@ from typing import Any
 from ddlsched.model import InputError
 
 EXIT_OK, EXIT_NO, EXIT_BAD_INPUT, EXIT_INTERRUPTED = 0, 1, 2, 130
+# Mirrors algorithms.simulator.PREDICTORS (not imported: the CLI imports lazily).
+PREDICTOR_CHOICES = ("oracle", "noisy", "forest", "global-mean", "model-mean", "group-mean")
 
 
 def _print_json(document: Any) -> None:
@@ -621,7 +623,11 @@ def build_parser() -> argparse.ArgumentParser:
         default=1.0,
         help="Poisson arrival load (0: all jobs released at time 0)",
     )
-    cmp_.add_argument("--predictor", default="oracle", choices=("oracle", "noisy", "forest"))
+    cmp_.add_argument(
+        "--predictor",
+        default="oracle",
+        choices=PREDICTOR_CHOICES,
+    )
     cmp_.add_argument("--plot", help="write a figure (Gantt charts and ratios) to this PNG")
     cmp_.add_argument("--json", action="store_true")
     cmp_.set_defaults(handler=_cmd_compare)
@@ -670,7 +676,7 @@ def build_parser() -> argparse.ArgumentParser:
     solve.add_argument(
         "--predictor",
         default="oracle",
-        choices=("oracle", "noisy", "forest"),
+        choices=PREDICTOR_CHOICES,
         help="iteration predictor (online methods)",
     )
     solve.add_argument("--seed", type=int, default=0)
@@ -690,7 +696,11 @@ def build_parser() -> argparse.ArgumentParser:
         default="asrpt",
         choices=("asrpt", "asrpt-greedy", "fifo", "sjf", "srpt-naive", "las"),
     )
-    sim.add_argument("--predictor", default="oracle", choices=("oracle", "noisy", "forest"))
+    sim.add_argument(
+        "--predictor",
+        default="oracle",
+        choices=PREDICTOR_CHOICES,
+    )
     sim.add_argument("--limit", type=int, help="only the first N jobs by submit time")
     sim.add_argument("--seed", type=int, default=0)
     sim.add_argument("--out", help="write the schedule here")

@@ -124,3 +124,32 @@ def test_online_forest_predictor_learns() -> None:
         errors.append(abs(np.log(predictor.predict(view) / job.iterations)))
         predictor.observe(view, job.iterations)
     assert np.median(errors[200:]) < np.median(errors[:20])
+
+
+def test_running_mean_predictors_fall_back_and_learn() -> None:
+    """Running means: coarser levels without history, the exact mean with it."""
+    from algorithms.prediction import RunningMeanPredictor
+    from ddlsched.model import Job
+
+    def view(model: str, user: str) -> JobView:
+        return JobView.of(
+            Job(
+                id=f"{model}-{user}",
+                release=0.0,
+                iterations=1,
+                compute_time=1.0,
+                gpus=1,
+                features={"model": model, "user": user},
+            )
+        )
+
+    group = RunningMeanPredictor("group")
+    assert group.predict(view("bert_base", "a")) == 10_000  # the zoo's typical count
+    group.observe(view("bert_base", "a"), 100)
+    group.observe(view("bert_base", "a"), 300)
+    group.observe(view("bert_base", "b"), 1000)
+    assert group.predict(view("bert_base", "a")) == 200  # its configuration
+    assert group.predict(view("bert_base", "c")) == pytest.approx(1400 / 3)  # its model
+    assert RunningMeanPredictor("global").predict(view("vgg16", "z")) > 0
+    with pytest.raises(ValueError, match="level"):
+        RunningMeanPredictor("user")
