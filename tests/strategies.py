@@ -13,6 +13,18 @@ from hypothesis import strategies as st
 from ddlsched.generators import GeneratorConfig, generate
 from ddlsched.model import Cluster, Instance, Job
 
+TINY_INTEGRAL = GeneratorConfig(
+    num_jobs=4,
+    servers=2,
+    gpus_per_server=2,
+    integral=True,
+    bandwidth_intra=2.0,
+    max_iterations=2,
+    duration_slots=(1, 3),
+)
+"""Tiny integral instances (2 x 2 GPUs, short jobs): small enough for the brute-force
+oracles and for exact MILPs in milliseconds; ``.replace()`` what a test varies."""
+
 
 @st.composite
 def clusters(draw: st.DrawFn, max_servers: int = 3, max_gpus: int = 4) -> Cluster:

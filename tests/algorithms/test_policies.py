@@ -15,7 +15,7 @@ from ddlsched.generators import GeneratorConfig, generate
 from ddlsched.model import Cluster, Instance, Job
 from formulations.exact import solve_milp
 from proofs_checks.verifier import verify
-from tests.strategies import generated_instances, hand_instances
+from tests.strategies import TINY_INTEGRAL, generated_instances, hand_instances
 
 POLICIES = ("asrpt", "asrpt-greedy", "fifo", "sjf", "srpt-naive", "las")
 
@@ -41,15 +41,7 @@ def test_policies_on_arbitrary_graphs(instance: Instance, method: str) -> None:
     assert verify(instance, result.schedule).feasible
 
 
-THEOREM_CONFIG = GeneratorConfig(
-    num_jobs=5,
-    servers=2,
-    gpus_per_server=2,
-    integral=True,
-    bandwidth_intra=2.0,
-    max_iterations=2,
-    duration_slots=(1, 3),
-)
+THEOREM_CONFIG = TINY_INTEGRAL.replace(num_jobs=5)
 
 
 @settings(max_examples=20)

@@ -13,6 +13,7 @@ from formulations.exact import build, solve_milp
 from formulations.modes import count_vectors
 from proofs_checks.verifier import verify
 from tests.oracles import brute_force_a, brute_force_a1, brute_force_a2
+from tests.strategies import TINY_INTEGRAL
 
 
 def _solve_verified(instance: Instance, problem: str, **kwargs: object) -> float:
@@ -141,15 +142,7 @@ def test_horizon_never_cuts_the_optimum() -> None:
         assert ends[job.id] <= latest_slot * instance.slot + 1e-9
 
 
-TINY = GeneratorConfig(
-    num_jobs=3,
-    servers=2,
-    gpus_per_server=2,
-    integral=True,
-    bandwidth_intra=2.0,
-    max_iterations=2,
-    duration_slots=(1, 2),
-)
+TINY = TINY_INTEGRAL.replace(num_jobs=3, duration_slots=(1, 2))
 
 
 @settings(max_examples=15)

@@ -15,21 +15,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ddlsched.api import check_instance
-from ddlsched.generators import GeneratorConfig, generate
+from ddlsched.generators import generate
 from ddlsched.model import Cluster, Instance, Job, Schedule, ScheduledJob
 from proofs_checks import claims
 from proofs_checks.bounds import fastest_time, rho_of, theorem1_constant
 from tests.oracles import brute_force_a, brute_force_a1, brute_force_a2
+from tests.strategies import TINY_INTEGRAL
 
-TINY = GeneratorConfig(
-    num_jobs=4,
-    servers=2,
-    gpus_per_server=2,
-    integral=True,
-    bandwidth_intra=2.0,
-    max_iterations=2,
-    duration_slots=(1, 3),
-)
+TINY = TINY_INTEGRAL
 
 
 @settings(max_examples=12)
