@@ -7,8 +7,10 @@ import pandas as pd
 import pytest
 
 from algorithms.prediction import (
+    HISTORY,
     FeatureSet,
     ForestPredictor,
+    _design,
     baseline_predictions,
     evaluate,
     forest_predictions,
@@ -153,3 +155,21 @@ def test_running_mean_predictors_fall_back_and_learn() -> None:
     assert RunningMeanPredictor("global").predict(view("vgg16", "z")) > 0
     with pytest.raises(ValueError, match="level"):
         RunningMeanPredictor("user")
+
+
+def test_fast_forest_path_equals_the_pipeline() -> None:
+    """The tree-by-tree prediction equals scikit-learn's pipeline on the same rows."""
+    history = recurring_history(STRONG, 4)
+    instance = instance_from_history(history, Cluster.uniform(4, 8, 20.0, 1.0), limit=200)
+    predictor = ForestPredictor(retrain_every=50, warmup=20, trees=15)
+    views = [JobView.of(job) for job in instance.jobs]
+    for view, job in zip(views[:150], instance.jobs[:150], strict=True):
+        predictor.observe(view, job.iterations)
+    assert predictor._features is not None and predictor._history is not None
+    for view in views[150:]:
+        row = predictor._row(view)
+        raw = {name: row.get(name, np.nan) for name in predictor._features.names}
+        frame = pd.DataFrame([raw])
+        hist = pd.DataFrame([predictor._history.of(row)], columns=list(HISTORY))
+        expected = predictor._model.predict(_design(frame, hist, predictor._features))[0]
+        assert predictor._fast_predict(row) == pytest.approx(expected, rel=1e-6)
