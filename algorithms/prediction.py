@@ -35,6 +35,7 @@ import math
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -393,7 +394,7 @@ class ForestPredictor:
         self._fitted_at = 0
         self._by_config: dict[tuple, list[float]] = defaultdict(list)
         self._codes: list[dict[str, float]] = []
-        self._trees: list[object] = []
+        self._trees: list[Any] = []  # sklearn's Cython Tree objects
         self._by_model: dict[object, list[float]] = defaultdict(list)
 
     @staticmethod
