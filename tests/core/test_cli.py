@@ -170,3 +170,42 @@ def test_solve_bad_option_exit_2(tmp_path: Path, ring_instance) -> None:  # type
     assert result.returncode == 2
     assert "time_limit: must be > 0" in result.stderr
     assert len(result.stderr.strip().splitlines()) == 1
+
+
+def test_check_json_and_random_table(tmp_path: Path) -> None:
+    """check --json has values and claims as documented; --random prints one row per claim."""
+    from ddlsched.generators import generate
+    from ddlsched.io import write_instance
+    from tests.strategies import TINY_INTEGRAL
+
+    write_instance(generate(TINY_INTEGRAL, 3), tmp_path / "i.json")
+    result = run_cli("check", str(tmp_path / "i.json"), "--json")
+    assert result.returncode == 0, result.stderr
+    doc = json.loads(result.stdout)
+    assert set(doc["values"]) >= {"opt_A", "opt_A1", "opt_A2", "srpt_A2", "rho"}
+    assert all({"name", "holds", "lhs", "rhs", "exact"} <= set(c) for c in doc["claims"])
+    assert all(c["holds"] is True for c in doc["claims"])
+    table = run_cli(
+        "check",
+        "--random",
+        "2",
+        "--servers",
+        "2",
+        "--gpus-per-server",
+        "2",
+        "--jobs",
+        "3",
+        "--out-dir",
+        str(tmp_path),
+    )
+    assert table.returncode == 0, table.stderr
+    for claim in (
+        "srpt_optimal_A2",
+        "relaxation",
+        "lemma1",
+        "mapping_bounds",
+        "theorem1",
+        "verifier",
+    ):
+        assert f"| {claim} | " in table.stdout
+    assert run_cli("check").returncode == 2  # neither an instance nor --random
