@@ -3,7 +3,8 @@
 It recomputes everything from the instance alone and shares no code with
 the methods it checks: it imports the data model (to read instances) but
 not ``ddlsched.alpha``, ``formulations`` or ``algorithms``; per-iteration
-times are computed here again from the job's edges and the bandwidths.
+times are computed again from the job's edges and the bandwidths, by the
+same functions the claim checks use (:mod:`proofs_checks.bounds`).
 
 Rules, for a schedule of problem **A** (SPEC "Problem A"):
 
@@ -42,6 +43,7 @@ import math
 from dataclasses import dataclass, field
 
 from ddlsched.model import Cluster, Instance, Job, Schedule, ScheduledJob
+from proofs_checks.bounds import all_cut_time, per_iteration_time
 
 DEFAULT_TOLERANCE = 1e-9
 
@@ -87,17 +89,6 @@ def _json_number(value: float) -> float | None:
 
 def _close(a: float, b: float, tol: float) -> bool:
     return abs(a - b) <= tol * max(1.0, abs(a), abs(b))
-
-
-def _per_iteration_time(job: Job, mapping: tuple[int, ...], intra: float, inter: float) -> float:
-    total = job.compute_time
-    for u, v, q in job.edges:
-        total += q / (intra if mapping[u] == mapping[v] else inter)
-    return total
-
-
-def _all_cut_time(job: Job, inter: float) -> float:
-    return job.compute_time + math.fsum(q for _, _, q in job.edges) / inter
 
 
 def verify(
@@ -185,7 +176,6 @@ def _check_gang(
 ) -> dict[str, float]:
     cluster = instance.cluster
     problem = schedule.problem
-    intra, inter = cluster.bandwidth_intra, cluster.bandwidth_inter
     completions: dict[str, float] = {}
     # (time, kind, job id, {server: gpus}); kind 0 = end before 1 = start.
     events: list[tuple[float, int, str, dict[int, int]]] = []
@@ -214,12 +204,12 @@ def _check_gang(
             if trouble is not None or entry.mapping is None:
                 violations.append(f"{where}: {trouble}")
                 continue
-            duration = job.iterations * _per_iteration_time(job, entry.mapping, intra, inter)
+            duration = job.iterations * per_iteration_time(job, cluster, entry.mapping)
             usage = _usage(entry.mapping)
         else:
             if entry.mapping is not None:
                 violations.append(f"{where}: problem A1 takes no mapping")
-            duration = job.iterations * _all_cut_time(job, inter)
+            duration = job.iterations * all_cut_time(job, cluster)
             usage = {0: job.gpus}
         end = entry.start + duration
         if entry.end is not None and not _close(entry.end, end, tol):
@@ -273,9 +263,7 @@ def _check_preempted(
             violations.append(f"{where}: piece {k} starts before piece {k - 1} ends")
         previous_end = piece.end
         restart = restart_cost if k > 0 else 0.0
-        per_iteration = _per_iteration_time(
-            job, piece.mapping, cluster.bandwidth_intra, cluster.bandwidth_inter
-        )
+        per_iteration = per_iteration_time(job, cluster, piece.mapping)
         work += max(0.0, piece.end - piece.start - restart) / per_iteration
         usage = _usage(piece.mapping)
         events.append((piece.end, 0, job.id, usage))
@@ -343,7 +331,6 @@ def _check_single_machine(
     violations: list[str],
 ) -> dict[str, float]:
     machine = instance.cluster.num_gpus
-    inter = instance.cluster.bandwidth_inter
     completions: dict[str, float] = {}
     all_pieces: list[tuple[float, float, str]] = []
     for job in instance.jobs:
@@ -351,7 +338,7 @@ def _check_single_machine(
         if entry is None:
             continue
         where = f"job {job.id!r}"
-        size = job.gpus * job.iterations * _all_cut_time(job, inter) / machine
+        size = job.gpus * job.iterations * all_cut_time(job, instance.cluster) / machine
         if not entry.pieces:
             violations.append(f"{where}: problem A2 needs pieces")
             continue
