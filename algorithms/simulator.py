@@ -30,7 +30,7 @@ import numpy as np
 from algorithms.mapping import FreeGPUs
 from algorithms.policies import Policy, make_policy
 from algorithms.predictors import JobView, NoisyOraclePredictor, OraclePredictor, Predictor
-from ddlsched.alpha import alpha, alpha_from_cut, alpha_min
+from ddlsched.alpha import alpha, alpha_from_cut, alpha_min, least_cut
 from ddlsched.model import Instance, Job, Piece, Schedule, ScheduledJob
 from ddlsched.result import Result, SolveStatus
 
@@ -329,16 +329,12 @@ class _FastestAlpha:
 
     def __call__(self, job: Job) -> tuple[float, bool]:
         total = job.total_traffic
-        if job.gpus <= self.cluster.max_gpus_per_server or total == 0:
-            low = alpha_min(job, self.cluster, search_budget=self.budget)
-            return low.value, low.exact
+        if total == 0:
+            return alpha_from_cut(job, self.cluster, 0.0), True
         key = (job.gpus, tuple((u, v, round(q / total, 12)) for u, v, q in job.edges))
         if key not in self._fraction:
-            low = alpha_min(job, self.cluster, search_budget=self.budget)
-            penalty = 1 / self.cluster.bandwidth_inter - 1 / self.cluster.bandwidth_intra
-            base = job.compute_time + total / self.cluster.bandwidth_intra
-            cut = (low.value - base) / penalty if penalty > 0 else 0.0
-            self._fraction[key] = (cut / total, low.exact)
+            cut = least_cut(job, self.cluster, self.budget)
+            self._fraction[key] = (cut.value / total, cut.exact)
         fraction, exact = self._fraction[key]
         return alpha_from_cut(job, self.cluster, fraction * total), exact
 

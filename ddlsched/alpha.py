@@ -142,21 +142,28 @@ def alpha_max(job: Job, cluster: Cluster, search_budget: int = DEFAULT_SEARCH_BU
     return Bound(value, exact=exact)
 
 
+def least_cut(job: Job, cluster: Cluster, search_budget: int = DEFAULT_SEARCH_BUDGET) -> Bound:
+    """The least cut traffic over mappings on the empty cluster.
+
+    Zero for a job that fits one server. Otherwise found by
+    :func:`extreme_cut`; if that search exceeds ``search_budget`` branch
+    nodes, the lower bound of :func:`min_cut_bound`, flagged as such.
+    """
+    if job.gpus <= cluster.max_gpus_per_server or not job.edges:
+        return Bound(0.0, exact=True)
+    best = extreme_cut(job, cluster.gpus_per_server, maximize=False, search_budget=search_budget)
+    if best is not None:
+        return Bound(best[0], exact=True)
+    return Bound(min_cut_bound(job, cluster.max_gpus_per_server), exact=False)
+
+
 def alpha_min(job: Job, cluster: Cluster, search_budget: int = DEFAULT_SEARCH_BUDGET) -> Bound:
     """``alpha_i^min``: the least ``alpha`` over mappings on the empty cluster.
 
-    A job that fits one server has ``alpha_min = c_i + Q_i / B_intra``
-    exactly. Otherwise the least cut over capacitated partitions is found by
-    :func:`extreme_cut`; if that search exceeds ``search_budget`` branch
-    nodes, the result is the lower bound of :func:`min_cut_bound` and says so.
+    ``alpha`` of the :func:`least_cut`, exact exactly when that cut is.
     """
-    if job.gpus <= cluster.max_gpus_per_server or not job.edges:
-        return Bound(alpha_from_cut(job, cluster, 0.0), exact=True)
-    best = extreme_cut(job, cluster.gpus_per_server, maximize=False, search_budget=search_budget)
-    if best is not None:
-        return Bound(alpha_from_cut(job, cluster, best[0]), exact=True)
-    bound = min_cut_bound(job, cluster.max_gpus_per_server)
-    return Bound(alpha_from_cut(job, cluster, bound), exact=False)
+    cut = least_cut(job, cluster, search_budget)
+    return Bound(alpha_from_cut(job, cluster, cut.value), exact=cut.exact)
 
 
 def min_cut_bound(job: Job, max_part: int) -> float:
