@@ -358,6 +358,13 @@ def evaluate(
     }
 
 
+def submission_features(job: JobView) -> dict[str, object]:
+    """What an online predictor knows of a job: its features and its GPU count."""
+    row: dict[str, object] = dict(job.features)
+    row.setdefault("num_gpus", job.gpus)
+    return row
+
+
 class ForestPredictor:
     """The random forest as an online A-SRPT predictor (the Predictor protocol).
 
@@ -365,9 +372,10 @@ class ForestPredictor:
     it has ``warmup`` completions, then whenever completions have grown by
     ``retrain_every`` **and** by ``growth`` times since the last fit (so a
     trace of ``n`` jobs costs ``O(log n)`` fits), on the latest ``max_rows``
-    completions. Until the first fit it predicts the mean of earlier jobs
-    of the same configuration, else of the same model, else the zoo's
-    ``typical_iterations`` for the job's model (or ``default``).
+    completions. Until the first fit it predicts as
+    ``RunningMeanPredictor("group")`` does (configuration, then model, then
+    all completed jobs, then the zoo's ``typical_iterations`` or
+    ``default``).
     """
 
     def __init__(
@@ -386,45 +394,27 @@ class ForestPredictor:
         self.trees = trees
         self.growth = growth
         self.max_rows = max_rows
-        self.default = default
         self._rows: list[dict[str, object]] = []
         self._model: Pipeline | None = None
         self._features: FeatureSet | None = None
         self._history: _RunningHistory | None = None
         self._fitted_at = 0
-        self._by_config: dict[tuple, list[float]] = defaultdict(list)
         self._codes: list[dict[str, float]] = []
         self._trees: list[Any] = []  # sklearn's Cython Tree objects
-        self._by_model: dict[object, list[float]] = defaultdict(list)
-
-    @staticmethod
-    def _row(job: JobView) -> dict[str, object]:
-        row: dict[str, object] = dict(job.features)
-        row.setdefault("num_gpus", job.gpus)
-        return row
+        self._warmup = RunningMeanPredictor("group", default)
 
     def predict(self, job: JobView) -> float:
         """``K_hat`` from the forest, or the fallbacks before its first fit."""
-        row = self._row(job)
+        row = submission_features(job)
         if self._model is not None and self._features is not None and self._history:
             return float(np.exp(self._fast_predict(row)))
-        same = self._by_config.get(tuple(sorted(row.items(), key=lambda kv: kv[0])))
-        if same:
-            return float(np.mean(same))
-        same_model = self._by_model.get(row.get("model"))
-        if same_model:
-            return float(np.mean(same_model))
-        model = row.get("model")
-        if isinstance(model, str) and model in ZOO:
-            return float(ZOO[model].typical_iterations)
-        return self.default
+        return self._warmup.predict(job)
 
     def observe(self, job: JobView, iterations: int) -> None:
         """Learn a completed job's count; refit on schedule."""
-        row = self._row(job)
+        row = submission_features(job)
         self._rows.append({**row, "iterations": float(iterations)})
-        self._by_config[tuple(sorted(row.items(), key=lambda kv: kv[0]))].append(iterations)
-        self._by_model[row.get("model")].append(iterations)
+        self._warmup.observe(job, iterations)
         if self._history is not None:
             self._history.add(row, math.log(iterations))
         count = len(self._rows)
@@ -503,8 +493,7 @@ class RunningMeanPredictor:
 
     @staticmethod
     def _keys(job: JobView) -> dict[str, object]:
-        features = dict(job.features)
-        features.setdefault("num_gpus", job.gpus)
+        features = submission_features(job)
         return {
             "group": ("group", tuple(sorted(features.items()))),
             "model": ("model", features.get("model")),

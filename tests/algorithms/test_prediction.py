@@ -15,6 +15,7 @@ from algorithms.prediction import (
     evaluate,
     forest_predictions,
     history_features,
+    submission_features,
 )
 from algorithms.predictors import JobView
 from ddlsched.model import Cluster, InputError
@@ -167,7 +168,7 @@ def test_fast_forest_path_equals_the_pipeline() -> None:
         predictor.observe(view, job.iterations)
     assert predictor._features is not None and predictor._history is not None
     for view in views[150:]:
-        row = predictor._row(view)
+        row = submission_features(view)
         raw = {name: row.get(name, np.nan) for name in predictor._features.names}
         frame = pd.DataFrame([raw])
         hist = pd.DataFrame([predictor._history.of(row)], columns=list(HISTORY))
