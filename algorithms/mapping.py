@@ -141,6 +141,11 @@ def choose_servers(gpus: int, free: Sequence[int]) -> dict[int, int] | None:
     return taken
 
 
+def _in_order(taken: dict[int, int]) -> tuple[int, ...]:
+    """Nodes in index order onto the taken servers, lowest server first."""
+    return tuple(server for server in sorted(taken) for _ in range(taken[server]))
+
+
 def _adjacency(job: JobGraph) -> np.ndarray:
     adjacency = np.zeros((job.gpus, job.gpus))
     u, v, q = job.edge_arrays
@@ -218,7 +223,7 @@ class GraphMapper:
             return None
         servers = list(taken)
         if len(servers) == 1 or not job.edges:
-            return tuple(server for server in servers for _ in range(taken[server]))
+            return _in_order(taken)
         adjacency = _adjacency(job)
         part = grow_partition(adjacency, [taken[h] for h in servers])
         part = refine_swaps(adjacency, part, self.max_swaps)
@@ -234,7 +239,7 @@ class FirstFitMapper:
         taken = choose_servers(job.gpus, free)
         if taken is None:
             return None
-        return tuple(server for server in sorted(taken) for _ in range(taken[server]))
+        return _in_order(taken)
 
 
 class RandomMapper:

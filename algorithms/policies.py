@@ -246,9 +246,20 @@ class GuidedASRPT(_BasePolicy):
         mapper: Mapper | None = None,
         outrun_factor: float = 2.0,
     ) -> None:
-        super().__init__(cluster, predictor, mapper or GraphMapper(), StrictQueue(), outrun_factor)
-        self.machine = VirtualMachine(on_complete=self._virtual_complete)
+        super().__init__(
+            cluster, predictor, mapper or GraphMapper(), self._new_queue(), outrun_factor
+        )
+        self.machine = VirtualMachine(
+            on_complete=self._virtual_complete, on_preempt=self._virtual_preempt
+        )
         self._views: dict[str, JobView] = {}
+
+    def _new_queue(self) -> StrictQueue | BackfillQueue:
+        """Guided: jobs wait in strict virtual-completion order."""
+        return StrictQueue()
+
+    def _virtual_preempt(self, job_id: str, remaining: float) -> None:
+        """Guided order depends on virtual completions only, not on preemptions."""
 
     def _virtual_size(self, job: JobView) -> float:
         predicted = self.predicted[job.id]
@@ -279,21 +290,10 @@ class GreedyASRPT(GuidedASRPT):
 
     name = "asrpt-greedy"
 
-    def __init__(
-        self,
-        cluster: Cluster,
-        predictor: Predictor,
-        mapper: Mapper | None = None,
-        outrun_factor: float = 2.0,
-    ) -> None:
+    def _new_queue(self) -> StrictQueue | BackfillQueue:
+        """Greedy: jobs wait from arrival, the best-keyed that fits starts."""
         self.waiting = BackfillQueue()
-        _BasePolicy.__init__(
-            self, cluster, predictor, mapper or GraphMapper(), self.waiting, outrun_factor
-        )
-        self.machine = VirtualMachine(
-            on_complete=self._virtual_complete, on_preempt=self._virtual_preempt
-        )
-        self._views = {}
+        return self.waiting
 
     def _arrive(self, job: JobView, now: float) -> None:
         self._views[job.id] = job
