@@ -43,11 +43,12 @@ def all_alphas(
             continue
         if counts is not None and used != list(counts):
             continue
-        values.append(_per_iteration_on(job, cluster, mapping))
+        values.append(per_iteration_on(job, cluster, mapping))
     return values
 
 
-def _per_iteration_on(job: Job, cluster: Cluster, mapping: Sequence[int]) -> float:
+def per_iteration_on(job: Job, cluster: Cluster, mapping: Sequence[int]) -> float:
+    """``alpha`` of ``mapping``, edge by edge (the tests' own, independent of every method)."""
     return job.compute_time + sum(
         q / (cluster.bandwidth_intra if mapping[u] == mapping[v] else cluster.bandwidth_inter)
         for u, v, q in job.edges
@@ -62,7 +63,7 @@ def modes_a(job: Job, instance: Instance) -> list[Mode]:
         counts = tuple(mapping.count(h) for h in range(servers))
         if any(c > g for c, g in zip(counts, instance.cluster.gpus_per_server, strict=True)):
             continue
-        duration = job.iterations * _per_iteration_on(job, instance.cluster, mapping)
+        duration = job.iterations * per_iteration_on(job, instance.cluster, mapping)
         best[counts] = min(best.get(counts, math.inf), duration)
     return sorted(best.items())
 

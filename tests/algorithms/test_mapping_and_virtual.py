@@ -18,10 +18,10 @@ from algorithms.mapping import (
 )
 from algorithms.virtual import VirtualMachine, srpt
 from ddlsched.alpha import alpha, alpha_max, alpha_min
-from ddlsched.generators import GeneratorConfig, generate
+from ddlsched.generators import generate
 from ddlsched.model import Cluster, Job
 from tests.oracles import brute_force_a2
-from tests.strategies import clusters, jobs
+from tests.strategies import TINY_INTEGRAL, clusters, jobs
 
 
 def test_choose_servers_best_fit_then_fewest() -> None:
@@ -137,17 +137,7 @@ def test_virtual_machine_resize_keeps_work_done() -> None:
 @given(st.integers(0, 10_000), st.sampled_from([None, 1.0, 3.0]))
 def test_srpt_is_optimal_on_a2(seed: int, load: float | None) -> None:
     """SRPT's total completion time equals the brute-force A2 optimum (claim 1)."""
-    config = GeneratorConfig(
-        num_jobs=4,
-        servers=2,
-        gpus_per_server=2,
-        integral=True,
-        bandwidth_intra=2.0,
-        max_iterations=2,
-        duration_slots=(1, 2),
-        load=load,
-    )
-    instance = generate(config, seed)
+    instance = generate(TINY_INTEGRAL.replace(duration_slots=(1, 2), load=load), seed)
     m = instance.cluster.num_gpus
     sizes = [
         j.gpus * j.iterations * alpha_max(j, instance.cluster).value / m for j in instance.jobs

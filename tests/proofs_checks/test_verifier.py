@@ -14,14 +14,8 @@ from hypothesis import given
 
 from ddlsched.model import Instance, Schedule, ScheduledJob
 from proofs_checks.verifier import verify
+from tests.oracles import per_iteration_on
 from tests.strategies import generated_instances, hand_instances
-
-
-def _per_iteration(job, cluster, mapping):  # type: ignore[no-untyped-def]
-    return job.compute_time + sum(
-        q / (cluster.bandwidth_intra if mapping[u] == mapping[v] else cluster.bandwidth_inter)
-        for u, v, q in job.edges
-    )
 
 
 def serial_schedule(instance: Instance) -> Schedule:
@@ -33,7 +27,7 @@ def serial_schedule(instance: Instance) -> Schedule:
         for server, gpus in enumerate(instance.cluster.gpus_per_server):
             mapping += [server] * min(gpus, job.gpus - len(mapping))
         start = max(time, job.release)
-        end = start + job.iterations * _per_iteration(job, instance.cluster, mapping)
+        end = start + job.iterations * per_iteration_on(job, instance.cluster, mapping)
         entries.append(ScheduledJob(job.id, start, end, tuple(mapping)))
         time = end
     return Schedule(tuple(entries))
