@@ -1,21 +1,37 @@
 """Online policies (A-SRPT and baselines), GPU mapping, prediction, simulation.
 
-``simulate(instance, policy)`` runs any policy; ``simulate_policy(instance,
-"asrpt")`` builds one by name (see :mod:`algorithms.policies`).
+:class:`Policy` is the protocol a policy implements;
+:func:`simulate` runs any policy object; the registries
+(:data:`POLICIES`, :data:`PREDICTORS`, :data:`MAPPERS`) and
+:func:`build_policy` turn names into objects. Most users call
+``ddlsched.simulate(instance, "asrpt")`` instead.
 """
 
-from algorithms.mapping import FirstFitMapper, GraphMapper, RandomMapper
-from algorithms.policies import GreedyASRPT, GuidedASRPT, LeastAttainedService, make_policy
-from algorithms.simulator import simulate, simulate_policy
+from algorithms.las import LeastAttainedService
+from algorithms.mapping import FirstFitMapper, FreeGPUs, GraphMapper, Mapper, RandomMapper
+from algorithms.policies import GreedyASRPT, GuidedASRPT, QueuePolicy, StaticPriorityPolicy
+from algorithms.policy import Policy
+from algorithms.prediction import JobView, Predictor
+from algorithms.registry import MAPPERS, POLICIES, PREDICTORS, build_policy
+from algorithms.simulator import simulate
 
 __all__ = [
+    "MAPPERS",
+    "POLICIES",
+    "PREDICTORS",
     "FirstFitMapper",
+    "FreeGPUs",
     "GraphMapper",
     "GreedyASRPT",
     "GuidedASRPT",
+    "JobView",
     "LeastAttainedService",
+    "Mapper",
+    "Policy",
+    "Predictor",
+    "QueuePolicy",
     "RandomMapper",
-    "make_policy",
+    "StaticPriorityPolicy",
+    "build_policy",
     "simulate",
-    "simulate_policy",
 ]

@@ -33,8 +33,8 @@ from typing import Protocol
 
 import numpy as np
 
-from ddlsched.alpha import JobGraph
-from ddlsched.model import Cluster
+from ddlsched.core.alpha import JobGraph
+from ddlsched.core.model import Cluster
 
 
 class Mapper(Protocol):

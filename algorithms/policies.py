@@ -1,9 +1,9 @@
 """Online policies: A-SRPT (guided and greedy) and the baselines.
 
-A :class:`Policy` is told of arrivals and completions, asked which waiting
-jobs to start now (with their mappings), and may ask to be woken at a
-future instant (a virtual completion, a prediction check). It sees jobs as
-:class:`~algorithms.predictors.JobView` s: no true iteration counts.
+Every policy here implements :class:`~algorithms.policy.Policy` through
+:class:`QueuePolicy`, the shared machinery of the non-preemptive ones; the
+preemptive ``las`` baseline is in :mod:`algorithms.las`, and the names are
+bound to factories in :mod:`algorithms.registry`.
 
 Waiting jobs sit in one of two queues, each ``O(log n)`` per operation:
 
@@ -45,50 +45,17 @@ predicted end.
 from __future__ import annotations
 
 import abc
-import bisect
 import heapq
 import itertools
 from collections.abc import Callable, Hashable, Iterator
 from dataclasses import dataclass
-from typing import Protocol
 
-import numpy as np
-
-from algorithms.mapping import FirstFitMapper, FreeGPUs, GraphMapper, Mapper, RandomMapper
-from algorithms.predictors import JobView, Predictor
+from algorithms.mapping import FreeGPUs, GraphMapper, Mapper
+from algorithms.policy import Policy
+from algorithms.prediction.view import JobView, Predictor
 from algorithms.virtual import VirtualMachine
-from ddlsched.alpha import all_cut_alpha
-from ddlsched.model import Cluster
-
-
-class Policy(Protocol):
-    """An online scheduler driven by :class:`algorithms.simulator.Simulator`."""
-
-    name: str
-
-    def on_arrival(self, job: JobView, now: float) -> None:
-        """``job`` is released at ``now``."""
-        ...
-
-    def on_start(self, job: JobView, mapping: tuple[int, ...], alpha: float, now: float) -> None:
-        """``job`` started at ``now`` with ``mapping`` (``alpha`` s per iteration)."""
-        ...
-
-    def on_completion(self, job: JobView, iterations: int, now: float) -> None:
-        """``job`` completed at ``now`` after ``iterations`` (now known)."""
-        ...
-
-    def dispatch(self, now: float, free: FreeGPUs) -> Iterator[tuple[JobView, tuple[int, ...]]]:
-        """Jobs to start now with their mappings, one at a time.
-
-        The caller takes each job's GPUs from ``free`` before asking for
-        the next, so every mapping fits what is left.
-        """
-        ...
-
-    def next_wakeup(self) -> float | None:
-        """The next instant the policy wants to act at, if any."""
-        ...
+from ddlsched.core.alpha import virtual_size
+from ddlsched.core.model import Cluster
 
 
 class StrictQueue:
@@ -160,8 +127,9 @@ class _Running:
     predicted: float
 
 
-class _BasePolicy(abc.ABC):
-    """Shared machinery: prediction checks of running jobs and mapping."""
+class QueuePolicy(Policy, abc.ABC):
+    """Shared machinery of the non-preemptive policies: a queue of waiting jobs,
+    the adaptive prediction checks of running jobs, and mapping."""
 
     name = "base"
 
@@ -215,7 +183,7 @@ class _BasePolicy(abc.ABC):
             end = running.start + running.predicted * running.alpha
             heapq.heappush(self._checks, (end, next(self._seq), job_id))
 
-    def _revised(self, job: JobView, now: float) -> None:  # noqa: B027 - optional hook
+    def _revised(self, job: JobView, now: float) -> None:
         """A prediction grew; policies with a virtual machine resize it."""
 
     def dispatch(self, now: float, free: FreeGPUs) -> Iterator[tuple[JobView, tuple[int, ...]]]:
@@ -227,14 +195,14 @@ class _BasePolicy(abc.ABC):
                 raise RuntimeError(f"mapper found no GPUs for {job.id!r}")
             yield job, mapping
 
-    def _before_dispatch(self, now: float) -> None:  # noqa: B027 - optional hook
+    def _before_dispatch(self, now: float) -> None:
         """Hook: bring internal state to ``now``."""
 
     def next_wakeup(self) -> float | None:
         return self._checks[0][0] if self._checks else None
 
 
-class GuidedASRPT(_BasePolicy):
+class GuidedASRPT(QueuePolicy):
     """``asrpt``: the provable guided mode of Theorem 1."""
 
     name = "asrpt"
@@ -262,8 +230,7 @@ class GuidedASRPT(_BasePolicy):
         """Guided order depends on virtual completions only, not on preemptions."""
 
     def _virtual_size(self, job: JobView) -> float:
-        predicted = self.predicted[job.id]
-        return job.gpus * predicted * all_cut_alpha(job, self.cluster) / self.cluster.num_gpus
+        return virtual_size(job, self.cluster, self.predicted[job.id])
 
     def _arrive(self, job: JobView, now: float) -> None:
         self._views[job.id] = job
@@ -310,7 +277,7 @@ class GreedyASRPT(GuidedASRPT):
             self.waiting.push(self._views[job_id], (1, remaining))
 
 
-class StaticPriorityPolicy(_BasePolicy):
+class StaticPriorityPolicy(QueuePolicy):
     """A baseline: fixed key at arrival, strict or backfilling queue."""
 
     def __init__(
@@ -321,164 +288,17 @@ class StaticPriorityPolicy(_BasePolicy):
         mapper: Mapper,
         key: Callable[[JobView, float], Hashable],
         backfill: bool,
+        outrun_factor: float = 2.0,
     ) -> None:
         super().__init__(
-            cluster, predictor, mapper, BackfillQueue() if backfill else StrictQueue()
+            cluster,
+            predictor,
+            mapper,
+            BackfillQueue() if backfill else StrictQueue(),
+            outrun_factor,
         )
         self.name = name
         self._key = key
 
     def _arrive(self, job: JobView, now: float) -> None:
         self.queue.push(job, self._key(job, self.predicted[job.id]))
-
-
-class LeastAttainedService(_BasePolicy):
-    """``las``: Tiresias-style discretised least attained service, preemptive.
-
-    After Gu et al., *Tiresias: A GPU Cluster Manager for Distributed Deep
-    Learning*, NSDI 2019 (its discretised two-dimensional LAS). A job's
-    attained service is the GPU-seconds it has held. Queue ``q`` holds jobs
-    whose service lies between ``thresholds[q-1]`` and ``thresholds[q]``;
-    lower queues go first, first-come first-served within a queue. At every
-    event the policy walks all active jobs (waiting and running) in that
-    order and keeps each one that still fits in the cluster's ``M`` GPUs;
-    running jobs not kept are preempted, kept waiting jobs start
-    (consolidating first-fit mapping). A resumed job pays ``restart_cost``
-    seconds of restoring (see :func:`algorithms.simulator.simulate`). Service
-    is non-clairvoyant: no iteration counts are used.
-
-    Cost per event is ``O(a log a)`` in the active jobs ``a``, so LAS is for
-    instances and moderate traces, not the 82,000-job replay.
-    """
-
-    name = "las"
-    preemptive = True
-
-    def __init__(
-        self,
-        cluster: Cluster,
-        predictor: Predictor,
-        mapper: Mapper | None = None,
-        thresholds: tuple[float, ...] = (3600.0, 36_000.0),
-    ) -> None:
-        super().__init__(cluster, predictor, mapper or FirstFitMapper(), StrictQueue())
-        if list(thresholds) != sorted(thresholds) or any(t <= 0 for t in thresholds):
-            raise ValueError(f"thresholds: must be positive and increasing, got {thresholds!r}")
-        self.thresholds = thresholds
-        self._views: dict[str, JobView] = {}
-        self._order: dict[str, int] = {}
-        self._attained: dict[str, float] = {}
-        self._since: dict[str, float] = {}
-        self._waiting: set[str] = set()
-        self._admit: list[str] = []
-        self._now = 0.0
-
-    def _arrive(self, job: JobView, now: float) -> None:
-        self._views[job.id] = job
-        self._order[job.id] = len(self._order)
-        self._attained[job.id] = 0.0
-        self._waiting.add(job.id)
-
-    def _service(self, job_id: str, now: float) -> float:
-        held = now - self._since[job_id] if job_id in self._since else 0.0
-        return self._attained[job_id] + self._views[job_id].gpus * held
-
-    def _key(self, job_id: str, now: float) -> tuple[int, int]:
-        queue = bisect.bisect_right(self.thresholds, self._service(job_id, now))
-        return queue, self._order[job_id]
-
-    def preempt(self, now: float, running: tuple[str, ...]) -> list[str]:
-        """Running jobs to preempt now; remembers which waiting jobs to start."""
-        self._now = now
-        active = sorted([*running, *self._waiting], key=lambda j: self._key(j, now))
-        room = self.cluster.num_gpus
-        keep: set[str] = set()
-        for job_id in active:
-            if self._views[job_id].gpus <= room:
-                keep.add(job_id)
-                room -= self._views[job_id].gpus
-        self._admit = [j for j in active if j in keep and j in self._waiting]
-        return [j for j in running if j not in keep]
-
-    def on_preempt(self, job: JobView, now: float) -> None:
-        """A preempted job banks its service and waits again."""
-        self._attained[job.id] = self._service(job.id, now)
-        del self._since[job.id]
-        self._waiting.add(job.id)
-
-    def on_start(self, job: JobView, mapping: tuple[int, ...], alpha: float, now: float) -> None:
-        self._since[job.id] = now
-        self._waiting.discard(job.id)
-
-    def on_completion(self, job: JobView, iterations: int, now: float) -> None:
-        self._since.pop(job.id, None)
-        self.predictor.observe(job, iterations)
-
-    def dispatch(self, now: float, free: FreeGPUs) -> Iterator[tuple[JobView, tuple[int, ...]]]:
-        admit, self._admit = self._admit, []
-        for job_id in admit:
-            view = self._views[job_id]
-            if job_id in self._waiting and view.gpus <= free.total:
-                mapping = self.mapper(view, self.cluster, free)
-                if mapping is not None:
-                    yield view, mapping
-
-    def next_wakeup(self) -> float | None:
-        """When the next running job crosses into a lower-priority queue (after now)."""
-        times = []
-        for job_id, since in self._since.items():
-            banked, gpus = self._attained[job_id], self._views[job_id].gpus
-            crossings = [since + (t - banked) / gpus for t in self.thresholds if t > banked]
-            later = [t for t in crossings if t > self._now * (1 + 1e-12) + 1e-12]
-            if later:
-                times.append(later[0])
-        return min(times) if times else None
-
-
-def make_policy(
-    method: str,
-    cluster: Cluster,
-    predictor: Predictor,
-    rng: np.random.Generator,
-    oracle_processing: Callable[[JobView], float] | None = None,
-) -> _BasePolicy:
-    """The policy called ``method`` (see the module docstring)."""
-    if method == "asrpt":
-        return GuidedASRPT(cluster, predictor)
-    if method == "asrpt-greedy":
-        return GreedyASRPT(cluster, predictor)
-    if method == "fifo":
-        return StaticPriorityPolicy(
-            "fifo",
-            cluster,
-            predictor,
-            FirstFitMapper(),
-            key=lambda job, _: (job.release, job.id),
-            backfill=False,
-        )
-    if method == "sjf":
-        if oracle_processing is None:
-            raise ValueError("sjf needs the oracle processing times")
-        return StaticPriorityPolicy(
-            "sjf",
-            cluster,
-            predictor,
-            FirstFitMapper(),
-            key=lambda job, _: (oracle_processing(job), job.release),
-            backfill=True,
-        )
-    if method == "las":
-        return LeastAttainedService(cluster, predictor)
-    if method == "srpt-naive":
-        return StaticPriorityPolicy(
-            "srpt-naive",
-            cluster,
-            predictor,
-            RandomMapper(rng),
-            key=lambda job, k_hat: (k_hat * job.compute_time, job.release),
-            backfill=True,
-        )
-    raise ValueError(
-        f"method: unknown policy {method!r}; expected asrpt, asrpt-greedy, fifo, sjf, "
-        "srpt-naive, las"
-    )

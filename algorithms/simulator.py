@@ -4,10 +4,13 @@ Events are arrivals (jobs in release order), completions (a heap) and the
 policy's own wake-ups (virtual completions, prediction checks). At each
 event instant the simulator, in this order, frees the GPUs of jobs that
 complete (telling the policy, which now learns their true iteration count),
-releases arrivals to the policy, and asks it which jobs to start; a started
-job runs ``K_i * alpha_i(mapping)`` and is never preempted (problem A).
+releases arrivals to the policy, asks it which running jobs to preempt
+(none, for the non-preemptive policies of problem A) and which jobs to
+start; a job runs ``K_i * alpha_i(mapping)`` (plus a restart cost per
+resumed piece). Each kind of event has its own handler in
+:class:`_Simulation`.
 
-The policy sees only :class:`~algorithms.predictors.JobView` s. The
+The policy sees only :class:`~algorithms.prediction.view.JobView` s. The
 simulator alone knows true iteration counts; it checks every mapping (the
 right number of nodes, free GPUs) before accepting it.
 
@@ -28,13 +31,16 @@ from dataclasses import dataclass
 import numpy as np
 
 from algorithms.mapping import FreeGPUs
-from algorithms.policies import Policy, make_policy
-from algorithms.predictors import JobView, NoisyOraclePredictor, OraclePredictor, Predictor
-from ddlsched.alpha import alpha, alpha_from_cut, alpha_min, least_cut
-from ddlsched.model import Instance, Job, Piece, Schedule, ScheduledJob
-from ddlsched.result import Result, SolveStatus
+from algorithms.policy import Policy, check_policy
+from algorithms.prediction.view import JobView
+from ddlsched.core.alpha import alpha, alpha_from_cut, least_cut
+from ddlsched.core.model import Instance, Job, Piece, Problem, Schedule, ScheduledJob
+from ddlsched.core.params import OnlineParams
+from ddlsched.core.result import Result, SolveStatus
 
 ProgressCallback = Callable[[int, int], None]
+
+DEFAULT_RESTART_COST = OnlineParams().restart_cost
 
 
 @dataclass(frozen=True)
@@ -77,12 +83,183 @@ class _Running:
         return self.piece_start + self.restart + self.remaining * self.alpha
 
 
+class _Simulation:
+    """One run: the event queue and one handler per kind of event.
+
+    Events are completions (a heap of versioned entries: a preempted job's
+    entry goes stale), arrivals (jobs in release order) and the policy's own
+    wake-ups. At each event instant the handlers run in a fixed order:
+    :meth:`complete`, :meth:`release`, :meth:`preempt`, :meth:`start`.
+    """
+
+    def __init__(
+        self,
+        instance: Instance,
+        policy: Policy,
+        restart_cost: float,
+        progress: ProgressCallback | None,
+    ) -> None:
+        self.instance = instance
+        self.policy = policy
+        self.restart_cost = restart_cost
+        self.progress = progress
+        self.jobs = instance.jobs
+        self.views = {job.id: JobView.of(job) for job in self.jobs}
+        self.by_id = {job.id: job for job in self.jobs}
+        self.arrivals = sorted(range(len(self.jobs)), key=lambda k: (self.jobs[k].release, k))
+        self.free = FreeGPUs(instance.cluster.gpus_per_server)
+        self.completions: list[tuple[float, int, str, int]] = []
+        self.running: dict[str, _Running] = {}
+        self.suspended: dict[str, _Running] = {}
+        self.records: dict[str, SimulationRecord] = {}
+        self.sequence = itertools.count()
+        self.next_arrival = 0
+        self.started = 0
+        self.max_waiting = 0
+
+    def _next_instant(self, now: float) -> float:
+        """The earliest pending event: an arrival, a completion or a wake-up."""
+        candidates = []
+        if self.next_arrival < len(self.arrivals):
+            candidates.append(self.jobs[self.arrivals[self.next_arrival]].release)
+        completions = self.completions
+        while completions and (
+            completions[0][2] not in self.running
+            or self.running[completions[0][2]].version != completions[0][3]
+        ):
+            heapq.heappop(completions)  # stale: the job was preempted
+        if completions:
+            candidates.append(completions[0][0])
+        wake = self.policy.next_wakeup()
+        if wake is not None:
+            candidates.append(max(wake, now))
+        if not candidates:
+            waiting = len(self.jobs) - len(self.records) - len(self.running)
+            raise RuntimeError(
+                f"policy {self.policy.name!r} left {waiting} jobs waiting on an idle cluster"
+            )
+        return min(candidates)
+
+    def complete(self, now: float) -> bool:
+        """Free the GPUs of jobs ending by ``now``; the policy learns their counts."""
+        acted = False
+        while self.completions and self.completions[0][0] <= now:
+            end, _, job_id, version = heapq.heappop(self.completions)
+            run = self.running.get(job_id)
+            if run is None or run.version != version:
+                continue
+            del self.running[job_id]
+            self.free.give(run.mapping)
+            run.pieces.append(Piece(run.piece_start, end, run.mapping))
+            self.records[job_id] = SimulationRecord(
+                job_id,
+                run.first_start,
+                end,
+                run.mapping,
+                run.alpha,
+                run.busy + len(run.mapping) * (end - run.piece_start),
+                run.spans,
+                tuple(run.pieces) if len(run.pieces) > 1 else None,
+            )
+            self.policy.on_completion(run.view, self.by_id[job_id].iterations, end)
+            acted = True
+        return acted
+
+    def release(self, now: float) -> bool:
+        """Tell the policy of every job released by ``now``."""
+        acted = False
+        while (
+            self.next_arrival < len(self.arrivals)
+            and self.jobs[self.arrivals[self.next_arrival]].release <= now
+        ):
+            job = self.jobs[self.arrivals[self.next_arrival]]
+            self.policy.on_arrival(self.views[job.id], now)
+            self.next_arrival += 1
+            acted = True
+        return acted
+
+    def preempt(self, now: float) -> bool:
+        """Suspend the running jobs the policy preempts, banking their progress."""
+        acted = False
+        for job_id in self.policy.preempt(now, self.running.keys()):
+            run = self.running.pop(job_id)
+            run.remaining -= max(0.0, now - run.piece_start - run.restart) / run.alpha
+            run.busy += len(run.mapping) * (now - run.piece_start)
+            run.pieces.append(Piece(run.piece_start, now, run.mapping))
+            run.version += 1
+            self.free.give(run.mapping)
+            self.suspended[job_id] = run
+            self.policy.on_preempt(run.view, now)
+            acted = True
+        return acted
+
+    def start(self, now: float) -> bool:
+        """Start (or resume) what the policy dispatches, checking every mapping."""
+        acted = False
+        cluster = self.instance.cluster
+        for view, mapping in self.policy.dispatch(now, self.free):
+            job = self.by_id[view.id]
+            if len(mapping) != job.gpus:
+                raise RuntimeError(
+                    f"policy {self.policy.name!r} mapped {len(mapping)} nodes of job "
+                    f"{job.id!r}, which has {job.gpus}"
+                )
+            self.free.take(mapping)
+            per_iteration = alpha(job, cluster, mapping)
+            spans = len(set(mapping)) > 1
+            run = self.suspended.pop(job.id, None)
+            if run is None:
+                self.started += 1
+                run = _Running(
+                    view,
+                    float(job.iterations),
+                    now,
+                    0.0,
+                    tuple(mapping),
+                    per_iteration,
+                    0,
+                    [],
+                    now,
+                    0.0,
+                    spans,
+                )
+            else:
+                run.piece_start, run.restart = now, self.restart_cost
+                run.mapping, run.alpha = tuple(mapping), per_iteration
+                run.spans = run.spans or spans
+            self.running[job.id] = run
+            self.policy.on_start(view, run.mapping, per_iteration, now)
+            heapq.heappush(self.completions, (run.end, next(self.sequence), job.id, run.version))
+            acted = True
+        return acted
+
+    def run(self) -> None:
+        """Process events until every job has completed."""
+        now = 0.0
+        stalls = 0
+        total = len(self.jobs)
+        while len(self.records) < total:
+            now = self._next_instant(now)
+            acted = self.complete(now)
+            acted = self.release(now) or acted
+            acted = self.preempt(now) or acted
+            acted = self.start(now) or acted
+            self.max_waiting = max(self.max_waiting, self.next_arrival - self.started)
+            stalls = 0 if acted else stalls + 1
+            if stalls > 1000:
+                raise RuntimeError(
+                    f"policy {self.policy.name!r} keeps waking at {now} without acting"
+                )
+            if self.progress is not None and acted:
+                self.progress(len(self.records), total)
+
+
 def simulate(
     instance: Instance,
     policy: Policy,
     progress: ProgressCallback | None = None,
     alpha_min_budget: int = 2_000,
-    restart_cost: float = 0.0,
+    restart_cost: float = DEFAULT_RESTART_COST,
 ) -> Result:
     """Run ``policy`` on ``instance`` and measure it.
 
@@ -91,8 +268,8 @@ def simulate(
     instance
         Jobs and cluster.
     policy
-        The online policy. A preemptive one (``policy.preemptive``) is asked
-        at every event which running jobs to preempt before new starts.
+        The online policy (:class:`~algorithms.policy.Policy`). At every
+        event it is asked which running jobs to preempt before new starts.
     progress
         Called as ``progress(completed, total)`` now and then.
     alpha_min_budget
@@ -102,7 +279,8 @@ def simulate(
         ``alpha_ratio_inexact_jobs``.
     restart_cost
         Seconds a preempted job spends restoring when it resumes, holding
-        its GPUs without progress (Tiresias's checkpoint-restart cost).
+        its GPUs without progress (Tiresias's checkpoint-restart cost; the
+        default is :class:`~ddlsched.core.params.OnlineParams`'s).
 
     Returns
     -------
@@ -110,136 +288,31 @@ def simulate(
         With the schedule (problem A; preempted jobs as pieces) and metrics
         (see :func:`metrics`). A run interrupted by Ctrl-C returns what
         completed, status ERROR and a note saying so.
+
+    Raises
+    ------
+    TypeError
+        If ``policy`` lacks a method of the protocol.
     """
+    check_policy(policy)
     began = time.perf_counter()
-    cluster = instance.cluster
-    jobs = instance.jobs
-    views = {job.id: JobView.of(job) for job in jobs}
-    by_id = {job.id: job for job in jobs}
-    arrivals = sorted(range(len(jobs)), key=lambda k: (jobs[k].release, k))
-    free = FreeGPUs(cluster.gpus_per_server)
-    completions: list[tuple[float, int, str, int]] = []
-    running: dict[str, _Running] = {}
-    suspended: dict[str, _Running] = {}
-    records: dict[str, SimulationRecord] = {}
-    sequence = itertools.count()
-    preemptive = bool(getattr(policy, "preemptive", False))
-    next_arrival = 0
-    now = 0.0
-    stalls = 0
-    max_waiting = 0
-    started = 0
+    run = _Simulation(instance, policy, restart_cost, progress)
     interrupted = False
     try:
-        while len(records) < len(jobs):
-            candidates = []
-            if next_arrival < len(arrivals):
-                candidates.append(jobs[arrivals[next_arrival]].release)
-            while completions and (
-                completions[0][2] not in running
-                or running[completions[0][2]].version != completions[0][3]
-            ):
-                heapq.heappop(completions)  # stale: the job was preempted
-            if completions:
-                candidates.append(completions[0][0])
-            wake = policy.next_wakeup()
-            if wake is not None:
-                candidates.append(max(wake, now))
-            if not candidates:
-                waiting = len(jobs) - len(records) - len(running)
-                raise RuntimeError(
-                    f"policy {policy.name!r} left {waiting} jobs waiting on an idle cluster"
-                )
-            now = min(candidates)
-            progressed = False
-            while completions and completions[0][0] <= now:
-                end, _, job_id, version = heapq.heappop(completions)
-                run = running.get(job_id)
-                if run is None or run.version != version:
-                    continue
-                del running[job_id]
-                free.give(run.mapping)
-                run.pieces.append(Piece(run.piece_start, end, run.mapping))
-                records[job_id] = SimulationRecord(
-                    job_id,
-                    run.first_start,
-                    end,
-                    run.mapping,
-                    run.alpha,
-                    run.busy + len(run.mapping) * (end - run.piece_start),
-                    run.spans,
-                    tuple(run.pieces) if len(run.pieces) > 1 else None,
-                )
-                policy.on_completion(run.view, by_id[job_id].iterations, end)
-                progressed = True
-            while next_arrival < len(arrivals) and jobs[arrivals[next_arrival]].release <= now:
-                job = jobs[arrivals[next_arrival]]
-                policy.on_arrival(views[job.id], now)
-                next_arrival += 1
-                progressed = True
-            if preemptive:
-                for job_id in policy.preempt(now, tuple(running)):  # type: ignore[attr-defined]
-                    run = running.pop(job_id)
-                    run.remaining -= max(0.0, now - run.piece_start - run.restart) / run.alpha
-                    run.busy += len(run.mapping) * (now - run.piece_start)
-                    run.pieces.append(Piece(run.piece_start, now, run.mapping))
-                    run.version += 1
-                    free.give(run.mapping)
-                    suspended[job_id] = run
-                    policy.on_preempt(run.view, now)  # type: ignore[attr-defined]
-                    progressed = True
-            for view, mapping in policy.dispatch(now, free):
-                job = by_id[view.id]
-                if len(mapping) != job.gpus:
-                    raise RuntimeError(
-                        f"policy {policy.name!r} mapped {len(mapping)} nodes of job {job.id!r}, "
-                        f"which has {job.gpus}"
-                    )
-                free.take(mapping)
-                per_iteration = alpha(job, cluster, mapping)
-                spans = len(set(mapping)) > 1
-                run = suspended.pop(job.id, None)
-                if run is None:
-                    started += 1
-                    run = _Running(
-                        view,
-                        float(job.iterations),
-                        now,
-                        0.0,
-                        tuple(mapping),
-                        per_iteration,
-                        0,
-                        [],
-                        now,
-                        0.0,
-                        spans,
-                    )
-                else:
-                    run.piece_start, run.restart = now, restart_cost
-                    run.mapping, run.alpha = tuple(mapping), per_iteration
-                    run.spans = run.spans or spans
-                running[job.id] = run
-                policy.on_start(view, run.mapping, per_iteration, now)
-                heapq.heappush(completions, (run.end, next(sequence), job.id, run.version))
-                progressed = True
-            max_waiting = max(max_waiting, next_arrival - started)
-            stalls = 0 if progressed else stalls + 1
-            if stalls > 1000:
-                raise RuntimeError(f"policy {policy.name!r} keeps waking at {now} without acting")
-            if progress is not None and progressed:
-                progress(len(records), len(jobs))
+        run.run()
     except KeyboardInterrupt:
         interrupted = True
+    records = run.records
     runtime = time.perf_counter() - began
     measured = metrics(instance, records, alpha_min_budget)
     measured["wall_time_s"] = runtime
-    measured["jobs_completed"] = float(len(records))
-    measured["max_waiting"] = float(max_waiting)
-    measured["preempted_jobs"] = float(sum(r.pieces is not None for r in records.values()))
+    measured["jobs_completed"] = len(records)
+    measured["max_waiting"] = run.max_waiting
+    measured["preempted_jobs"] = sum(r.pieces is not None for r in records.values())
     schedule = None
     notes: tuple[str, ...] = ()
     if interrupted:
-        notes = (f"interrupted: {len(records)} of {len(jobs)} jobs had completed",)
+        notes = (f"interrupted: {len(records)} of {len(instance.jobs)} jobs had completed",)
     else:
         schedule = Schedule(
             tuple(
@@ -252,7 +325,7 @@ def simulate(
         )
     return Result(
         method=policy.name,
-        problem="A",
+        problem=Problem.A,
         status=SolveStatus.ERROR if interrupted else SolveStatus.FEASIBLE,
         objective=measured["total_completion_time"] if not interrupted else math.nan,
         total_jct=measured["total_jct"] if not interrupted else math.nan,
@@ -309,10 +382,6 @@ def metrics(
     }
 
 
-PREDICTORS = ("oracle", "noisy", "forest", "global-mean", "model-mean", "group-mean")
-"""Predictor names accepted by :func:`make_predictor`."""
-
-
 class _FastestAlpha:
     """``alpha_min`` per job, with the search shared between jobs of one shape.
 
@@ -337,71 +406,3 @@ class _FastestAlpha:
             self._fraction[key] = (cut.value / total, cut.exact)
         fraction, exact = self._fraction[key]
         return alpha_from_cut(job, self.cluster, fraction * total), exact
-
-
-def make_predictor(
-    name: str, instance: Instance, rng: np.random.Generator, noise: float = 0.5
-) -> Predictor:
-    """A predictor by name (see :data:`PREDICTORS`).
-
-    ``"noisy"`` has log-normal error of sigma ``noise``; ``"forest"``
-    (:class:`algorithms.prediction.ForestPredictor`, seeded from ``rng``)
-    and the running means (:class:`algorithms.prediction.RunningMeanPredictor`)
-    learn online from completed jobs.
-    """
-    if name == "oracle":
-        return OraclePredictor(instance)
-    if name == "noisy":
-        return NoisyOraclePredictor(instance, noise, rng)
-    if name == "forest":
-        from algorithms.prediction import ForestPredictor
-
-        return ForestPredictor(seed=int(rng.integers(2**31)))
-    if name in ("global-mean", "model-mean", "group-mean"):
-        from algorithms.prediction import RunningMeanPredictor
-
-        return RunningMeanPredictor(name.split("-")[0])
-    raise ValueError(f"predictor: expected one of {', '.join(PREDICTORS)}, got {name!r}")
-
-
-def simulate_policy(
-    instance: Instance,
-    method: str,
-    *,
-    seed: int = 0,
-    predictor: str = "oracle",
-    noise: float = 0.5,
-    progress: ProgressCallback | None = None,
-    restart_cost: float = 1.0,
-) -> Result:
-    """Simulate the policy named ``method`` (see :mod:`algorithms.policies`).
-
-    Parameters
-    ----------
-    instance
-        The instance.
-    method
-        ``asrpt``, ``asrpt-greedy``, ``fifo``, ``sjf`` or ``srpt-naive``.
-    seed
-        Seeds the predictor's noise and random mappings.
-    predictor
-        ``"oracle"`` or ``"noisy"``.
-    noise
-        Sigma of the noisy predictor's log-normal error.
-    progress
-        See :func:`simulate`.
-    restart_cost
-        Seconds a preempted job restores on resuming (``las`` only; the other
-        policies never preempt).
-    """
-    rng = np.random.default_rng(seed)
-    predictor_rng, policy_rng = rng.spawn(2)
-    chosen = make_predictor(predictor, instance, predictor_rng, noise)
-    by_id = {job.id: job for job in instance.jobs}
-
-    def oracle_processing(view: JobView) -> float:
-        job = by_id[view.id]
-        return job.iterations * alpha_min(job, instance.cluster, search_budget=2_000).value
-
-    policy = make_policy(method, instance.cluster, chosen, policy_rng, oracle_processing)
-    return simulate(instance, policy, progress, restart_cost=restart_cost)

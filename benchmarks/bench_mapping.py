@@ -20,10 +20,10 @@ import time
 import numpy as np
 
 from algorithms.mapping import GraphMapper
-from ddlsched.alpha import alpha
-from ddlsched.graphs import build_job_graph
-from ddlsched.model import Cluster, Job, Parallelism
-from ddlsched.zoo import get_profile
+from ddlsched.core.alpha import alpha
+from ddlsched.core.graphs import build_job_graph
+from ddlsched.core.model import Cluster, Job, Parallelism
+from ddlsched.core.zoo import get_profile
 from formulations.mapping import solve_mapping
 
 

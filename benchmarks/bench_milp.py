@@ -21,10 +21,10 @@ import platform
 import statistics
 import time
 
-from ddlsched.generators import GeneratorConfig, generate
-from ddlsched.io import write_text_atomic
+from ddlsched.core.generators import GeneratorConfig, generate
+from ddlsched.core.io import write_text_atomic
+from ddlsched.core.params import ExactParams
 from formulations.exact import build, solve_built
-from formulations.solver import SolverOptions
 from proofs_checks.verifier import verify
 
 
@@ -39,7 +39,7 @@ def main() -> None:
     parser.add_argument("--out", help="write the raw figures as JSON here")
     args = parser.parse_args()
 
-    options = SolverOptions(time_limit=args.time_limit, threads=args.threads)
+    options = ExactParams(time_limit=args.time_limit, threads=args.threads)
     rows = []
     print(
         f"# problem A MILP, {platform.processor() or platform.machine()}, "
@@ -74,7 +74,7 @@ def main() -> None:
                         report.total_completion_time - result.objective
                     ) > 1e-6 * max(1.0, result.objective):
                         raise SystemExit(f"seed {seed}: schedule failed verification")
-                optimal += result.status.value == "optimal"
+                optimal += result.proven_optimal
                 builds.append(result.build_time_s)
                 solves.append(result.runtime_s)
                 gaps.append(result.gap if result.gap == result.gap else 1.0)

@@ -18,9 +18,9 @@ import statistics
 import time
 from pathlib import Path
 
-from algorithms.simulator import simulate_policy
-from ddlsched.model import Cluster
-from ddlsched.traces import load_trace
+from ddlsched import simulate
+from ddlsched.core.model import Cluster
+from ddlsched.core.traces import load_trace
 
 TRACE = Path(__file__).resolve().parents[2] / "shared" / "data" / "traces" / "philly_jobs.csv"
 
@@ -51,7 +51,7 @@ def main() -> None:
         for policy in args.policies:
             times, waiting = [], 0.0
             for _ in range(args.repeats):
-                result = simulate_policy(instance, policy)
+                result = simulate(instance, policy)
                 times.append(result.metrics["wall_time_s"])
                 waiting = result.metrics["max_waiting"]
             median = statistics.median(times)

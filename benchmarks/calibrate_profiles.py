@@ -25,10 +25,10 @@ import csv
 import math
 from pathlib import Path
 
-from ddlsched.alpha import alpha, alpha_max, alpha_min
-from ddlsched.graphs import build_job_graph
-from ddlsched.model import Cluster, Job, Parallelism
-from ddlsched.zoo import get_profile
+from ddlsched.core.alpha import alpha, alpha_max, alpha_min
+from ddlsched.core.graphs import build_job_graph
+from ddlsched.core.model import Cluster, Job, Parallelism
+from ddlsched.core.zoo import get_profile
 
 PROFILES = Path(__file__).resolve().parents[2] / "shared" / "data" / "profiles"
 MODELS = {

@@ -1,34 +1,75 @@
 """ddlsched: scheduling distributed deep-learning training jobs on GPU clusters.
 
-The core package: the validated data model (:mod:`ddlsched.model`), file
-formats (:mod:`ddlsched.io`), the communication model ``alpha`` and ``rho``
-(:mod:`ddlsched.alpha`), the model zoo and job graphs, generators, and the
-command line. It imports none of ``formulations``, ``algorithms`` and
-``proofs_checks`` (only the CLI reaches them, lazily).
+The front door. Everything a researcher needs day to day is importable from
+here::
+
+    from ddlsched import generate, GeneratorConfig, solve, simulate, ExactParams
+
+    instance = generate(GeneratorConfig.exact_friendly(10, 2, 4), seed=0)
+    optimum = solve(instance, "milp", params=ExactParams(time_limit=60))
+    online = simulate(instance, "asrpt")
+    print(online.objective / optimum.objective)
+
+The floors, bottom up (``tests/test_layers.py`` enforces them):
+
+- :mod:`ddlsched.core`, the ground floor: the data model, formats, ``alpha``
+  and ``rho``, zoo, graphs, generators, workloads, traces, ``Result``, typed
+  parameters, the registry type. It imports nothing else of the project.
+- ``formulations`` and ``algorithms`` import only the ground floor;
+  ``proofs_checks`` imports only the data model (it shares no code with
+  what it checks); :mod:`ddlsched.plotting` imports only the ground floor
+  and is the only module that imports matplotlib.
+- The top floor: the façades (:mod:`ddlsched.api`), the experiments
+  (:mod:`ddlsched.experiments`), sweeps (:mod:`ddlsched.sweep`) and the
+  command line (:mod:`ddlsched.cli`) may import anything, heavy backends
+  lazily.
 """
 
-from ddlsched.alpha import Bound, alpha, alpha_max, alpha_min, rho
-from ddlsched.generators import GeneratorConfig, generate
-from ddlsched.io import read_instance, read_schedule, write_instance, write_schedule
-from ddlsched.model import (
+from ddlsched.api import method_names, simulate, solve
+from ddlsched.core import (
+    PROBLEMS,
+    Bound,
     Cluster,
+    ExactParams,
+    GeneratorConfig,
     InputError,
     Instance,
     Job,
+    OnlineParams,
     Parallelism,
+    Piece,
+    Problem,
+    Registry,
+    Result,
     Schedule,
     ScheduledJob,
+    SolveStatus,
+    alpha,
+    alpha_max,
+    alpha_min,
+    from_toml,
+    generate,
+    read_instance,
+    read_schedule,
+    rho,
+    write_instance,
+    write_schedule,
 )
-from ddlsched.result import Result, SolveStatus
 
 __all__ = [
+    "PROBLEMS",
     "Bound",
     "Cluster",
+    "ExactParams",
     "GeneratorConfig",
     "InputError",
     "Instance",
     "Job",
+    "OnlineParams",
     "Parallelism",
+    "Piece",
+    "Problem",
+    "Registry",
     "Result",
     "Schedule",
     "ScheduledJob",
@@ -36,10 +77,14 @@ __all__ = [
     "alpha",
     "alpha_max",
     "alpha_min",
+    "from_toml",
     "generate",
+    "method_names",
     "read_instance",
     "read_schedule",
     "rho",
+    "simulate",
+    "solve",
     "write_instance",
     "write_schedule",
 ]

@@ -1,9 +1,12 @@
-"""The ``ddlsched`` command line.
+"""The ``ddlsched`` command line: parsing and printing, nothing else.
 
-The CLI sits on top of every layer: it is the one module of the core package
-that reaches into ``formulations``, ``algorithms`` and ``proofs_checks``,
-and it does so lazily, inside the command that needs them, so that
-``ddlsched generate`` never pays for importing Pyomo.
+The CLI sits on the top floor. Every command calls the façades
+(:mod:`ddlsched.api`), the experiments (:mod:`ddlsched.experiments`), the
+sweeps (:mod:`ddlsched.sweep`) or the figures (:mod:`ddlsched.plotting`);
+every choice of a name (method, policy, predictor, mapper, problem) is read
+from the registries, so ``--help`` lists exactly what the code knows. Heavy
+packages (Pyomo, scikit-learn, matplotlib, Dask) are imported by the
+command that needs them, so ``ddlsched generate`` never pays for Pyomo.
 
 Exit codes: 0 success, 1 a negative answer (an infeasible schedule, a
 violated claim), 2 bad input (one line on stderr naming the field and the
@@ -18,11 +21,24 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
-from ddlsched.model import InputError
+from algorithms.registry import MAPPERS, POLICIES, PREDICTORS
+from ddlsched.api import exact_method_names, method_names, solve
+from ddlsched.core.model import PROBLEMS, InputError
+from ddlsched.core.params import ExactParams, OnlineParams
+from ddlsched.core.result import SolveStatus
 
 EXIT_OK, EXIT_NO, EXIT_BAD_INPUT, EXIT_INTERRUPTED = 0, 1, 2, 130
-# Mirrors algorithms.simulator.PREDICTORS (not imported: the CLI imports lazily).
-PREDICTOR_CHOICES = ("oracle", "noisy", "forest", "global-mean", "model-mean", "group-mean")
+OUT = "out"
+"""Where commands write files the user did not name."""
+
+
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("ddlsched")
+    except PackageNotFoundError:  # pragma: no cover - running from a source tree
+        return "unknown"
 
 
 def _print_json(document: Any) -> None:
@@ -30,8 +46,8 @@ def _print_json(document: Any) -> None:
 
 
 def _cmd_generate(args: argparse.Namespace) -> int:
-    from ddlsched.generators import GeneratorConfig, generate
-    from ddlsched.io import write_instance
+    from ddlsched.core.generators import GeneratorConfig, generate
+    from ddlsched.core.io import write_instance
 
     config = GeneratorConfig.from_toml(args.config) if args.config else GeneratorConfig()
     changes: dict[str, Any] = {
@@ -63,7 +79,7 @@ def _cmd_generate(args: argparse.Namespace) -> int:
 
 
 def _cmd_verify(args: argparse.Namespace) -> int:
-    from ddlsched.io import read_instance, read_schedule
+    from ddlsched.core.io import read_instance, read_schedule
     from proofs_checks.verifier import verify
 
     instance = read_instance(args.instance)
@@ -86,8 +102,8 @@ def _cmd_verify(args: argparse.Namespace) -> int:
 
 
 def _cmd_info(args: argparse.Namespace) -> int:
-    from ddlsched.alpha import rho
-    from ddlsched.io import read_instance
+    from ddlsched.core.alpha import rho
+    from ddlsched.core.io import read_instance
 
     instance = read_instance(args.instance)
     report = rho(instance)
@@ -143,23 +159,23 @@ def _cmd_info(args: argparse.Namespace) -> int:
 
 
 def _cmd_solve(args: argparse.Namespace) -> int:
-    from ddlsched.api import solve
-    from ddlsched.io import read_instance, read_schedule, write_schedule
+    from ddlsched.core.io import read_instance, read_schedule, write_schedule
 
     instance = read_instance(args.instance)
     warm = read_schedule(args.warm_start) if args.warm_start else None
     try:
+        params: ExactParams | OnlineParams
+        if args.method in exact_method_names():
+            params = ExactParams(args.time_limit, args.mip_gap, args.threads, args.verbose)
+        else:
+            params = OnlineParams(predictor=args.predictor, mapper=args.mapper)
         result = solve(
             instance,
             args.method,
             problem=args.problem,
-            time_limit=args.time_limit,
-            mip_gap=args.mip_gap,
-            threads=args.threads,
-            warm_start=warm,
+            params=params,
             seed=args.seed,
-            predictor=args.predictor,
-            verbose=args.verbose,
+            warm_start=warm,
         )
     except ValueError as error:
         raise InputError(str(error)) from None
@@ -169,7 +185,7 @@ def _cmd_solve(args: argparse.Namespace) -> int:
         _print_json(result.summary())
     else:
         print(
-            f"{result.method} on problem {result.problem}: {result.status.value}; "
+            f"{result.method} on problem {result.problem.value}: {result.status.value}; "
             f"total completion time {result.objective:.6g}, total JCT {result.total_jct:.6g}; "
             f"bound {result.best_bound:.6g}, gap {result.gap:.3g}; "
             f"build {result.build_time_s:.2f} s, solve {result.runtime_s:.2f} s"
@@ -196,10 +212,10 @@ def _progress_bar(total: int, label: str) -> tuple[Any, Any]:
 
 
 def _cmd_simulate(args: argparse.Namespace) -> int:
-    from algorithms.simulator import simulate_policy
-    from ddlsched.io import write_schedule
-    from ddlsched.model import Cluster
-    from ddlsched.traces import load_trace
+    from ddlsched.api import simulate
+    from ddlsched.core.io import write_schedule
+    from ddlsched.core.model import Cluster
+    from ddlsched.core.traces import load_trace
 
     cluster = Cluster.uniform(
         args.servers, args.gpus_per_server, args.bandwidth_intra, args.bandwidth_inter
@@ -207,11 +223,13 @@ def _cmd_simulate(args: argparse.Namespace) -> int:
     loaded = load_trace(args.trace, cluster, seed=args.seed, limit=args.limit)
     progress, close = _progress_bar(loaded.instance.num_jobs, args.policy)
     try:
-        result = simulate_policy(
+        result = simulate(
             loaded.instance,
             args.policy,
+            params=OnlineParams(
+                predictor=args.predictor, mapper=args.mapper, restart_cost=args.restart_cost
+            ),
             seed=args.seed,
-            predictor=args.predictor,
             progress=progress,
         )
     except ValueError as error:
@@ -221,7 +239,7 @@ def _cmd_simulate(args: argparse.Namespace) -> int:
     if args.out and result.schedule is not None:
         write_schedule(result.schedule, args.out)
     if args.plot and result.schedule is not None:
-        _simulate_figure(loaded.instance, result, args.plot)
+        _save_figure("simulation_figure", args.plot, loaded.instance, result.schedule, args.policy)
     summary = result.summary()
     summary.update(
         {
@@ -257,12 +275,12 @@ def _cmd_simulate(args: argparse.Namespace) -> int:
                 print(f"  {key:>20}: {value:.6g}")
         for note in result.notes:
             print(f"  note: {note}")
-    return EXIT_NO if result.status.value == "error" else EXIT_OK
+    return EXIT_INTERRUPTED if result.status is SolveStatus.ERROR else EXIT_OK
 
 
 def _cmd_check(args: argparse.Namespace) -> int:
-    from ddlsched.api import check_instance
-    from ddlsched.io import read_instance
+    from ddlsched.core.io import read_instance
+    from ddlsched.experiments import check_instance
 
     if args.adversarial:
         return _check_adversarial(args)
@@ -287,79 +305,56 @@ def _cmd_check(args: argparse.Namespace) -> int:
                 f"  {claim.status:>12}  {claim.name:<24} {claim.lhs:>11.6g} vs {claim.rhs:<11.6g}"
                 f" {claim.statement}{'  [' + claim.detail + ']' if claim.detail else ''}"
             )
-    return EXIT_NO if any(c.status == "violated" for c in report.claims) else EXIT_OK
+    return EXIT_NO if any(c.holds is False for c in report.claims) else EXIT_OK
 
 
 def _check_random(args: argparse.Namespace) -> int:
-    from ddlsched.api import ClaimTally, check_instance, claim_family
-    from ddlsched.generators import GeneratorConfig, generate
-    from ddlsched.io import write_instance
+    from ddlsched.core.io import write_instance
+    from ddlsched.experiments import check_generator, check_random
 
-    config = GeneratorConfig(
-        num_jobs=args.jobs,
-        servers=args.servers,
-        gpus_per_server=args.gpus_per_server,
-        integral=True,
-        bandwidth_intra=2.0,
-        bandwidth_inter=1.0,
-        load=args.load,
-        max_iterations=2,
-        duration_slots=(1, 3),
-    )
-    tallies: dict[str, ClaimTally] = {}
+    def save(record: Any, instance: Any, seed: int) -> None:
+        path = f"{args.out_dir}/violation-{record.name}-seed{seed}.json"
+        write_instance(instance, path)
+        print(f"violation of {record.name} at seed {seed}: wrote {path}", file=sys.stderr)
+
+    config = check_generator(args.jobs, args.servers, args.gpus_per_server, args.load)
     progress, close = _progress_bar(args.random, "check")
-    done = 0
-    interrupted = False
     try:
-        for k in range(args.random):
-            seed = args.seed + k
-            instance = generate(config, seed)
-            report = check_instance(instance, time_limit=args.time_limit)
-            for record in report.claims:
-                family = claim_family(record.name)
-                tallies.setdefault(family, ClaimTally(family)).add(record, seed)
-                if record.status == "violated":
-                    path = f"{args.out_dir}/violation-{family}-seed{seed}.json"
-                    write_instance(instance, path)
-                    print(
-                        f"violation of {record.name} at seed {seed}: wrote {path}", file=sys.stderr
-                    )
-            done += 1
-            if progress:
-                progress(done, args.random)
-    except KeyboardInterrupt:
-        interrupted = True
+        found = check_random(config, args.random, args.seed, args.time_limit, save, progress)
     finally:
         close()
-    rows = [vars(t) for t in tallies.values()]
+    done = found.instances
+    rows = [vars(t) for t in found.tallies.values()]
     if args.json:
-        _print_json({"instances": done, "interrupted": interrupted, "claims": rows})
+        _print_json({"instances": done, "interrupted": found.interrupted, "claims": rows})
     else:
         print(
             f"{done} instances, {args.servers}x{args.gpus_per_server} GPUs, {args.jobs} jobs, "
-            f"seeds {args.seed}..{args.seed + done - 1}{' (interrupted)' if interrupted else ''}"
+            f"seeds {args.seed}..{args.seed + done - 1}"
+            f"{' (interrupted)' if found.interrupted else ''}"
         )
         print("| claim | checked | held | inconclusive | violated | worst lhs/rhs | seed |")
         print("| --- | --- | --- | --- | --- | --- | --- |")
-        for t in tallies.values():
+        for t in found.tallies.values():
             print(
                 f"| {t.name} | {t.checked} | {t.held} | {t.inconclusive} | {t.violated} | "
                 f"{t.worst_ratio:.4f} | {t.worst_seed} |"
             )
-    if interrupted:
+    if found.interrupted:
         return EXIT_INTERRUPTED
-    return EXIT_NO if any(t.violated for t in tallies.values()) else EXIT_OK
+    return EXIT_NO if found.violated else EXIT_OK
 
 
 def _check_adversarial(args: argparse.Namespace) -> int:
-    from ddlsched.api import adversarial_theorem1
-    from ddlsched.io import write_instance
+    from ddlsched.core.io import write_instance
+    from ddlsched.experiments import adversarial_theorem1
 
     ratio, factor, instance = adversarial_theorem1(
         args.servers, args.gpus_per_server, args.jobs, args.adversarial
     )
-    if instance is not None and args.out_dir:
-        write_instance(instance, f"{args.out_dir}/adversarial-worst.json")
+    path = f"{args.out_dir}/adversarial-worst.json"
+    if instance is not None:
+        write_instance(instance, path)
     doc = {
         "worst_ratio_asrpt_over_opt": ratio,
         "theorem1_factor_on_it": factor,
@@ -371,12 +366,13 @@ def _check_adversarial(args: argparse.Namespace) -> int:
         print(
             f"worst sum C(asrpt) / OPT(A) found: {ratio:.4f} (Theorem 1 allows "
             f"{factor:.4f} on that instance) after {args.adversarial} examples"
+            f"{f'; instance written to {path}' if instance is not None else ''}"
         )
     return EXIT_OK if ratio <= factor + 1e-9 else EXIT_NO
 
 
 def _cmd_compare(args: argparse.Namespace) -> int:
-    from ddlsched.api import CompareConfig, compare
+    from ddlsched.experiments import CompareConfig, compare
 
     try:
         config = CompareConfig(
@@ -436,81 +432,41 @@ def _print_compare(config: Any, summary: dict[str, Any]) -> None:
         )
 
 
+def _save_figure(name: str, path: str, *data: Any) -> None:
+    """Draw the figure ``ddlsched.plotting.<name>(*data)`` into the PNG file ``path``."""
+    import os
+
+    os.environ.setdefault("MPLBACKEND", "Agg")  # files only: no display needed
+    from ddlsched import plotting
+
+    plotting.save_png(getattr(plotting, name)(*data), path)
+
+
 def _compare_figure(report: Any, path: str) -> None:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    from ddlsched.io import write_bytes_atomic
-    from ddlsched.plotting import gantt, ratio_distribution
-
     first = report.rows[0]
     heuristic = "asrpt" if "asrpt" in first.results else next(iter(first.results))
-    figure, axes = plt.subplots(3, 1, figsize=(10, 11))
-    gantt(
+    result = first.results[heuristic]
+    proven = [r for r in report.rows if r.optimum.proven_optimal]
+    _save_figure(
+        "comparison_figure",
+        path,
         first.instance,
         first.optimum.schedule,
-        axes[0],
-        title=f"optimum (seed {first.seed}): sum C = {first.optimum.objective:g}",
-    )
-    result = first.results[heuristic]
-    gantt(
-        first.instance,
+        f"optimum (seed {first.seed}): sum C = {first.optimum.objective:g}",
         result.schedule,
-        axes[1],
-        title=f"{heuristic} (seed {first.seed}): sum C = {result.objective:g}",
-    )
-    proven = [r for r in report.rows if r.optimum.status.value == "optimal"]
-    ratio_distribution(
+        f"{heuristic} (seed {first.seed}): sum C = {result.objective:g}",
         {
             m: [r.results[m].objective / r.optimum.objective for r in proven]
             for m in report.config.methods
         },
-        axes[2],
     )
-    figure.tight_layout()
-    write_bytes_atomic(path, _png_bytes(figure))
-    plt.close(figure)
-
-
-def _simulate_figure(instance: Any, result: Any, path: str) -> None:
-    """The JCT CDF of a run, with its Gantt chart when the instance is small."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    from ddlsched.io import write_bytes_atomic
-    from ddlsched.plotting import gantt, jct_cdf
-
-    releases = {job.id: job.release for job in instance.jobs}
-    jcts = [entry.end - releases[entry.id] for entry in result.schedule.jobs]
-    small = instance.num_jobs <= 60 and instance.cluster.num_gpus <= 64
-    figure, axes = plt.subplots(
-        2 if small else 1, 1, figsize=(10, 9 if small else 4), squeeze=False
-    )
-    jct_cdf({result.method: jcts}, axes[0][0])
-    if small:
-        gantt(instance, result.schedule, axes[1][0], title=f"{result.method} schedule")
-    figure.tight_layout()
-    write_bytes_atomic(path, _png_bytes(figure))
-    plt.close(figure)
-
-
-def _png_bytes(figure: Any) -> bytes:
-    import io
-
-    buffer = io.BytesIO()
-    figure.savefig(buffer, format="png", dpi=110)
-    return buffer.getvalue()
 
 
 def _cmd_predict(args: argparse.Namespace) -> int:
     import pandas as pd
 
-    from algorithms.prediction import evaluate
-    from ddlsched.workloads import WorkloadConfig, recurring_history
+    from algorithms.prediction.evaluation import evaluate
+    from ddlsched.core.workloads import WorkloadConfig, recurring_history
 
     if args.trace:
         try:
@@ -567,25 +523,10 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
 
 
 def _cmd_results(args: argparse.Namespace) -> int:
-    from ddlsched.sweep import load_results
+    from ddlsched.sweep import load_results, summarise
 
     frame = load_results(args.results)
-    keys = [
-        c
-        for c in ("method", "num_jobs", "servers", "gpus_per_server", "load")
-        if c in frame.columns
-    ]
-    table = (
-        frame.groupby(keys, dropna=False)
-        .agg(
-            tasks=("key", "count"),
-            verified=("verified", "sum"),
-            optimal=("status", lambda s: int((s == "optimal").sum())),
-            mean_objective=("objective", "mean"),
-            mean_runtime_s=("runtime_s", "mean"),
-        )
-        .reset_index()
-    )
+    table = summarise(frame)
     if args.json:
         _print_json(json.loads(table.to_json(orient="records")))
     else:
@@ -596,47 +537,56 @@ def _cmd_results(args: argparse.Namespace) -> int:
 
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of ``ddlsched`` (exposed for documentation)."""
+    from ddlsched.experiments.compare import CompareConfig
+
+    defaults = CompareConfig()
+    exact, online = ExactParams(), OnlineParams()
+    predictors = PREDICTORS.names()
     parser = argparse.ArgumentParser(
         prog="ddlsched",
         description="Scheduling distributed deep-learning jobs on GPU clusters: "
         "exact optima, A-SRPT, baselines, and checks of the theory.",
     )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
     sub = parser.add_subparsers(dest="command", required=True)
 
-    cmp_ = sub.add_parser(
+    def command(name: str, **kwargs: Any) -> argparse.ArgumentParser:
+        return sub.add_parser(
+            name, formatter_class=argparse.ArgumentDefaultsHelpFormatter, **kwargs
+        )
+
+    cmp_ = command(
         "compare", help="the main job: online methods against exact optima on random instances"
     )
-    cmp_.add_argument("--jobs", type=int, default=10)
-    cmp_.add_argument("--servers", type=int, default=2)
-    cmp_.add_argument("--gpus-per-server", type=int, default=4)
-    cmp_.add_argument("--instances", type=int, default=20)
-    cmp_.add_argument("--seed", type=int, default=0)
+    cmp_.add_argument("--jobs", type=int, default=defaults.jobs)
+    cmp_.add_argument("--servers", type=int, default=defaults.servers)
+    cmp_.add_argument("--gpus-per-server", type=int, default=defaults.gpus_per_server)
+    cmp_.add_argument("--instances", type=int, default=defaults.instances)
+    cmp_.add_argument("--seed", type=int, default=defaults.seed)
     cmp_.add_argument(
         "--methods",
-        default="asrpt,asrpt-greedy,fifo,sjf,srpt-naive,las",
-        help="comma-separated online methods",
+        default=",".join(defaults.methods),
+        help=f"comma-separated online methods, some of: {', '.join(POLICIES)}",
     )
-    cmp_.add_argument("--time-limit", type=float, default=60.0, help="seconds per MILP")
+    cmp_.add_argument(
+        "--time-limit", type=float, default=defaults.time_limit, help="seconds per MILP"
+    )
     cmp_.add_argument(
         "--load",
         type=float,
-        default=1.0,
+        default=defaults.load,
         help="Poisson arrival load (0: all jobs released at time 0)",
     )
-    cmp_.add_argument(
-        "--predictor",
-        default="oracle",
-        choices=PREDICTOR_CHOICES,
-    )
+    cmp_.add_argument("--predictor", default=defaults.predictor, choices=predictors)
     cmp_.add_argument("--plot", help="write a figure (Gantt charts and ratios) to this PNG")
     cmp_.add_argument("--json", action="store_true")
     cmp_.set_defaults(handler=_cmd_compare)
 
-    gen = sub.add_parser("generate", help="write a random instance")
+    gen = command("generate", help="write a random instance")
     gen.add_argument("--jobs", type=int, help="number of jobs (default 8)")
     gen.add_argument("--servers", type=int, help="servers (default 2)")
     gen.add_argument("--gpus-per-server", type=int, help="GPUs per server (default 4)")
-    gen.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+    gen.add_argument("--seed", type=int, default=0, help="random seed")
     gen.add_argument(
         "--integral",
         action="store_true",
@@ -655,29 +605,34 @@ def build_parser() -> argparse.ArgumentParser:
     gen.add_argument("--out", required=True, help="instance file to write")
     gen.set_defaults(handler=_cmd_generate)
 
-    ver = sub.add_parser("verify", help="check a schedule against an instance")
+    ver = command("verify", help="check a schedule against an instance")
     ver.add_argument("instance")
     ver.add_argument("schedule")
     ver.add_argument("--json", action="store_true", help="print a JSON report")
     ver.set_defaults(handler=_cmd_verify)
 
-    solve = sub.add_parser("solve", help="schedule an instance exactly or with a policy")
+    solve = command("solve", help="schedule an instance exactly or with a policy")
     solve.add_argument("instance")
+    solve.add_argument("--method", default=method_names()[0], choices=method_names())
+    solve.add_argument("--problem", default=PROBLEMS[0].value, choices=[p.value for p in PROBLEMS])
     solve.add_argument(
-        "--method",
-        default="milp",
-        choices=("milp", "asrpt", "asrpt-greedy", "fifo", "sjf", "srpt-naive", "las"),
+        "--time-limit", type=float, default=exact.time_limit, help="seconds (exact methods)"
     )
-    solve.add_argument("--problem", default="A", choices=("A", "A1", "A2"))
-    solve.add_argument("--time-limit", type=float, default=60.0, help="seconds (milp)")
-    solve.add_argument("--mip-gap", type=float, default=1e-6, help="relative gap (milp)")
-    solve.add_argument("--threads", type=int, help="HiGHS threads (milp)")
-    solve.add_argument("--warm-start", help="schedule file to start from (milp)")
+    solve.add_argument(
+        "--mip-gap", type=float, default=exact.mip_gap, help="relative gap (exact methods)"
+    )
+    solve.add_argument("--threads", type=int, help="solver threads (exact methods)")
+    solve.add_argument("--warm-start", help="schedule file to start from (exact methods)")
     solve.add_argument(
         "--predictor",
-        default="oracle",
-        choices=PREDICTOR_CHOICES,
+        default=online.predictor,
+        choices=predictors,
         help="iteration predictor (online methods)",
+    )
+    solve.add_argument(
+        "--mapper",
+        choices=MAPPERS.names(),
+        help="GPU mapper replacing the policy's own (online methods)",
     )
     solve.add_argument("--seed", type=int, default=0)
     solve.add_argument("--out", help="write the schedule here")
@@ -685,21 +640,20 @@ def build_parser() -> argparse.ArgumentParser:
     solve.add_argument("--verbose", action="store_true", help="show the solver log")
     solve.set_defaults(handler=_cmd_solve)
 
-    sim = sub.add_parser("simulate", help="replay a real trace with an online policy")
+    sim = command("simulate", help="replay a real trace with an online policy")
     sim.add_argument("--trace", required=True, help="CSV trace (philly, muri or tiresias columns)")
     sim.add_argument("--servers", type=int, default=256)
     sim.add_argument("--gpus-per-server", type=int, default=8)
-    sim.add_argument("--bandwidth-intra", type=float, default=20.0, help="GB/s (default 20)")
-    sim.add_argument("--bandwidth-inter", type=float, default=1.0, help="GB/s (default 1)")
+    sim.add_argument("--bandwidth-intra", type=float, default=20.0, help="GB/s")
+    sim.add_argument("--bandwidth-inter", type=float, default=1.0, help="GB/s")
+    sim.add_argument("--policy", default=POLICIES.names()[0], choices=POLICIES.names())
+    sim.add_argument("--predictor", default=online.predictor, choices=predictors)
+    sim.add_argument("--mapper", choices=MAPPERS.names(), help="replaces the policy's own")
     sim.add_argument(
-        "--policy",
-        default="asrpt",
-        choices=("asrpt", "asrpt-greedy", "fifo", "sjf", "srpt-naive", "las"),
-    )
-    sim.add_argument(
-        "--predictor",
-        default="oracle",
-        choices=PREDICTOR_CHOICES,
+        "--restart-cost",
+        type=float,
+        default=online.restart_cost,
+        help="seconds a preempted job restores on resuming (las)",
     )
     sim.add_argument("--limit", type=int, help="only the first N jobs by submit time")
     sim.add_argument("--seed", type=int, default=0)
@@ -708,7 +662,7 @@ def build_parser() -> argparse.ArgumentParser:
     sim.add_argument("--json", action="store_true")
     sim.set_defaults(handler=_cmd_simulate)
 
-    check = sub.add_parser("check", help="check every claim of the theory by computation")
+    check = command("check", help="check every claim of the theory by computation")
     check.add_argument("instance", nargs="?", help="an instance file (or use --random)")
     check.add_argument("--random", type=int, metavar="N", help="check N generated instances")
     check.add_argument(
@@ -723,14 +677,18 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--load", type=float, default=None)
     check.add_argument("--seed", type=int, default=0)
     check.add_argument("--time-limit", type=float, default=60.0)
-    check.add_argument("--out-dir", default=".", help="where violating instances are written")
+    check.add_argument(
+        "--out-dir", default=OUT, help="where violating and adversarial instances are written"
+    )
     check.add_argument("--json", action="store_true")
     check.set_defaults(handler=_cmd_check)
 
-    predict = sub.add_parser("predict", help="iteration prediction for recurring jobs")
+    predict = command("predict", help="iteration prediction for recurring jobs")
     predict_sub = predict.add_subparsers(dest="predict_command", required=True)
     evaluate = predict_sub.add_parser(
-        "evaluate", help="random forest vs baselines, chronological split"
+        "evaluate",
+        help="random forest vs baselines, chronological split",
+        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
     )
     evaluate.add_argument(
         "--trace", help="a CSV with the target column (default: a generated recurring history)"
@@ -742,21 +700,21 @@ def build_parser() -> argparse.ArgumentParser:
     evaluate.add_argument("--json", action="store_true")
     evaluate.set_defaults(handler=_cmd_predict)
 
-    sweep = sub.add_parser("sweep", help="run a grid of experiments on Dask, results in SQLite")
+    sweep = command("sweep", help="run a grid of experiments on Dask, results in SQLite")
     sweep.add_argument("config", help="TOML file with a [sweep] table")
     sweep.add_argument(
         "--scheduler", help="address of a running Dask scheduler (default: start a local cluster)"
     )
     sweep.add_argument("--workers", type=int, default=2, help="local cluster workers")
-    sweep.add_argument("--results", default="results.sqlite", help="SQLite results file")
+    sweep.add_argument("--results", default=f"{OUT}/results.sqlite", help="SQLite results file")
     sweep.set_defaults(handler=_cmd_sweep)
 
-    results = sub.add_parser("results", help="summarise a sweep's results file")
+    results = command("results", help="summarise a sweep's results file")
     results.add_argument("results")
     results.add_argument("--json", action="store_true")
     results.set_defaults(handler=_cmd_results)
 
-    info = sub.add_parser("info", help="describe an instance: alpha_min, alpha_max, rho")
+    info = command("info", help="describe an instance: alpha_min, alpha_max, rho")
     info.add_argument("instance")
     info.add_argument("--json", action="store_true")
     info.set_defaults(handler=_cmd_info)

@@ -2,20 +2,26 @@
 
 After PyVRP's ``plotting``: every function draws on the ``ax`` it is given
 (or a new one), returns it, and never calls ``plt.show()``; only this
-module imports matplotlib. Use the Agg backend for files
+module imports matplotlib. It imports only the ground floor
+(:mod:`ddlsched.core`). :func:`comparison_figure` and
+:func:`simulation_figure` lay out the command line's figures;
+:func:`save_png` writes one. Use the Agg backend for files
 (``matplotlib.use("Agg")``), as the command line does.
 """
 
 from __future__ import annotations
 
+import io
 from collections.abc import Mapping, Sequence
 
 import matplotlib.pyplot as plt
 import numpy as np
 from matplotlib.axes import Axes
+from matplotlib.figure import Figure
 from matplotlib.patches import Rectangle
 
-from ddlsched.model import Instance, Schedule
+from ddlsched.core.io import write_bytes_atomic
+from ddlsched.core.model import Instance, Schedule
 
 
 def _axes(ax: Axes | None) -> Axes:
@@ -179,3 +185,55 @@ def jct_vs_error(
     ax.legend()
     ax.set_title("what prediction errors cost")
     return ax
+
+
+def comparison_figure(
+    instance: Instance,
+    optimum: Schedule,
+    optimum_label: str,
+    heuristic: Schedule,
+    heuristic_label: str,
+    ratios: Mapping[str, Sequence[float]],
+) -> Figure:
+    """``compare --plot``: the optimal and one heuristic Gantt chart, and every ratio.
+
+    Parameters
+    ----------
+    instance
+        The instance both schedules are for.
+    optimum, heuristic
+        Its optimal schedule and a method's schedule.
+    optimum_label, heuristic_label
+        Their titles.
+    ratios
+        Per method, ``sum C / OPT`` on every instance with a proven optimum.
+    """
+    figure, axes = plt.subplots(3, 1, figsize=(10, 11))
+    gantt(instance, optimum, axes[0], title=optimum_label)
+    gantt(instance, heuristic, axes[1], title=heuristic_label)
+    ratio_distribution(ratios, axes[2])
+    figure.tight_layout()
+    return figure
+
+
+def simulation_figure(instance: Instance, schedule: Schedule, label: str) -> Figure:
+    """``simulate --plot``: the JCT CDF of a run, and its Gantt chart if the instance is small."""
+    releases = {job.id: job.release for job in instance.jobs}
+    jcts = [entry.end - releases[entry.id] for entry in schedule.jobs]
+    small = instance.num_jobs <= 60 and instance.cluster.num_gpus <= 64
+    figure, axes = plt.subplots(
+        2 if small else 1, 1, figsize=(10, 9 if small else 4), squeeze=False
+    )
+    jct_cdf({label: jcts}, axes[0][0])
+    if small:
+        gantt(instance, schedule, axes[1][0], title=f"{label} schedule")
+    figure.tight_layout()
+    return figure
+
+
+def save_png(figure: Figure, path: str, dpi: int = 110) -> None:
+    """Write ``figure`` to ``path`` as PNG, atomically, and close it."""
+    buffer = io.BytesIO()
+    figure.savefig(buffer, format="png", dpi=dpi)
+    plt.close(figure)
+    write_bytes_atomic(path, buffer.getvalue())

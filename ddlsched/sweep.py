@@ -26,7 +26,8 @@ the task's inputs (method, every generator setting, seed, time limit). The
 driver writes each row in its own transaction as the task completes, so a
 sweep killed at any moment, ``kill -9`` included, loses only the tasks in
 flight, and no row is ever half-written; a re-run skips every key already
-present. :func:`load_results` reads the file into a pandas DataFrame.
+present. :func:`load_results` reads the file into a pandas DataFrame and
+:func:`summarise` aggregates it per method and grid point.
 """
 
 from __future__ import annotations
@@ -45,11 +46,12 @@ from typing import Any
 
 import pandas as pd
 
-from ddlsched.generators import GeneratorConfig
-from ddlsched.model import InputError
+from ddlsched.api import exact_method_names, method_names, solve
+from ddlsched.core.generators import GeneratorConfig
+from ddlsched.core.model import InputError
+from ddlsched.core.params import ExactParams
 
 SCHEMA_VERSION = 1
-METHODS = ("milp", "asrpt", "asrpt-greedy", "fifo", "sjf", "srpt-naive", "las")
 
 
 @dataclass(frozen=True)
@@ -120,11 +122,12 @@ def read_sweep(path: str | Path) -> SweepConfig:
     if unknown:
         raise InputError(f"{path}: sweep.{sorted(unknown)[0]}: unknown key")
     methods = sweep.get("methods", ["milp", "asrpt"])
+    known = method_names()
     for method in methods:
-        if method not in METHODS:
+        if method not in known:
             raise InputError(
                 f"{path}: sweep.methods: unknown method {method!r} "
-                f"(expected some of {', '.join(METHODS)})"
+                f"(expected some of {', '.join(known)})"
             )
     seeds_value = sweep.get("seeds", 3)
     seeds = tuple(range(seeds_value)) if isinstance(seeds_value, int) else tuple(seeds_value)
@@ -150,12 +153,14 @@ def read_sweep(path: str | Path) -> SweepConfig:
 
 def run_task(task: Task) -> dict[str, Any]:
     """Run one task (on a worker): generate, solve, verify; a result row."""
-    from ddlsched.api import solve
-    from ddlsched.generators import generate
+    from ddlsched.core.generators import generate
     from proofs_checks.verifier import verify
 
     instance = generate(GeneratorConfig(**_tuples(task.generator)), task.seed)
-    result = solve(instance, task.method, time_limit=task.time_limit, seed=task.seed)
+    params = (
+        ExactParams(time_limit=task.time_limit) if task.method in exact_method_names() else None
+    )
+    result = solve(instance, task.method, params=params, seed=task.seed)
     verified = result.schedule is not None and verify(instance, result.schedule).feasible
     summary = result.summary()
     return {
@@ -314,3 +319,26 @@ def load_results(path: str | Path) -> pd.DataFrame:
     }
     columns = [c for c in params.columns if c in shown]
     return pd.concat([frame.drop(columns=["params"]), params[columns]], axis=1)
+
+
+def summarise(frame: pd.DataFrame) -> pd.DataFrame:
+    """One row per method and grid point: tasks, verified, proven optimal, means.
+
+    ``ddlsched results`` prints this table.
+    """
+    keys = [
+        c
+        for c in ("method", "num_jobs", "servers", "gpus_per_server", "load")
+        if c in frame.columns
+    ]
+    return (
+        frame.groupby(keys, dropna=False)
+        .agg(
+            tasks=("key", "count"),
+            verified=("verified", "sum"),
+            optimal=("status", lambda s: int((s == "optimal").sum())),
+            mean_objective=("objective", "mean"),
+            mean_runtime_s=("runtime_s", "mean"),
+        )
+        .reset_index()
+    )

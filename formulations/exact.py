@@ -14,9 +14,10 @@ from dataclasses import dataclass
 
 import pyomo.environ as pyo
 
-from ddlsched.alpha import all_cut_alpha
-from ddlsched.model import Instance, Schedule, ScheduledJob
-from ddlsched.result import Result, SolveStatus
+from ddlsched.core.alpha import all_cut_alpha
+from ddlsched.core.model import PROBLEMS, Instance, Problem, Schedule, ScheduledJob
+from ddlsched.core.params import ExactParams
+from ddlsched.core.result import Result, SolveStatus
 from formulations.modes import problem_a, problem_a1
 from formulations.problem_a2 import (
     SingleMachine,
@@ -24,7 +25,7 @@ from formulations.problem_a2 import (
     schedule_from_a2_model,
     single_machine,
 )
-from formulations.solver import SolverOptions, solve_model
+from formulations.solver import solve_model
 from formulations.timeindexed import (
     SlottedProblem,
     build_model,
@@ -35,8 +36,6 @@ from formulations.timeindexed import (
     plan_from_model,
     set_warm_start,
 )
-
-PROBLEMS = ("A", "A1", "A2")
 
 MAX_VARIABLES = 300_000
 """Most binaries of a time-indexed model :func:`build` accepts (the 16-job
@@ -68,7 +67,7 @@ def _guard(variables: int, horizon: int, slot: float, problem: str, nonzeros: in
 class BuiltModel:
     """A built Pyomo model and what reading its solution needs."""
 
-    problem: str
+    problem: Problem
     model: pyo.ConcreteModel
     instance: Instance
     slotted: SlottedProblem | None
@@ -80,9 +79,9 @@ class BuiltModel:
 
 def build(
     instance: Instance,
-    problem: str = "A",
+    problem: Problem | str = Problem.A,
     warm_start: Schedule | None = None,
-    options: SolverOptions | None = None,
+    options: ExactParams | None = None,
 ) -> BuiltModel:
     """Build the MILP of ``problem`` for ``instance``.
 
@@ -94,6 +93,7 @@ def build(
     """
     if problem not in PROBLEMS:
         raise ValueError(f"problem: expected one of {', '.join(PROBLEMS)}, got {problem!r}")
+    problem = Problem(problem)
     began = time.perf_counter()
     if problem == "A2":
         data = single_machine(instance)
@@ -171,7 +171,7 @@ def _schedule_from_plan(built: BuiltModel, plan: list[tuple[int, int]]) -> Sched
     return Schedule(tuple(entries), problem=built.problem)
 
 
-def solve_built(built: BuiltModel, options: SolverOptions) -> Result:
+def solve_built(built: BuiltModel, options: ExactParams) -> Result:
     """Solve a built model and turn its solution into a :class:`Result`."""
     warm = built.incumbent_plan is not None and set_warm_start(built.model, built.incumbent_plan)
     outcome = solve_model(built.model, options, warm_start=warm)
@@ -208,10 +208,12 @@ def solve_built(built: BuiltModel, options: SolverOptions) -> Result:
         build_time_s=built.build_time_s,
         metrics={
             "milp_objective": outcome.objective,
-            "slotted_optimal": float(outcome.status == SolveStatus.OPTIMAL),
-            "integral": float(built.exact),
-            "variables": float(_count(built.model, pyo.Var)),
-            "constraints": float(_count(built.model, pyo.Constraint)),
+            "variables": _count(built.model, pyo.Var),
+            "constraints": _count(built.model, pyo.Constraint),
+        },
+        facts={
+            "slotted_optimal": outcome.status == SolveStatus.OPTIMAL,
+            "integral": built.exact,
         },
         notes=(*notes, f"HiGHS: {outcome.message}"),
     )
@@ -235,13 +237,10 @@ def _objectives(instance: Instance, schedule: Schedule | None) -> tuple[float, f
 
 def solve_milp(
     instance: Instance,
-    problem: str = "A",
+    problem: Problem | str = Problem.A,
+    params: ExactParams | None = None,
     *,
-    time_limit: float | None = 60.0,
-    mip_gap: float = 1e-6,
-    threads: int | None = None,
     warm_start: Schedule | None = None,
-    verbose: bool = False,
 ) -> Result:
     """Solve problem ``problem`` (A, A1 or A2) of ``instance`` exactly.
 
@@ -252,8 +251,8 @@ def solve_milp(
     problem
         ``"A"`` (the cluster), ``"A1"`` (rigid jobs at ``alpha_max`` on ``M``
         pooled GPUs) or ``"A2"`` (the preemptive virtual single machine).
-    time_limit, mip_gap, threads, verbose
-        Solver options (:class:`formulations.solver.SolverOptions`).
+    params
+        Time limit, gap, threads, log (:class:`~ddlsched.core.params.ExactParams`).
     warm_start
         A feasible schedule (A or A1) to start from.
 
@@ -265,6 +264,6 @@ def solve_milp(
         recomputed from the schedule; ``best_bound`` HiGHS's bound (``nan``
         on non-integral instances, where it bounds only the slotted problem).
     """
-    options = SolverOptions(time_limit, mip_gap, threads, verbose)
-    built = build(instance, problem, warm_start, options)
-    return solve_built(built, options)
+    params = params or ExactParams()
+    built = build(instance, problem, warm_start, params)
+    return solve_built(built, params)

@@ -27,10 +27,11 @@ from dataclasses import dataclass
 
 import pyomo.environ as pyo
 
-from ddlsched.alpha import alpha
-from ddlsched.model import Cluster, Job
-from ddlsched.result import SolveStatus
-from formulations.solver import SolverOptions, solve_model
+from ddlsched.core.alpha import alpha
+from ddlsched.core.model import Cluster, Job
+from ddlsched.core.params import ExactParams
+from ddlsched.core.result import SolveStatus
+from formulations.solver import solve_model
 
 
 @dataclass(frozen=True)
@@ -170,7 +171,7 @@ def solve_mapping(
     *,
     maximize: bool = False,
     counts: Sequence[int] | None = None,
-    options: SolverOptions | None = None,
+    options: ExactParams | None = None,
 ) -> MappingResult:
     """The fastest (or slowest) mapping of ``job`` on ``free`` GPUs.
 
@@ -179,7 +180,7 @@ def solve_mapping(
     began = time.perf_counter()
     free = list(cluster.gpus_per_server) if free is None else list(free)
     model = build_mapping_model(job, cluster, free, maximize=maximize, counts=counts)
-    outcome = solve_model(model, options or SolverOptions())
+    outcome = solve_model(model, options or ExactParams())
     mapping = mapping_from_model(model) if outcome.has_solution else None
     value = alpha(job, cluster, mapping) if mapping is not None else float("nan")
     return MappingResult(

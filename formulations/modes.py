@@ -7,7 +7,7 @@ least cut over partitions of the job graph into parts of exactly those
 sizes. Because servers differ only in size and ``alpha`` depends only on
 which nodes share a server, that cut depends only on the multiset of
 counts, so it is computed once per multiset: by the exact branch and bound
-of :func:`ddlsched.alpha.extreme_cut`, or, if that exceeds its budget, by
+of :func:`ddlsched.core.alpha.extreme_cut`, or, if that exceeds its budget, by
 the mapping MILP with fixed counts (:mod:`formulations.mapping`).
 
 Problem **A1**: one resource, the pool of ``M`` GPUs, and one mode per job
@@ -18,10 +18,10 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 
-from ddlsched.alpha import all_cut_alpha, alpha, extreme_cut
-from ddlsched.model import Cluster, Instance, Job
+from ddlsched.core.alpha import all_cut_alpha, alpha, extreme_cut
+from ddlsched.core.model import Cluster, Instance, Job
+from ddlsched.core.params import ExactParams
 from formulations.mapping import solve_mapping
-from formulations.solver import SolverOptions
 from formulations.timeindexed import (
     SlottedJob,
     SlottedMode,
@@ -46,7 +46,7 @@ def count_vectors(gpus: int, capacities: Sequence[int]) -> Iterator[tuple[int, .
 
 
 def best_mapping_for_counts(
-    job: Job, cluster: Cluster, counts: Sequence[int], options: SolverOptions
+    job: Job, cluster: Cluster, counts: Sequence[int], options: ExactParams
 ) -> tuple[int, ...]:
     """A mapping with exactly ``counts[h]`` nodes on server ``h`` and the least cut."""
     used = sorted((h for h, n in enumerate(counts) if n > 0), key=lambda h: -counts[h])
@@ -66,9 +66,9 @@ def _release_slot(job: Job, slot: float) -> int:
     return 0 if job.release == 0 else slots_needed(job.release, slot)
 
 
-def problem_a(instance: Instance, options: SolverOptions | None = None) -> SlottedProblem:
+def problem_a(instance: Instance, options: ExactParams | None = None) -> SlottedProblem:
     """The slotted multi-mode form of problem A."""
-    options = options or SolverOptions()
+    options = options or ExactParams()
     cluster, slot = instance.cluster, instance.slot
     exact = True
     jobs = []

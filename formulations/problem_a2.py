@@ -38,8 +38,8 @@ from dataclasses import dataclass
 
 import pyomo.environ as pyo
 
-from ddlsched.alpha import all_cut_alpha
-from ddlsched.model import Instance, Piece, Schedule, ScheduledJob
+from ddlsched.core.alpha import virtual_size
+from ddlsched.core.model import Instance, Piece, Schedule, ScheduledJob
 from formulations.timeindexed import EPS, on_grid, slots_needed
 
 
@@ -66,10 +66,7 @@ def single_machine(instance: Instance) -> SingleMachine:
     """
     machine = instance.cluster.num_gpus
     delta = instance.slot / machine
-    sizes = tuple(
-        job.gpus * job.iterations * all_cut_alpha(job, instance.cluster) / machine
-        for job in instance.jobs
-    )
+    sizes = tuple(virtual_size(job, instance.cluster, job.iterations) for job in instance.jobs)
     grid = [v / delta for v in sizes] + [job.release / delta for job in instance.jobs]
     if all(on_grid(x, 1.0) for x in grid):
         delta *= math.gcd(*(round(x) for x in grid)) or 1

@@ -20,38 +20,8 @@ import pyomo.environ as pyo
 from pyomo.contrib.appsi.base import TerminationCondition
 from pyomo.contrib.appsi.solvers.highs import Highs
 
-from ddlsched.result import SolveStatus
-
-
-@dataclass(frozen=True)
-class SolverOptions:
-    """Options of an exact solve.
-
-    Attributes
-    ----------
-    time_limit
-        Seconds for HiGHS (``None``: no limit).
-    mip_gap
-        Relative gap at which HiGHS stops (``1e-6`` by default, so that
-        "optimal" means proven to within rounding of the objective).
-    threads
-        HiGHS threads (``None``: HiGHS's default).
-    verbose
-        Print HiGHS's log.
-    """
-
-    time_limit: float | None = 60.0
-    mip_gap: float = 1e-6
-    threads: int | None = None
-    verbose: bool = False
-
-    def __post_init__(self) -> None:
-        if self.time_limit is not None and not self.time_limit > 0:
-            raise ValueError(f"time_limit: must be > 0, got {self.time_limit!r}")
-        if not 0 <= self.mip_gap < 1:
-            raise ValueError(f"mip_gap: must be in [0, 1), got {self.mip_gap!r}")
-        if self.threads is not None and self.threads < 1:
-            raise ValueError(f"threads: must be >= 1, got {self.threads!r}")
+from ddlsched.core.params import ExactParams
+from ddlsched.core.result import SolveStatus
 
 
 @dataclass(frozen=True)
@@ -100,7 +70,7 @@ _LIMITS = {
 
 
 def solve_model(
-    model: pyo.ConcreteModel, options: SolverOptions, *, warm_start: bool = False
+    model: pyo.ConcreteModel, options: ExactParams, *, warm_start: bool = False
 ) -> SolveOutcome:
     """Solve ``model`` with HiGHS and load the solution if there is one.
 

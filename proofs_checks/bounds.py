@@ -1,6 +1,6 @@
 """The quantities the theory needs, recomputed independently of the methods.
 
-Nothing here imports ``ddlsched.alpha``, ``formulations`` or ``algorithms``:
+Nothing here imports ``ddlsched.core.alpha``, ``formulations`` or ``algorithms``:
 per-iteration times, ``alpha_min`` (by exhaustive enumeration), ``alpha_max``
 (the all-cut value, SPEC's default) and ``rho`` are computed again from the
 instance, so that a bug in the methods' own computation cannot hide itself.
@@ -47,7 +47,7 @@ from dataclasses import dataclass
 import networkx as nx
 import numpy as np
 
-from ddlsched.model import Cluster, Instance, Job
+from ddlsched.core.model import Cluster, Instance, Job
 
 ENUMERATION_LIMIT = 1 << 20
 """Most node-to-server maps enumerated for an exact ``alpha_min``."""

@@ -28,10 +28,11 @@ Claims (unit weights), after SPEC "The claims to check by computation":
 
 from __future__ import annotations
 
+import enum
 import math
 from dataclasses import dataclass
 
-from ddlsched.model import Instance, Schedule
+from ddlsched.core.model import Instance, Schedule
 from proofs_checks.bounds import (
     RhoCheck,
     all_cut_time,
@@ -42,6 +43,14 @@ from proofs_checks.bounds import (
 from proofs_checks.verifier import verify
 
 TOLERANCE = 1e-6
+
+
+class ClaimStatus(enum.StrEnum):
+    """What checking a claim on one instance concluded (a ``str``)."""
+
+    HOLDS = "holds"
+    VIOLATED = "violated"
+    INCONCLUSIVE = "inconclusive"
 
 
 @dataclass(frozen=True)
@@ -65,7 +74,7 @@ class ClaimRecord:
     bound
         The factor on the right (``rho``, the Theorem 1 constant), if any.
     status
-        ``"holds"``, ``"violated"`` or ``"inconclusive"``.
+        A :class:`ClaimStatus`.
     exact
         Whether every quantity was exact.
     margin
@@ -79,7 +88,7 @@ class ClaimRecord:
     lhs: float
     rhs: float
     bound: float | None
-    status: str
+    status: ClaimStatus
     exact: bool
     margin: float
     detail: str = ""
@@ -87,7 +96,7 @@ class ClaimRecord:
     @property
     def holds(self) -> bool | None:
         """True, False, or None when inconclusive."""
-        return {"holds": True, "violated": False}.get(self.status)
+        return {ClaimStatus.HOLDS: True, ClaimStatus.VIOLATED: False}.get(self.status)
 
     @property
     def ratio(self) -> float:
@@ -123,10 +132,10 @@ def _inequality(
     scale = TOLERANCE * max(1.0, abs(lhs), abs(rhs))
     true = abs(lhs - rhs) <= scale if equality else lhs <= rhs + scale
     if not exact:
-        status = "inconclusive"
+        status = ClaimStatus.INCONCLUSIVE
         detail = detail or "some quantity is not exact"
     else:
-        status = "holds" if true else "violated"
+        status = ClaimStatus.HOLDS if true else ClaimStatus.VIOLATED
     return ClaimRecord(name, statement, lhs, rhs, bound, status, exact, rhs - lhs, detail)
 
 
@@ -218,11 +227,11 @@ def mapping_bounds(instance: Instance, schedule: Schedule) -> ClaimRecord:
     # A breach found is definite (even against a bounded alpha_min, which is
     # below the true one); finding none is conclusive only if exact.
     if problems:
-        status, detail = "violated", "; ".join(problems[:3])
+        status, detail = ClaimStatus.VIOLATED, "; ".join(problems[:3])
     elif exact:
-        status, detail = "holds", ""
+        status, detail = ClaimStatus.HOLDS, ""
     else:
-        status, detail = "inconclusive", "some alpha_min is only a lower bound"
+        status, detail = ClaimStatus.INCONCLUSIVE, "some alpha_min is only a lower bound"
     return ClaimRecord(
         "mapping_bounds",
         "alpha_min <= alpha(x) <= alpha_max; one server when it fits",
@@ -280,7 +289,7 @@ def verifier(instance: Instance, schedule: Schedule, method: str) -> ClaimRecord
         float(count),
         0.0,
         None,
-        "holds" if report.feasible else "violated",
+        ClaimStatus.HOLDS if report.feasible else ClaimStatus.VIOLATED,
         True,
         -float(count),
         "; ".join(report.violations[:3]),

@@ -2,7 +2,7 @@
 
 It recomputes everything from the instance alone and shares no code with
 the methods it checks: it imports the data model (to read instances) but
-not ``ddlsched.alpha``, ``formulations`` or ``algorithms``; per-iteration
+not ``ddlsched.core.alpha``, ``formulations`` or ``algorithms``; per-iteration
 times are computed again from the job's edges and the bandwidths, by the
 same functions the claim checks use (:mod:`proofs_checks.bounds`).
 
@@ -42,7 +42,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
-from ddlsched.model import Cluster, Instance, Job, Schedule, ScheduledJob
+from ddlsched.core.model import Cluster, Instance, Job, Schedule, ScheduledJob
 from proofs_checks.bounds import all_cut_time, per_iteration_time
 
 DEFAULT_TOLERANCE = 1e-9

@@ -12,7 +12,7 @@ import os
 import pytest
 from hypothesis import HealthCheck, settings
 
-from ddlsched.model import Cluster, Instance, Job, Parallelism
+from ddlsched.core.model import Cluster, Instance, Job, Parallelism
 
 settings.register_profile(
     "ci",

@@ -22,7 +22,7 @@ import math
 from collections.abc import Sequence
 from functools import cache
 
-from ddlsched.model import Cluster, Instance, Job
+from ddlsched.core.model import Cluster, Instance, Job
 
 Mode = tuple[tuple[int, ...], float]  # (GPUs per resource, duration)
 

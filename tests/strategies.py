@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from hypothesis import strategies as st
 
-from ddlsched.generators import GeneratorConfig, generate
-from ddlsched.model import Cluster, Instance, Job
+from ddlsched.core.generators import GeneratorConfig, generate
+from ddlsched.core.model import Cluster, Instance, Job
 
 TINY_INTEGRAL = GeneratorConfig(
     num_jobs=4,
@@ -87,6 +87,6 @@ def generator_configs(draw: st.DrawFn, integral: bool | None = None) -> Generato
 
 @st.composite
 def generated_instances(draw: st.DrawFn, integral: bool | None = None) -> Instance:
-    """Instances from :func:`ddlsched.generators.generate`."""
+    """Instances from :func:`ddlsched.core.generators.generate`."""
     config = draw(generator_configs(integral=integral))
     return generate(config, draw(st.integers(0, 2**32 - 1)))

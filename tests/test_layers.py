@@ -1,24 +1,30 @@
-"""The layering rules of the architecture, checked on the source.
+"""The floors of the architecture, checked on the source, by package, with no exemptions.
 
-- the core (``ddlsched``, except its CLI and ``api`` façades, which sit on
-  top and import lazily) imports none of ``formulations``, ``algorithms``, ``proofs_checks``;
-- ``proofs_checks`` imports neither ``formulations`` nor ``algorithms``, nor
-  the core's ``alpha`` (it recomputes per-iteration times itself);
-- nothing in the model or the algorithms imports matplotlib.
+- the ground floor ``ddlsched.core`` imports nothing of the project outside itself;
+- ``formulations`` and ``algorithms`` import only the ground floor (and themselves);
+- ``proofs_checks`` imports only the data model (and itself): it never shares
+  code with what it checks;
+- ``ddlsched.plotting`` imports only the ground floor, and is the only
+  module that imports matplotlib;
+- the top floor (``ddlsched``'s other modules: façades, experiments, sweeps,
+  CLI) may import anything, but ``import ddlsched`` loads no heavy backend.
 """
 
 from __future__ import annotations
 
 import ast
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
+PROJECT = {"ddlsched", "formulations", "algorithms", "proofs_checks"}
 
 
 def imported_modules(path: Path) -> set[str]:
-    """Every module named in an import statement of ``path``."""
+    """Every module named in an import statement of ``path`` (lazy imports included)."""
     tree = ast.parse(path.read_text(encoding="utf-8"))
     names: set[str] = set()
     for node in ast.walk(tree):
@@ -26,54 +32,100 @@ def imported_modules(path: Path) -> set[str]:
             names.update(alias.name for alias in node.names)
         elif isinstance(node, ast.ImportFrom) and node.module:
             names.add(node.module)
+            if node.module == "ddlsched":  # "from ddlsched import plotting"
+                names.update(f"ddlsched.{alias.name}" for alias in node.names)
     return names
 
 
-def sources(package: str) -> list[Path]:
-    """The Python files of ``package``."""
-    return sorted((ROOT / package).rglob("*.py"))
+def project_imports(path: Path) -> set[str]:
+    """The project modules ``path`` imports."""
+    return {m for m in imported_modules(path) if m.split(".")[0] in PROJECT}
 
 
-# The CLI and the façades sit on top of every layer by design (importing
-# lazily), so they are not core modules.
-TOP = {"cli.py", "api.py", "sweep.py"}
-CORE = [p for p in sources("ddlsched") if p.name not in TOP]
+def sources(folder: str) -> list[Path]:
+    """The Python files under ``folder`` (relative to the root)."""
+    return sorted((ROOT / folder).rglob("*.py"))
 
 
-@pytest.mark.parametrize("path", CORE, ids=lambda p: p.name)
-def test_core_imports_no_upper_layer(path: Path) -> None:
-    """Core modules never import formulations, algorithms or proofs_checks."""
-    bad = {
-        m
-        for m in imported_modules(path)
-        if m.split(".")[0] in {"formulations", "algorithms", "proofs_checks"}
-    }
-    assert not bad, f"{path} imports {bad}"
+def _allowed(module: str, prefixes: tuple[str, ...]) -> bool:
+    return any(module == p or module.startswith(p + ".") for p in prefixes)
 
 
-@pytest.mark.parametrize("path", sources("proofs_checks"), ids=lambda p: p.name)
-def test_checks_are_independent(path: Path) -> None:
-    """proofs_checks never imports the code it verifies."""
-    bad = {
-        m
-        for m in imported_modules(path)
-        if m.split(".")[0] in {"formulations", "algorithms"} or m == "ddlsched.alpha"
-    }
-    if path.name == "verifier.py":
-        bad |= {
-            m
-            for m in imported_modules(path)
-            if m.startswith("ddlsched.") and m != "ddlsched.model"
-        }
-    assert not bad, f"{path} imports {bad}"
+FLOORS = {
+    "ddlsched/core": ("ddlsched.core",),
+    "formulations": ("ddlsched.core", "formulations"),
+    "algorithms": ("ddlsched.core", "algorithms"),
+    "proofs_checks": ("ddlsched.core.model", "proofs_checks"),
+    "ddlsched/plotting.py": ("ddlsched.core",),
+}
+CASES = [
+    (folder, path)
+    for folder in FLOORS
+    for path in ([ROOT / folder] if folder.endswith(".py") else sources(folder))
+]
+
+
+@pytest.mark.parametrize(
+    ("folder", "path"), CASES, ids=[str(p.relative_to(ROOT)) for _, p in CASES]
+)
+def test_floor_imports_only_what_is_below(folder: str, path: Path) -> None:
+    """Each module imports only its own package and the floors below it."""
+    bad = {m for m in project_imports(path) if not _allowed(m, FLOORS[folder])}
+    assert not bad, f"{path.relative_to(ROOT)} imports {sorted(bad)}"
+
+
+def test_every_module_is_on_a_floor() -> None:
+    """No module escapes the rules: every file is on a checked floor or the top floor."""
+    top = {"ddlsched/__init__.py", "ddlsched/api.py", "ddlsched/cli.py", "ddlsched/sweep.py"}
+    top |= {str(p.relative_to(ROOT)) for p in sources("ddlsched/experiments")}
+    checked = {str(p.relative_to(ROOT)) for _, p in CASES}
+    every = {str(p.relative_to(ROOT)) for p in sources("ddlsched")}
+    assert every - checked - top == set()
 
 
 @pytest.mark.parametrize(
     "path",
-    [p for pkg in ("formulations", "algorithms", "proofs_checks") for p in sources(pkg)]
-    + [p for p in sources("ddlsched") if p.name not in {"plotting.py", *TOP}],
-    ids=lambda p: f"{p.parent.name}/{p.name}",
+    [
+        p
+        for pkg in ("ddlsched", "formulations", "algorithms", "proofs_checks")
+        for p in sources(pkg)
+    ],
+    ids=lambda p: str(p.relative_to(ROOT)),
 )
 def test_no_matplotlib_outside_plotting(path: Path) -> None:
     """Only the plotting module imports matplotlib."""
+    if path == ROOT / "ddlsched" / "plotting.py":
+        return
     assert not any(m.startswith("matplotlib") for m in imported_modules(path))
+
+
+def test_front_door_is_light() -> None:
+    """``import ddlsched`` (and the CLI's parser) loads no heavy backend."""
+    code = (
+        "import sys, ddlsched, ddlsched.cli; ddlsched.cli.build_parser(); "
+        "print(sorted(m for m in ('pyomo', 'highspy', 'sklearn', 'matplotlib', 'dask') "
+        "if m in sys.modules))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
+
+
+def test_front_door_exports() -> None:
+    """The names a researcher needs come from ``ddlsched`` itself."""
+    import ddlsched
+
+    for name in (
+        "Instance",
+        "Cluster",
+        "Job",
+        "Schedule",
+        "Result",
+        "SolveStatus",
+        "solve",
+        "simulate",
+        "read_instance",
+        "ExactParams",
+        "OnlineParams",
+        "Problem",
+    ):
+        assert hasattr(ddlsched, name), name

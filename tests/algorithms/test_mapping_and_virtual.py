@@ -17,9 +17,9 @@ from algorithms.mapping import (
     choose_servers,
 )
 from algorithms.virtual import VirtualMachine, srpt
-from ddlsched.alpha import alpha, alpha_max, alpha_min
-from ddlsched.generators import generate
-from ddlsched.model import Cluster, Job
+from ddlsched.core.alpha import alpha, alpha_max, alpha_min
+from ddlsched.core.generators import generate
+from ddlsched.core.model import Cluster, Job
 from tests.oracles import brute_force_a2
 from tests.strategies import TINY_INTEGRAL, clusters, jobs
 
@@ -55,9 +55,9 @@ def test_mapping_properties(cluster: Cluster, data: st.DataObject) -> None:
 
 def test_graph_mapper_keeps_tensor_groups_together() -> None:
     """A (dp=2, tp=4) job on 4+4: each tensor group of 4 lands on one server."""
-    from ddlsched.graphs import build_job_graph
-    from ddlsched.model import Parallelism
-    from ddlsched.zoo import get_profile
+    from ddlsched.core.graphs import build_job_graph
+    from ddlsched.core.model import Parallelism
+    from ddlsched.core.zoo import get_profile
 
     p = Parallelism(dp=2, pp=1, tp=4)
     compute, edges = build_job_graph(get_profile("gpt2_xl"), p)
@@ -149,7 +149,7 @@ def test_srpt_is_optimal_on_a2(seed: int, load: float | None) -> None:
 def test_scaled_graphs_share_alpha_min() -> None:
     """The metrics' shared alpha_min equals a fresh search for scaled copies of a graph."""
     from algorithms.simulator import _FastestAlpha
-    from ddlsched.model import Instance
+    from ddlsched.core.model import Instance
 
     cluster = Cluster((3, 3, 3), 10.0, 1.0)
     ring = tuple((u, (u + 1) % 7, 1.0 + u % 3) for u in range(7))

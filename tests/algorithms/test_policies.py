@@ -8,11 +8,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from algorithms.policies import BackfillQueue, GreedyASRPT, GuidedASRPT, StrictQueue
-from algorithms.predictors import JobView, NoisyOraclePredictor, OraclePredictor
-from algorithms.simulator import simulate, simulate_policy
-from ddlsched.alpha import rho
-from ddlsched.generators import GeneratorConfig, generate
-from ddlsched.model import Cluster, Instance, Job
+from algorithms.prediction import JobView, NoisyOraclePredictor, OraclePredictor
+from algorithms.simulator import simulate
+from ddlsched import OnlineParams
+from ddlsched import simulate as simulate_named
+from ddlsched.core.alpha import rho
+from ddlsched.core.generators import GeneratorConfig, generate
+from ddlsched.core.model import Cluster, Instance, Job
+from ddlsched.core.params import ExactParams
 from formulations.exact import solve_milp
 from proofs_checks.verifier import verify
 from tests.strategies import TINY_INTEGRAL, generated_instances, hand_instances
@@ -24,7 +27,7 @@ POLICIES = ("asrpt", "asrpt-greedy", "fifo", "sjf", "srpt-naive", "las")
 @given(generated_instances(), st.sampled_from(POLICIES), st.sampled_from(["oracle", "noisy"]))
 def test_every_policy_passes_the_verifier(instance: Instance, method: str, predictor: str) -> None:
     """Every policy's schedule is feasible and its objective is the recomputed one."""
-    result = simulate_policy(instance, method, seed=1, predictor=predictor)
+    result = simulate_named(instance, method, params=OnlineParams(predictor=predictor), seed=1)
     assert result.schedule is not None
     report = verify(instance, result.schedule)
     assert report.feasible, report.violations
@@ -36,7 +39,7 @@ def test_every_policy_passes_the_verifier(instance: Instance, method: str, predi
 @given(hand_instances(), st.sampled_from(POLICIES))
 def test_policies_on_arbitrary_graphs(instance: Instance, method: str) -> None:
     """Arbitrary job graphs and uneven servers: still feasible."""
-    result = simulate_policy(instance, method, seed=3)
+    result = simulate_named(instance, method, seed=3)
     assert result.schedule is not None
     assert verify(instance, result.schedule).feasible
 
@@ -49,9 +52,9 @@ THEOREM_CONFIG = TINY_INTEGRAL.replace(num_jobs=5)
 def test_guided_asrpt_within_theorem_1(seed: int, load: float | None) -> None:
     """Guided A-SRPT with exact counts: sum C <= (2 + M/(M - g_max + 1)) rho OPT(A)."""
     instance = generate(THEOREM_CONFIG.replace(load=load), seed)
-    optimum = solve_milp(instance, "A", time_limit=60)
-    assert optimum.status.value == "optimal"
-    online = simulate_policy(instance, "asrpt", predictor="oracle")
+    optimum = solve_milp(instance, "A", ExactParams(time_limit=60))
+    assert optimum.proven_optimal
+    online = simulate_named(instance, "asrpt")
     m, g_max = instance.cluster.num_gpus, instance.max_job_gpus
     bound = (2 + m / (m - g_max + 1)) * rho(instance).rho.value * optimum.objective
     assert online.objective <= bound + 1e-9
@@ -141,7 +144,7 @@ def test_las_preempts_and_restarts_verifiably() -> None:
     than 'b') is admitted and 'b' is preempted, to resume after 'wide' with
     a restart cost of 0.5 s.
     """
-    from algorithms.policies import LeastAttainedService
+    from algorithms.las import LeastAttainedService
 
     cluster = Cluster((4,), 1.0, 1.0)
     jobs = (
@@ -151,7 +154,7 @@ def test_las_preempts_and_restarts_verifiably() -> None:
     )
     instance = Instance(cluster, jobs)
     result = simulate(
-        instance, LeastAttainedService(cluster, OraclePredictor(instance)), restart_cost=0.5
+        instance, LeastAttainedService(cluster), restart_cost=0.5
     )
     assert result.schedule is not None
     report = verify(instance, result.schedule)

@@ -6,20 +6,18 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from algorithms.prediction import (
+from algorithms.prediction import JobView, submission_features
+from algorithms.prediction.evaluation import baseline_predictions, evaluate
+from algorithms.prediction.forest import (
     HISTORY,
     FeatureSet,
     ForestPredictor,
     _design,
-    baseline_predictions,
-    evaluate,
     forest_predictions,
     history_features,
-    submission_features,
 )
-from algorithms.predictors import JobView
-from ddlsched.model import Cluster, InputError
-from ddlsched.workloads import WorkloadConfig, instance_from_history, recurring_history
+from ddlsched.core.model import Cluster, InputError
+from ddlsched.core.workloads import WorkloadConfig, instance_from_history, recurring_history
 
 STRONG = WorkloadConfig(
     jobs=900, users=6, groups_per_user=3, job_sigma=0.1, drift=0.2, one_off=0.05
@@ -132,7 +130,7 @@ def test_online_forest_predictor_learns() -> None:
 def test_running_mean_predictors_fall_back_and_learn() -> None:
     """Running means: coarser levels without history, the exact mean with it."""
     from algorithms.prediction import RunningMeanPredictor
-    from ddlsched.model import Job
+    from ddlsched.core.model import Job
 
     def view(model: str, user: str) -> JobView:
         return JobView.of(

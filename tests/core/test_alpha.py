@@ -9,8 +9,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ddlsched.alpha import alpha, alpha_max, alpha_min, extreme_cut, min_cut_bound, rho
-from ddlsched.model import Cluster, Instance, Job
+from ddlsched.core.alpha import alpha, alpha_max, alpha_min, extreme_cut, min_cut_bound, rho
+from ddlsched.core.model import Cluster, Instance, Job
 from tests.oracles import all_alphas
 from tests.strategies import clusters, jobs
 

@@ -9,12 +9,12 @@ import numpy as np
 import pytest
 from hypothesis import given
 
-from ddlsched.alpha import alpha, alpha_max
-from ddlsched.generators import GeneratorConfig, generate
-from ddlsched.graphs import build_job_graph
-from ddlsched.io import dumps
-from ddlsched.model import InputError, Instance, Parallelism
-from ddlsched.zoo import ZOO, ModelProfile, get_profile
+from ddlsched.core.alpha import alpha, alpha_max
+from ddlsched.core.generators import GeneratorConfig, generate
+from ddlsched.core.graphs import build_job_graph
+from ddlsched.core.io import dumps
+from ddlsched.core.model import InputError, Instance, Parallelism
+from ddlsched.core.zoo import ZOO, ModelProfile, get_profile
 from tests.strategies import generated_instances
 
 

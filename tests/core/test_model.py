@@ -7,8 +7,16 @@ import json
 import pytest
 from hypothesis import given
 
-from ddlsched.io import dumps, instance_from_dict, schedule_from_dict
-from ddlsched.model import Cluster, InputError, Instance, Job, Parallelism, Schedule, ScheduledJob
+from ddlsched.core.io import dumps, instance_from_dict, schedule_from_dict
+from ddlsched.core.model import (
+    Cluster,
+    InputError,
+    Instance,
+    Job,
+    Parallelism,
+    Schedule,
+    ScheduledJob,
+)
 from tests.strategies import generated_instances, hand_instances
 
 ISSUE_EXAMPLE = {

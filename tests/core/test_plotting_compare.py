@@ -16,8 +16,8 @@ import matplotlib.pyplot as plt
 import pytest
 from matplotlib.patches import Rectangle
 
-from ddlsched.api import CompareConfig, compare
-from ddlsched.model import Instance, Schedule, ScheduledJob
+from ddlsched.core.model import Instance, Schedule, ScheduledJob
+from ddlsched.experiments import CompareConfig, compare
 from ddlsched.plotting import gantt, gpu_lanes, jct_cdf, ratio_distribution
 
 
@@ -38,7 +38,7 @@ def test_compare_ratios_against_proven_optima() -> None:
 
 def test_compare_rejects_unknown_method() -> None:
     """An unknown method is named."""
-    with pytest.raises(ValueError, match="unknown method 'magic'"):
+    with pytest.raises(ValueError, match="methods: unknown policy 'magic'"):
         CompareConfig(methods=("magic",))
 
 
@@ -98,7 +98,7 @@ def test_compare_cli_json_and_plot(tmp_path: Path) -> None:
 
 def test_gantt_draws_pieces_of_preempted_jobs(ring_instance: Instance) -> None:
     """A preempted job is drawn piece by piece (LAS schedules)."""
-    from ddlsched.model import Piece
+    from ddlsched.core.model import Piece
 
     pieces = (Piece(0.0, 3.0, (0, 0, 1, 1)), Piece(6.0, 12.0, (0, 0, 1, 1)))
     schedule = Schedule(

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from ddlsched.model import InputError
+from ddlsched.core.model import InputError
 from ddlsched.sweep import load_results, read_sweep
 
 SWEEP = """

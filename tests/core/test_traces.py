@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from ddlsched.alpha import alpha
-from ddlsched.model import Cluster, InputError
-from ddlsched.traces import load_trace, packed_mapping
+from ddlsched.core.alpha import alpha
+from ddlsched.core.model import Cluster, InputError
+from ddlsched.core.traces import load_trace, packed_mapping
 
 CLUSTER = Cluster.uniform(4, 4, 20.0, 1.0)
 

@@ -6,9 +6,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ddlsched.generators import GeneratorConfig, generate
-from ddlsched.model import Cluster, Instance, Job, Parallelism, Schedule, ScheduledJob
-from ddlsched.result import SolveStatus
+from ddlsched.core.generators import GeneratorConfig, generate
+from ddlsched.core.model import Cluster, Instance, Job, Parallelism, Schedule, ScheduledJob
+from ddlsched.core.params import ExactParams
+from ddlsched.core.result import SolveStatus
 from formulations.exact import build, solve_milp
 from formulations.modes import count_vectors
 from proofs_checks.verifier import verify
@@ -18,7 +19,7 @@ from tests.strategies import TINY_INTEGRAL
 
 def _solve_verified(instance: Instance, problem: str, **kwargs: object) -> float:
     """Solve, check status, verify the schedule and the reported objective."""
-    result = solve_milp(instance, problem, time_limit=60, **kwargs)  # type: ignore[arg-type]
+    result = solve_milp(instance, problem, ExactParams(time_limit=60), **kwargs)  # type: ignore[arg-type]
     assert result.status == SolveStatus.OPTIMAL, result.notes
     assert result.schedule is not None
     report = verify(instance, result.schedule)
@@ -100,7 +101,7 @@ def test_count_vectors() -> None:
 def test_non_integral_is_not_called_optimal() -> None:
     """On a non-integral instance the result is the slotted optimum, not 'optimal'."""
     instance = Instance(Cluster((2,), 1.0, 1.0), (_job("a", 1, 1).replace(compute_time=0.4),))
-    result = solve_milp(instance, "A", time_limit=10)
+    result = solve_milp(instance, "A", ExactParams(time_limit=10))
     assert result.status == SolveStatus.FEASIBLE
     assert any("not integral" in note for note in result.notes)
     assert result.schedule is not None and verify(instance, result.schedule).feasible
@@ -111,14 +112,16 @@ def test_warm_start_accepted_and_optimum_unchanged() -> None:
     """A (poor) warm start is repaired onto the grid; the optimum does not change."""
     config = GeneratorConfig(num_jobs=5, integral=True, bandwidth_intra=2.0, max_job_gpus=4)
     instance = generate(config, 11)
-    plain = solve_milp(instance, "A", time_limit=60)
+    plain = solve_milp(instance, "A", ExactParams(time_limit=60))
     # Serial schedule: every job alone, nodes filling servers in order.
     entries, time = [], 0.0
     for job in instance.jobs:
         mapping = tuple(min(k // 4, 1) for k in range(job.gpus))
         entries.append(ScheduledJob(job.id, max(time, job.release), None, mapping))
         time = max(time, job.release) + 100.0
-    warm = solve_milp(instance, "A", time_limit=60, warm_start=Schedule(tuple(entries)))
+    warm = solve_milp(
+        instance, "A", ExactParams(time_limit=60), warm_start=Schedule(tuple(entries))
+    )
     assert warm.status == plain.status == SolveStatus.OPTIMAL
     assert warm.objective == pytest.approx(plain.objective)
 
@@ -175,8 +178,8 @@ def test_a2_matches_brute_force(seed: int, load: float | None) -> None:
 
 def test_a_with_mixed_parallelism_graph() -> None:
     """A (2,1,2) job (tensor pairs heavy) on 2+2 GPUs: the MILP keeps tensor pairs together."""
-    from ddlsched.graphs import build_job_graph
-    from ddlsched.zoo import get_profile
+    from ddlsched.core.graphs import build_job_graph
+    from ddlsched.core.zoo import get_profile
 
     p = Parallelism(dp=2, pp=1, tp=2)
     compute, edges = build_job_graph(get_profile("bert_base"), p)

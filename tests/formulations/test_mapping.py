@@ -6,9 +6,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ddlsched.alpha import alpha
-from ddlsched.model import Cluster, Job
-from ddlsched.result import SolveStatus
+from ddlsched.core.alpha import alpha
+from ddlsched.core.model import Cluster, Job
+from ddlsched.core.result import SolveStatus
 from formulations.mapping import solve_mapping
 from tests.oracles import all_alphas
 from tests.strategies import clusters, jobs

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ddlsched.api import adversarial_theorem1
+from ddlsched.experiments import adversarial_theorem1
 from proofs_checks.bounds import rho_of, theorem1_constant
 
 

@@ -14,9 +14,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ddlsched.api import check_instance
-from ddlsched.generators import generate
-from ddlsched.model import Cluster, Instance, Job, Schedule, ScheduledJob
+from ddlsched.core.generators import generate
+from ddlsched.core.model import Cluster, Instance, Job, Schedule, ScheduledJob
+from ddlsched.experiments import check_instance
 from proofs_checks import claims
 from proofs_checks.bounds import fastest_time, rho_of, theorem1_constant
 from tests.oracles import brute_force_a, brute_force_a1, brute_force_a2

@@ -12,7 +12,7 @@ import dataclasses
 import pytest
 from hypothesis import given
 
-from ddlsched.model import Instance, Schedule, ScheduledJob
+from ddlsched.core.model import Instance, Schedule, ScheduledJob
 from proofs_checks.verifier import verify
 from tests.oracles import per_iteration_on
 from tests.strategies import generated_instances, hand_instances
@@ -157,7 +157,7 @@ def test_a1_and_a2_rules(ring_instance: Instance) -> None:
 
 def test_preemptive_cluster_schedules(ring_instance: Instance) -> None:
     """Preempted jobs: pieces need mappings, must not overlap, and must do exactly K iterations."""
-    from ddlsched.model import Piece
+    from ddlsched.core.model import Piece
 
     # ring: alpha 4 on (0, 0, 1, 1), K = 2: 8 s of work; 3 s, then 5 s after a 1 s restart.
     pieces = (Piece(0.0, 3.0, (0, 0, 1, 1)), Piece(6.0, 12.0, (0, 0, 1, 1)))

@@ -52,10 +52,10 @@ from pathlib import Path
 
 import numpy as np
 
-from ddlsched.alpha import alpha
-from ddlsched.graphs import build_job_graph
-from ddlsched.model import Cluster, InputError, Instance, Job, Parallelism
-from ddlsched.zoo import ZOO, ModelProfile
+from ddlsched.core.alpha import alpha
+from ddlsched.core.graphs import build_job_graph
+from ddlsched.core.model import Cluster, InputError, Instance, Job, Parallelism
+from ddlsched.core.zoo import ZOO, ModelProfile
 
 MODEL_ALIASES = {
     "resnet50": "resnet50",

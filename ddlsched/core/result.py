@@ -12,10 +12,10 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
-from ddlsched.model import Schedule
+from ddlsched.core.model import Problem, Schedule
 
 
-class SolveStatus(enum.Enum):
+class SolveStatus(enum.StrEnum):
     """How a method ended.
 
     OPTIMAL
@@ -47,9 +47,10 @@ class Result:
     Attributes
     ----------
     method
-        Its name (``"milp"``, ``"asrpt"``, ...).
+        Its name (``"milp"``, ``"asrpt"``, ...; for a policy object, its
+        ``name``).
     problem
-        ``"A"``, ``"A1"`` or ``"A2"``.
+        The :class:`~ddlsched.core.model.Problem` solved.
     status
         See :class:`SolveStatus`.
     objective
@@ -65,13 +66,18 @@ class Result:
     build_time_s
         Seconds spent building a model before solving (exact methods).
     metrics
-        Further figures (simulator metrics, solver statistics).
+        Further figures (simulator metrics, solver statistics); counts are
+        ``int``.
+    facts
+        True/false facts about the run (``integral``: the instance is
+        integral, so a slotted optimum is exact; ``slotted_optimal``: the
+        slotted model was solved to optimality).
     notes
         Caveats a reader must know (e.g. "optimum of the slotted problem").
     """
 
     method: str
-    problem: str
+    problem: Problem
     status: SolveStatus
     objective: float
     total_jct: float
@@ -79,8 +85,18 @@ class Result:
     runtime_s: float
     schedule: Schedule | None
     build_time_s: float = 0.0
-    metrics: dict[str, float] = field(default_factory=dict)
+    metrics: dict[str, float | int] = field(default_factory=dict)
+    facts: dict[str, bool] = field(default_factory=dict)
     notes: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "problem", Problem(self.problem))
+        object.__setattr__(self, "status", SolveStatus(self.status))
+
+    @property
+    def proven_optimal(self) -> bool:
+        """Whether the status is :attr:`SolveStatus.OPTIMAL` (proven for the instance)."""
+        return self.status is SolveStatus.OPTIMAL
 
     @property
     def gap(self) -> float:
@@ -94,12 +110,12 @@ class Result:
     def summary(self) -> dict[str, Any]:
         """The ``--json`` document of ``ddlsched solve``/``simulate``."""
 
-        def number(value: float) -> float | None:
+        def number(value: float | int) -> float | int | None:
             return value if math.isfinite(value) else None
 
         out: dict[str, Any] = {
             "method": self.method,
-            "problem": self.problem,
+            "problem": self.problem.value,
             "status": self.status.value,
             "total_completion_time": number(self.objective),
             "total_jct": number(self.total_jct),
@@ -109,6 +125,7 @@ class Result:
             "build_time_s": self.build_time_s,
         }
         out.update({key: number(value) for key, value in self.metrics.items()})
+        out.update(self.facts)
         if self.notes:
             out["notes"] = list(self.notes)
         return out

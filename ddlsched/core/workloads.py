@@ -38,8 +38,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ddlsched.model import Cluster, InputError, Instance
-from ddlsched.zoo import ZOO
+from ddlsched.core.model import Cluster, InputError, Instance
+from ddlsched.core.zoo import ZOO
 
 DATASETS = ("imagenet", "cifar10", "squad", "wikitext", "coco", "librispeech", "private")
 
@@ -162,13 +162,13 @@ def instance_from_history(
 ) -> Instance:
     """Jobs of a history (from :func:`recurring_history`) on ``cluster``.
 
-    Each row becomes a zoo job (:func:`ddlsched.traces.zoo_job`, the zoo's
+    Each row becomes a zoo job (:func:`ddlsched.core.traces.zoo_job`, the zoo's
     own times, the row's iterations) released at its submit time; features
     are ``user``, ``model``, ``dataset``, ``batch_size`` (the group label is
     left out: predictors must not see it). Rows wider than the cluster are
     dropped.
     """
-    from ddlsched.traces import zoo_job
+    from ddlsched.core.traces import zoo_job
 
     rows = history.sort_values("submit_time", kind="stable")
     if limit is not None:

@@ -15,6 +15,7 @@ one GPU each, with traffic ``q_e`` (GB per iteration) on its edges.
 from __future__ import annotations
 
 import dataclasses
+import enum
 import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -501,7 +502,24 @@ class ScheduledJob:
         return out
 
 
-PROBLEMS = ("A", "A1", "A2")
+class Problem(enum.StrEnum):
+    """The three problems of SPEC (a ``str``: ``Problem.A == "A"``).
+
+    A
+        The cluster: gang-scheduled jobs with mappings, non-preemptive.
+    A1
+        Rigid jobs on the ``M`` pooled GPUs, every job at ``alpha^max``.
+    A2
+        The preemptive virtual single machine with sizes ``v_i``.
+    """
+
+    A = "A"
+    A1 = "A1"
+    A2 = "A2"
+
+
+PROBLEMS = tuple(Problem)
+"""Every problem, in order."""
 
 
 @dataclass(frozen=True)
@@ -523,7 +541,7 @@ class Schedule:
     """
 
     jobs: tuple[ScheduledJob, ...]
-    problem: str = "A"
+    problem: Problem = Problem.A
     restart_cost: float = 0.0
 
     def __post_init__(self) -> None:
@@ -538,6 +556,7 @@ class Schedule:
                 "schedule.problem",
                 f"expected one of {', '.join(PROBLEMS)}, got {self.problem!r}",
             )
+        object.__setattr__(self, "problem", Problem(self.problem))
         for k, entry in enumerate(self.jobs):
             if not isinstance(entry, ScheduledJob):
                 raise _fail(f"schedule.jobs[{k}]", f"expected a ScheduledJob, got {entry!r}")

@@ -1,7 +1,7 @@
 """Job graphs from a model profile and a parallelism configuration.
 
 Worker ``(d, p, t)`` is data replica ``d``, pipeline stage ``p``, tensor
-shard ``t`` (node index :meth:`ddlsched.model.Parallelism.node`). Traffic
+shard ``t`` (node index :meth:`ddlsched.core.model.Parallelism.node`). Traffic
 ``q_e`` on an undirected edge is the volume, in GB per iteration, that
 **each** end sends to the other across it (links are full duplex); the SPEC
 charges ``q_e / B`` for it. The defaults *(choices)*, after Narayanan et al.,
@@ -32,8 +32,8 @@ from __future__ import annotations
 
 import math
 
-from ddlsched.model import Edge, Parallelism
-from ddlsched.zoo import ModelProfile
+from ddlsched.core.model import Edge, Parallelism
+from ddlsched.core.zoo import ModelProfile
 
 GB = 1e9
 

@@ -3,7 +3,7 @@
 ``ddlsched.instance/1`` and ``ddlsched.schedule/1`` are documented in the
 README. Readers are strict: a missing or mistyped field, an unknown field (a
 typo such as ``"relase"``) or an unknown format version raises
-:class:`~ddlsched.model.InputError` naming the field. Writers are atomic: the
+:class:`~ddlsched.core.model.InputError` naming the field. Writers are atomic: the
 document goes to a temporary file in the same folder, is flushed to disk and
 then renamed over the target, so a reader never sees half a file.
 """
@@ -18,7 +18,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from ddlsched.model import (
+from ddlsched.core.model import (
     INSTANCE_FORMAT,
     SCHEDULE_FORMAT,
     Cluster,

@@ -1,7 +1,7 @@
 """A small zoo of real DNN training workloads.
 
 Each :class:`ModelProfile` holds what the graph builder
-(:func:`ddlsched.graphs.build_job_graph`) needs: parameter count and bytes
+(:func:`ddlsched.core.graphs.build_job_graph`) needs: parameter count and bytes
 per parameter (the gradient volume that data parallelism all-reduces), the
 number of layers (split across pipeline stages), the activation bytes per
 sample at a layer boundary (what pipeline stages send each other and what

@@ -1,9 +1,4 @@
-"""Iteration predictors: what an online policy believes ``K_i`` to be.
-
-A :class:`Predictor` sees a job as an online scheduler does (a
-:class:`JobView`: no true iteration count) and returns ``K_hat_i`` at
-arrival; ``observe`` tells it the true count when the job completes, so
-that learning predictors (the random forest of issue 7) can use history.
+"""The oracle predictors: exact counts, and exact counts with a set error.
 
 - :class:`OraclePredictor`: the true count. It is privileged by design
   (built from the instance), for studies and for Theorem 1, which assumes
@@ -16,60 +11,10 @@ that learning predictors (the random forest of issue 7) can use history.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass, field
-from typing import Protocol
-
 import numpy as np
 
-from ddlsched.model import Edge, Instance, Job, Parallelism
-
-
-@dataclass(frozen=True)
-class JobView:
-    """A job as an online scheduler sees it: everything but ``iterations``.
-
-    It carries the graph (for mapping) and the features (for prediction).
-    """
-
-    id: str
-    release: float
-    weight: float
-    compute_time: float
-    gpus: int
-    edges: tuple[Edge, ...]
-    total_traffic: float
-    edge_arrays: tuple[np.ndarray, np.ndarray, np.ndarray] = field(repr=False, compare=False)
-    parallelism: Parallelism | None
-    features: Mapping[str, str | int | float | bool]
-
-    @classmethod
-    def of(cls, job: Job) -> JobView:
-        """The view of ``job`` (its iteration count left out)."""
-        return cls(
-            id=job.id,
-            release=job.release,
-            weight=job.weight,
-            compute_time=job.compute_time,
-            gpus=job.gpus,
-            edges=job.edges,
-            total_traffic=job.total_traffic,
-            edge_arrays=job.edge_arrays,
-            parallelism=job.parallelism,
-            features=job.features,
-        )
-
-
-class Predictor(Protocol):
-    """Predicts iteration counts from what is known at submission."""
-
-    def predict(self, job: JobView) -> float:
-        """``K_hat`` for ``job`` at its arrival (> 0)."""
-        ...
-
-    def observe(self, job: JobView, iterations: int) -> None:
-        """The true count of a job that has completed."""
-        ...
+from algorithms.prediction.view import JobView
+from ddlsched.core.model import Instance
 
 
 class OraclePredictor:

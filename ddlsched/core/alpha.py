@@ -35,11 +35,11 @@ from typing import Protocol
 import networkx as nx
 import numpy as np
 
-from ddlsched.model import Cluster, Instance, Job
+from ddlsched.core.model import Cluster, Instance, Job
 
 
 class JobGraph(Protocol):
-    """What ``alpha`` needs of a job: a :class:`~ddlsched.model.Job`, or a
+    """What ``alpha`` needs of a job: a :class:`~ddlsched.core.model.Job`, or a
     view of one without its iteration count (as online policies see it)."""
 
     @property
@@ -123,6 +123,15 @@ def alpha(job: JobGraph, cluster: Cluster, mapping: Sequence[int] | np.ndarray) 
 def all_cut_alpha(job: JobGraph, cluster: Cluster) -> float:
     """``c_i + Q_i / B_inter``: SPEC's default ``alpha_i^max`` *(choice)*."""
     return job.compute_time + job.total_traffic / cluster.bandwidth_inter
+
+
+def virtual_size(job: JobGraph, cluster: Cluster, iterations: float) -> float:
+    """``v_i = g_i * K_i * alpha_i^max / M``: the job's size on the virtual machine (problem A2).
+
+    ``iterations`` is the true ``K_i`` or, online, a prediction ``K_hat_i``;
+    ``alpha_i^max`` is the all-cut value of :func:`all_cut_alpha`.
+    """
+    return job.gpus * iterations * all_cut_alpha(job, cluster) / cluster.num_gpus
 
 
 def alpha_max(job: Job, cluster: Cluster, search_budget: int = DEFAULT_SEARCH_BUDGET) -> Bound:

@@ -28,17 +28,17 @@ from __future__ import annotations
 
 import dataclasses
 import math
-import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from ddlsched.alpha import alpha_from_cut
-from ddlsched.graphs import build_job_graph
-from ddlsched.model import Cluster, InputError, Instance, Job, Parallelism
-from ddlsched.zoo import ZOO, ModelProfile
+from ddlsched.core.alpha import alpha_from_cut
+from ddlsched.core.graphs import build_job_graph
+from ddlsched.core.model import Cluster, InputError, Instance, Job, Parallelism
+from ddlsched.core.params import from_table, read_toml
+from ddlsched.core.zoo import ZOO, ModelProfile
 
 DEFAULT_SIZE_WEIGHTS = ((1, 0.4), (2, 0.25), (4, 0.2), (8, 0.15))
 """GPUs per job and their weights *(choice)*. Production traces are
@@ -144,6 +144,26 @@ class GeneratorConfig:
             widest = min(widest, self.max_job_gpus)
         return [(g, w) for g, w in self.size_weights if 1 <= g <= widest and w > 0]
 
+    @classmethod
+    def exact_friendly(
+        cls, num_jobs: int, servers: int, gpus_per_server: int, load: float | None = None
+    ) -> GeneratorConfig:
+        """Small integral instances the MILPs prove in seconds: the one setting
+        behind ``compare`` and ``check --random``.
+
+        Integral, with ``B_intra / B_inter = 2`` (the realistic default ratio
+        of 20 makes tiny exact instances long to solve).
+        """
+        return cls(
+            num_jobs=num_jobs,
+            servers=servers,
+            gpus_per_server=gpus_per_server,
+            integral=True,
+            bandwidth_intra=2.0,
+            bandwidth_inter=1.0,
+            load=load,
+        )
+
     def replace(self, **changes: Any) -> GeneratorConfig:
         """A copy with ``changes`` applied (validated again)."""
         return dataclasses.replace(self, **changes)
@@ -151,21 +171,15 @@ class GeneratorConfig:
     @classmethod
     def from_toml(cls, path: str | Path) -> GeneratorConfig:
         """Read a configuration from the ``[generator]`` table of a TOML file."""
-        with open(path, "rb") as stream:
-            try:
-                doc = tomllib.load(stream)
-            except tomllib.TOMLDecodeError as error:
-                raise InputError(f"{path}: not valid TOML ({error})") from None
+        doc = read_toml(path)
         table = doc.get("generator", doc)
-        known = {f.name for f in dataclasses.fields(cls)}
-        for key in table:
-            if key not in known:
-                raise InputError(f"{path}: generator.{key}: unknown setting")
+        if not isinstance(table, dict):
+            raise InputError(f"{path}: [generator] must be a table")
         values = dict(table)
         for key in ("size_weights", "models", "duration_slots"):
-            if key in values:
+            if isinstance(values.get(key), list):
                 values[key] = tuple(tuple(v) if isinstance(v, list) else v for v in values[key])
-        return cls(**values)
+        return from_table(cls, values, f"{path}: generator")
 
 
 def _choose_parallelism(

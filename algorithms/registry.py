@@ -1,0 +1,175 @@
+"""The names of the online policies and the GPU mappers, each bound to a factory.
+
+One place maps a name to the object it builds: the command line's choices,
+sweep and compare validation and the documentation derive from
+:data:`POLICIES`, :data:`MAPPERS` and
+:data:`~algorithms.prediction.registry.PREDICTORS` (re-exported here).
+:func:`build_policy` is how a name becomes a ready policy, with the seeded
+randomness split the same way for every policy.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+from algorithms.las import LeastAttainedService
+from algorithms.mapping import FirstFitMapper, GraphMapper, Mapper, RandomMapper
+from algorithms.policies import GreedyASRPT, GuidedASRPT, StaticPriorityPolicy
+from algorithms.policy import Policy
+from algorithms.prediction.registry import PREDICTORS, make_predictor
+from algorithms.prediction.view import JobView, Predictor
+from ddlsched.core.alpha import alpha_min
+from ddlsched.core.model import Instance
+from ddlsched.core.params import OnlineParams
+from ddlsched.core.registry import Registry
+
+__all__ = ["MAPPERS", "POLICIES", "PREDICTORS", "PolicyContext", "build_policy"]
+
+
+@dataclass(frozen=True)
+class PolicyContext:
+    """What a policy factory gets.
+
+    Attributes
+    ----------
+    instance
+        The instance (privileged: only oracle baselines such as ``sjf`` may
+        read true iteration counts from it).
+    predictor
+        The iteration predictor.
+    mapper
+        A mapper replacing the policy's own, or ``None``.
+    rng
+        The policy's own seeded randomness.
+    params
+        The online settings.
+    """
+
+    instance: Instance
+    predictor: Predictor
+    mapper: Mapper | None
+    rng: np.random.Generator
+    params: OnlineParams
+
+
+PolicyFactory = Callable[[PolicyContext], Policy]
+MapperFactory = Callable[[np.random.Generator], Mapper]
+
+MAPPERS: Registry[MapperFactory] = Registry("mapper")
+"""Every GPU mapper by name (see :mod:`algorithms.mapping`)."""
+MAPPERS.add("graph", lambda rng: GraphMapper(), "A-SRPT's communication-aware heuristic")
+MAPPERS.add("first-fit", lambda rng: FirstFitMapper(), "consolidating, nodes in index order")
+MAPPERS.add("random", RandomMapper, "every node on a uniformly random free GPU")
+
+POLICIES: Registry[PolicyFactory] = Registry("policy")
+"""Every online policy by name (see :mod:`algorithms.policies`, :mod:`algorithms.las`)."""
+
+POLICIES.add(
+    "asrpt",
+    lambda c: GuidedASRPT(
+        c.instance.cluster, c.predictor, c.mapper or GraphMapper(), c.params.outrun_factor
+    ),
+    "guided A-SRPT: strict virtual-completion order, no backfilling (Theorem 1)",
+)
+POLICIES.add(
+    "asrpt-greedy",
+    lambda c: GreedyASRPT(
+        c.instance.cluster, c.predictor, c.mapper or GraphMapper(), c.params.outrun_factor
+    ),
+    "greedy A-SRPT: priority by virtual remaining size, backfilling",
+)
+POLICIES.add(
+    "fifo",
+    lambda c: StaticPriorityPolicy(
+        "fifo",
+        c.instance.cluster,
+        c.predictor,
+        c.mapper or FirstFitMapper(),
+        key=lambda job, _: (job.release, job.id),
+        backfill=False,
+        outrun_factor=c.params.outrun_factor,
+    ),
+    "arrival order, strict, consolidating first fit",
+)
+
+
+@POLICIES.register("sjf", "oracle shortest job first (K alpha_min), backfilling, first fit")
+def _sjf(c: PolicyContext) -> Policy:
+    by_id = {job.id: job for job in c.instance.jobs}
+
+    def oracle_processing(view: JobView) -> float:
+        job = by_id[view.id]
+        return job.iterations * alpha_min(job, c.instance.cluster, search_budget=2_000).value
+
+    return StaticPriorityPolicy(
+        "sjf",
+        c.instance.cluster,
+        c.predictor,
+        c.mapper or FirstFitMapper(),
+        key=lambda job, _: (oracle_processing(job), job.release),
+        backfill=True,
+        outrun_factor=c.params.outrun_factor,
+    )
+
+
+POLICIES.add(
+    "srpt-naive",
+    lambda c: StaticPriorityPolicy(
+        "srpt-naive",
+        c.instance.cluster,
+        c.predictor,
+        c.mapper or RandomMapper(c.rng),
+        key=lambda job, k_hat: (k_hat * job.compute_time, job.release),
+        backfill=True,
+        outrun_factor=c.params.outrun_factor,
+    ),
+    "predicted compute only (communication-blind), backfilling, random mapping",
+)
+POLICIES.add(
+    "las",
+    lambda c: LeastAttainedService(c.instance.cluster, c.mapper or FirstFitMapper()),
+    "Tiresias-style discretised least attained service, preemptive",
+)
+
+
+def build_policy(
+    name: str,
+    instance: Instance,
+    params: OnlineParams | None = None,
+    seed: int = 0,
+    *,
+    predictor: Predictor | None = None,
+    mapper: Mapper | None = None,
+) -> Policy:
+    """The policy called ``name``, ready to simulate on ``instance``.
+
+    Parameters
+    ----------
+    name
+        A name of :data:`POLICIES`.
+    instance
+        The instance it will run on.
+    params
+        Predictor and mapper names and the online settings.
+    seed
+        Seeds the predictor's randomness and the policy's (random mappings)
+        through two independent streams spawned from one generator.
+    predictor, mapper
+        Your own objects, replacing the ones ``params`` names.
+
+    Raises
+    ------
+    ValueError
+        Naming an unknown policy, predictor or mapper.
+    """
+    params = params or OnlineParams()
+    factory = POLICIES[name]
+    predictor_rng, policy_rng = np.random.default_rng(seed).spawn(2)
+    if predictor is None:
+        predictor = make_predictor(params.predictor, instance, predictor_rng, params)
+    if mapper is None and params.mapper is not None:
+        mapper = MAPPERS[params.mapper](policy_rng)
+    return factory(PolicyContext(instance, predictor, mapper, policy_rng, params))

@@ -1,0 +1,190 @@
+"""Typed parameters of the exact methods and the online policies.
+
+After PyVRP's ``SolveParams``: settings are frozen dataclasses with
+documented defaults that check themselves on construction and load from a
+table of a TOML file (:func:`from_toml`), not dictionaries of options. The
+exact methods take :class:`ExactParams`; the policies and the simulator
+take :class:`OnlineParams`. Names in them (a predictor, a mapper) are
+checked against the registries by the layer that owns those parts.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TypeVar
+
+from ddlsched.core.model import InputError
+
+P = TypeVar("P")
+
+
+def _positive(value: float | None, name: str, *, allow_none: bool = False) -> None:
+    if value is None and allow_none:
+        return
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, int | float)
+        or not math.isfinite(value)
+        or value <= 0
+    ):
+        raise ValueError(f"{name}: must be a positive finite number, got {value!r}")
+
+
+@dataclass(frozen=True)
+class ExactParams:
+    """Settings of an exact method (the HiGHS MILP today).
+
+    Attributes
+    ----------
+    time_limit
+        Seconds for the solve, or ``None`` for no limit (default 60).
+    mip_gap
+        Relative gap at which the solver may stop (default ``1e-6``); a
+        result stopped at a gap is ``feasible``, never ``optimal``, unless
+        the gap is closed.
+    threads
+        Solver threads, or ``None`` for the solver's default.
+    verbose
+        Show the solver's log.
+    """
+
+    time_limit: float | None = 60.0
+    mip_gap: float = 1e-6
+    threads: int | None = None
+    verbose: bool = False
+
+    def __post_init__(self) -> None:
+        _positive(self.time_limit, "time_limit", allow_none=True)
+        if (
+            isinstance(self.mip_gap, bool)
+            or not isinstance(self.mip_gap, int | float)
+            or not 0 <= self.mip_gap < 1
+        ):
+            raise ValueError(f"mip_gap: must be in [0, 1), got {self.mip_gap!r}")
+        if self.threads is not None and (
+            isinstance(self.threads, bool) or not isinstance(self.threads, int) or self.threads < 1
+        ):
+            raise ValueError(f"threads: must be a positive integer, got {self.threads!r}")
+
+    def replace(self, **changes: Any) -> ExactParams:
+        """A copy with ``changes`` applied (validated again)."""
+        return dataclasses.replace(self, **changes)
+
+
+@dataclass(frozen=True)
+class OnlineParams:
+    """Settings of an online policy run in the simulator.
+
+    Attributes
+    ----------
+    predictor
+        Name of the iteration predictor (``algorithms.registry.PREDICTORS``;
+        default ``"oracle"``, the exact counts Theorem 1 assumes).
+    noise
+        Error size of the ``"noisy"`` predictor: the standard deviation of
+        ``log(K_hat / K)`` (default 0.5).
+    mapper
+        Name of a GPU mapper (``algorithms.registry.MAPPERS``) replacing the
+        policy's own, or ``None`` (default) for the policy's own.
+    restart_cost
+        Seconds a preempted job spends restoring when it resumes, holding
+        its GPUs without progress (Tiresias's checkpoint-restart cost;
+        default 1.0; only preemptive policies pay it).
+    outrun_factor
+        The adaptive rule of A-SRPT *(choice)*: a job still running at its
+        predicted end has its prediction multiplied by this (default 2).
+    """
+
+    predictor: str = "oracle"
+    noise: float = 0.5
+    mapper: str | None = None
+    restart_cost: float = 1.0
+    outrun_factor: float = 2.0
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.predictor, str):
+            raise ValueError(f"predictor: expected a name, got {self.predictor!r}")
+        if self.mapper is not None and not isinstance(self.mapper, str):
+            raise ValueError(f"mapper: expected a name, got {self.mapper!r}")
+        if (
+            isinstance(self.noise, bool)
+            or not isinstance(self.noise, int | float)
+            or not math.isfinite(self.noise)
+            or self.noise < 0
+        ):
+            raise ValueError(f"noise: must be a finite number >= 0, got {self.noise!r}")
+        if (
+            isinstance(self.restart_cost, bool)
+            or not isinstance(self.restart_cost, int | float)
+            or not math.isfinite(self.restart_cost)
+            or self.restart_cost < 0
+        ):
+            raise ValueError(
+                f"restart_cost: must be a finite number >= 0, got {self.restart_cost!r}"
+            )
+        if (
+            isinstance(self.outrun_factor, bool)
+            or not isinstance(self.outrun_factor, int | float)
+            or not math.isfinite(self.outrun_factor)
+            or self.outrun_factor <= 1
+        ):
+            raise ValueError(f"outrun_factor: must be > 1, got {self.outrun_factor!r}")
+
+    def replace(self, **changes: Any) -> OnlineParams:
+        """A copy with ``changes`` applied (validated again)."""
+        return dataclasses.replace(self, **changes)
+
+
+def read_toml(path: str | Path) -> dict[str, Any]:
+    """The document of a TOML file.
+
+    Raises
+    ------
+    InputError
+        If the file is missing or not valid TOML (naming the file).
+    """
+    try:
+        with open(path, "rb") as stream:
+            return tomllib.load(stream)
+    except FileNotFoundError:
+        raise InputError(f"{path}: no such file") from None
+    except IsADirectoryError:
+        raise InputError(f"{path}: is a directory, not a TOML file") from None
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as error:
+        raise InputError(f"{path}: not valid TOML ({error})") from None
+
+
+def from_table(cls: type[P], table: dict[str, Any], where: str) -> P:
+    """Build the parameter dataclass ``cls`` from a TOML table.
+
+    Unknown keys and invalid values are errors naming ``where`` and the key.
+    """
+    known = {f.name for f in dataclasses.fields(cls)}  # type: ignore[arg-type]
+    for key in table:
+        if key not in known:
+            raise InputError(f"{where}.{key}: unknown setting (known: {', '.join(sorted(known))})")
+    try:
+        return cls(**table)
+    except (TypeError, ValueError) as error:
+        raise InputError(f"{where}: {error}") from None
+
+
+def from_toml(cls: type[P], path: str | Path, table: str) -> P:
+    """Read ``cls`` from the ``[table]`` of the TOML file at ``path``.
+
+    A file without that table gives the defaults. For example
+    ``from_toml(ExactParams, "run.toml", "exact")`` reads::
+
+        [exact]
+        time_limit = 30
+        threads = 1
+    """
+    document = read_toml(path)
+    values = document.get(table, {})
+    if not isinstance(values, dict):
+        raise InputError(f"{path}: [{table}] must be a table")
+    return from_table(cls, values, f"{path}: {table}")

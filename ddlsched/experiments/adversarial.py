@@ -1,0 +1,84 @@
+"""A hypothesis search for instances where guided A-SRPT is far from the optimum.
+
+``hypothesis.target`` steers the search towards a high ``sum C(asrpt) /
+OPT(A)``, to be compared with what Theorem 1 allows on the instance found.
+"""
+
+from __future__ import annotations
+
+from ddlsched.api import simulate
+from ddlsched.core.model import Cluster, Instance, Job
+from ddlsched.core.params import ExactParams
+
+
+def adversarial_theorem1(
+    servers: int, gpus_per_server: int, jobs: int, examples: int
+) -> tuple[float, float, Instance | None]:
+    """Search for instances where guided A-SRPT is far from OPT(A).
+
+    Hypothesis draws integral instances (data-parallel ring jobs with
+    drawn sizes, iteration counts, compute and traffic on the slot grid,
+    and releases) and is steered by ``hypothesis.target`` towards a high
+    ``sum C(asrpt) / OPT(A)``. Returns ``(worst ratio, Theorem 1 factor
+    (2 + M/(M - g_max + 1)) * rho on that instance, the instance)``.
+    """
+    from hypothesis import HealthCheck, given, settings, target
+    from hypothesis import strategies as st
+
+    from formulations.exact import solve_milp
+    from proofs_checks.bounds import rho_of, theorem1_constant
+
+    cluster = Cluster.uniform(servers, gpus_per_server, 2.0, 1.0)
+    best: dict[str, object] = {"ratio": 0.0, "factor": 0.0, "instance": None}
+
+    @st.composite
+    def instances(draw: st.DrawFn) -> Instance:
+        made = []
+        for k in range(jobs):
+            gpus = draw(st.integers(1, cluster.num_gpus))
+            iterations = draw(st.integers(1, 3))
+            unit = 1.0 / iterations
+            compute = draw(st.integers(1, 4)) * unit
+            traffic = draw(st.integers(1, 3)) * unit * cluster.bandwidth_intra
+            ring = (
+                []
+                if gpus == 1
+                else [(0, 1)]
+                if gpus == 2
+                else [(d, (d + 1) % gpus) for d in range(gpus)]
+            )
+            made.append(
+                Job(
+                    id=f"j{k}",
+                    release=float(draw(st.integers(0, 6))),
+                    iterations=iterations,
+                    compute_time=compute,
+                    gpus=gpus,
+                    edges=tuple((min(u, v), max(u, v), traffic) for u, v in ring),
+                )
+            )
+        return Instance(cluster, tuple(made))
+
+    @settings(
+        max_examples=examples,
+        deadline=None,
+        database=None,
+        derandomize=True,
+        suppress_health_check=list(HealthCheck),
+    )
+    @given(instances())
+    def search(instance: Instance) -> None:
+        optimum = solve_milp(instance, "A", ExactParams(time_limit=30))
+        if not optimum.proven_optimal:
+            return
+        online = simulate(instance, "asrpt")
+        ratio = online.objective / optimum.objective
+        target(ratio, label="asrpt / OPT(A)")
+        if ratio > best["ratio"]:  # type: ignore[operator]
+            constant = theorem1_constant(cluster.num_gpus, instance.max_job_gpus)
+            best.update(ratio=ratio, factor=constant * rho_of(instance).rho, instance=instance)
+
+    search()
+    return best["ratio"], best["factor"], best["instance"]  # type: ignore[return-value]
+
+
