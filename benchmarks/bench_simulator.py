@@ -20,9 +20,9 @@ from pathlib import Path
 
 from ddlsched import simulate
 from ddlsched.core.model import Cluster
-from ddlsched.core.traces import load_trace
+from ddlsched.core.traces import data_dir, load_trace
 
-TRACE = Path(__file__).resolve().parents[2] / "shared" / "data" / "traces" / "philly_jobs.csv"
+TRACE = data_dir() / "traces" / "philly_jobs.csv"
 
 
 def main() -> None:

@@ -23,14 +23,14 @@ from __future__ import annotations
 
 import csv
 import math
-from pathlib import Path
 
 from ddlsched.core.alpha import alpha, alpha_max, alpha_min
 from ddlsched.core.graphs import build_job_graph
 from ddlsched.core.model import Cluster, Job, Parallelism
+from ddlsched.core.traces import data_dir
 from ddlsched.core.zoo import get_profile
 
-PROFILES = Path(__file__).resolve().parents[2] / "shared" / "data" / "profiles"
+PROFILES = data_dir() / "profiles"
 MODELS = {
     "imagenet": "resnet50",
     "bert": "bert_base",

@@ -26,6 +26,7 @@ from ddlsched.core.model import (
 from ddlsched.core.params import ExactParams, OnlineParams, from_toml
 from ddlsched.core.registry import Registry
 from ddlsched.core.result import Result, SolveStatus
+from ddlsched.core.traces import data_dir, data_path, load_trace
 
 __all__ = [
     "PROBLEMS",
@@ -48,8 +49,11 @@ __all__ = [
     "alpha",
     "alpha_max",
     "alpha_min",
+    "data_dir",
+    "data_path",
     "from_toml",
     "generate",
+    "load_trace",
     "read_instance",
     "read_schedule",
     "rho",

@@ -38,6 +38,24 @@ from ddlsched.core.zoo import ModelProfile
 GB = 1e9
 
 
+def ring_pairs(nodes: int) -> list[tuple[int, int]]:
+    """The node pairs ``(u, v)``, ``u < v``, of a ring over ``nodes`` nodes.
+
+    No pair for one node, one for two (a ring of two is one link), otherwise
+    ``(d, d + 1)`` around the ring and ``(0, nodes - 1)`` to close it.
+    """
+    if nodes < 2:
+        return []
+    if nodes == 2:
+        return [(0, 1)]
+    return [(min(d, (d + 1) % nodes), max(d, (d + 1) % nodes)) for d in range(nodes)]
+
+
+def ring_edges(nodes: int, traffic: float) -> tuple[Edge, ...]:
+    """A ring job graph: every pair of :func:`ring_pairs` carrying ``traffic`` GB per iteration."""
+    return tuple((u, v, traffic) for u, v in ring_pairs(nodes))
+
+
 def pipeline_bubble(pp: int, microbatches: int) -> float:
     """The GPipe slowdown ``(m + pp - 1) / m`` of ``pp`` stages."""
     return (microbatches + pp - 1) / microbatches
@@ -100,7 +118,7 @@ def build_job_graph(
                 if p + 1 < pp:
                     add(node(d, p, t), node(d, p + 1, t), pipeline_q)
     if dp >= 2:
-        ring = [(d, (d + 1) % dp) for d in range(dp)] if dp > 2 else [(0, 1)]
+        ring = ring_pairs(dp)
         for p in range(pp):
             for t in range(tp):
                 for d, d_next in ring:

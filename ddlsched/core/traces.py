@@ -57,6 +57,39 @@ from ddlsched.core.graphs import build_job_graph
 from ddlsched.core.model import Cluster, InputError, Instance, Job, Parallelism
 from ddlsched.core.zoo import ZOO, ModelProfile
 
+DATA_ENV = "DDLSCHED_DATA"
+"""The environment variable naming the data folder (traces/, profiles/)."""
+
+
+def data_dir() -> Path:
+    """The folder of real data: ``$DDLSCHED_DATA``, else ``../shared/data`` beside the checkout.
+
+    Notebooks, benchmarks and tests find traces and profiles through this
+    one setting (``data_dir() / "traces" / "philly_jobs.csv"``).
+    """
+    configured = os.environ.get(DATA_ENV)
+    if configured:
+        return Path(configured).expanduser()
+    return Path(__file__).resolve().parents[3] / "shared" / "data"
+
+
+def data_path(*parts: str) -> Path:
+    """A file under :func:`data_dir`.
+
+    Raises
+    ------
+    InputError
+        If it does not exist, naming the path and the setting to change.
+    """
+    path = data_dir().joinpath(*parts)
+    if not path.exists():
+        raise InputError(
+            f"{path}: no such data file (set {DATA_ENV} to the folder holding traces/ and "
+            "profiles/)"
+        )
+    return path
+
+
 MODEL_ALIASES = {
     "resnet50": "resnet50",
     "resnet": "resnet50",

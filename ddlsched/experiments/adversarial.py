@@ -7,6 +7,7 @@ OPT(A)``, to be compared with what Theorem 1 allows on the instance found.
 from __future__ import annotations
 
 from ddlsched.api import simulate
+from ddlsched.core.graphs import ring_edges
 from ddlsched.core.model import Cluster, Instance, Job
 from ddlsched.core.params import ExactParams
 
@@ -40,13 +41,6 @@ def adversarial_theorem1(
             unit = 1.0 / iterations
             compute = draw(st.integers(1, 4)) * unit
             traffic = draw(st.integers(1, 3)) * unit * cluster.bandwidth_intra
-            ring = (
-                []
-                if gpus == 1
-                else [(0, 1)]
-                if gpus == 2
-                else [(d, (d + 1) % gpus) for d in range(gpus)]
-            )
             made.append(
                 Job(
                     id=f"j{k}",
@@ -54,7 +48,7 @@ def adversarial_theorem1(
                     iterations=iterations,
                     compute_time=compute,
                     gpus=gpus,
-                    edges=tuple((min(u, v), max(u, v), traffic) for u, v in ring),
+                    edges=ring_edges(gpus, traffic),
                 )
             )
         return Instance(cluster, tuple(made))

@@ -1,26 +1,29 @@
-"""Online policies: feasible (by the verifier), honest about information, within Theorem 1."""
+"""Online policies (algorithms.policies): feasible by the verifier, within Theorem 1, in order."""
 
 from __future__ import annotations
 
-import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from algorithms.policies import BackfillQueue, GreedyASRPT, GuidedASRPT, StrictQueue
-from algorithms.prediction import JobView, NoisyOraclePredictor, OraclePredictor
+from algorithms.policies import BackfillQueue, GuidedASRPT, StrictQueue
+from algorithms.prediction import JobView, OraclePredictor
+from algorithms.registry import POLICIES as REGISTERED_POLICIES
 from algorithms.simulator import simulate
 from ddlsched import OnlineParams
 from ddlsched import simulate as simulate_named
 from ddlsched.core.alpha import rho
-from ddlsched.core.generators import GeneratorConfig, generate
+from ddlsched.core.generators import generate
 from ddlsched.core.model import Cluster, Instance, Job
 from ddlsched.core.params import ExactParams
 from formulations.exact import solve_milp
 from proofs_checks.verifier import verify
 from tests.strategies import TINY_INTEGRAL, generated_instances, hand_instances
 
-POLICIES = ("asrpt", "asrpt-greedy", "fifo", "sjf", "srpt-naive", "las")
+POLICIES = REGISTERED_POLICIES.names()
+
+
+THEOREM_CONFIG = TINY_INTEGRAL.replace(num_jobs=5)
 
 
 @settings(max_examples=25)
@@ -42,9 +45,6 @@ def test_policies_on_arbitrary_graphs(instance: Instance, method: str) -> None:
     result = simulate_named(instance, method, seed=3)
     assert result.schedule is not None
     assert verify(instance, result.schedule).feasible
-
-
-THEOREM_CONFIG = TINY_INTEGRAL.replace(num_jobs=5)
 
 
 @settings(max_examples=20)
@@ -82,38 +82,6 @@ def test_guided_order_is_virtual_completion_order() -> None:
     assert starts["big"] == pytest.approx(2 * 4 * 1.0001 / 2 + 0.5)
 
 
-def test_views_hide_iterations() -> None:
-    """Policies get JobViews, which carry no iteration count."""
-    job = Job(id="a", release=0.0, iterations=7, compute_time=1.0, gpus=1)
-    view = JobView.of(job)
-    assert not hasattr(view, "iterations")
-
-
-def test_noisy_predictor_seeded_and_adaptive_rule() -> None:
-    """Same seed, same predictions; underestimated jobs get their prediction doubled."""
-    instance = generate(GeneratorConfig(num_jobs=12, load=1.0), 4)
-    views = [JobView.of(j) for j in instance.jobs]
-    a = [NoisyOraclePredictor(instance, 0.8, np.random.default_rng(5)).predict(v) for v in views]
-    b = [NoisyOraclePredictor(instance, 0.8, np.random.default_rng(5)).predict(v) for v in views]
-    assert a == b
-    policy = GreedyASRPT(
-        instance.cluster, NoisyOraclePredictor(instance, 0.8, np.random.default_rng(5))
-    )
-    first = simulate(instance, policy)
-    assert first.schedule is not None and verify(instance, first.schedule).feasible
-    truth = {j.id: j.iterations for j in instance.jobs}
-    entries = {e.id: e for e in first.schedule.jobs}
-    last_decision = max(e.start for e in entries.values())
-    under = [k for k, v in policy.predicted.items() if v < truth[k]]
-    # A job whose predicted end passed before the last decision was revised
-    # upward until its prediction reached the truth (or it completed).
-    for job_id in under:
-        entry = entries[job_id]
-        alpha_job = (entry.end - entry.start) / truth[job_id]  # type: ignore[operator]
-        assert entry.start + policy.predicted[job_id] * alpha_job >= last_decision - 1e-9
-    assert len(under) < len(truth)
-
-
 def test_queues() -> None:
     """StrictQueue blocks behind its head; BackfillQueue starts the best that fits."""
 
@@ -134,34 +102,3 @@ def test_queues() -> None:
     popped = fill.pop_fitting(4)
     assert popped is not None and popped.id == "mid"
     assert len(fill) == 1
-
-
-def test_las_preempts_and_restarts_verifiably() -> None:
-    """LAS preempts a backfilled job when an earlier one fits; pieces pay the restart cost.
-
-    One 4-GPU server: 'a' (2 GPUs, 10 s) at 0, 'wide' (4 GPUs) at 1 cannot
-    start, 'b' (2 GPUs) at 2 backfills; when 'a' ends at 10, 'wide' (earlier
-    than 'b') is admitted and 'b' is preempted, to resume after 'wide' with
-    a restart cost of 0.5 s.
-    """
-    from algorithms.las import LeastAttainedService
-
-    cluster = Cluster((4,), 1.0, 1.0)
-    jobs = (
-        Job(id="a", release=0.0, iterations=10, compute_time=1.0, gpus=2),
-        Job(id="wide", release=1.0, iterations=3, compute_time=1.0, gpus=4),
-        Job(id="b", release=2.0, iterations=20, compute_time=1.0, gpus=2),
-    )
-    instance = Instance(cluster, jobs)
-    result = simulate(
-        instance, LeastAttainedService(cluster), restart_cost=0.5
-    )
-    assert result.schedule is not None
-    report = verify(instance, result.schedule)
-    assert report.feasible, report.violations
-    entries = result.schedule.by_id()
-    assert entries["b"].pieces is not None and len(entries["b"].pieces) == 2
-    first, second = entries["b"].pieces
-    assert (first.start, first.end) == (2.0, 10.0) and second.start == pytest.approx(13.0)
-    # 8 iterations before, 12 after, plus the 0.5 s restart.
-    assert entries["b"].end == pytest.approx(13.0 + 0.5 + 12.0)

@@ -11,7 +11,7 @@ import pytest
 
 from ddlsched.core.alpha import alpha
 from ddlsched.core.model import Cluster, InputError
-from ddlsched.core.traces import load_trace, packed_mapping
+from ddlsched.core.traces import data_dir, load_trace, packed_mapping
 
 CLUSTER = Cluster.uniform(4, 4, 20.0, 1.0)
 
@@ -95,7 +95,7 @@ def test_bad_traces_named(tmp_path: Path, text: str, expected: str) -> None:
 
 def test_real_traces_load() -> None:
     """The real traces in ../shared/data load with their documented row counts."""
-    root = Path(__file__).resolve().parents[3] / "shared" / "data" / "traces"
+    root = data_dir() / "traces"
     counts = {"tiresias_60_job.csv": 60, "muri_trace1.csv": 1494}
     for name, rows in counts.items():
         loaded = load_trace(root / name, Cluster.uniform(8, 8, 20.0, 1.0))

@@ -15,6 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ddlsched.core.generators import generate
+from ddlsched.core.graphs import ring_edges
 from ddlsched.core.model import Cluster, Instance, Job, Schedule, ScheduledJob
 from ddlsched.experiments import check_instance
 from proofs_checks import claims
@@ -51,7 +52,6 @@ def test_values_agree_with_independent_oracles(seed: int) -> None:
 def test_non_integral_checks_only_ceil_rho() -> None:
     """On a non-integral instance Lemma 1 is stated with ceil(rho) between slotted optima."""
     cluster = Cluster((2, 2), 2.0, 1.0)
-    ring = tuple((u, (u + 1) % 3, 0.3) for u in range(3))
     instance = Instance(
         cluster,
         (
@@ -61,7 +61,7 @@ def test_non_integral_checks_only_ceil_rho() -> None:
                 iterations=2,
                 compute_time=0.7,
                 gpus=3,
-                edges=tuple((min(u, v), max(u, v), q) for u, v, q in ring),
+                edges=ring_edges(3, 0.3),
             ),
             Job(
                 id="b", release=0.4, iterations=3, compute_time=0.45, gpus=2, edges=((0, 1, 0.2),)

@@ -1,4 +1,4 @@
-"""Iteration prediction: no leakage, reproducible, better than baselines where there is signal."""
+"""The random forest (algorithms.prediction.forest): no leakage; fast path equals the pipeline."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 
 from algorithms.prediction import JobView, submission_features
-from algorithms.prediction.evaluation import baseline_predictions, evaluate
+from algorithms.prediction.evaluation import baseline_predictions
 from algorithms.prediction.forest import (
     HISTORY,
     FeatureSet,
@@ -16,7 +16,7 @@ from algorithms.prediction.forest import (
     forest_predictions,
     history_features,
 )
-from ddlsched.core.model import Cluster, InputError
+from ddlsched.core.model import Cluster
 from ddlsched.core.workloads import WorkloadConfig, instance_from_history, recurring_history
 
 STRONG = WorkloadConfig(
@@ -48,39 +48,6 @@ def test_no_leakage_prediction_unchanged_when_later_jobs_change() -> None:
     pd.testing.assert_frame_equal(hist_before, hist_after)
 
 
-def test_seeded_runs_reproduce_exactly() -> None:
-    """Same seed, same history and the same predictions, bit for bit."""
-    assert recurring_history(STRONG, 3).equals(recurring_history(STRONG, 3))
-    first = evaluate(_history(3), seed=5)
-    second = evaluate(_history(3), seed=5)
-    assert first == second
-
-
-def test_forest_beats_group_mean_with_strong_recurrence() -> None:
-    """With strong recurrence and drift the forest beats every baseline on MAE and median error."""
-    report = evaluate(_history(1), retrain_every=150)
-    forest = report["predictors"]["forest"]  # type: ignore[index]
-    for name in ("global_mean", "model_mean", "group_mean", "group_median"):
-        other = report["predictors"][name]  # type: ignore[index]
-        assert forest["mae"] < other["mae"], name
-        assert forest["median_rel_error"] < other["median_rel_error"], name
-    assert report["verdict"].startswith("signal")
-
-
-def test_no_signal_is_said_plainly() -> None:
-    """Iterations independent of every feature: the verdict says there is no signal."""
-    rng = np.random.default_rng(0)
-    frame = pd.DataFrame(
-        {
-            "submit_time": np.arange(400.0),
-            "model_name": rng.choice(["a", "b"], 400),
-            "num_gpu": rng.choice([1, 2], 400),
-            "iterations": rng.lognormal(8, 1.5, 400).round() + 1,
-        }
-    )
-    assert evaluate(frame)["verdict"].startswith("no signal")
-
-
 def test_only_submission_time_features() -> None:
     """Ids, times and run measurements are never features."""
     frame = pd.DataFrame(
@@ -104,16 +71,6 @@ def test_only_submission_time_features() -> None:
     assert set(features.names) == {"model_name", "batch_size", "num_gpu"}
 
 
-def test_missing_target_is_a_clear_error() -> None:
-    """A trace without the target column names it and the columns it has."""
-    frame = pd.DataFrame({"timestamp": ["x"], "duration": [1.0], "num_gpus": [1]})
-    with pytest.raises(InputError, match=r"no target column 'iterations'.*duration"):
-        evaluate(frame, source="philly.csv")
-    bad = _history().assign(iterations=-1)
-    with pytest.raises(InputError, match=r"row 2: iterations must be a positive number"):
-        evaluate(bad)
-
-
 def test_online_forest_predictor_learns() -> None:
     """Online: cold start from the zoo, then predictions near a group's recent counts."""
     history = recurring_history(STRONG, 2)
@@ -125,35 +82,6 @@ def test_online_forest_predictor_learns() -> None:
         errors.append(abs(np.log(predictor.predict(view) / job.iterations)))
         predictor.observe(view, job.iterations)
     assert np.median(errors[200:]) < np.median(errors[:20])
-
-
-def test_running_mean_predictors_fall_back_and_learn() -> None:
-    """Running means: coarser levels without history, the exact mean with it."""
-    from algorithms.prediction import RunningMeanPredictor
-    from ddlsched.core.model import Job
-
-    def view(model: str, user: str) -> JobView:
-        return JobView.of(
-            Job(
-                id=f"{model}-{user}",
-                release=0.0,
-                iterations=1,
-                compute_time=1.0,
-                gpus=1,
-                features={"model": model, "user": user},
-            )
-        )
-
-    group = RunningMeanPredictor("group")
-    assert group.predict(view("bert_base", "a")) == 10_000  # the zoo's typical count
-    group.observe(view("bert_base", "a"), 100)
-    group.observe(view("bert_base", "a"), 300)
-    group.observe(view("bert_base", "b"), 1000)
-    assert group.predict(view("bert_base", "a")) == 200  # its configuration
-    assert group.predict(view("bert_base", "c")) == pytest.approx(1400 / 3)  # its model
-    assert RunningMeanPredictor("global").predict(view("vgg16", "z")) > 0
-    with pytest.raises(ValueError, match="level"):
-        RunningMeanPredictor("user")
 
 
 def test_fast_forest_path_equals_the_pipeline() -> None:

@@ -1,4 +1,4 @@
-"""compare and the figures: verified results, structural checks on plots."""
+"""compare (ddlsched.experiments.compare): methods against proven optima, all verified."""
 
 from __future__ import annotations
 
@@ -12,13 +12,9 @@ import matplotlib
 
 matplotlib.use("Agg")
 
-import matplotlib.pyplot as plt
 import pytest
-from matplotlib.patches import Rectangle
 
-from ddlsched.core.model import Instance, Schedule, ScheduledJob
 from ddlsched.experiments import CompareConfig, compare
-from ddlsched.plotting import gantt, gpu_lanes, jct_cdf, ratio_distribution
 
 
 def test_compare_ratios_against_proven_optima() -> None:
@@ -40,33 +36,6 @@ def test_compare_rejects_unknown_method() -> None:
     """An unknown method is named."""
     with pytest.raises(ValueError, match="methods: unknown policy 'magic'"):
         CompareConfig(methods=("magic",))
-
-
-def test_gantt_draws_one_box_per_gpu(ring_instance: Instance) -> None:
-    """A Gantt chart has one rectangle per (job, GPU) and hatches spanning jobs."""
-    schedule = Schedule(
-        (
-            ScheduledJob("ring", 0.0, 8.0, (0, 0, 1, 1)),
-            ScheduledJob("solo", 8.0, 11.0, (1,)),
-        )
-    )
-    ax = gantt(ring_instance, schedule)
-    boxes = [p for p in ax.patches if isinstance(p, Rectangle)]
-    assert len(boxes) == 5
-    assert sum(bool(b.get_hatch()) for b in boxes) == 4  # the ring spans both servers
-    segments = {job_id: lanes for job_id, _, _, lanes in gpu_lanes(ring_instance, schedule)}
-    assert len(set(segments["ring"])) == 4
-    plt.close("all")
-
-
-def test_ratio_and_cdf_plots_have_one_series_per_method() -> None:
-    """Ratio plot: one box per method; CDF: one line per method ending at 1."""
-    ax = ratio_distribution({"a": [1.0, 1.2], "b": [1.1, 1.5, 1.3]})
-    assert [t.get_text() for t in ax.get_xticklabels()] == ["a", "b"]
-    ax = jct_cdf({"a": [1.0, 2.0], "b": [3.0]})
-    assert len(ax.get_lines()) == 2
-    assert all(line.get_ydata()[-1] == pytest.approx(1.0) for line in ax.get_lines())
-    plt.close("all")
 
 
 def test_compare_cli_json_and_plot(tmp_path: Path) -> None:
@@ -94,20 +63,6 @@ def test_compare_cli_json_and_plot(tmp_path: Path) -> None:
     doc = json.loads(result.stdout)
     assert doc["instances"] == 2 and set(doc["methods"]) >= {"asrpt", "fifo"}
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
-
-
-def test_gantt_draws_pieces_of_preempted_jobs(ring_instance: Instance) -> None:
-    """A preempted job is drawn piece by piece (LAS schedules)."""
-    from ddlsched.core.model import Piece
-
-    pieces = (Piece(0.0, 3.0, (0, 0, 1, 1)), Piece(6.0, 12.0, (0, 0, 1, 1)))
-    schedule = Schedule(
-        (ScheduledJob("ring", 0.0, 12.0, None, pieces), ScheduledJob("solo", 3.0, 6.0, (0,))),
-        restart_cost=1.0,
-    )
-    ax = gantt(ring_instance, schedule)
-    assert len([p for p in ax.patches if isinstance(p, Rectangle)]) == 4 + 4 + 1
-    plt.close("all")
 
 
 def test_compare_stops_cleanly_on_ctrl_c() -> None:

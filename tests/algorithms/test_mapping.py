@@ -1,4 +1,4 @@
-"""The GPU-mapping heuristic and the virtual SRPT machine."""
+"""GPU mapping (algorithms.mapping): SPEC steps 1-2, the mapping claim, quality against exact."""
 
 from __future__ import annotations
 
@@ -16,12 +16,9 @@ from algorithms.mapping import (
     RandomMapper,
     choose_servers,
 )
-from algorithms.virtual import VirtualMachine, srpt
 from ddlsched.core.alpha import alpha, alpha_max, alpha_min
-from ddlsched.core.generators import generate
 from ddlsched.core.model import Cluster, Job
-from tests.oracles import brute_force_a2
-from tests.strategies import TINY_INTEGRAL, clusters, jobs
+from tests.strategies import clusters, jobs
 
 
 def test_choose_servers_best_fit_then_fewest() -> None:
@@ -108,64 +105,3 @@ def test_free_gpus_bookkeeping() -> None:
         free.take((1, 1))
     free.give((0, 0, 1))
     assert list(free) == [4, 2, 0] and free.total == 6
-
-
-def test_srpt_hand_worked() -> None:
-    """SRPT on sizes 3 (r=0), 1 (r=1), 2 (r=1.5), worked by hand.
-
-    t=0: only A (3). t=1: B (1) < A's remaining 2 -> B runs, done at 2.
-    t=1.5: C (2) arrives; B has 0.5 left, keeps running. t=2: A has 2, C has
-    2: tie goes to the earlier arrival, A, done at 4; C done at 6.
-    """
-    completions, pieces = srpt([3.0, 1.0, 2.0], [0.0, 1.0, 1.5], ["A", "B", "C"])
-    assert completions == pytest.approx({"A": 4.0, "B": 2.0, "C": 6.0})
-    assert pieces["A"] == [(0.0, 1.0), (2.0, 4.0)]
-    assert pieces["B"] == [(1.0, 2.0)]
-
-
-def test_virtual_machine_resize_keeps_work_done() -> None:
-    """Growing a job's size keeps the work done; completion moves accordingly."""
-    machine = VirtualMachine()
-    machine.add("a", 2.0, 0.0)
-    machine.advance(1.0)
-    machine.resize("a", 5.0, 1.0)
-    assert machine.remaining("a") == pytest.approx(4.0)
-    assert machine.next_completion() == pytest.approx(5.0)
-
-
-@settings(max_examples=20)
-@given(st.integers(0, 10_000), st.sampled_from([None, 1.0, 3.0]))
-def test_srpt_is_optimal_on_a2(seed: int, load: float | None) -> None:
-    """SRPT's total completion time equals the brute-force A2 optimum (claim 1)."""
-    instance = generate(TINY_INTEGRAL.replace(duration_slots=(1, 2), load=load), seed)
-    m = instance.cluster.num_gpus
-    sizes = [
-        j.gpus * j.iterations * alpha_max(j, instance.cluster).value / m for j in instance.jobs
-    ]
-    completions, _ = srpt(sizes, [j.release for j in instance.jobs])
-    assert sum(completions.values()) == pytest.approx(brute_force_a2(instance))
-
-
-def test_scaled_graphs_share_alpha_min() -> None:
-    """The metrics' shared alpha_min equals a fresh search for scaled copies of a graph."""
-    from algorithms.simulator import _FastestAlpha
-    from ddlsched.core.model import Instance
-
-    cluster = Cluster((3, 3, 3), 10.0, 1.0)
-    ring = tuple((u, (u + 1) % 7, 1.0 + u % 3) for u in range(7))
-    edges = tuple((min(u, v), max(u, v), q) for u, v, q in ring)
-    jobs = tuple(
-        Job(
-            id=f"s{k}",
-            release=0,
-            iterations=1,
-            compute_time=0.5 * k + 1,
-            gpus=7,
-            edges=tuple((u, v, q * scale) for u, v, q in edges),
-        )
-        for k, scale in enumerate((1.0, 0.37, 12.5))
-    )
-    shared = _FastestAlpha(Instance(cluster, jobs), budget=200_000)
-    for job in jobs:
-        value, exact = shared(job)
-        assert exact and value == pytest.approx(alpha_min(job, cluster).value, rel=1e-9)
