@@ -209,3 +209,22 @@ def test_check_json_and_random_table(tmp_path: Path) -> None:
     ):
         assert f"| {claim} | " in table.stdout
     assert run_cli("check").returncode == 2  # neither an instance nor --random
+
+
+def test_help_lists_exactly_the_registered_names() -> None:
+    """Each command's choices come from the registries: --help shows every name, spelled once."""
+    from algorithms.registry import MAPPERS, POLICIES, PREDICTORS
+    from ddlsched.api import method_names
+    from ddlsched.cli import build_parser
+
+    parser = build_parser()
+    commands = {
+        action.dest: action
+        for action in parser._subparsers._group_actions[0].choices["simulate"]._actions  # type: ignore[union-attr]
+    }
+    assert tuple(commands["policy"].choices) == POLICIES.names()
+    assert tuple(commands["predictor"].choices) == PREDICTORS.names()
+    assert tuple(commands["mapper"].choices) == MAPPERS.names()
+    solve_help = run_cli("solve", "--help").stdout
+    assert "{" + ",".join(method_names()) + "}" in solve_help.replace("\n", "").replace(" ", "")
+    assert run_cli("--version").stdout.startswith("ddlsched ")

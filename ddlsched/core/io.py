@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import re
 import tempfile
 from collections.abc import Mapping
 from pathlib import Path
@@ -178,24 +179,57 @@ def schedule_from_dict(doc: Any) -> Schedule:
     )
 
 
+class _NonFinite(ValueError):
+    """A NaN or Infinity literal, which JSON does not allow."""
+
+
 def _reject_constant(name: str) -> Any:
-    raise InputError(f"not valid JSON: {name} is not a number in JSON")
+    raise _NonFinite(name)
+
+
+def _no_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    document: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in document:
+            raise InputError(f"duplicate key {key!r}")
+        document[key] = value
+    return document
+
+
+def _position(text: str, index: int) -> str:
+    line = text.count("\n", 0, index) + 1
+    column = index - (text.rfind("\n", 0, index) + 1) + 1
+    return f"line {line}, column {column}"
 
 
 def _load_json(path: str | os.PathLike[str]) -> Any:
+    name = os.fspath(path)
     try:
-        text = Path(path).read_text(encoding="utf-8")
+        text = Path(path).read_text(encoding="utf-8-sig")
     except FileNotFoundError:
-        raise InputError(f"{os.fspath(path)}: no such file") from None
+        raise InputError(f"{name}: no such file") from None
+    except IsADirectoryError:
+        raise InputError(f"{name}: is a directory, not a JSON file") from None
     except (OSError, UnicodeDecodeError) as error:
-        raise InputError(f"{os.fspath(path)}: cannot read ({error})") from None
+        raise InputError(f"{name}: cannot read ({error})") from None
     try:
-        return json.loads(text, parse_constant=_reject_constant)
+        return json.loads(
+            text, parse_constant=_reject_constant, object_pairs_hook=_no_duplicate_keys
+        )
     except json.JSONDecodeError as error:
         raise InputError(
-            f"{os.fspath(path)}: not valid JSON (line {error.lineno}, "
-            f"column {error.colno}: {error.msg})"
+            f"{name}: not valid JSON (line {error.lineno}, column {error.colno}: {error.msg})"
         ) from None
+    except _NonFinite as error:
+        found = re.search(r"-?Infinity|NaN", text)
+        where = f" at {_position(text, found.start())}" if found else ""
+        raise InputError(
+            f"{name}: not valid JSON: {error} is not a number in JSON{where}"
+        ) from None
+    except InputError as error:
+        raise InputError(f"{name}: not valid JSON: {error}") from None
+    except RecursionError:
+        raise InputError(f"{name}: not valid JSON: nested too deeply") from None
 
 
 def read_instance(path: str | os.PathLike[str]) -> Instance:

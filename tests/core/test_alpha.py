@@ -30,16 +30,9 @@ def test_ring_hand_worked(ring_instance: Instance) -> None:
     assert report.rho.exact and report.argmax == 0
 
 
-def test_alpha_max_bound_not_exact_on_triangle() -> None:
+def test_alpha_max_bound_not_exact_on_triangle(triangle_job: Job) -> None:
     """A triangle on two servers cannot have all three edges cut: not exact."""
-    triangle = Job(
-        id="t",
-        release=0,
-        iterations=1,
-        compute_time=1.0,
-        gpus=3,
-        edges=((0, 1, 1.0), (1, 2, 1.0), (0, 2, 1.0)),
-    )
+    triangle = triangle_job
     cluster = Cluster((2, 2), 2.0, 1.0)
     bound = alpha_max(triangle, cluster)
     assert bound.value == pytest.approx(4.0)

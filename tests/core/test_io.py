@@ -1,0 +1,171 @@
+"""The JSON formats (ddlsched.core.io): examples read, errors named, round trips, atomic writes."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from hypothesis import given
+
+from ddlsched.core.io import dumps, instance_from_dict, schedule_from_dict
+from ddlsched.core.model import (
+    InputError,
+    Instance,
+    Parallelism,
+    Schedule,
+    ScheduledJob,
+)
+from tests.examples import DELETE, ISSUE_EXAMPLE, mutated
+from tests.strategies import generated_instances, hand_instances
+
+
+def test_issue_example_reads() -> None:
+    """The example document of the format's specification reads as written."""
+    instance = instance_from_dict(ISSUE_EXAMPLE)
+    job = instance.jobs[0]
+    assert job.gpus == 2 and job.parallelism == Parallelism(dp=2)
+    assert job.edges == ((0, 1, 4.0),)
+    assert job.features["model"] == "resnet50"
+    assert instance.cluster.num_gpus == 8
+
+
+def test_defaults_apply() -> None:
+    """weight defaults to 1, slot to 1.0, features to {}, gpus to dp*pp*tp."""
+    doc = json.loads(json.dumps(ISSUE_EXAMPLE))
+    del doc["slot"]
+    job = doc["jobs"][0]
+    for key in ("weight", "features", "gpus"):
+        del job[key]
+    instance = instance_from_dict(doc)
+    assert instance.slot == 1.0
+    assert instance.jobs[0].weight == 1.0
+    assert dict(instance.jobs[0].features) == {}
+    assert instance.jobs[0].gpus == 2
+
+
+@pytest.mark.parametrize(
+    ("path", "value", "expected"),
+    [
+        (["format"], "ddlsched.instance/2", "format"),
+        (["format"], DELETE, "format: missing"),
+        (["cluster", "bandwidth_inter"], 0.0, "cluster.bandwidth_inter"),
+        (["cluster", "bandwidth_inter"], 8.0, "must be <= bandwidth_intra"),
+        (["cluster", "gpus_per_server"], [], "needs at least one server"),
+        (["cluster", "gpus_per_server", 0], 0, "cluster.gpus_per_server[0]"),
+        (["jobs", 0, "release"], -1.0, "release: must be >= 0"),
+        (["jobs", 0, "release"], "0", "release: expected a number"),
+        (["jobs", 0, "iterations"], 0, "iterations: must be >= 1"),
+        (["jobs", 0, "iterations"], 2.5, "iterations: expected an integer"),
+        (["jobs", 0, "compute_time"], 0.0, "compute_time: must be > 0"),
+        (["jobs", 0, "gpus"], 3, "does not match parallelism"),
+        (["jobs", 0, "gpus"], True, "gpus: expected an integer"),
+        (
+            ["jobs", 0],
+            {"id": "w", "release": 0, "iterations": 1, "compute_time": 1.0, "gpus": 9},
+            "cluster has only 8",
+        ),
+        (["jobs", 0, "edges", 0], [0, 2, 1.0], "node 2 does not exist"),
+        (["jobs", 0, "edges", 0], [0, 0, 1.0], "self-loop"),
+        (["jobs", 0, "edges", 0], [0, 1, -1.0], "must be > 0"),
+        (["jobs", 0, "edges", 0], [0, 1], "expected [u, v, traffic]"),
+        (["jobs", 0, "relase"], 1.0, "relase: unknown field"),
+        (["jobs", 0, "id"], DELETE, "id: missing"),
+        (["jobs", 0, "weight"], 0, "weight: must be > 0"),
+        (["slot"], 0, "slot: must be > 0"),
+        (["jobs"], [], "needs at least one job"),
+    ],
+)
+def test_bad_fields_are_named(path: list[object], value: object, expected: str) -> None:
+    """Each kind of bad input raises InputError whose message names the field."""
+    with pytest.raises(InputError) as caught:
+        instance_from_dict(mutated(path, value))
+    assert expected in str(caught.value)
+
+
+@given(generated_instances())
+def test_generated_instances_round_trip(instance: Instance) -> None:
+    """JSON round-trip is exact for every generated instance."""
+    text = dumps(instance.to_dict())
+    again = instance_from_dict(json.loads(text))
+    assert again == instance
+    assert dumps(again.to_dict()) == text
+
+
+@given(hand_instances())
+def test_hand_instances_round_trip(instance: Instance) -> None:
+    """JSON round-trip is exact for arbitrary job graphs too."""
+    assert instance_from_dict(json.loads(dumps(instance.to_dict()))) == instance
+
+
+def test_schedule_round_trip_and_problem() -> None:
+    """Schedules round-trip, A2 pieces included; an unknown problem is named."""
+    schedule = Schedule(
+        jobs=(ScheduledJob("a", 0.0, 2.0, pieces=((0.0, 1.0), (1.5, 2.0))),), problem="A2"
+    )
+    again = schedule_from_dict(json.loads(dumps(schedule.to_dict())))
+    assert again == schedule
+    with pytest.raises(InputError, match=r"schedule\.problem"):
+        schedule_from_dict({"format": "ddlsched.schedule/1", "problem": "B", "jobs": []})
+    with pytest.raises(InputError, match=r"mapping\[1\]"):
+        schedule_from_dict(
+            {
+                "format": "ddlsched.schedule/1",
+                "jobs": [{"id": "a", "start": 0, "mapping": [0, -1]}],
+            }
+        )
+
+
+def test_written_files_read_back_identically(tmp_path, ring_instance) -> None:  # type: ignore[no-untyped-def]
+    """Write, read, write again: the same bytes, and no temporary file left behind."""
+    from ddlsched.core.io import read_instance, write_instance
+
+    first, second = tmp_path / "a.json", tmp_path / "b.json"
+    write_instance(ring_instance, first)
+    again = read_instance(first)
+    assert again == ring_instance
+    write_instance(again, second)
+    assert first.read_bytes() == second.read_bytes()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a.json", "b.json"]
+
+
+@pytest.mark.parametrize(
+    ("content", "expected"),
+    [
+        (None, "no such file"),
+        ("{not json", "line 1"),
+        ('{"format": "ddlsched.instance/1", "cluster": NaN}', "NaN"),
+    ],
+)
+def test_read_errors_name_the_file(tmp_path, content: str | None, expected: str) -> None:  # type: ignore[no-untyped-def]
+    """A missing or malformed file is an InputError naming the file and the problem."""
+    from ddlsched.core.io import read_instance
+
+    path = tmp_path / "bad.json"
+    if content is not None:
+        path.write_text(content)
+    with pytest.raises(InputError) as error:
+        read_instance(path)
+    assert str(path) in str(error.value) and expected in str(error.value)
+
+
+@pytest.mark.parametrize(
+    ("content", "expected"),
+    [
+        ('{"a": 1, "a": 2}', "duplicate key 'a'"),
+        ("[" * 100_000 + "]" * 100_000, "nested too deeply"),
+        ('{\n  "x": [1,\n   -Infinity]}', "-Infinity is not a number in JSON at line 3, column 4"),
+    ],
+)
+def test_hostile_json_is_one_clear_error(tmp_path, content: str, expected: str) -> None:  # type: ignore[no-untyped-def]
+    """Duplicated keys, absurd nesting and non-finite literals: an InputError, never a crash.
+
+    Regression: duplicated keys used to be accepted silently (the last won), deep
+    nesting raised RecursionError, and NaN was reported without file or position.
+    """
+    from ddlsched.core.io import read_schedule
+
+    path = tmp_path / "bad.json"
+    path.write_text(content)
+    with pytest.raises(InputError) as error:
+        read_schedule(path)
+    assert str(path) in str(error.value) and expected in str(error.value)

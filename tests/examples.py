@@ -1,0 +1,90 @@
+"""Tiny hand-made instances and documents shared by the tests, each saying why it matters.
+
+Fixtures in ``tests/conftest.py`` wrap these; tests that need a plain value
+(outside pytest's fixtures, e.g. inside a hypothesis test) import them.
+"""
+
+from __future__ import annotations
+
+import json
+
+from ddlsched.core.graphs import ring_edges
+from ddlsched.core.model import Cluster, Instance, Job, Parallelism
+
+ISSUE_EXAMPLE = {
+    "format": "ddlsched.instance/1",
+    "cluster": {"gpus_per_server": [4, 4], "bandwidth_intra": 4.0, "bandwidth_inter": 1.0},
+    "slot": 1.0,
+    "jobs": [
+        {
+            "id": "j0",
+            "release": 0.0,
+            "weight": 1.0,
+            "iterations": 3,
+            "compute_time": 1.0,
+            "gpus": 2,
+            "parallelism": {"dp": 2, "pp": 1, "tp": 1},
+            "edges": [[0, 1, 4.0]],
+            "features": {"model": "resnet50", "user": "u3"},
+        }
+    ],
+}
+"""The README's instance example: one 2-GPU data-parallel job on 2 x 4 GPUs."""
+
+DELETE = object()
+"""Marks a field :func:`mutated` removes."""
+
+
+def mutated(path: list[object], value: object) -> dict[str, object]:
+    """A copy of :data:`ISSUE_EXAMPLE` with the field at ``path`` set to ``value`` (or deleted)."""
+    doc = json.loads(json.dumps(ISSUE_EXAMPLE))
+    target = doc
+    for key in path[:-1]:
+        target = target[key]  # type: ignore[index]
+    if value is DELETE:
+        del target[path[-1]]  # type: ignore[arg-type]
+    else:
+        target[path[-1]] = value  # type: ignore[index]
+    return doc
+
+
+def two_by_two() -> Cluster:
+    """Two servers of two GPUs; intra bandwidth twice inter."""
+    return Cluster((2, 2), bandwidth_intra=2.0, bandwidth_inter=1.0)
+
+
+def ring_instance() -> Instance:
+    """A 4-worker data-parallel ring that cannot fit one server, and a 1-GPU job released at 1.
+
+    Interesting because the best mapping must cut the ring: any split into
+    two pairs cuts 2 of the 4 edges, and a split of adjacent pairs (0,1 |
+    2,3) cuts exactly 2 edges, so ``alpha_min = c + 2q/B_intra + 2q/B_inter``
+    = 1 + 1 + 2 = 4; all cut gives ``alpha_max = 1 + 4 = 5``.
+    """
+    ring = Job(
+        id="ring",
+        release=0.0,
+        iterations=2,
+        compute_time=1.0,
+        gpus=4,
+        parallelism=Parallelism(dp=4),
+        edges=ring_edges(4, 1.0),
+    )
+    single = Job(id="solo", release=1.0, iterations=3, compute_time=1.0, gpus=1)
+    return Instance(cluster=two_by_two(), jobs=(ring, single))
+
+
+def triangle_job() -> Job:
+    """Three workers all talking to each other (unit traffic, compute 1).
+
+    Interesting because on two servers of two GPUs no mapping cuts all three
+    edges, so the all-cut ``alpha_max`` (1 + 3 = 4) is only an upper bound.
+    """
+    return Job(
+        id="t",
+        release=0,
+        iterations=1,
+        compute_time=1.0,
+        gpus=3,
+        edges=((0, 1, 1.0), (1, 2, 1.0), (0, 2, 1.0)),
+    )
