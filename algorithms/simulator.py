@@ -42,6 +42,21 @@ ProgressCallback = Callable[[int, int], None]
 
 DEFAULT_RESTART_COST = OnlineParams().restart_cost
 
+REPORTED_METRICS = (
+    "jobs_completed",
+    "mean_jct",
+    "p50_jct",
+    "p95_jct",
+    "p99_jct",
+    "makespan",
+    "gpu_utilisation",
+    "mean_queueing_delay",
+    "spanning_share",
+    "mean_alpha_ratio",
+    "wall_time_s",
+)
+"""The metrics a simulation report shows (``ddlsched simulate``), in order."""
+
 
 @dataclass(frozen=True)
 class SimulationRecord:

@@ -212,6 +212,7 @@ def _progress_bar(total: int, label: str) -> tuple[Any, Any]:
 
 
 def _cmd_simulate(args: argparse.Namespace) -> int:
+    from algorithms.simulator import REPORTED_METRICS
     from ddlsched.api import simulate
     from ddlsched.core.io import write_schedule
     from ddlsched.core.model import Cluster
@@ -257,19 +258,7 @@ def _cmd_simulate(args: argparse.Namespace) -> int:
             f"{loaded.dropped_wide} too wide, {loaded.skipped_invalid} invalid rows skipped) "
             f"on {args.servers} x {args.gpus_per_server} GPUs:"
         )
-        for key in (
-            "jobs_completed",
-            "mean_jct",
-            "p50_jct",
-            "p95_jct",
-            "p99_jct",
-            "makespan",
-            "gpu_utilisation",
-            "mean_queueing_delay",
-            "spanning_share",
-            "mean_alpha_ratio",
-            "wall_time_s",
-        ):
+        for key in REPORTED_METRICS:
             value = summary.get(key)
             if value is not None:
                 print(f"  {key:>20}: {value:.6g}")

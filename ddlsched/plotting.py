@@ -219,7 +219,7 @@ def comparison_figure(
 def simulation_figure(instance: Instance, schedule: Schedule, label: str) -> Figure:
     """``simulate --plot``: the JCT CDF of a run, and its Gantt chart if the instance is small."""
     releases = {job.id: job.release for job in instance.jobs}
-    jcts = [entry.end - releases[entry.id] for entry in schedule.jobs]
+    jcts = [float(entry.end or entry.start) - releases[entry.id] for entry in schedule.jobs]
     small = instance.num_jobs <= 60 and instance.cluster.num_gpus <= 64
     figure, axes = plt.subplots(
         2 if small else 1, 1, figsize=(10, 9 if small else 4), squeeze=False

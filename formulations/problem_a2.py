@@ -39,7 +39,7 @@ from dataclasses import dataclass
 import pyomo.environ as pyo
 
 from ddlsched.core.alpha import virtual_size
-from ddlsched.core.model import Instance, Piece, Schedule, ScheduledJob
+from ddlsched.core.model import Instance, Piece, Problem, Schedule, ScheduledJob
 from formulations.timeindexed import EPS, on_grid, slots_needed
 
 
@@ -221,4 +221,4 @@ def schedule_from_a2_model(model: pyo.ConcreteModel, data: SingleMachine) -> Sch
                 pieces=tuple(Piece(a, b) for a, b in pieces),
             )
         )
-    return Schedule(tuple(entries), problem="A2")
+    return Schedule(tuple(entries), problem=Problem.A2)

@@ -105,7 +105,7 @@ class _RunningHistory:
 
     def _keys(self, row: dict[str, object]) -> tuple[Hashable, Hashable]:
         model = row.get(self.model_column) if self.model_column else None
-        return model, tuple(row.get(name) for name in self.features.names)  # type: ignore[return-value]
+        return model, tuple(row.get(name) for name in self.features.names)
 
     def of(self, row: dict[str, object]) -> list[float]:
         """History features of a new job (NaN when there is none)."""

@@ -43,10 +43,19 @@ def _forest(instance: Instance, rng: np.random.Generator, params: OnlineParams) 
 
 
 PREDICTORS.add("forest", _forest, "a random forest learning online from completed jobs")
+
+
+def _running_mean(level: str) -> PredictorFactory:
+    def make(instance: Instance, rng: np.random.Generator, params: OnlineParams) -> Predictor:
+        return RunningMeanPredictor(level)
+
+    return make
+
+
 for _level in ("global", "model", "group"):
     PREDICTORS.add(
         f"{_level}-mean",
-        lambda instance, rng, params, level=_level: RunningMeanPredictor(level),
+        _running_mean(_level),
         f"the running mean of completed jobs at the {_level} level",
     )
 

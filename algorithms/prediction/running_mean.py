@@ -121,7 +121,7 @@ class RunningMeanPredictor:
     @staticmethod
     def _keys(job: JobView) -> tuple[Hashable, Hashable]:
         features = submission_features(job)
-        return features.get("model"), tuple(sorted(features.items()))  # type: ignore[return-value]
+        return features.get("model"), tuple(sorted(features.items()))
 
     def predict(self, job: JobView) -> float:
         """The running mean at this predictor's level (or a coarser one)."""

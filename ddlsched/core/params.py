@@ -22,16 +22,17 @@ from ddlsched.core.model import InputError
 P = TypeVar("P")
 
 
-def _positive(value: float | None, name: str, *, allow_none: bool = False) -> None:
-    if value is None and allow_none:
-        return
-    if (
-        isinstance(value, bool)
-        or not isinstance(value, int | float)
-        or not math.isfinite(value)
-        or value <= 0
-    ):
-        raise ValueError(f"{name}: must be a positive finite number, got {value!r}")
+def _number(value: object, name: str, minimum: float, *, strict: bool) -> None:
+    """Raise a ``ValueError`` naming ``name`` unless ``value`` is finite and above ``minimum``."""
+    ok = (
+        not isinstance(value, bool)
+        and isinstance(value, int | float)
+        and math.isfinite(value)
+        and (value > minimum if strict else value >= minimum)
+    )
+    if not ok:
+        relation = ">" if strict else ">="
+        raise ValueError(f"{name}: must be a finite number {relation} {minimum:g}, got {value!r}")
 
 
 @dataclass(frozen=True)
@@ -58,7 +59,8 @@ class ExactParams:
     verbose: bool = False
 
     def __post_init__(self) -> None:
-        _positive(self.time_limit, "time_limit", allow_none=True)
+        if self.time_limit is not None:
+            _number(self.time_limit, "time_limit", 0, strict=True)
         if (
             isinstance(self.mip_gap, bool)
             or not isinstance(self.mip_gap, int | float)
@@ -110,29 +112,9 @@ class OnlineParams:
             raise ValueError(f"predictor: expected a name, got {self.predictor!r}")
         if self.mapper is not None and not isinstance(self.mapper, str):
             raise ValueError(f"mapper: expected a name, got {self.mapper!r}")
-        if (
-            isinstance(self.noise, bool)
-            or not isinstance(self.noise, int | float)
-            or not math.isfinite(self.noise)
-            or self.noise < 0
-        ):
-            raise ValueError(f"noise: must be a finite number >= 0, got {self.noise!r}")
-        if (
-            isinstance(self.restart_cost, bool)
-            or not isinstance(self.restart_cost, int | float)
-            or not math.isfinite(self.restart_cost)
-            or self.restart_cost < 0
-        ):
-            raise ValueError(
-                f"restart_cost: must be a finite number >= 0, got {self.restart_cost!r}"
-            )
-        if (
-            isinstance(self.outrun_factor, bool)
-            or not isinstance(self.outrun_factor, int | float)
-            or not math.isfinite(self.outrun_factor)
-            or self.outrun_factor <= 1
-        ):
-            raise ValueError(f"outrun_factor: must be > 1, got {self.outrun_factor!r}")
+        _number(self.noise, "noise", 0, strict=False)
+        _number(self.restart_cost, "restart_cost", 0, strict=False)
+        _number(self.outrun_factor, "outrun_factor", 1, strict=True)
 
     def replace(self, **changes: Any) -> OnlineParams:
         """A copy with ``changes`` applied (validated again)."""

@@ -2,15 +2,15 @@
 
 A file is recognised by its columns:
 
-============  ==========================================================  =========
+============  ==========================================================  ============
 format        columns used                                                times in
-============  ==========================================================  =========
+============  ==========================================================  ============
 ``philly``    timestamp, duration, num_gpus (+ cluster as the user)       seconds
-``muri``      job_id, num_gpu, submit_time, iterations, model_name,      microseconds
+``muri``      job_id, num_gpu, submit_time, iterations, model_name,       microseconds
               duration, iteration_time (+ batch_size)
-``tiresias``  job_id, num_gpu, submit_time, iterations, model_name,      seconds
+``tiresias``  job_id, num_gpu, submit_time, iterations, model_name,       seconds
               duration
-============  ==========================================================  =========
+============  ==========================================================  ============
 
 Sources: the Microsoft Philly trace (Jeon et al., USENIX ATC 2019; CC BY
 4.0) as preprocessed by the Pollux artifact; the Muri job lists (Zhao et

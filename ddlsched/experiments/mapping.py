@@ -75,6 +75,8 @@ def mapping_quality(
             for name, mapper in built.items():
                 began = time.perf_counter()
                 mapping = mapper(job, cluster, free)
+                if mapping is None:  # pragma: no cover - the free GPUs always fit the job
+                    raise RuntimeError(f"mapper {name!r} found no GPUs for {model}")
                 elapsed = time.perf_counter() - began
                 rows.append(
                     {

@@ -59,7 +59,7 @@ def test_from_toml(tmp_path: Path) -> None:
     ("text", "expected"),
     [
         ("[exact]\ntime_limt = 5\n", "exact.time_limt: unknown setting"),
-        ("[exact]\ntime_limit = -5\n", "time_limit: must be a positive"),
+        ("[exact]\ntime_limit = -5\n", "time_limit: must be a finite number > 0"),
         ("[exact\n", "not valid TOML"),
         ("exact = 3\n", "[exact] must be a table"),
     ],

@@ -12,26 +12,9 @@ from ddlsched.core.params import ExactParams
 from ddlsched.core.result import SolveStatus
 from formulations.exact import solve_milp
 from proofs_checks.verifier import verify
+from tests.formulations.helpers import solve_verified, unit_job
 from tests.oracles import brute_force_a, brute_force_a1
 from tests.strategies import TINY_INTEGRAL
-
-
-def _solve_verified(instance: Instance, problem: str, **kwargs: object) -> float:
-    """Solve, check status, verify the schedule and the reported objective."""
-    result = solve_milp(instance, problem, ExactParams(time_limit=60), **kwargs)  # type: ignore[arg-type]
-    assert result.status == SolveStatus.OPTIMAL, result.notes
-    assert result.schedule is not None
-    report = verify(instance, result.schedule)
-    assert report.feasible, report.violations
-    assert result.objective == pytest.approx(report.total_completion_time, abs=1e-9)
-    assert result.total_jct == pytest.approx(report.total_jct, abs=1e-9)
-    assert result.best_bound <= result.objective + 1e-6
-    return result.objective
-
-
-def _job(name: str, gpus: int, iterations: int, release: float = 0.0, **kw: object) -> Job:
-    return Job(id=name, release=release, iterations=iterations, compute_time=1.0, gpus=gpus, **kw)  # type: ignore[arg-type]
-
 
 TINY = TINY_INTEGRAL.replace(num_jobs=3, duration_slots=(1, 2))
 
@@ -41,14 +24,14 @@ def test_capacity_forces_serialisation_spt() -> None:
 
     Durations 1 and 3: SPT gives C = 1 and 4, total 5 (the other order, 3 + 4 = 7).
     """
-    instance = Instance(Cluster((2,), 1.0, 1.0), (_job("long", 2, 3), _job("short", 2, 1)))
-    assert _solve_verified(instance, "A") == pytest.approx(5.0)
+    instance = Instance(Cluster((2,), 1.0, 1.0), (unit_job("long", 2, 3), unit_job("short", 2, 1)))
+    assert solve_verified(instance, "A") == pytest.approx(5.0)
 
 
 def test_release_respected() -> None:
     """A job released at 3 on an idle cluster completes at 3 + its duration."""
-    instance = Instance(Cluster((1,), 1.0, 1.0), (_job("late", 1, 2, release=3.0),))
-    assert _solve_verified(instance, "A") == pytest.approx(5.0)
+    instance = Instance(Cluster((1,), 1.0, 1.0), (unit_job("late", 1, 2, release=3.0),))
+    assert solve_verified(instance, "A") == pytest.approx(5.0)
 
 
 def test_mode_choice_splits_ring(ring_instance: Instance) -> None:
@@ -58,7 +41,7 @@ def test_mode_choice_splits_ring(ring_instance: Instance) -> None:
     lasts 3. Ring first: 8 + 11 = 19. Solo first, ring waiting: solo ends
     at 4, ring at 12: 16. Optimum 16, and it needs the idle interval [0, 1).
     """
-    assert _solve_verified(ring_instance, "A") == pytest.approx(16.0)
+    assert solve_verified(ring_instance, "A") == pytest.approx(16.0)
 
 
 def test_a1_rigid_pool() -> None:
@@ -69,14 +52,15 @@ def test_a1_rigid_pool() -> None:
     """
     path = ((0, 1, 1.0), (1, 2, 1.0))
     instance = Instance(
-        Cluster((2, 2), 2.0, 1.0), (_job("a", 3, 1, edges=path), _job("b", 3, 1, edges=path))
+        Cluster((2, 2), 2.0, 1.0),
+        (unit_job("a", 3, 1, edges=path), unit_job("b", 3, 1, edges=path)),
     )
-    assert _solve_verified(instance, "A1") == pytest.approx(9.0)
+    assert solve_verified(instance, "A1") == pytest.approx(9.0)
 
 
 def test_non_integral_is_not_called_optimal() -> None:
     """On a non-integral instance the result is the slotted optimum, not 'optimal'."""
-    instance = Instance(Cluster((2,), 1.0, 1.0), (_job("a", 1, 1).replace(compute_time=0.4),))
+    instance = Instance(Cluster((2,), 1.0, 1.0), (unit_job("a", 1, 1).replace(compute_time=0.4),))
     result = solve_milp(instance, "A", ExactParams(time_limit=10))
     assert result.status == SolveStatus.FEASIBLE
     assert any("not integral" in note for note in result.notes)
@@ -93,7 +77,7 @@ def test_a_matches_brute_force(seed: int, load: float | None, weighted: bool) ->
         instance = instance.replace(
             jobs=tuple(j.replace(weight=1.0 + k) for k, j in enumerate(instance.jobs))
         )
-    assert _solve_verified(instance, "A") == pytest.approx(brute_force_a(instance))
+    assert solve_verified(instance, "A") == pytest.approx(brute_force_a(instance))
 
 
 @settings(max_examples=15)
@@ -101,7 +85,7 @@ def test_a_matches_brute_force(seed: int, load: float | None, weighted: bool) ->
 def test_a1_matches_brute_force(seed: int, load: float | None) -> None:
     """MILP optimum of A1 equals the brute-force optimum on tiny integral instances."""
     instance = generate(TINY.replace(load=load), seed)
-    assert _solve_verified(instance, "A1") == pytest.approx(brute_force_a1(instance))
+    assert solve_verified(instance, "A1") == pytest.approx(brute_force_a1(instance))
 
 
 def test_a_with_mixed_parallelism_graph() -> None:

@@ -8,26 +8,9 @@ from hypothesis import strategies as st
 
 from ddlsched.core.generators import generate
 from ddlsched.core.model import Instance
-from ddlsched.core.params import ExactParams
-from ddlsched.core.result import SolveStatus
-from formulations.exact import solve_milp
-from proofs_checks.verifier import verify
+from tests.formulations.helpers import solve_verified
 from tests.oracles import brute_force_a2
 from tests.strategies import TINY_INTEGRAL
-
-
-def _solve_verified(instance: Instance, problem: str, **kwargs: object) -> float:
-    """Solve, check status, verify the schedule and the reported objective."""
-    result = solve_milp(instance, problem, ExactParams(time_limit=60), **kwargs)  # type: ignore[arg-type]
-    assert result.status == SolveStatus.OPTIMAL, result.notes
-    assert result.schedule is not None
-    report = verify(instance, result.schedule)
-    assert report.feasible, report.violations
-    assert result.objective == pytest.approx(report.total_completion_time, abs=1e-9)
-    assert result.total_jct == pytest.approx(report.total_jct, abs=1e-9)
-    assert result.best_bound <= result.objective + 1e-6
-    return result.objective
-
 
 TINY = TINY_INTEGRAL.replace(num_jobs=3, duration_slots=(1, 2))
 
@@ -38,7 +21,7 @@ def test_a2_hand_worked_preemption(ring_instance: Instance) -> None:
     SRPT preempts the ring at 1 for solo: solo ends 1.75, ring 10.75;
     total 12.5 (without preemption: 10 + 10.75 = 20.75).
     """
-    assert _solve_verified(ring_instance, "A2") == pytest.approx(12.5)
+    assert solve_verified(ring_instance, "A2") == pytest.approx(12.5)
 
 
 @settings(max_examples=15)
@@ -46,4 +29,4 @@ def test_a2_hand_worked_preemption(ring_instance: Instance) -> None:
 def test_a2_matches_brute_force(seed: int, load: float | None) -> None:
     """MILP optimum of A2 equals the slot-by-slot dynamic program on tiny integral instances."""
     instance = generate(TINY.replace(load=load), seed)
-    assert _solve_verified(instance, "A2") == pytest.approx(brute_force_a2(instance))
+    assert solve_verified(instance, "A2") == pytest.approx(brute_force_a2(instance))

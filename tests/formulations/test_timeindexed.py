@@ -5,39 +5,22 @@ from __future__ import annotations
 import pytest
 
 from ddlsched.core.generators import GeneratorConfig, generate
-from ddlsched.core.model import Cluster, Instance, Job, Schedule, ScheduledJob
+from ddlsched.core.model import Cluster, Instance, Schedule, ScheduledJob
 from ddlsched.core.params import ExactParams
 from ddlsched.core.result import SolveStatus
 from formulations.exact import build, solve_milp
-from proofs_checks.verifier import verify
+from tests.formulations.helpers import solve_verified, unit_job
 from tests.oracles import brute_force_a
-
-
-def _solve_verified(instance: Instance, problem: str, **kwargs: object) -> float:
-    """Solve, check status, verify the schedule and the reported objective."""
-    result = solve_milp(instance, problem, ExactParams(time_limit=60), **kwargs)  # type: ignore[arg-type]
-    assert result.status == SolveStatus.OPTIMAL, result.notes
-    assert result.schedule is not None
-    report = verify(instance, result.schedule)
-    assert report.feasible, report.violations
-    assert result.objective == pytest.approx(report.total_completion_time, abs=1e-9)
-    assert result.total_jct == pytest.approx(report.total_jct, abs=1e-9)
-    assert result.best_bound <= result.objective + 1e-6
-    return result.objective
-
-
-def _job(name: str, gpus: int, iterations: int, release: float = 0.0, **kw: object) -> Job:
-    return Job(id=name, release=release, iterations=iterations, compute_time=1.0, gpus=gpus, **kw)  # type: ignore[arg-type]
 
 
 def test_symmetric_servers_lose_no_optimum() -> None:
     """Symmetry breaking on 3 identical servers keeps the optimum (brute force agrees)."""
     jobs = tuple(
-        _job(f"j{k}", g, k + 1, edges=((0, 1, 1.0),) if g == 2 else ())
+        unit_job(f"j{k}", g, k + 1, edges=((0, 1, 1.0),) if g == 2 else ())
         for k, g in enumerate((2, 1, 2))
     )
     instance = Instance(Cluster((1, 1, 1), 2.0, 1.0), jobs)
-    assert _solve_verified(instance, "A") == pytest.approx(brute_force_a(instance))
+    assert solve_verified(instance, "A") == pytest.approx(brute_force_a(instance))
 
 
 def test_warm_start_accepted_and_optimum_unchanged() -> None:

@@ -1,0 +1,27 @@
+"""Helpers of the exact-formulation tests: solve, then check with the independent verifier."""
+
+from __future__ import annotations
+
+from ddlsched.core.model import Instance, Job
+from ddlsched.core.params import ExactParams
+from ddlsched.core.result import SolveStatus
+from formulations.exact import solve_milp
+from proofs_checks.verifier import verify
+
+
+def solve_verified(instance: Instance, problem: str, **kwargs: object) -> float:
+    """Solve exactly, require OPTIMAL, and check the schedule and objective with the verifier."""
+    result = solve_milp(instance, problem, ExactParams(time_limit=60), **kwargs)  # type: ignore[arg-type]
+    assert result.status == SolveStatus.OPTIMAL, result.notes
+    assert result.schedule is not None
+    report = verify(instance, result.schedule)
+    assert report.feasible, report.violations
+    assert abs(result.objective - report.total_completion_time) <= 1e-9
+    assert abs(result.total_jct - report.total_jct) <= 1e-9
+    assert result.best_bound <= result.objective + 1e-6
+    return result.objective
+
+
+def unit_job(name: str, gpus: int, iterations: int, release: float = 0.0, **kw: object) -> Job:
+    """A job of compute time 1 s per iteration (and no edges unless given)."""
+    return Job(id=name, release=release, iterations=iterations, compute_time=1.0, gpus=gpus, **kw)  # type: ignore[arg-type]
