@@ -97,7 +97,7 @@ def build(
     began = time.perf_counter()
     if problem == "A2":
         data = single_machine(instance)
-        horizon = max(data.release_slots) + sum(data.units)
+        horizon = data.covering_horizon()
         _guard(
             2 * len(data.ids) * horizon, horizon, data.delta, problem, 8 * len(data.ids) * horizon
         )

@@ -55,6 +55,14 @@ class SingleMachine:
     ids: tuple[str, ...]
     exact: bool
 
+    def covering_horizon(self) -> int:
+        """Slots by which every job of some optimal schedule is done.
+
+        The machine need never idle after the last release, so all work is
+        done by the last release slot plus the total work.
+        """
+        return max(self.release_slots) + sum(self.units)
+
 
 def single_machine(instance: Instance) -> SingleMachine:
     """The slotted form of problem A2 for ``instance``.
@@ -100,7 +108,7 @@ def serial_incumbent(data: SingleMachine) -> float:
 def build_a2_model(data: SingleMachine) -> pyo.ConcreteModel:
     """The Pyomo model of the slotted single machine."""
     n = len(data.ids)
-    cover = max(data.release_slots) + sum(data.units)
+    cover = data.covering_horizon()
     incumbent = serial_incumbent(data)
     floors = [
         data.weights[i] * (data.release_slots[i] + data.units[i]) * data.delta for i in range(n)
