@@ -53,9 +53,9 @@ from dataclasses import dataclass
 from algorithms.mapping import FreeGPUs, GraphMapper, Mapper
 from algorithms.policy import Policy
 from algorithms.prediction.view import JobView, Predictor
-from algorithms.virtual import VirtualMachine
 from ddlsched.core.alpha import virtual_size
 from ddlsched.core.model import Cluster
+from ddlsched.core.virtual import VirtualMachine
 
 
 class StrictQueue:

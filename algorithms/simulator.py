@@ -33,8 +33,8 @@ import numpy as np
 from algorithms.mapping import FreeGPUs
 from algorithms.policy import Policy, check_policy
 from algorithms.prediction.view import JobView
-from ddlsched.core.alpha import alpha, alpha_from_cut, least_cut
-from ddlsched.core.model import Instance, Job, Piece, Problem, Schedule, ScheduledJob
+from ddlsched.core.alpha import AlphaMinCache, alpha
+from ddlsched.core.model import Instance, Piece, Problem, Schedule, ScheduledJob
 from ddlsched.core.params import OnlineParams
 from ddlsched.core.result import Result, SolveStatus
 
@@ -374,7 +374,7 @@ def metrics(
     makespan = float(ends.max())
     ratios = []
     inexact = 0
-    fastest = _FastestAlpha(instance, alpha_min_budget)
+    fastest = AlphaMinCache(instance.cluster, alpha_min_budget)
     for job in jobs:
         low, exact = fastest(job)
         inexact += not exact
@@ -395,29 +395,3 @@ def metrics(
         "mean_alpha_ratio": float(np.mean(ratios)),
         "alpha_ratio_inexact_jobs": float(inexact),
     }
-
-
-class _FastestAlpha:
-    """``alpha_min`` per job, with the search shared between jobs of one shape.
-
-    The best partition does not change when every edge's traffic is scaled
-    by one factor (trace jobs of one model and configuration differ only
-    so), so the least cut is cached as a fraction of the total traffic,
-    keyed by the graph with normalised traffic.
-    """
-
-    def __init__(self, instance: Instance, budget: int) -> None:
-        self.cluster = instance.cluster
-        self.budget = budget
-        self._fraction: dict[tuple, tuple[float, bool]] = {}
-
-    def __call__(self, job: Job) -> tuple[float, bool]:
-        total = job.total_traffic
-        if total == 0:
-            return alpha_from_cut(job, self.cluster, 0.0), True
-        key = (job.gpus, tuple((u, v, round(q / total, 12)) for u, v, q in job.edges))
-        if key not in self._fraction:
-            cut = least_cut(job, self.cluster, self.budget)
-            self._fraction[key] = (cut.value / total, cut.exact)
-        fraction, exact = self._fraction[key]
-        return alpha_from_cut(job, self.cluster, fraction * total), exact

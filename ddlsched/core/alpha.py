@@ -350,3 +350,32 @@ def rho(instance: Instance, search_budget: int = DEFAULT_SEARCH_BUDGET) -> RhoRe
     argmax = int(np.argmax(ratios))
     exact = all(lo.exact for lo in mins)
     return RhoReport(Bound(ratios[argmax], exact), mins, maxs, argmax)
+
+
+class AlphaMinCache:
+    """``alpha_min`` per job, with the search shared between jobs of one shape.
+
+    Call it with a job: ``(value, exact)``, where a value that is not exact is
+    a valid lower bound.
+
+    The best partition does not change when every edge's traffic is scaled
+    by one factor (trace jobs of one model and configuration differ only
+    so), so the least cut is cached as a fraction of the total traffic,
+    keyed by the graph with normalised traffic.
+    """
+
+    def __init__(self, cluster: Cluster, budget: int = 2_000) -> None:
+        self.cluster = cluster
+        self.budget = budget
+        self._fraction: dict[tuple, tuple[float, bool]] = {}
+
+    def __call__(self, job: Job) -> tuple[float, bool]:
+        total = job.total_traffic
+        if total == 0:
+            return alpha_from_cut(job, self.cluster, 0.0), True
+        key = (job.gpus, tuple((u, v, round(q / total, 12)) for u, v, q in job.edges))
+        if key not in self._fraction:
+            cut = least_cut(job, self.cluster, self.budget)
+            self._fraction[key] = (cut.value / total, cut.exact)
+        fraction, exact = self._fraction[key]
+        return alpha_from_cut(job, self.cluster, fraction * total), exact

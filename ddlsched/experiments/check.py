@@ -59,7 +59,7 @@ def check_instance(instance: Instance, time_limit: float | None = 60.0) -> Check
     a claim inconclusive when a value is not exact (a time limit, a bounded
     ``alpha_min``, a non-integral instance).
     """
-    from algorithms.virtual import srpt
+    from ddlsched.core.virtual import srpt
     from formulations.exact import solve_milp
     from proofs_checks import claims as c
     from proofs_checks.bounds import rho_of

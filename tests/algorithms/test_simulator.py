@@ -10,8 +10,7 @@ from ddlsched.core.model import Cluster, Job
 
 def test_scaled_graphs_share_alpha_min() -> None:
     """The metrics' shared alpha_min equals a fresh search for scaled copies of a graph."""
-    from algorithms.simulator import _FastestAlpha
-    from ddlsched.core.model import Instance
+    from ddlsched.core.alpha import AlphaMinCache
 
     cluster = Cluster((3, 3, 3), 10.0, 1.0)
     ring = tuple((u, (u + 1) % 7, 1.0 + u % 3) for u in range(7))
@@ -27,7 +26,7 @@ def test_scaled_graphs_share_alpha_min() -> None:
         )
         for k, scale in enumerate((1.0, 0.37, 12.5))
     )
-    shared = _FastestAlpha(Instance(cluster, jobs), budget=200_000)
+    shared = AlphaMinCache(cluster, budget=200_000)
     for job in jobs:
         value, exact = shared(job)
         assert exact and value == pytest.approx(alpha_min(job, cluster).value, rel=1e-9)

@@ -1,4 +1,4 @@
-"""The virtual single machine (algorithms.virtual): preemptive SRPT against a brute force."""
+"""The virtual single machine (ddlsched.core.virtual): preemptive SRPT against a brute force."""
 
 from __future__ import annotations
 
@@ -6,9 +6,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from algorithms.virtual import VirtualMachine, srpt
 from ddlsched.core.alpha import alpha_max
 from ddlsched.core.generators import generate
+from ddlsched.core.virtual import VirtualMachine, srpt
 from tests.oracles import brute_force_a2
 from tests.strategies import TINY_INTEGRAL
 
