@@ -16,12 +16,14 @@ light and the lower floors can import the core without a cycle.
 
 from __future__ import annotations
 
+import dataclasses
+import math
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from ddlsched.core.model import Instance, Problem, Schedule
 from ddlsched.core.params import ExactParams, OnlineParams
-from ddlsched.core.result import Result
+from ddlsched.core.result import LowerBound, Result
 
 if TYPE_CHECKING:
     from algorithms.mapping import Mapper
@@ -59,6 +61,7 @@ def solve(
     seed: int = 0,
     warm_start: Schedule | None = None,
     progress: ProgressCallback | None = None,
+    bound: bool = True,
 ) -> Result:
     """Schedule ``instance`` with the method called ``method``.
 
@@ -81,6 +84,8 @@ def solve(
         A feasible schedule an exact method starts from.
     progress
         For policies: called as ``progress(completed, total)``.
+    bound
+        Fill :attr:`Result.lower_bound` for problem A (see :func:`certify`).
 
     Raises
     ------
@@ -95,13 +100,17 @@ def solve(
     if method in EXACT_METHODS:
         if params is not None and not isinstance(params, ExactParams):
             raise ValueError(f"params: method {method!r} takes ExactParams, got {params!r}")
-        return EXACT_METHODS[method](instance, problem, params or ExactParams(), warm_start)
+        result = EXACT_METHODS[method](instance, problem, params or ExactParams(), warm_start)
+        if problem is not Problem.A or not bound:
+            return result
+        dual = LowerBound(result.best_bound, "milp-dual", math.isfinite(result.best_bound))
+        return dataclasses.replace(result, lower_bound=certify(instance, extra=(dual,)))
     if method in policy_names():
         if problem is not Problem.A:
             raise ValueError(f"problem: online methods solve problem A, not {problem.value!r}")
         if params is not None and not isinstance(params, OnlineParams):
             raise ValueError(f"params: method {method!r} takes OnlineParams, got {params!r}")
-        return simulate(instance, method, params=params, seed=seed, progress=progress)
+        return simulate(instance, method, params=params, seed=seed, progress=progress, bound=bound)
     raise ValueError(f"method: expected one of {', '.join(method_names())}, got {method!r}")
 
 
@@ -114,6 +123,7 @@ def simulate(
     predictor: Predictor | None = None,
     mapper: Mapper | None = None,
     progress: ProgressCallback | None = None,
+    bound: bool = True,
 ) -> Result:
     """Run an online policy on ``instance`` in the event-driven simulator.
 
@@ -134,6 +144,10 @@ def simulate(
         policies only; an object policy brings its own).
     progress
         Called as ``progress(completed, total)`` now and then.
+    bound
+        Fill :attr:`Result.lower_bound` with the best fast lower bound on
+        ``OPT(A)`` (:func:`certify`; about 1.5 s for 82,000 jobs), so that
+        ``objective / lower_bound.value`` bounds the ratio to the optimum.
 
     Raises
     ------
@@ -152,4 +166,15 @@ def simulate(
         if predictor is not None or mapper is not None:
             raise ValueError("predictor, mapper: only for a policy given by name")
         chosen = policy
-    return run(instance, chosen, progress, restart_cost=params.restart_cost)
+    result = run(instance, chosen, progress, restart_cost=params.restart_cost)
+    if not bound or result.schedule is None:
+        return result
+    return dataclasses.replace(result, lower_bound=certify(instance))
+
+
+def certify(instance: Instance, extra: tuple[LowerBound, ...] = ()) -> LowerBound | None:
+    """The best proven lower bound on ``OPT(A)``: the fast bounds of
+    :mod:`formulations.lower_bounds` and any ``extra`` ones (a MILP's dual bound)."""
+    from formulations.lower_bounds import best_lower_bound, lower_bounds
+
+    return best_lower_bound([*lower_bounds(instance), *extra])

@@ -195,6 +195,17 @@ def solve_built(built: BuiltModel, options: ExactParams) -> Result:
         bound = math.nan
         if status == SolveStatus.OPTIMAL:
             status = SolveStatus.FEASIBLE
+    unproven = built.slotted.unproven_modes if built.slotted is not None else ()
+    if unproven:
+        notes.append(
+            f"modes of {len(unproven)} job(s) ({', '.join(unproven[:5])}) use mappings that a "
+            "time-limited mapping MILP did not prove fastest, so their durations may be too "
+            "long: the schedule is feasible, but neither it nor the bound is proven for the "
+            "instance"
+        )
+        bound = math.nan
+        if status == SolveStatus.OPTIMAL:
+            status = SolveStatus.FEASIBLE
     objective, total_jct = _objectives(built.instance, schedule)
     return Result(
         method="milp",
@@ -214,6 +225,7 @@ def solve_built(built: BuiltModel, options: ExactParams) -> Result:
         facts={
             "slotted_optimal": outcome.status == SolveStatus.OPTIMAL,
             "integral": built.exact,
+            "modes_proven": not unproven,
         },
         notes=(*notes, f"HiGHS: {outcome.message}"),
     )

@@ -21,6 +21,7 @@ from collections.abc import Iterator, Sequence
 from ddlsched.core.alpha import all_cut_alpha, alpha, extreme_cut
 from ddlsched.core.model import Cluster, Instance, Job
 from ddlsched.core.params import ExactParams
+from ddlsched.core.result import SolveStatus
 from formulations.mapping import solve_mapping
 from formulations.timeindexed import (
     SlottedJob,
@@ -47,19 +48,25 @@ def count_vectors(gpus: int, capacities: Sequence[int]) -> Iterator[tuple[int, .
 
 def best_mapping_for_counts(
     job: Job, cluster: Cluster, counts: Sequence[int], options: ExactParams
-) -> tuple[int, ...]:
-    """A mapping with exactly ``counts[h]`` nodes on server ``h`` and the least cut."""
+) -> tuple[tuple[int, ...], bool]:
+    """A mapping with exactly ``counts[h]`` nodes on server ``h`` and the least cut.
+
+    Returns the mapping and whether it is *proven* to have the least cut: the
+    branch and bound finished, or the mapping MILP was solved to optimality.
+    A mapping MILP stopped by its time limit returns its best mapping, which
+    may be slower than the best: a duration built on it is not exact.
+    """
     used = sorted((h for h, n in enumerate(counts) if n > 0), key=lambda h: -counts[h])
     found = extreme_cut(job, [counts[h] for h in used], maximize=False)
     if found is not None:
-        return tuple(used[part] for part in found[1])
+        return tuple(used[part] for part in found[1]), True
     result = solve_mapping(job, cluster, counts=counts, options=options)
     if result.mapping is None:
         raise RuntimeError(
             f"no mapping found for job {job.id!r} with counts {list(counts)} "
             f"({result.status.value})"
         )
-    return result.mapping
+    return result.mapping, result.status is SolveStatus.OPTIMAL
 
 
 def _release_slot(job: Job, slot: float) -> int:
@@ -72,15 +79,19 @@ def problem_a(instance: Instance, options: ExactParams | None = None) -> Slotted
     cluster, slot = instance.cluster, instance.slot
     exact = True
     jobs = []
+    unproven: list[str] = []
     for job in instance.jobs:
-        cache: dict[tuple[int, ...], tuple[int, ...]] = {}
+        cache: dict[tuple[int, ...], tuple[tuple[int, ...], bool]] = {}
         modes = []
         for counts in count_vectors(job.gpus, cluster.gpus_per_server):
             key = tuple(sorted(counts, reverse=True))
             if key not in cache:
                 cache[key] = best_mapping_for_counts(job, cluster, counts, options)
                 # Relabel the cached mapping's servers onto these counts.
-            mapping = _relabel(cache[key], counts)
+            best, proven = cache[key]
+            if not proven and job.id not in unproven:
+                unproven.append(job.id)
+            mapping = _relabel(best, counts)
             duration = job.iterations * alpha(job, cluster, mapping)
             exact &= on_grid(duration, slot)
             modes.append(SlottedMode(counts, slots_needed(duration, slot), duration, mapping))
@@ -95,6 +106,7 @@ def problem_a(instance: Instance, options: ExactParams | None = None) -> Slotted
         slot,
         exact,
         tuple(tuple(group) for group in classes.values()),
+        tuple(unproven),
     )
 
 

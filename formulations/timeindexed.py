@@ -132,6 +132,10 @@ class SlottedProblem:
         True when every release and duration is a multiple of ``Delta``.
     server_classes
         Groups of interchangeable resources (for symmetry breaking).
+    unproven_modes
+        Jobs with a mode whose mapping is not proven fastest (a time-limited
+        mapping MILP): their durations may be too long, so an optimum of
+        this model is not proven optimal for the instance.
     """
 
     jobs: tuple[SlottedJob, ...]
@@ -139,6 +143,7 @@ class SlottedProblem:
     slot: float
     exact: bool
     server_classes: tuple[tuple[int, ...], ...] = ()
+    unproven_modes: tuple[str, ...] = ()
 
     def objective(self, plan: Sequence[tuple[int, int]]) -> float:
         """Slotted ``sum_i w_i C_i`` of a plan of ``(mode, start slot)`` per job."""

@@ -41,6 +41,50 @@ class SolveStatus(enum.StrEnum):
 
 
 @dataclass(frozen=True)
+class LowerBound:
+    """A lower bound on the optimal objective ``OPT(A) = min sum_i w_i C_i``.
+
+    Attributes
+    ----------
+    value
+        The bound (``nan`` when it could not be computed).
+    name
+        Which bound (``"job"``, ``"squashed-area"``, ``"mean-busy-time"``,
+        ``"lp"``, ``"milp-dual"``).
+    valid
+        Whether it is proven to be ``<= OPT(A)`` for this instance (an LP
+        stopped by its time limit, for example, is not).
+    runtime_s
+        Seconds it took.
+    notes
+        What a reader must know (e.g. how many ``alpha_min`` were only bounds,
+        which makes the bound weaker, still valid).
+    """
+
+    value: float
+    name: str
+    valid: bool
+    runtime_s: float = 0.0
+    notes: tuple[str, ...] = ()
+
+    def ratio(self, objective: float) -> float:
+        """``objective / value``: an upper bound on ``objective / OPT`` if valid, else ``nan``."""
+        if not self.valid or not math.isfinite(self.value) or self.value <= 0:
+            return math.nan
+        return objective / self.value
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON form."""
+        return {
+            "value": self.value if math.isfinite(self.value) else None,
+            "name": self.name,
+            "valid": self.valid,
+            "runtime_s": self.runtime_s,
+            "notes": list(self.notes),
+        }
+
+
+@dataclass(frozen=True)
 class Result:
     """What a method returns.
 
@@ -74,6 +118,11 @@ class Result:
         slotted model was solved to optimality).
     notes
         Caveats a reader must know (e.g. "optimum of the slotted problem").
+    lower_bound
+        The best proven lower bound on ``OPT(A)`` known for the instance (see
+        :mod:`formulations.lower_bounds`), or ``None``; ``objective /
+        lower_bound.value`` is then a certified upper bound on the ratio to
+        the optimum.
     """
 
     method: str
@@ -88,6 +137,7 @@ class Result:
     metrics: dict[str, float | int] = field(default_factory=dict)
     facts: dict[str, bool] = field(default_factory=dict)
     notes: tuple[str, ...] = ()
+    lower_bound: LowerBound | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "problem", Problem(self.problem))
@@ -126,6 +176,9 @@ class Result:
         }
         out.update({key: number(value) for key, value in self.metrics.items()})
         out.update(self.facts)
+        if self.lower_bound is not None:
+            out["lower_bound"] = self.lower_bound.to_dict()
+            out["ratio_to_lower_bound"] = number(self.lower_bound.ratio(self.objective))
         if self.notes:
             out["notes"] = list(self.notes)
         return out

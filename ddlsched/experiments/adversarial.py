@@ -74,5 +74,3 @@ def adversarial_theorem1(
 
     search()
     return best["ratio"], best["factor"], best["instance"]  # type: ignore[return-value]
-
-

@@ -94,9 +94,7 @@ def check_instance(instance: Instance, time_limit: float | None = 60.0) -> Check
     records = [
         c.srpt_optimal_a2(instance, srpt_schedule, value(Problem.A2)),
         c.relaxation(value(Problem.A2), value(Problem.A1)),
-        c.lemma1(
-            value(Problem.A1, not integral), value(Problem.A, not integral), rho, integral
-        ),
+        c.lemma1(value(Problem.A1, not integral), value(Problem.A, not integral), rho, integral),
         c.mapping_bounds(instance, guided.schedule),
         c.theorem1(instance, guided.schedule, value(Problem.A), rho),
     ]
@@ -155,8 +153,6 @@ class ClaimTally:
         ratio = record.ratio if record.rhs else -record.margin
         if ratio > self.worst_ratio:
             self.worst_ratio, self.worst_seed = ratio, seed
-
-
 
 
 def check_generator(

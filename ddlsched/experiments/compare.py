@@ -6,10 +6,11 @@ independent verifier; ratios are taken against proven optima only.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from ddlsched.api import solve
+from ddlsched.api import certify, solve
 from ddlsched.core.alpha import rho as rho_of_instance
 from ddlsched.core.generators import GeneratorConfig, generate
 from ddlsched.core.model import Instance
@@ -77,6 +78,12 @@ class InstanceComparison:
     rho: float
     theorem1_factor: float
     verified: dict[str, bool]
+    fast_bound: float = math.nan
+
+    def certified_ratio(self, method: str) -> float:
+        """``sum C / LB``: an upper bound on the ratio to ``OPT(A)`` even without the optimum."""
+        bound = self.optimum.lower_bound
+        return bound.ratio(self.results[method].objective) if bound is not None else math.nan
 
 
 @dataclass
@@ -105,12 +112,26 @@ class CompareReport:
                 "worst_ratio": float(np.max(ratios)) if ratios else float("nan"),
                 "mean_jct_ratio": float(np.mean(jct)) if jct else float("nan"),
                 "worst_jct_ratio": float(np.max(jct)) if jct else float("nan"),
-                "verified": float(sum(r.verified[method] for r in self.rows)),
+                "mean_certified_ratio": _mean([r.certified_ratio(method) for r in self.rows]),
+                "worst_certified_ratio": _max([r.certified_ratio(method) for r in self.rows]),
+                "mean_fast_certified_ratio": _mean(
+                    [r.results[method].objective / r.fast_bound for r in self.rows]
+                ),
+                "verified": sum(r.verified[method] for r in self.rows),
                 "mean_runtime_s": float(np.mean([r.results[method].runtime_s for r in self.rows])),
             }
+        tightness = [
+            r.optimum.lower_bound.value / r.optimum.objective
+            for r in proven
+            if r.optimum.lower_bound is not None
+        ]
+        fast = [r.fast_bound / r.optimum.objective for r in proven]
         return {
             "instances": len(self.rows),
             "optima_proven": len(proven),
+            "lower_bound_over_opt_min": _min(tightness),
+            "fast_bound_over_opt_median": float(np.median(fast)) if fast else math.nan,
+            "fast_bound_over_opt_min": _min(fast),
             "interrupted": self.interrupted,
             "milp_mean_runtime_s": float(np.mean([r.optimum.runtime_s for r in self.rows]))
             if self.rows
@@ -146,7 +167,7 @@ def compare(
             instance = generate(config.generator(), seed)
             optimum = solve(instance, "milp", params=exact)
             results = {
-                method: solve(instance, method, params=online, seed=seed)
+                method: solve(instance, method, params=online, seed=seed, bound=False)
                 for method in config.methods
             }
             verified = {}
@@ -166,6 +187,7 @@ def compare(
                     rho_value,
                     factor * rho_value,
                     verified,
+                    fast.value if (fast := certify(instance)) is not None else math.nan,
                 )
             )
             if progress is not None:
@@ -173,3 +195,20 @@ def compare(
     except KeyboardInterrupt:
         report.interrupted = True
     return report
+
+
+def _finite(values: list[float]) -> list[float]:
+    return [v for v in values if math.isfinite(v)]
+
+
+def _mean(values: list[float]) -> float:
+    finite = _finite(values)
+    return math.fsum(finite) / len(finite) if finite else math.nan
+
+
+def _max(values: list[float]) -> float:
+    return max(_finite(values), default=math.nan)
+
+
+def _min(values: list[float]) -> float:
+    return min(_finite(values), default=math.nan)
