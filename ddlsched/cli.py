@@ -211,21 +211,38 @@ def _progress_bar(total: int, label: str) -> tuple[Any, Any]:
     return update, bar.close
 
 
+def _load_replay(args: argparse.Namespace) -> tuple[Any, Any, float, float]:
+    """The trace as an instance, at the asked load: (loaded, instance, factor, offered load)."""
+    from ddlsched.core.load import at_load, offered_load, scale_arrivals
+    from ddlsched.core.model import Cluster
+    from ddlsched.core.traces import load_trace
+
+    try:
+        cluster = Cluster.uniform(
+            args.servers, args.gpus_per_server, args.bandwidth_intra, args.bandwidth_inter
+        )
+        loaded = load_trace(args.trace, cluster, seed=args.seed, limit=args.limit)
+        instance, factor = loaded.instance, 1.0
+        if args.target_load is not None:
+            instance, factor = at_load(instance, args.target_load)
+        elif args.load_factor is not None:
+            factor = args.load_factor
+            instance = scale_arrivals(instance, factor)
+    except ValueError as error:
+        raise InputError(str(error)) from None
+    return loaded, instance, factor, offered_load(instance)
+
+
 def _cmd_simulate(args: argparse.Namespace) -> int:
     from algorithms.simulator import REPORTED_METRICS
     from ddlsched.api import simulate
     from ddlsched.core.io import write_schedule
-    from ddlsched.core.model import Cluster
-    from ddlsched.core.traces import load_trace
 
-    cluster = Cluster.uniform(
-        args.servers, args.gpus_per_server, args.bandwidth_intra, args.bandwidth_inter
-    )
-    loaded = load_trace(args.trace, cluster, seed=args.seed, limit=args.limit)
-    progress, close = _progress_bar(loaded.instance.num_jobs, args.policy)
+    loaded, instance, factor, load = _load_replay(args)
+    progress, close = _progress_bar(instance.num_jobs, args.policy)
     try:
         result = simulate(
-            loaded.instance,
+            instance,
             args.policy,
             params=OnlineParams(
                 predictor=args.predictor, mapper=args.mapper, restart_cost=args.restart_cost
@@ -240,31 +257,99 @@ def _cmd_simulate(args: argparse.Namespace) -> int:
     if args.out and result.schedule is not None:
         write_schedule(result.schedule, args.out)
     if args.plot and result.schedule is not None:
-        _save_figure("simulation_figure", args.plot, loaded.instance, result.schedule, args.policy)
+        _save_figure("simulation_figure", args.plot, instance, result.schedule, args.policy)
     summary = result.summary()
+    idle = result.metrics.get("mean_queueing_delay") == 0
+    warning = (
+        "no job ever waited: every work-conserving policy gives this same schedule; raise the "
+        "load (--target-load, --load-factor) or shrink the cluster to compare policies"
+        if idle
+        else None
+    )
     summary.update(
         {
             "trace_format": loaded.format,
-            "jobs": loaded.instance.num_jobs,
+            "jobs": instance.num_jobs,
             "rows_skipped": loaded.skipped_invalid,
             "jobs_dropped_too_wide": loaded.dropped_wide,
+            "arrival_scale": factor,
+            "offered_load": load,
         }
     )
+    if warning:
+        summary["warning"] = warning
     if args.json:
         _print_json(summary)
     else:
         print(
             f"{args.policy} on {args.trace} ({loaded.format}, {loaded.instance.num_jobs} jobs; "
             f"{loaded.dropped_wide} too wide, {loaded.skipped_invalid} invalid rows skipped) "
-            f"on {args.servers} x {args.gpus_per_server} GPUs:"
+            f"on {args.servers} x {args.gpus_per_server} GPUs, offered load {load:.3g}"
+            f"{f' (arrivals compressed x{factor:.4g})' if factor != 1 else ''}:"
         )
         for key in REPORTED_METRICS:
             value = summary.get(key)
             if value is not None:
                 print(f"  {key:>20}: {value:.6g}")
+        bound = result.lower_bound
+        if bound is not None:
+            print(
+                f"  {'lower bound on OPT':>20}: {bound.value:.6g} ({bound.name}); sum C / LB = "
+                f"{bound.ratio(result.objective):.4f} (certified: sum C / OPT is at most this)"
+            )
         for note in result.notes:
             print(f"  note: {note}")
+        if warning:
+            print(f"  warning: {warning}")
     return EXIT_INTERRUPTED if result.status is SolveStatus.ERROR else EXIT_OK
+
+
+def _cmd_bound(args: argparse.Namespace) -> int:
+    from ddlsched.core.io import read_instance
+    from formulations.lower_bounds import LpSettings, best_lower_bound, lower_bounds
+
+    if (args.instance is None) == (args.trace is None):
+        raise InputError("bound: give an INSTANCE file or --trace FILE (one of them)")
+    if args.instance is not None:
+        instance, source = read_instance(args.instance), args.instance
+    else:
+        _, instance, _, load = _load_replay(args)
+        source = f"{args.trace} on {args.servers} x {args.gpus_per_server} GPUs, load {load:.3g}"
+    try:
+        settings = LpSettings(args.lp_max_variables, args.lp_time_limit) if args.lp else None
+    except ValueError as error:
+        raise InputError(str(error)) from None
+    upper = None
+    if settings is not None:
+        from ddlsched.api import simulate
+
+        # The best of three fast policies: its objective narrows the LP's job windows.
+        upper = min(
+            simulate(instance, policy, bound=False).objective
+            for policy in ("sjf", "asrpt-greedy", "fifo")
+        )
+    found = lower_bounds(instance, lp=settings, upper_bound=upper)
+    best = best_lower_bound(found)
+    if args.json:
+        _print_json(
+            {
+                "source": source,
+                "jobs": instance.num_jobs,
+                "bounds": [b.to_dict() for b in found],
+                "best": best.to_dict() if best else None,
+            }
+        )
+        return EXIT_OK
+    print(f"{source}: {instance.num_jobs} jobs; lower bounds on OPT(A) = min sum w C:")
+    for b in found:
+        state = "valid" if b.valid else "NOT valid"
+        print(f"  {b.name:>15}: {b.value:.8g}  ({state}, {b.runtime_s:.2f} s)")
+    if best is not None:
+        print(f"  best: {best.name} = {best.value:.8g}")
+    notes = sorted({note for b in found for note in b.notes})
+    for note in notes:
+        print(f"  note: {note}")
+    return EXIT_OK
 
 
 def _cmd_check(args: argparse.Namespace) -> int:
@@ -636,12 +721,23 @@ def build_parser() -> argparse.ArgumentParser:
     solve.add_argument("--verbose", action="store_true", help="show the solver log")
     solve.set_defaults(handler=_cmd_solve)
 
+    def replay_options(cmd: argparse.ArgumentParser, required: bool = True) -> None:
+        cmd.add_argument("--trace", required=required, help="CSV trace (philly, muri or tiresias)")
+        cmd.add_argument("--servers", type=int, default=256)
+        cmd.add_argument("--gpus-per-server", type=int, default=8)
+        cmd.add_argument("--bandwidth-intra", type=float, default=20.0, help="GB/s")
+        cmd.add_argument("--bandwidth-inter", type=float, default=1.0, help="GB/s")
+        cmd.add_argument("--limit", type=int, help="only the first N jobs by submit time")
+        load = cmd.add_mutually_exclusive_group()
+        load.add_argument(
+            "--load-factor", type=float, help="compress inter-arrival times by this factor"
+        )
+        load.add_argument(
+            "--target-load", type=float, help="compress arrivals to this offered load"
+        )
+
     sim = command("simulate", help="replay a real trace with an online policy")
-    sim.add_argument("--trace", required=True, help="CSV trace (philly, muri or tiresias columns)")
-    sim.add_argument("--servers", type=int, default=256)
-    sim.add_argument("--gpus-per-server", type=int, default=8)
-    sim.add_argument("--bandwidth-intra", type=float, default=20.0, help="GB/s")
-    sim.add_argument("--bandwidth-inter", type=float, default=1.0, help="GB/s")
+    replay_options(sim)
     sim.add_argument("--policy", default=POLICIES.names()[0], choices=POLICIES.names())
     sim.add_argument("--predictor", default=online.predictor, choices=predictors)
     sim.add_argument("--mapper", choices=MAPPERS.names(), help="replaces the policy's own")
@@ -651,12 +747,23 @@ def build_parser() -> argparse.ArgumentParser:
         default=online.restart_cost,
         help="seconds a preempted job restores on resuming (las)",
     )
-    sim.add_argument("--limit", type=int, help="only the first N jobs by submit time")
     sim.add_argument("--seed", type=int, default=0)
     sim.add_argument("--out", help="write the schedule here")
     sim.add_argument("--plot", help="write a figure (JCT CDF; Gantt chart if small) to this PNG")
     sim.add_argument("--json", action="store_true")
     sim.set_defaults(handler=_cmd_simulate)
+
+    bound = command("bound", help="proven lower bounds on OPT(A) of an instance or a trace")
+    bound.add_argument("instance", nargs="?", help="an instance file (or use --trace)")
+    replay_options(bound, required=False)
+    bound.add_argument("--seed", type=int, default=0, help="model draws of trace rows")
+    bound.add_argument("--lp", action="store_true", help="also the LP relaxation (slower)")
+    bound.add_argument(
+        "--lp-max-variables", type=int, default=400_000, help="the LP's size (sets its slot)"
+    )
+    bound.add_argument("--lp-time-limit", type=float, default=300.0, help="seconds for the LP")
+    bound.add_argument("--json", action="store_true")
+    bound.set_defaults(handler=_cmd_bound)
 
     check = command("check", help="check every claim of the theory by computation")
     check.add_argument("instance", nargs="?", help="an instance file (or use --random)")

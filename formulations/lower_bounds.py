@@ -58,7 +58,9 @@ holds; its cost ``w_i (Delta floor(S_i / Delta) + p_i) <= w_i C_i``. The
 horizon ``T`` covers every optimal schedule: an optimal schedule never
 leaves the whole cluster idle after the last release (shifting later jobs
 earlier would lower the objective), so all jobs start by ``max_i r_i +
-sum_i K_i alpha_i^max``. Variables ``X_{i,t} = P(start <= t)`` in ``[0, 1]``,
+sum_i K_i alpha_i^max``, and, given the objective ``UB`` of any feasible
+schedule, job ``i`` starts by ``(UB - sum_{j != i} w_j (r_j + p_j)) / w_i -
+p_i``. Variables ``X_{i,t} = P(start <= t)`` in ``[0, 1]``,
 non-decreasing in ``t``; capacity ``sum_i g_i (X_{i,s} - X_{i,s - d_i}) <= M``
 per slot. ``Delta`` is the smallest slot keeping the LP within
 ``max_variables``. Solved by HiGHS (``highspy``'s matrix interface: a
@@ -227,30 +229,56 @@ class LpSettings:
     time_limit: float = 300.0
     threads: int | None = None
 
+    def __post_init__(self) -> None:
+        if not isinstance(self.max_variables, int) or self.max_variables < 2:
+            raise ValueError(f"max_variables: must be an integer >= 2, got {self.max_variables!r}")
+        if not (math.isfinite(self.time_limit) and self.time_limit > 0):
+            raise ValueError(f"time_limit: must be a finite number > 0, got {self.time_limit!r}")
+
 
 def lp_bound(
-    instance: Instance, inputs: BoundInputs, settings: LpSettings | None = None
+    instance: Instance,
+    inputs: BoundInputs,
+    settings: LpSettings | None = None,
+    upper_bound: float | None = None,
 ) -> LowerBound:
-    """Bound 4: the LP relaxation of the coarse time-indexed model (module docstring)."""
+    """Bound 4: the LP relaxation of the coarse time-indexed model (module docstring).
+
+    ``upper_bound``, the objective of any feasible schedule, shortens each
+    job's window: in every optimal schedule ``w_i C_i <= UB - sum_{j != i}
+    w_j (r_j + p_j)``, so job ``i`` starts by that bound minus ``p_i``. The
+    finer slot this allows makes the LP stronger; without it every job may
+    start until the makespan bound ``max_i r_i + sum_i K_i alpha_i^max``.
+    """
     import highspy
 
     settings = settings or LpSettings()
     began = time.perf_counter()
     n = len(instance.jobs)
-    horizon = float(np.max(inputs.releases)) + sum(
+    w, r, p = inputs.weights, inputs.releases, inputs.processing
+    makespan = float(np.max(r)) + sum(
         job.iterations * all_cut_alpha(job, instance.cluster) for job in instance.jobs
     )
-    slots = max(2, settings.max_variables // max(1, n))
-    delta = horizon / (slots - 1) if horizon > 0 else 1.0
-    slots = math.floor(horizon / delta) + 1 if horizon > 0 else 2
-    # Rounded down, with a bias against rounding error, so no job is made later or longer.
-    release_slot = np.floor(inputs.releases / delta * (1 - 1e-12)).astype(int)
-    duration = np.floor(inputs.processing / delta * (1 - 1e-12)).astype(int)
-    last = slots - 1  # X_{i, last} = 1: every job starts by the horizon
-    # Variable (i, t) for t in [R_i, last): columns numbered job by job.
-    first_column = np.zeros(n + 1, dtype=int)
-    for i in range(n):
-        first_column[i + 1] = first_column[i] + max(0, last - release_slot[i])
+    latest_start = np.full(n, makespan)
+    if upper_bound is not None and math.isfinite(upper_bound):
+        others = float(np.sum(w * (r + p))) - w * (r + p)
+        latest_start = np.minimum(latest_start, (upper_bound - others) / w - p)
+    latest_start = np.maximum(latest_start, r)
+    span = float(np.sum(latest_start - r))
+    # As fine as the variable budget allows, and never more slots than that budget either.
+    delta = max(
+        span / settings.max_variables,
+        float(np.max(latest_start)) / settings.max_variables,
+        1e-9 * max(1.0, makespan),
+    )
+    # Rounded down, with a bias against rounding error, so no job is made later or longer;
+    # a latest start is rounded up, so no start of an optimal schedule is cut off.
+    release_slot = np.floor(r / delta * (1 - 1e-12)).astype(int)
+    duration = np.floor(p / delta * (1 - 1e-12)).astype(int)
+    last = np.maximum(np.ceil(latest_start / delta * (1 + 1e-12)).astype(int), release_slot)
+    slots = int(np.max(last)) + 1
+    # X_{i,t} for t in [R_i, L_i) are columns; X = 0 before R_i and 1 from L_i on.
+    first_column = np.concatenate(([0], np.cumsum(last - release_slot)))
     columns = int(first_column[-1])
     model = highspy.Highs()
     model.setOptionValue("output_flag", False)
@@ -258,69 +286,74 @@ def lp_bound(
     if settings.threads is not None:
         model.setOptionValue("threads", int(settings.threads))
     costs = np.zeros(columns)
-    constant = 0.0
     for i in range(n):
-        w = inputs.weights[i]
-        constant += w * (delta * last + inputs.processing[i])
-        costs[first_column[i] : first_column[i + 1]] = -w * delta
+        costs[first_column[i] : first_column[i + 1]] = -w[i] * delta
+    constant = float(np.sum(w * (delta * last + p)))
     model.addVars(columns, np.zeros(columns), np.ones(columns))
     model.changeColsCost(columns, np.arange(columns, dtype=np.int32), costs)
 
-    def column(i: int, t: int) -> int | None:
-        """Column of X_{i,t}, or None where X is 0 (t < R_i) or 1 (t >= last)."""
-        if t < release_slot[i] or t >= last:
-            return None
+    def term(i: int, t: int) -> int | float:
+        """X_{i,t}: its column, or the constant 0 (before R_i) or 1 (from L_i on)."""
+        if t < release_slot[i]:
+            return 0.0
+        if t >= last[i]:
+            return 1.0
         return int(first_column[i] + t - release_slot[i])
 
     # Monotone: X_{i,t} - X_{i,t-1} >= 0.
     starts, index, value = [0], [], []
     for i in range(n):
-        for t in range(release_slot[i] + 1, last):
-            index += [column(i, t), column(i, t - 1)]
+        for t in range(release_slot[i] + 1, last[i]):
+            index += [term(i, t), term(i, t - 1)]
             value += [1.0, -1.0]
             starts.append(len(index))
-    rows = len(starts) - 1
-    if rows:
+    if len(starts) > 1:
         model.addRows(
-            rows,
-            np.zeros(rows),
-            np.full(rows, highspy.kHighsInf),
+            len(starts) - 1,
+            np.zeros(len(starts) - 1),
+            np.full(len(starts) - 1, highspy.kHighsInf),
             len(index),
             np.array(starts[:-1], dtype=np.int32),
             np.array(index, dtype=np.int32),
             np.array(value),
         )
-    # Capacity per slot s < last: sum_i g_i (X_{i,s} - X_{i,s-d_i}) <= M.
-    entries: list[dict[int, float]] = [{} for _ in range(last)]
-    rhs = np.full(last, float(inputs.num_gpus))
+    # Capacity per slot: sum_i g_i (X_{i,s} - X_{i,s-d_i}) <= M, constants moved right.
+    entries: list[dict[int, float]] = [{} for _ in range(slots)]
+    rhs = np.full(slots, float(inputs.num_gpus))
     for i in range(n):
         if duration[i] == 0:
             continue
         g = float(inputs.gpus[i])
-        for s in range(release_slot[i], last):
-            c = column(i, s)
-            if c is not None:
-                entries[s][c] = entries[s].get(c, 0.0) + g
-            c = column(i, s - duration[i])
-            if c is not None:
-                entries[s][c] = entries[s].get(c, 0.0) - g
+        for s in range(release_slot[i], min(slots, last[i] + duration[i])):
+            for t, sign in ((s, 1.0), (s - duration[i], -1.0)):
+                x = term(i, t)
+                if isinstance(x, int):
+                    entries[s][x] = entries[s].get(x, 0.0) + sign * g
+                else:
+                    rhs[s] -= sign * g * x
     starts, index, value = [0], [], []
     for row in entries:
         index += list(row)
         value += list(row.values())
         starts.append(len(index))
     model.addRows(
-        last,
-        np.full(last, -highspy.kHighsInf),
+        slots,
+        np.full(slots, -highspy.kHighsInf),
         rhs,
         len(index),
         np.array(starts[:-1], dtype=np.int32),
         np.array(index, dtype=np.int32),
         np.array(value),
     )
+    notes = (*inputs.notes(), f"slot {delta:.6g} s, {slots} slots, {columns} variables")
+    if upper_bound is not None:
+        notes = (*notes, f"windows from an upper bound of {upper_bound:.8g}")
+    if columns == 0:  # every start is fixed: the LP is its constant, if capacity holds
+        fits = bool(np.all(rhs >= -1e-9))
+        value = constant * SAFETY if fits else math.nan
+        return LowerBound(value, "lp", fits, time.perf_counter() - began, notes)
     model.run()
     status = model.getModelStatus()
-    notes = (*inputs.notes(), f"slot {delta:.6g} s, {slots} slots, {columns} variables")
     if status != highspy.HighsModelStatus.kOptimal:
         return LowerBound(
             math.nan,
@@ -347,8 +380,10 @@ def lower_bounds(
     names: Sequence[str] | None = None,
     lp: LpSettings | None = None,
     inputs: BoundInputs | None = None,
+    upper_bound: float | None = None,
 ) -> list[LowerBound]:
-    """Every requested bound (default: the fast ones; the LP too when ``lp`` is given)."""
+    """Every requested bound (default: the fast ones; the LP too when ``lp`` is given,
+    with job windows from ``upper_bound``, a feasible schedule's objective, if known)."""
     began = time.perf_counter()
     inputs = inputs or BoundInputs.of(instance)
     shared = time.perf_counter() - began
@@ -362,7 +397,7 @@ def lower_bounds(
             LowerBound(value, name, True, shared + time.perf_counter() - start, inputs.notes())
         )
     if lp is not None:
-        found.append(lp_bound(instance, inputs, lp))
+        found.append(lp_bound(instance, inputs, lp, upper_bound))
     return found
 
 
