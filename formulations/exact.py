@@ -34,6 +34,7 @@ from formulations.timeindexed import (
     latest_completions,
     place_in_order,
     plan_from_model,
+    relabel_for_anchor,
     set_warm_start,
 )
 
@@ -130,6 +131,7 @@ def build(
         ),
     )
     anchor = choose_anchor(slotted) if problem == "A" else None
+    plan = relabel_for_anchor(slotted, plan, anchor)
     model = build_model(slotted, latest, anchor)
     return BuiltModel(
         problem, model, instance, slotted, None, slotted.exact, plan, time.perf_counter() - began
@@ -185,6 +187,12 @@ def solve_built(built: BuiltModel, options: ExactParams) -> Result:
                 built, plan_from_model(built.model, built.instance.num_jobs)
             )
     status = outcome.status
+    if schedule is None and built.incumbent_plan is not None:
+        # A list schedule always exists: never return without one.
+        schedule = _schedule_from_plan(built, built.incumbent_plan)
+        notes.append(f"HiGHS found no solution ({status.value}); the list schedule is returned")
+        if status is SolveStatus.TIME_LIMIT:
+            status = SolveStatus.FEASIBLE
     bound = outcome.bound
     if not built.exact:
         notes.append(

@@ -357,6 +357,34 @@ def choose_anchor(problem: SlottedProblem) -> int | None:
     return best if counts[best] > 0 else None
 
 
+def relabel_for_anchor(
+    problem: SlottedProblem, plan: Sequence[tuple[int, int]], anchor: int | None
+) -> list[tuple[int, int]]:
+    """The same schedule with identical servers renamed so the anchor's mode survives symmetry.
+
+    Symmetry breaking keeps only the anchor's modes whose counts are sorted
+    within each class of identical servers; a plan (a list schedule, a warm
+    start) may put the anchor on counts such as ``(0, 4)``. Renaming servers
+    within their class changes no duration and no feasibility, so every job's
+    mode is mapped to the mode with the renamed counts, and the plan then
+    lies inside the model's index. Without this, the MIP start was silently
+    dropped (issue 12).
+    """
+    if anchor is None:
+        return list(plan)
+    usage = problem.jobs[anchor].modes[plan[anchor][0]].usage
+    source = list(range(len(problem.capacities)))  # new server h takes old server source[h]
+    for group in problem.server_classes:
+        for new, old in zip(group, sorted(group, key=lambda h: -usage[h]), strict=True):
+            source[new] = old
+    renamed = []
+    for job, (m, t) in zip(problem.jobs, plan, strict=True):
+        old_usage = job.modes[m].usage
+        target = tuple(old_usage[source[h]] for h in range(len(old_usage)))
+        renamed.append((next(k for k, mode in enumerate(job.modes) if mode.usage == target), t))
+    return renamed
+
+
 def set_warm_start(model: pyo.ConcreteModel, plan: Sequence[tuple[int, int]]) -> bool:
     """Set ``x`` to the plan; False if the plan lies outside the model's index."""
     chosen = {(i, m, t) for i, (m, t) in enumerate(plan)}

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from ddlsched.core.generators import GeneratorConfig, generate
 from ddlsched.core.model import Cluster, Instance, Schedule, ScheduledJob
@@ -11,6 +13,7 @@ from ddlsched.core.result import SolveStatus
 from formulations.exact import build, solve_milp
 from tests.formulations.helpers import solve_verified, unit_job
 from tests.oracles import brute_force_a
+from tests.strategies import TINY_INTEGRAL
 
 
 def test_symmetric_servers_lose_no_optimum() -> None:
@@ -58,3 +61,26 @@ def test_horizon_never_cuts_the_optimum() -> None:
             if i == instance.job_index[job.id]
         )
         assert ends[job.id] <= latest_slot * instance.slot + 1e-9
+
+
+@settings(max_examples=10)
+@given(st.integers(0, 10_000), st.sampled_from([(2, 4), (3, 2), (4, 4)]))
+def test_warm_start_is_never_dropped(seed: int, shape: tuple[int, int]) -> None:
+    """Regression (issue 12): the incumbent plan always lies inside the model's index.
+
+    The list schedule may put the symmetry anchor on unsorted counts such as
+    (0, 4); the plan must be relabelled onto identical servers, not dropped,
+    and the relabelled plan must cost exactly what the original did.
+    """
+    from formulations.modes import problem_a
+    from formulations.timeindexed import greedy_schedule, set_warm_start
+
+    config = TINY_INTEGRAL.replace(
+        num_jobs=6, servers=shape[0], gpus_per_server=shape[1], max_job_gpus=None
+    )
+    instance = generate(config, seed)
+    built = build(instance, "A")
+    assert built.incumbent_plan is not None
+    assert set_warm_start(built.model, built.incumbent_plan)
+    slotted = problem_a(instance)
+    assert slotted.objective(built.incumbent_plan) <= slotted.objective(greedy_schedule(slotted))

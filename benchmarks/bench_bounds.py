@@ -1,0 +1,74 @@
+"""Tightness of the lower bounds: LB / OPT per bound on generated integral instances.
+
+For each cluster shape and job count, several seeds of ``GeneratorConfig.exact_friendly``
+(Poisson arrivals at load 1) are solved exactly (MILP, HiGHS); every bound of
+:mod:`formulations.lower_bounds` is divided by the proven optimum (instances the
+MILP does not prove are skipped and counted). Prints the median and worst ratio per
+bound, and of the best one. Asserts only validity (every ratio <= 1), never a time.
+
+    python benchmarks/bench_bounds.py --shapes 2x4 3x4 4x4 --jobs 6 10 16 20 --seeds 5
+"""
+
+from __future__ import annotations
+
+import argparse
+import platform
+import statistics
+import time
+
+from ddlsched import ExactParams, GeneratorConfig, generate, simulate, solve
+from formulations.lower_bounds import BOUNDS, LpSettings, best_lower_bound, lower_bounds
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--shapes", nargs="+", default=["2x4", "3x4", "4x4"])
+    parser.add_argument("--jobs", nargs="+", type=int, default=[6, 10, 16, 20])
+    parser.add_argument("--seeds", type=int, default=5)
+    parser.add_argument("--load", type=float, default=1.0)
+    parser.add_argument("--time-limit", type=float, default=60.0)
+    args = parser.parse_args()
+    names = [*BOUNDS.names(), "lp", "best"]
+    print(
+        f"# LB / OPT, {platform.machine()}, {time.strftime('%Y-%m-%d')}, load {args.load}, "
+        f"{args.seeds} seeds, MILP limit {args.time_limit:g} s"
+    )
+    print("| cluster | jobs | proven | " + " | ".join(f"{n} median / worst" for n in names) + " |")
+    print("| --- | --- | --- | " + " | ".join("---" for _ in names) + " |")
+    for shape in args.shapes:
+        servers, gpus = (int(x) for x in shape.split("x"))
+        for jobs in args.jobs:
+            ratios: dict[str, list[float]] = {n: [] for n in names}
+            proven = 0
+            for seed in range(args.seeds):
+                config = GeneratorConfig.exact_friendly(jobs, servers, gpus, args.load)
+                instance = generate(config, seed)
+                optimum = solve(
+                    instance, "milp", params=ExactParams(time_limit=args.time_limit), bound=False
+                )
+                if not optimum.proven_optimal:
+                    continue
+                proven += 1
+                upper = min(
+                    simulate(instance, p, bound=False).objective
+                    for p in ("sjf", "asrpt-greedy", "fifo")
+                )
+                found = lower_bounds(
+                    instance, lp=LpSettings(max_variables=100_000), upper_bound=upper
+                )
+                for bound in found:
+                    ratio = bound.value / optimum.objective
+                    assert ratio <= 1 + 1e-9, (shape, jobs, seed, bound)
+                    ratios[bound.name].append(ratio)
+                best = best_lower_bound(found)
+                if best is not None:
+                    ratios["best"].append(best.value / optimum.objective)
+            cells = [
+                f"{statistics.median(ratios[n]):.3f} / {min(ratios[n]):.3f}" if ratios[n] else "-"
+                for n in names
+            ]
+            print(f"| {shape} | {jobs} | {proven}/{args.seeds} | " + " | ".join(cells) + " |")
+
+
+if __name__ == "__main__":
+    main()
