@@ -368,10 +368,15 @@ def _cmd_check(args: argparse.Namespace) -> int:
         _print_json(report.to_dict())
     else:
         values = report.values
+
+        def shown(name: str) -> str:
+            value = values[name]
+            if not isinstance(value, float) or value != value:
+                return f"{name} unknown"
+            return f"{name} {value:.6g}{'' if report.exact.get(name) else ' (not exact)'}"
+
         print(
-            f"opt_A {values['opt_A']:.6g}, opt_A1 {values['opt_A1']:.6g}, "
-            f"opt_A2 {values['opt_A2']:.6g}, srpt_A2 {values['srpt_A2']:.6g}, "
-            f"rho {values['rho']:.6g} ({'exact' if values['rho_exact'] else 'upper bound'}); "
+            f"{', '.join(shown(n) for n in ('opt_A', 'opt_A1', 'opt_A2', 'srpt_A2', 'rho'))}; "
             f"instance {'integral' if values['integral'] else 'NOT integral (slotted optima)'}"
         )
         for claim in report.claims:

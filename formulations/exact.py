@@ -175,7 +175,12 @@ def _schedule_from_plan(built: BuiltModel, plan: list[tuple[int, int]]) -> Sched
 
 def solve_built(built: BuiltModel, options: ExactParams) -> Result:
     """Solve a built model and turn its solution into a :class:`Result`."""
-    warm = built.incumbent_plan is not None and set_warm_start(built.model, built.incumbent_plan)
+    if built.single is not None:
+        warm = bool(built.model.has_start)
+    else:
+        warm = built.incumbent_plan is not None and set_warm_start(
+            built.model, built.incumbent_plan
+        )
     outcome = solve_model(built.model, options, warm_start=warm)
     notes: list[str] = []
     schedule = None

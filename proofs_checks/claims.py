@@ -104,17 +104,21 @@ class ClaimRecord:
         return self.lhs / self.rhs if self.rhs else math.inf
 
     def to_dict(self) -> dict[str, object]:
-        """The ``check --json`` form."""
+        """The ``check --json`` form (an unknown number, NaN, is ``null``)."""
+
+        def number(value: float | None) -> float | None:
+            return value if value is not None and math.isfinite(value) else None
+
         return {
             "name": self.name,
             "statement": self.statement,
             "holds": self.holds,
             "status": self.status,
-            "lhs": self.lhs,
-            "rhs": self.rhs,
-            "bound": self.bound,
+            "lhs": number(self.lhs),
+            "rhs": number(self.rhs),
+            "bound": number(self.bound),
             "exact": self.exact,
-            "margin": self.margin,
+            "margin": number(self.margin),
             "detail": self.detail,
         }
 

@@ -228,3 +228,18 @@ def test_help_lists_exactly_the_registered_names() -> None:
     solve_help = run_cli("solve", "--help").stdout
     assert "{" + ",".join(method_names()) + "}" in solve_help.replace("\n", "").replace(" ", "")
     assert run_cli("--version").stdout.startswith("ddlsched ")
+
+
+def test_check_json_with_unknown_values(tmp_path: Path) -> None:
+    """Regression: a MILP stopped without a value made check --json crash on NaN. Every
+    value now carries its exactness, and an unknown one is null, never NaN."""
+    path = tmp_path / "i.json"
+    run_cli("generate", "--jobs", "6", "--seed", "1", "--integral", "--out", str(path))
+    result = run_cli("check", str(path), "--json", "--time-limit", "0.001")
+    assert result.returncode in (0, 1), result.stderr
+    doc = json.loads(result.stdout)
+    for name in ("opt_A", "opt_A1", "opt_A2", "srpt_A2", "rho"):
+        entry = doc["values"][name]
+        assert set(entry) == {"value", "exact"}
+        assert entry["value"] is not None or entry["exact"] is False
+    assert "NaN" not in result.stdout

@@ -9,6 +9,7 @@ per claim (:class:`ClaimTally`).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -27,8 +28,13 @@ class CheckReport:
     Attributes
     ----------
     values
-        ``opt_A``, ``opt_A1``, ``opt_A2``, ``srpt_A2``, ``rho`` (and
-        ``rho_exact``, ``integral``).
+        ``opt_A``, ``opt_A1``, ``opt_A2``, ``srpt_A2``, ``rho`` (``nan`` when
+        unknown, e.g. a MILP stopped without a solution), and the facts
+        ``rho_exact``, ``integral``.
+    exact
+        For each number of ``values``: whether it is exactly the named
+        quantity (a time-limited or slotted optimum is not; ``rho`` is not
+        when some ``alpha_min`` is only a bound).
     alpha_min, alpha_max
         Per job, recomputed by :mod:`proofs_checks.bounds`.
     claims
@@ -40,11 +46,22 @@ class CheckReport:
     alpha_min: tuple[tuple[float, bool], ...]
     alpha_max: tuple[float, ...]
     claims: tuple[ClaimRecord, ...]
+    exact: dict[str, bool] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, object]:
-        """The ``check --json`` document."""
+        """The ``check --json`` document: every number with its exactness, unknown as null."""
+        values: dict[str, object] = {}
+        for name, value in self.values.items():
+            if isinstance(value, bool):
+                values[name] = value
+            else:
+                known = math.isfinite(value)
+                values[name] = {
+                    "value": value if known else None,
+                    "exact": self.exact.get(name, False) and known,
+                }
         return {
-            "values": self.values,
+            "values": values,
             "alpha_min": [{"value": v, "exact": e} for v, e in self.alpha_min],
             "alpha_max": list(self.alpha_max),
             "claims": [claim.to_dict() for claim in self.claims],
@@ -114,11 +131,19 @@ def check_instance(instance: Instance, time_limit: float | None = 60.0) -> Check
         "rho_exact": rho.exact,
         "integral": integral,
     }
+    exact = {
+        "opt_A": optima[Problem.A].proven_optimal,
+        "opt_A1": optima[Problem.A1].proven_optimal,
+        "opt_A2": optima[Problem.A2].proven_optimal,
+        "srpt_A2": True,
+        "rho": rho.exact,
+    }
     return CheckReport(
         values,
         tuple((low.value, low.exact) for low in rho.alpha_min),
         rho.alpha_max,
         tuple(records),
+        exact,
     )
 
 
