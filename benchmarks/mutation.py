@@ -1,0 +1,354 @@
+"""Mutation testing: plant plausible one-line bugs and see whether the tests catch them.
+
+Each mutant of :data:`CATALOGUE` replaces one exact snippet of a critical module
+(the verifier, the bounds and claims, the formulations' constraint families, the
+virtual machine, the guided and greedy policies, the mapping heuristic, the lower
+bounds) by a plausible bug: an off-by-one, ``<`` for ``<=``, a dropped rule, a
+loosened tolerance. The mutant is applied to a copy of the source tree (the
+working tree is never touched), and the tests named for it run there with
+``pytest -x``; a failing test run *kills* the mutant, a passing one lets it
+*survive*. A mutant known to be equivalent (it changes no observable behaviour)
+says why, and is not counted against the score.
+
+    python benchmarks/mutation.py                 # every mutant
+    python benchmarks/mutation.py --only verifier # mutants whose name contains it
+    python benchmarks/mutation.py --list
+
+Prints, per module, how many non-equivalent mutants were killed, and lists every
+survivor. The exit code is 1 when any non-equivalent mutant survives.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from collections import defaultdict
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@dataclass(frozen=True)
+class Mutant:
+    """One planted bug: ``old`` (exactly once in ``path``) becomes ``new``."""
+
+    name: str
+    path: str
+    old: str
+    new: str
+    tests: tuple[str, ...]
+    equivalent: str = ""  # why it changes no observable behaviour, if it does not
+
+
+VERIFIER_TESTS = ("tests/proofs_checks/test_verifier.py", "tests/proofs_checks/test_claims.py")
+CLAIM_TESTS = ("tests/proofs_checks/test_claims.py",)
+EXACT_TESTS = ("tests/formulations",)
+POLICY_TESTS = (
+    "tests/algorithms/test_guided_conformance.py",
+    "tests/algorithms/test_policies.py",
+)
+
+CATALOGUE: tuple[Mutant, ...] = (
+    # proofs_checks/verifier.py
+    Mutant(
+        "verifier: capacity check off by one",
+        "proofs_checks/verifier.py",
+        "if in_use[server] > capacity[server]:",
+        "if in_use[server] > capacity[server] + 1:",
+        VERIFIER_TESTS,
+    ),
+    Mutant(
+        "verifier: A2 release check dropped",
+        "proofs_checks/verifier.py",
+        "            if begin < job.release and not _close(begin, job.release, tol):\n"
+        '                violations.append(f"{where}: runs at {begin:g} before its release',
+        "            if False:\n"
+        '                violations.append(f"{where}: runs at {begin:g} before its release',
+        VERIFIER_TESTS,
+    ),
+    Mutant(
+        "verifier: A2 overlap checked only against the previous piece",
+        "proofs_checks/verifier.py",
+        "        if finish > reach:\n            reach, reach_job = finish, job_id",
+        "        reach, reach_job = finish, job_id",
+        VERIFIER_TESTS,
+    ),
+    Mutant(
+        "verifier: tolerance loosened to 1e-3",
+        "proofs_checks/verifier.py",
+        "DEFAULT_TOLERANCE = 1e-9",
+        "DEFAULT_TOLERANCE = 1e-3",
+        VERIFIER_TESTS,
+    ),
+    # proofs_checks/bounds.py
+    Mutant(
+        "bounds: alpha_min fallback without the / 2",
+        "proofs_checks/bounds.py",
+        "return Checked(base + penalty * parts * lam / 2, False)",
+        "return Checked(base + penalty * parts * lam, False)",
+        CLAIM_TESTS,
+    ),
+    Mutant(
+        "bounds: rho exact when any alpha_min is",
+        "proofs_checks/bounds.py",
+        "return RhoCheck(max(ratios), all(lo.exact for lo in lows), lows, highs)",
+        "return RhoCheck(max(ratios), any(lo.exact for lo in lows), lows, highs)",
+        CLAIM_TESTS,
+    ),
+    # proofs_checks/claims.py
+    Mutant(
+        "claims: equality checked as <=",
+        "proofs_checks/claims.py",
+        "true = abs(lhs - rhs) <= scale if equality else lhs <= rhs + scale",
+        "true = lhs <= rhs + scale",
+        CLAIM_TESTS,
+    ),
+    Mutant(
+        "claims: 1% tolerance",
+        "proofs_checks/claims.py",
+        "TOLERANCE = 1e-6",
+        "TOLERANCE = 1e-2",
+        CLAIM_TESTS,
+    ),
+    Mutant(
+        "claims: Theorem 1 conclusive with weights",
+        "proofs_checks/claims.py",
+        "exact = opt_a.exact and rho.exact and report.feasible and unit and exact_counts",
+        "exact = opt_a.exact and rho.exact and report.feasible and exact_counts",
+        CLAIM_TESTS,
+    ),
+    Mutant(
+        "claims: Theorem 1 conclusive with rho only a bound",
+        "proofs_checks/claims.py",
+        "exact = opt_a.exact and rho.exact and report.feasible and unit and exact_counts",
+        "exact = opt_a.exact and report.feasible and unit and exact_counts",
+        CLAIM_TESTS,
+    ),
+    Mutant(
+        "claims: mapping bounds lower check dropped",
+        "proofs_checks/claims.py",
+        "if value < low.value * (1 - TOLERANCE):",
+        "if False:",
+        CLAIM_TESTS,
+    ),
+    Mutant(
+        "claims: mapping bounds ignore jobs starting at the same instant",
+        "proofs_checks/claims.py",
+        "if other is not job and other_start <= start < other_end:",
+        "if other is not job and other_start < start < other_end:",
+        CLAIM_TESTS,
+    ),
+    # formulations/timeindexed.py
+    Mutant(
+        "timeindexed: durations rounded to the nearest slot",
+        "formulations/timeindexed.py",
+        "return max(1, math.ceil(duration / slot - EPS))",
+        "return max(1, round(duration / slot))",
+        EXACT_TESTS,
+    ),
+    Mutant(
+        "timeindexed: near-integral accepted as integral",
+        "formulations/timeindexed.py",
+        "return abs(ratio - round(ratio)) <= 1e-7 * max(1.0, abs(ratio))",
+        "return abs(ratio - round(ratio)) <= 0.2 * max(1.0, abs(ratio))",
+        EXACT_TESTS,
+    ),
+    Mutant(
+        "exact: warm start not relabelled",
+        "formulations/exact.py",
+        "    plan = relabel_for_anchor(slotted, plan, anchor)\n",
+        "",
+        EXACT_TESTS,
+    ),
+    Mutant(
+        "modes: unproven mapping counted as proven",
+        "formulations/modes.py",
+        "return result.mapping, result.status is SolveStatus.OPTIMAL",
+        "return result.mapping, True",
+        EXACT_TESTS,
+    ),
+    # ddlsched/core/virtual.py
+    Mutant(
+        "virtual: longest remaining first",
+        "ddlsched/core/virtual.py",
+        "return (self.remaining, self.seq) < (other.remaining, other.seq)",
+        "return (-self.remaining, self.seq) < (-other.remaining, other.seq)",
+        ("tests/core/test_virtual.py", *POLICY_TESTS),
+    ),
+    # algorithms/policies.py
+    Mutant(
+        "policies: guided A-SRPT backfills",
+        "algorithms/policies.py",
+        '        """Guided: jobs wait in strict virtual-completion order."""\n'
+        "        return StrictQueue()",
+        '        """Guided: jobs wait in strict virtual-completion order."""\n'
+        "        return BackfillQueue()",
+        POLICY_TESTS,
+    ),
+    Mutant(
+        "policies: guided queue last-in-first-out",
+        "algorithms/policies.py",
+        "        self.queue.push(self._views.pop(job_id), time)",
+        "        self.queue.push(self._views.pop(job_id), -time)",
+        POLICY_TESTS,
+    ),
+    Mutant(
+        "policies: virtual size with alpha_min instead of alpha_max",
+        "algorithms/policies.py",
+        "return virtual_size(job, self.cluster, self.predicted[job.id])",
+        "return job.gpus * self.predicted[job.id] * job.compute_time / self.cluster.num_gpus",
+        POLICY_TESTS,
+    ),
+    # algorithms/mapping.py
+    Mutant(
+        "mapping: partition seeded with the lightest node",
+        "algorithms/mapping.py",
+        "seed = int(np.flatnonzero(unplaced)[np.argmax(degree[unplaced])])",
+        "seed = int(np.flatnonzero(unplaced)[np.argmin(degree[unplaced])])",
+        ("tests/algorithms/test_mapping.py",),
+    ),
+    Mutant(
+        "mapping: no best fit (first server with room)",
+        "algorithms/mapping.py",
+        "    server = state.best_fit(gpus)\n",
+        "    server = next((h for h in range(len(state)) if state[h] >= gpus), None)\n",
+        ("tests/algorithms/test_mapping.py",),
+    ),
+    # formulations/lower_bounds.py
+    Mutant(
+        "lower bounds: mean busy time with the whole duration",
+        "formulations/lower_bounds.py",
+        "return float(np.sum(inputs.weights * (busy + inputs.processing / 2.0))) * SAFETY",
+        "return float(np.sum(inputs.weights * (busy + inputs.processing))) * SAFETY",
+        ("tests/formulations/test_lower_bounds.py",),
+    ),
+    Mutant(
+        "lower bounds: LP releases rounded up",
+        "formulations/lower_bounds.py",
+        "release_slot = np.floor(r / delta * (1 - 1e-12)).astype(int)",
+        "release_slot = np.ceil(r / delta).astype(int)",
+        ("tests/formulations/test_lower_bounds.py",),
+    ),
+    Mutant(
+        "lower bounds: squashed sizes not divided by M",
+        "formulations/lower_bounds.py",
+        "return self.gpus * self.processing / self.num_gpus",
+        "return self.gpus * self.processing",
+        ("tests/formulations/test_lower_bounds.py",),
+    ),
+    Mutant(
+        "lower bounds: no rounding safety factor",
+        "formulations/lower_bounds.py",
+        "SAFETY = 1.0 - 1e-9",
+        "SAFETY = 1.0",
+        ("tests/formulations/test_lower_bounds.py",),
+        equivalent="the factor only absorbs floating-point rounding of about 1e-15; no test "
+        "instance sits within that of its optimum, so no observable result changes",
+    ),
+)
+
+
+def apply(mutant: Mutant, tree: Path) -> None:
+    """Write the mutant into the copy at ``tree`` (the snippet must occur exactly once)."""
+    target = tree / mutant.path
+    text = target.read_text(encoding="utf-8")
+    if text.count(mutant.old) != 1:
+        raise SystemExit(
+            f"mutant {mutant.name!r}: its snippet occurs {text.count(mutant.old)} times in "
+            f"{mutant.path}; update the catalogue"
+        )
+    target.write_text(text.replace(mutant.old, mutant.new), encoding="utf-8")
+
+
+def run(mutant: Mutant, timeout: float) -> tuple[bool, float]:
+    """Whether the mutant is killed, and the seconds it took."""
+    with tempfile.TemporaryDirectory(prefix="mutant-") as work:
+        tree = Path(work) / "repo"
+        shutil.copytree(
+            ROOT,
+            tree,
+            ignore=shutil.ignore_patterns(
+                ".git", ".ci-venv", "out", "__pycache__", ".hypothesis", "*.egg-info", "docs"
+            ),
+        )
+        shared = ROOT.parent / "shared"
+        if shared.exists():
+            (Path(work) / "shared").symlink_to(shared)
+        apply(mutant, tree)
+        env = {**os.environ, "PYTHONPATH": str(tree), "DDLSCHED_DATA": str(shared / "data")}
+        began = time.perf_counter()
+        try:
+            result = subprocess.run(
+                [
+                    sys.executable,
+                    "-m",
+                    "pytest",
+                    "-x",
+                    "-q",
+                    "-p",
+                    "no:cacheprovider",
+                    "-n",
+                    "2",
+                    *mutant.tests,
+                ],
+                cwd=tree,
+                env=env,
+                capture_output=True,
+                text=True,
+                timeout=timeout,
+                check=False,
+            )
+            killed = result.returncode != 0
+        except subprocess.TimeoutExpired:
+            killed = True  # a hang is caught too
+        return killed, time.perf_counter() - began
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--only", help="run only mutants whose name contains this")
+    parser.add_argument("--list", action="store_true", help="list the catalogue and stop")
+    parser.add_argument("--timeout", type=float, default=600.0, help="seconds per mutant")
+    args = parser.parse_args()
+    chosen = [m for m in CATALOGUE if not args.only or args.only in m.name]
+    if args.list:
+        for mutant in chosen:
+            flag = f"  [equivalent: {mutant.equivalent}]" if mutant.equivalent else ""
+            print(f"{mutant.name} ({mutant.path}){flag}")
+        return 0
+    tally: dict[str, list[int]] = defaultdict(lambda: [0, 0])
+    survivors = []
+    began = time.perf_counter()
+    for k, mutant in enumerate(chosen, 1):
+        killed, seconds = run(mutant, args.timeout)
+        verdict = (
+            "killed" if killed else ("survived (equivalent)" if mutant.equivalent else "SURVIVED")
+        )
+        print(f"[{k}/{len(chosen)}] {verdict:>22}  {mutant.name}  ({seconds:.0f} s)", flush=True)
+        if mutant.equivalent:
+            continue
+        tally[mutant.path][1] += 1
+        tally[mutant.path][0] += killed
+        if not killed:
+            survivors.append(mutant)
+    print("\n| module | killed | non-equivalent mutants |\n| --- | --- | --- |")
+    for path, (killed, total) in sorted(tally.items()):
+        print(f"| {path} | {killed} | {total} |")
+    killed = sum(k for k, _ in tally.values())
+    total = sum(t for _, t in tally.values())
+    print(
+        f"\n{killed}/{total} non-equivalent mutants killed in {time.perf_counter() - began:.0f} s"
+    )
+    for mutant in survivors:
+        print(f"  survivor: {mutant.name} ({mutant.path})")
+    return 1 if survivors else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
