@@ -17,9 +17,10 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import sys
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, NoReturn
 
 from algorithms.registry import MAPPERS, POLICIES, PREDICTORS
 from ddlsched.api import exact_method_names, method_names, solve
@@ -30,6 +31,40 @@ from ddlsched.core.result import SolveStatus
 EXIT_OK, EXIT_NO, EXIT_BAD_INPUT, EXIT_INTERRUPTED = 0, 1, 2, 130
 OUT = "out"
 """Where commands write files the user did not name."""
+
+
+def _number(text: str, kind: type, test: Any, what: str) -> Any:
+    """Parse a command-line number, or fail with argparse's one-line error."""
+    try:
+        value = kind(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not (math.isfinite(value) and test(value)):
+        raise argparse.ArgumentTypeError(f"{text!r} must be {what}")
+    return value
+
+
+def _count(text: str) -> int:
+    return int(_number(text, int, lambda v: v >= 1, "a whole number >= 1"))
+
+
+def _seed(text: str) -> int:
+    return int(_number(text, int, lambda v: 0 <= v < 2**63, "a whole number >= 0"))
+
+
+def _positive(text: str) -> float:
+    return float(_number(text, float, lambda v: 0 < v <= 1e12, "a number > 0 (at most 1e12)"))
+
+
+def _non_negative(text: str) -> float:
+    return float(_number(text, float, lambda v: 0 <= v <= 1e12, "a number >= 0 (at most 1e12)"))
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse with one line on stderr for bad arguments (exit 2), like other bad input."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(EXIT_BAD_INPUT, f"{self.prog}: error: {message}\n")
 
 
 def _version() -> str:
@@ -628,7 +663,7 @@ def build_parser() -> argparse.ArgumentParser:
     defaults = CompareConfig()
     exact, online = ExactParams(), OnlineParams()
     predictors = PREDICTORS.names()
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="ddlsched",
         description="Scheduling distributed deep-learning jobs on GPU clusters: "
         "exact optima, A-SRPT, baselines, and checks of the theory.",
@@ -644,22 +679,22 @@ def build_parser() -> argparse.ArgumentParser:
     cmp_ = command(
         "compare", help="the main job: online methods against exact optima on random instances"
     )
-    cmp_.add_argument("--jobs", type=int, default=defaults.jobs)
-    cmp_.add_argument("--servers", type=int, default=defaults.servers)
-    cmp_.add_argument("--gpus-per-server", type=int, default=defaults.gpus_per_server)
-    cmp_.add_argument("--instances", type=int, default=defaults.instances)
-    cmp_.add_argument("--seed", type=int, default=defaults.seed)
+    cmp_.add_argument("--jobs", type=_count, default=defaults.jobs)
+    cmp_.add_argument("--servers", type=_count, default=defaults.servers)
+    cmp_.add_argument("--gpus-per-server", type=_count, default=defaults.gpus_per_server)
+    cmp_.add_argument("--instances", type=_count, default=defaults.instances)
+    cmp_.add_argument("--seed", type=_seed, default=defaults.seed)
     cmp_.add_argument(
         "--methods",
         default=",".join(defaults.methods),
         help=f"comma-separated online methods, some of: {', '.join(POLICIES)}",
     )
     cmp_.add_argument(
-        "--time-limit", type=float, default=defaults.time_limit, help="seconds per MILP"
+        "--time-limit", type=_positive, default=defaults.time_limit, help="seconds per MILP"
     )
     cmp_.add_argument(
         "--load",
-        type=float,
+        type=_non_negative,
         default=defaults.load,
         help="Poisson arrival load (0: all jobs released at time 0)",
     )
@@ -669,10 +704,10 @@ def build_parser() -> argparse.ArgumentParser:
     cmp_.set_defaults(handler=_cmd_compare)
 
     gen = command("generate", help="write a random instance")
-    gen.add_argument("--jobs", type=int, help="number of jobs (default 8)")
-    gen.add_argument("--servers", type=int, help="servers (default 2)")
-    gen.add_argument("--gpus-per-server", type=int, help="GPUs per server (default 4)")
-    gen.add_argument("--seed", type=int, default=0, help="random seed")
+    gen.add_argument("--jobs", type=_count, help="number of jobs (default 8)")
+    gen.add_argument("--servers", type=_count, help="servers (default 2)")
+    gen.add_argument("--gpus-per-server", type=_count, help="GPUs per server (default 4)")
+    gen.add_argument("--seed", type=_seed, default=0, help="random seed")
     gen.add_argument(
         "--integral",
         action="store_true",
@@ -680,13 +715,13 @@ def build_parser() -> argparse.ArgumentParser:
     )
     gen.add_argument(
         "--load",
-        type=float,
+        type=_positive,
         help="Poisson arrivals at this offered load (default: all jobs released at 0)",
     )
-    gen.add_argument("--bandwidth-intra", type=float, help="GB/s inside a server")
-    gen.add_argument("--bandwidth-inter", type=float, help="GB/s between servers")
+    gen.add_argument("--bandwidth-intra", type=_positive, help="GB/s inside a server")
+    gen.add_argument("--bandwidth-inter", type=_positive, help="GB/s between servers")
     gen.add_argument("--parallelism", choices=("mixed", "dp"), help="parallelism mix")
-    gen.add_argument("--max-job-gpus", type=int, help="widest job")
+    gen.add_argument("--max-job-gpus", type=_count, help="widest job")
     gen.add_argument("--config", help="TOML file with a [generator] table")
     gen.add_argument("--out", required=True, help="instance file to write")
     gen.set_defaults(handler=_cmd_generate)
@@ -702,12 +737,12 @@ def build_parser() -> argparse.ArgumentParser:
     solve.add_argument("--method", default=method_names()[0], choices=method_names())
     solve.add_argument("--problem", default=PROBLEMS[0].value, choices=[p.value for p in PROBLEMS])
     solve.add_argument(
-        "--time-limit", type=float, default=exact.time_limit, help="seconds (exact methods)"
+        "--time-limit", type=_positive, default=exact.time_limit, help="seconds (exact methods)"
     )
     solve.add_argument(
-        "--mip-gap", type=float, default=exact.mip_gap, help="relative gap (exact methods)"
+        "--mip-gap", type=_non_negative, default=exact.mip_gap, help="relative gap (exact methods)"
     )
-    solve.add_argument("--threads", type=int, help="solver threads (exact methods)")
+    solve.add_argument("--threads", type=_count, help="solver threads (exact methods)")
     solve.add_argument("--warm-start", help="schedule file to start from (exact methods)")
     solve.add_argument(
         "--predictor",
@@ -720,7 +755,7 @@ def build_parser() -> argparse.ArgumentParser:
         choices=MAPPERS.names(),
         help="GPU mapper replacing the policy's own (online methods)",
     )
-    solve.add_argument("--seed", type=int, default=0)
+    solve.add_argument("--seed", type=_seed, default=0)
     solve.add_argument("--out", help="write the schedule here")
     solve.add_argument("--json", action="store_true")
     solve.add_argument("--verbose", action="store_true", help="show the solver log")
@@ -728,17 +763,17 @@ def build_parser() -> argparse.ArgumentParser:
 
     def replay_options(cmd: argparse.ArgumentParser, required: bool = True) -> None:
         cmd.add_argument("--trace", required=required, help="CSV trace (philly, muri or tiresias)")
-        cmd.add_argument("--servers", type=int, default=256)
-        cmd.add_argument("--gpus-per-server", type=int, default=8)
-        cmd.add_argument("--bandwidth-intra", type=float, default=20.0, help="GB/s")
-        cmd.add_argument("--bandwidth-inter", type=float, default=1.0, help="GB/s")
-        cmd.add_argument("--limit", type=int, help="only the first N jobs by submit time")
+        cmd.add_argument("--servers", type=_count, default=256)
+        cmd.add_argument("--gpus-per-server", type=_count, default=8)
+        cmd.add_argument("--bandwidth-intra", type=_positive, default=20.0, help="GB/s")
+        cmd.add_argument("--bandwidth-inter", type=_positive, default=1.0, help="GB/s")
+        cmd.add_argument("--limit", type=_count, help="only the first N jobs by submit time")
         load = cmd.add_mutually_exclusive_group()
         load.add_argument(
-            "--load-factor", type=float, help="compress inter-arrival times by this factor"
+            "--load-factor", type=_positive, help="compress inter-arrival times by this factor"
         )
         load.add_argument(
-            "--target-load", type=float, help="compress arrivals to this offered load"
+            "--target-load", type=_positive, help="compress arrivals to this offered load"
         )
 
     sim = command("simulate", help="replay a real trace with an online policy")
@@ -748,11 +783,11 @@ def build_parser() -> argparse.ArgumentParser:
     sim.add_argument("--mapper", choices=MAPPERS.names(), help="replaces the policy's own")
     sim.add_argument(
         "--restart-cost",
-        type=float,
+        type=_non_negative,
         default=online.restart_cost,
         help="seconds a preempted job restores on resuming (las)",
     )
-    sim.add_argument("--seed", type=int, default=0)
+    sim.add_argument("--seed", type=_seed, default=0)
     sim.add_argument("--out", help="write the schedule here")
     sim.add_argument("--plot", help="write a figure (JCT CDF; Gantt chart if small) to this PNG")
     sim.add_argument("--json", action="store_true")
@@ -761,30 +796,30 @@ def build_parser() -> argparse.ArgumentParser:
     bound = command("bound", help="proven lower bounds on OPT(A) of an instance or a trace")
     bound.add_argument("instance", nargs="?", help="an instance file (or use --trace)")
     replay_options(bound, required=False)
-    bound.add_argument("--seed", type=int, default=0, help="model draws of trace rows")
+    bound.add_argument("--seed", type=_seed, default=0, help="model draws of trace rows")
     bound.add_argument("--lp", action="store_true", help="also the LP relaxation (slower)")
     bound.add_argument(
-        "--lp-max-variables", type=int, default=400_000, help="the LP's size (sets its slot)"
+        "--lp-max-variables", type=_count, default=400_000, help="the LP's size (sets its slot)"
     )
-    bound.add_argument("--lp-time-limit", type=float, default=300.0, help="seconds for the LP")
+    bound.add_argument("--lp-time-limit", type=_positive, default=300.0, help="seconds for the LP")
     bound.add_argument("--json", action="store_true")
     bound.set_defaults(handler=_cmd_bound)
 
     check = command("check", help="check every claim of the theory by computation")
     check.add_argument("instance", nargs="?", help="an instance file (or use --random)")
-    check.add_argument("--random", type=int, metavar="N", help="check N generated instances")
+    check.add_argument("--random", type=_count, metavar="N", help="check N generated instances")
     check.add_argument(
         "--adversarial",
-        type=int,
+        type=_count,
         metavar="N",
         help="search N hypothesis examples for a high asrpt / OPT(A)",
     )
-    check.add_argument("--servers", type=int, default=2)
-    check.add_argument("--gpus-per-server", type=int, default=2)
-    check.add_argument("--jobs", type=int, default=4)
-    check.add_argument("--load", type=float, default=None)
-    check.add_argument("--seed", type=int, default=0)
-    check.add_argument("--time-limit", type=float, default=60.0)
+    check.add_argument("--servers", type=_count, default=2)
+    check.add_argument("--gpus-per-server", type=_count, default=2)
+    check.add_argument("--jobs", type=_count, default=4)
+    check.add_argument("--load", type=_positive, default=None)
+    check.add_argument("--seed", type=_seed, default=0)
+    check.add_argument("--time-limit", type=_positive, default=60.0)
     check.add_argument(
         "--out-dir", default=OUT, help="where violating and adversarial instances are written"
     )
@@ -802,9 +837,9 @@ def build_parser() -> argparse.ArgumentParser:
         "--trace", help="a CSV with the target column (default: a generated recurring history)"
     )
     evaluate.add_argument("--target", default="iterations")
-    evaluate.add_argument("--jobs", type=int, default=3000, help="generated history size")
-    evaluate.add_argument("--seed", type=int, default=0)
-    evaluate.add_argument("--retrain-every", type=int, default=250)
+    evaluate.add_argument("--jobs", type=_count, default=3000, help="generated history size")
+    evaluate.add_argument("--seed", type=_seed, default=0)
+    evaluate.add_argument("--retrain-every", type=_count, default=250)
     evaluate.add_argument("--json", action="store_true")
     evaluate.set_defaults(handler=_cmd_predict)
 
@@ -813,7 +848,7 @@ def build_parser() -> argparse.ArgumentParser:
     sweep.add_argument(
         "--scheduler", help="address of a running Dask scheduler (default: start a local cluster)"
     )
-    sweep.add_argument("--workers", type=int, default=2, help="local cluster workers")
+    sweep.add_argument("--workers", type=_count, default=2, help="local cluster workers")
     sweep.add_argument("--results", default=f"{OUT}/results.sqlite", help="SQLite results file")
     sweep.set_defaults(handler=_cmd_sweep)
 
