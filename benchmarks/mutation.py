@@ -136,6 +136,9 @@ CATALOGUE: tuple[Mutant, ...] = (
         "if value < low.value * (1 - TOLERANCE):",
         "if False:",
         CLAIM_TESTS,
+        equivalent="alpha_min is the exhaustive minimum over mappings (or a proven lower bound "
+        "of it), so no mapping's alpha is ever below it: the check is defence in depth against "
+        "a bug in bounds.py, whose own tests cover that",
     ),
     Mutant(
         "claims: mapping bounds ignore jobs starting at the same instant",

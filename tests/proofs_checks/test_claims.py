@@ -20,6 +20,7 @@ from ddlsched.core.model import Cluster, Instance, Job, Schedule, ScheduledJob
 from ddlsched.experiments import check_instance
 from proofs_checks import claims
 from proofs_checks.bounds import fastest_time, rho_of, theorem1_constant
+from proofs_checks.verifier import verify
 from tests.oracles import brute_force_a, brute_force_a1, brute_force_a2
 from tests.strategies import TINY_INTEGRAL
 
@@ -168,3 +169,72 @@ def test_bounds_module_matches_hand_values(ring_instance: Instance) -> None:
     assert theorem1_constant(4, 4) == pytest.approx(6.0)
     with pytest.raises(ValueError, match="g_max"):
         theorem1_constant(4, 5)
+
+
+def _two_jobs_one_server() -> tuple[Instance, Schedule]:
+    """Sizes 4 then 1 (released at 1) on one 2-GPU server: SRPT on the virtual machine runs
+    long [0,1), short [1,2), long [2,5): total 2 + 5 = 7, which is OPT(A2)."""
+    cluster = Cluster((2,), 1.0, 1.0)
+    long = Job(id="long", release=0.0, iterations=4, compute_time=1.0, gpus=2)
+    short = Job(id="short", release=1.0, iterations=1, compute_time=1.0, gpus=2)
+    srpt = Schedule(
+        (
+            ScheduledJob("long", 0.0, 5.0, pieces=((0.0, 1.0), (2.0, 5.0))),
+            ScheduledJob("short", 1.0, 2.0, pieces=((1.0, 2.0),)),
+        ),
+        problem="A2",
+    )
+    return Instance(cluster, (long, short)), srpt
+
+
+def test_claim1_is_an_equality() -> None:
+    """SRPT(A2) = OPT(A2) is an equality: an 'optimum' above SRPT's value (a wrong one) is a
+    violation, not a pass of SRPT <= OPT."""
+    instance, srpt = _two_jobs_one_server()
+    assert claims.srpt_optimal_a2(instance, srpt, claims.Value(7.0, True)).holds is True
+    assert claims.srpt_optimal_a2(instance, srpt, claims.Value(7.5, True)).holds is False
+
+
+def test_tolerance_just_past_the_bound() -> None:
+    """A breach of one part in ten thousand is a violation (the tolerance is 1e-6, not 1%)."""
+    rho = dataclasses.replace(rho_of(_integral_instance()), rho=1.0, exact=True)
+    just_over = claims.lemma1(claims.Value(100.01, True), claims.Value(100.0, True), rho, True)
+    assert just_over.status == "violated"
+    at = claims.lemma1(claims.Value(100.0, True), claims.Value(100.0, True), rho, True)
+    assert at.status == "holds"
+
+
+def test_theorem1_is_inconclusive_outside_its_assumptions() -> None:
+    """Theorem 1 is proved for unit weights and an exact rho: with weights, or with rho only
+    a bound, the record is inconclusive even when the inequality is true."""
+    instance = _integral_instance()
+    report = check_instance(instance)
+    opt = claims.Value(float(report.values["opt_A"]), True)
+    from ddlsched import simulate
+
+    guided = simulate(instance, "asrpt", bound=False).schedule
+    assert guided is not None
+    rho = rho_of(instance)
+    assert claims.theorem1(instance, guided, opt, rho).status == "holds"
+    weighted = instance.replace(jobs=tuple(j.replace(weight=2.0) for j in instance.jobs))
+    guided_w = simulate(weighted, "asrpt", bound=False).schedule
+    assert guided_w is not None
+    doubled = claims.Value(2 * opt.value, True)
+    assert claims.theorem1(weighted, guided_w, doubled, rho_of(weighted)).status == "inconclusive"
+    bounded = dataclasses.replace(rho, exact=False)
+    assert claims.theorem1(instance, guided, opt, bounded).status == "inconclusive"
+
+
+def test_mapping_rule_counts_jobs_starting_at_the_same_instant() -> None:
+    """Servers of 4 and 2 GPUs: a (3 GPUs) on server 0 and b (3 GPUs) split 1 + 2 both start
+    at 0. When b starts, server 0 has 1 free GPU and server 1 has 2: b cannot fit on one
+    server, so its split is legitimate and the claim holds."""
+    cluster = Cluster((4, 2), 2.0, 1.0)
+    a = Job(id="a", release=0.0, iterations=1, compute_time=1.0, gpus=3)
+    b = Job(id="b", release=0.0, iterations=1, compute_time=1.0, gpus=3)
+    instance = Instance(cluster, (a, b))
+    schedule = Schedule(
+        (ScheduledJob("a", 0.0, 1.0, (0, 0, 0)), ScheduledJob("b", 0.0, 1.0, (0, 1, 1)))
+    )
+    assert verify(instance, schedule).feasible
+    assert claims.mapping_bounds(instance, schedule).status == "holds"

@@ -188,3 +188,53 @@ def test_preemptive_cluster_schedules(ring_instance: Instance) -> None:
         restart_cost=1.0,
     )
     assert "server 0: 3 GPUs in use" in " ".join(verify(ring_instance, clash).violations)
+
+
+def _one_gpu_jobs(*iterations: int) -> Instance:
+    """Jobs of 1 GPU, compute 1 s, no edges, released at 0, on a 1-GPU cluster: the A2
+    size of each is its iteration count (g K alpha_max / M = K)."""
+    from ddlsched.core.model import Cluster, Job
+
+    jobs = tuple(
+        Job(id=f"j{k}", release=0.0, iterations=n, compute_time=1.0, gpus=1)
+        for k, n in enumerate(iterations)
+    )
+    return Instance(Cluster((1,), 1.0, 1.0), jobs)
+
+
+def test_a2_piece_reaching_past_a_short_neighbour_is_caught() -> None:
+    """(0,10,j0), (1,2,j1), (3,4,j2): j2 overlaps j0 but not its sorted neighbour j1."""
+    from ddlsched.core.model import Piece
+
+    instance = _one_gpu_jobs(10, 1, 1)
+    schedule = Schedule(
+        (
+            ScheduledJob("j0", 0.0, 10.0, pieces=(Piece(0.0, 10.0),)),
+            ScheduledJob("j1", 1.0, 2.0, pieces=(Piece(1.0, 2.0),)),
+            ScheduledJob("j2", 3.0, 4.0, pieces=(Piece(3.0, 4.0),)),
+        ),
+        problem="A2",
+    )
+    report = verify(instance, schedule)
+    assert any("'j0' and 'j2' overlap" in v for v in report.violations), report.violations
+
+
+def test_a2_piece_before_release() -> None:
+    """An A2 piece that starts before its job's release is a violation."""
+    from ddlsched.core.model import Cluster, Job, Piece
+
+    job = Job(id="late", release=5.0, iterations=2, compute_time=1.0, gpus=1)
+    instance = Instance(Cluster((1,), 1.0, 1.0), (job,))
+    schedule = Schedule((ScheduledJob("late", 4.0, 6.0, pieces=(Piece(4.0, 6.0),)),), problem="A2")
+    report = verify(instance, schedule)
+    assert any("before its release" in v for v in report.violations), report.violations
+
+
+def test_tolerance_is_tight() -> None:
+    """An end off by one part in a million (10 s job, end 10.00001) is a violation: the
+    tolerance is 1e-9 relative, not a loose one that would pass it."""
+    instance = _one_gpu_jobs(10)
+    report = verify(instance, Schedule((ScheduledJob("j0", 0.0, 10.00001, (0,)),)))
+    assert not report.feasible
+    exact = verify(instance, Schedule((ScheduledJob("j0", 0.0, 10.0, (0,)),)))
+    assert exact.feasible
