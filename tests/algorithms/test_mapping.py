@@ -105,3 +105,21 @@ def test_free_gpus_bookkeeping() -> None:
         free.take((1, 1))
     free.give((0, 0, 1))
     assert list(free) == [4, 2, 0] and free.total == 6
+
+
+def test_seeding_with_the_heaviest_node_finds_the_best_split() -> None:
+    """A 5-worker job on free GPUs (3, 2): nodes 0, 2, 4 form a heavy triangle (traffic 5, 5, 2)
+    that belongs on the 3-GPU server. Seeding the first part with the heaviest node finds it;
+    a bad seed (the lightest node) leaves the swap pass stuck at a cut of 9 instead of 3.
+    Truth: enumeration of every mapping with those counts."""
+    edges = ((0, 2, 2.0), (0, 3, 1.0), (0, 4, 5.0), (1, 3, 2.0), (1, 4, 2.0), (2, 4, 5.0))
+    job = Job(id="tri", release=0, iterations=1, compute_time=1.0, gpus=5, edges=edges)
+    cluster = Cluster((3, 2), 10.0, 1.0)
+    mapping = GraphMapper()(job, cluster, [3, 2])
+    assert mapping is not None
+    best = min(
+        alpha(job, cluster, m)
+        for m in itertools.product(range(2), repeat=5)
+        if list(np.bincount(m, minlength=2)) == [3, 2]
+    )
+    assert alpha(job, cluster, mapping) == pytest.approx(best)

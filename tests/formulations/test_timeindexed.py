@@ -7,7 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ddlsched.core.generators import GeneratorConfig, generate
-from ddlsched.core.model import Cluster, Instance, Schedule, ScheduledJob
+from ddlsched.core.model import Cluster, Instance, Job, Schedule, ScheduledJob
 from ddlsched.core.params import ExactParams
 from ddlsched.core.result import SolveStatus
 from formulations.exact import build, solve_milp
@@ -84,3 +84,29 @@ def test_warm_start_is_never_dropped(seed: int, shape: tuple[int, int]) -> None:
     assert set_warm_start(built.model, built.incumbent_plan)
     slotted = problem_a(instance)
     assert slotted.objective(built.incumbent_plan) <= slotted.objective(greedy_schedule(slotted))
+
+
+def test_durations_are_rounded_up_to_the_slot() -> None:
+    """Two 1-GPU jobs of 1.3 s on one GPU, slot 1 s: each needs 2 slots. Rounding to the
+    nearest slot (1) would start the second at 1 s, overlapping the first in continuous
+    time; the verifier must accept the schedule the MILP returns."""
+    from proofs_checks.verifier import verify
+
+    jobs = tuple(
+        Job(id=f"j{k}", release=0.0, iterations=1, compute_time=1.3, gpus=1) for k in range(2)
+    )
+    instance = Instance(Cluster((1,), 1.0, 1.0), jobs)
+    result = solve_milp(instance, "A", ExactParams(time_limit=30))
+    assert result.schedule is not None
+    assert verify(instance, result.schedule).feasible
+    assert result.objective == pytest.approx(1.3 + 3.3)  # second starts at slot 2
+
+
+def test_near_integral_is_not_integral() -> None:
+    """A duration of 1.05 slots is not on the grid: the slotted optimum is not called optimal
+    for the continuous instance (a loose grid test would let it through)."""
+    job = Job(id="j", release=0.0, iterations=1, compute_time=1.05, gpus=1)
+    instance = Instance(Cluster((1,), 1.0, 1.0), (job,))
+    result = solve_milp(instance, "A", ExactParams(time_limit=30))
+    assert result.facts["integral"] is False
+    assert result.status is SolveStatus.FEASIBLE
