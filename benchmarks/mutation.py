@@ -48,6 +48,7 @@ class Mutant:
 
 VERIFIER_TESTS = ("tests/proofs_checks/test_verifier.py", "tests/proofs_checks/test_claims.py")
 CLAIM_TESTS = ("tests/proofs_checks/test_claims.py",)
+BOUND_TESTS = ("tests/proofs_checks/test_bounds.py", *CLAIM_TESTS)
 EXACT_TESTS = ("tests/formulations",)
 POLICY_TESTS = (
     "tests/algorithms/test_guided_conformance.py",
@@ -92,14 +93,14 @@ CATALOGUE: tuple[Mutant, ...] = (
         "proofs_checks/bounds.py",
         "return Checked(base + penalty * parts * lam / 2, False)",
         "return Checked(base + penalty * parts * lam, False)",
-        CLAIM_TESTS,
+        BOUND_TESTS,
     ),
     Mutant(
         "bounds: rho exact when any alpha_min is",
         "proofs_checks/bounds.py",
         "return RhoCheck(max(ratios), all(lo.exact for lo in lows), lows, highs)",
         "return RhoCheck(max(ratios), any(lo.exact for lo in lows), lows, highs)",
-        CLAIM_TESTS,
+        BOUND_TESTS,
     ),
     # proofs_checks/claims.py
     Mutant(
