@@ -194,6 +194,7 @@ def comparison_figure(
     heuristic: Schedule,
     heuristic_label: str,
     ratios: Mapping[str, Sequence[float]],
+    certified: Mapping[str, Sequence[float]] | None = None,
 ) -> Figure:
     """``compare --plot``: the optimal and one heuristic Gantt chart, and every ratio.
 
@@ -207,11 +208,17 @@ def comparison_figure(
         Their titles.
     ratios
         Per method, ``sum C / OPT`` on every instance with a proven optimum.
+    certified
+        Per method, ``sum C / LB`` (a certified upper bound on the ratio) on the
+        instances without a proven optimum; drawn in a fourth panel if any.
     """
-    figure, axes = plt.subplots(3, 1, figsize=(10, 11))
+    extra = bool(certified) and any(len(v) for v in certified.values())
+    figure, axes = plt.subplots(4 if extra else 3, 1, figsize=(10, 14 if extra else 11))
     gantt(instance, optimum, axes[0], title=optimum_label)
     gantt(instance, heuristic, axes[1], title=heuristic_label)
     ratio_distribution(ratios, axes[2])
+    if extra and certified is not None:
+        ratio_distribution(certified, axes[3], label="C / LB (certified, optimum not proven)")
     figure.tight_layout()
     return figure
 
