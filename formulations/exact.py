@@ -78,6 +78,38 @@ class BuiltModel:
     build_time_s: float
 
 
+@dataclass(frozen=True)
+class Prepared:
+    """What every exact model of A or A1 starts from (the MILP and CP-SAT alike)."""
+
+    slotted: SlottedProblem
+    plan: list[tuple[int, int]]
+    latest: list[int]
+    anchor: int | None
+
+
+def prepare_slotted(
+    instance: Instance,
+    problem: Problem,
+    warm_start: Schedule | None,
+    options: ExactParams | None,
+) -> Prepared:
+    """The slotted problem, the incumbent plan (list schedules or the warm start, relabelled
+    for symmetry), each job's latest completion slot and the symmetry anchor."""
+    slotted = problem_a(instance, options) if problem == "A" else problem_a1(instance)
+    horizon = slotted.covering_horizon()
+    # The list schedules walk a timeline of this length: refuse absurd ones first.
+    _guard(0, horizon, slotted.slot, problem)
+    plan = greedy_schedule(slotted)
+    if warm_start is not None:
+        given = _plan_from_schedule(instance, slotted, warm_start)
+        if slotted.objective(given) < slotted.objective(plan):
+            plan = given
+    latest = latest_completions(slotted, slotted.objective(plan))
+    anchor = choose_anchor(slotted) if problem == "A" else None
+    return Prepared(slotted, relabel_for_anchor(slotted, plan, anchor), latest, anchor)
+
+
 def build(
     instance: Instance,
     problem: Problem | str = Problem.A,
@@ -106,16 +138,13 @@ def build(
         return BuiltModel(
             problem, model, instance, None, data, data.exact, None, time.perf_counter() - began
         )
-    slotted = problem_a(instance, options) if problem == "A" else problem_a1(instance)
-    horizon = slotted.covering_horizon()
-    # The list schedules walk a timeline of this length: refuse absurd ones first.
-    _guard(0, horizon, slotted.slot, problem)
-    plan = greedy_schedule(slotted)
-    if warm_start is not None:
-        given = _plan_from_schedule(instance, slotted, warm_start)
-        if slotted.objective(given) < slotted.objective(plan):
-            plan = given
-    latest = latest_completions(slotted, slotted.objective(plan))
+    prepared = prepare_slotted(instance, problem, warm_start, options)
+    slotted, plan, latest, anchor = (
+        prepared.slotted,
+        prepared.plan,
+        prepared.latest,
+        prepared.anchor,
+    )
     starts = [
         (max(0, latest[i] - mode.slots - job.release_slot + 1), mode)
         for i, job in enumerate(slotted.jobs)
@@ -130,8 +159,6 @@ def build(
             count * mode.slots * sum(1 for u in mode.usage if u) for count, mode in starts
         ),
     )
-    anchor = choose_anchor(slotted) if problem == "A" else None
-    plan = relabel_for_anchor(slotted, plan, anchor)
     model = build_model(slotted, latest, anchor)
     return BuiltModel(
         problem, model, instance, slotted, None, slotted.exact, plan, time.perf_counter() - began
@@ -161,16 +188,23 @@ def _plan_from_schedule(
 
 def _schedule_from_plan(built: BuiltModel, plan: list[tuple[int, int]]) -> Schedule:
     assert built.slotted is not None
+    return schedule_from_plan(built.instance, built.problem, built.slotted, plan)
+
+
+def schedule_from_plan(
+    instance: Instance, problem: Problem, slotted: SlottedProblem, plan: list[tuple[int, int]]
+) -> Schedule:
+    """The schedule of a plan of ``(mode, start slot)`` per job, with exact (unslotted) ends."""
     entries = []
-    for job, sjob, (m, t) in zip(built.instance.jobs, built.slotted.jobs, plan, strict=True):
+    for job, sjob, (m, t) in zip(instance.jobs, slotted.jobs, plan, strict=True):
         mode = sjob.modes[m]
-        start = t * built.slotted.slot
-        if built.problem == "A":
+        start = t * slotted.slot
+        if problem == "A":
             entries.append(ScheduledJob(job.id, start, start + mode.duration, mode.mapping))
         else:
-            duration = job.iterations * all_cut_alpha(job, built.instance.cluster)
+            duration = job.iterations * all_cut_alpha(job, instance.cluster)
             entries.append(ScheduledJob(job.id, start, start + duration))
-    return Schedule(tuple(entries), problem=built.problem)
+    return Schedule(tuple(entries), problem=problem)
 
 
 def solve_built(built: BuiltModel, options: ExactParams) -> Result:

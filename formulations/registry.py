@@ -28,3 +28,12 @@ def _milp(
     from formulations.exact import solve_milp
 
     return solve_milp(instance, problem, params, warm_start=warm_start)
+
+
+@EXACT_METHODS.register("cpsat", "problems A and A1 with OR-Tools CP-SAT (intervals, cumulatives)")
+def _cpsat(
+    instance: Instance, problem: Problem, params: ExactParams, warm_start: Schedule | None
+) -> Result:
+    from formulations.cpsat import solve_cpsat
+
+    return solve_cpsat(instance, problem, params, warm_start=warm_start)

@@ -270,7 +270,7 @@ def _start_index(
     index: list[tuple[int, int, int]] = []
     for i, job in enumerate(problem.jobs):
         for m, mode in enumerate(job.modes):
-            if i == anchor and not _sorted_within_classes(mode.usage, problem.server_classes):
+            if i == anchor and not sorted_within_classes(mode.usage, problem.server_classes):
                 continue
             index.extend((i, m, t) for t in range(job.release_slot, latest[i] - mode.slots + 1))
     return index
@@ -341,7 +341,8 @@ def _max_load(coefs: list[float], keys: list[int], index: list[tuple[int, int, i
     return sum(per_job.values())
 
 
-def _sorted_within_classes(usage: Sequence[int], classes: Sequence[Sequence[int]]) -> bool:
+def sorted_within_classes(usage: Sequence[int], classes: Sequence[Sequence[int]]) -> bool:
+    """Whether ``usage`` is non-increasing within each class of identical resources."""
     return all(usage[a] >= usage[b] for group in classes for a, b in itertools.pairwise(group))
 
 
@@ -350,7 +351,7 @@ def choose_anchor(problem: SlottedProblem) -> int | None:
     if not any(len(group) > 1 for group in problem.server_classes):
         return None
     counts = [
-        sum(not _sorted_within_classes(mode.usage, problem.server_classes) for mode in job.modes)
+        sum(not sorted_within_classes(mode.usage, problem.server_classes) for mode in job.modes)
         for job in problem.jobs
     ]
     best = int(np.argmax(counts))

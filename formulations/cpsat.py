@@ -1,0 +1,305 @@
+"""Problems A and A1 with OR-Tools' CP-SAT: a second exact backend beside the HiGHS MILP.
+
+The model is built from the same slotted problem as the MILP
+(:func:`formulations.exact.prepare_slotted`: modes, release slots, each job's
+latest completion slot, the symmetry anchor and the list-schedule incumbent),
+so both backends answer the same question, and their optima are compared in
+the tests. Constraint families, each one function:
+
+- :func:`_one_mode_per_job`: job ``i`` has a start ``S_i`` in
+  ``[e_i, L_i - d_min]`` and one optional interval per mode ``m``
+  (``S_i``, length ``d_im``), exactly one of them present;
+- :func:`_horizon_and_symmetry`: a mode's interval ends by ``L_i``; the
+  anchor job keeps only modes whose counts are sorted within each class of
+  identical servers (the MILP's symmetry rule: any schedule can be relabelled
+  so);
+- :func:`_capacity`: one cumulative per resource (server) over the present
+  intervals, with the mode's GPUs on that resource as demand;
+- the objective ``sum_i w_i (S_i + d_i)`` in slots, weights scaled to integers
+  (exactly: a weight that is not a ratio of small integers is refused).
+
+Solver options are translated in :func:`_parameters`; the status is read
+before any value. Honesty as for the MILP: ``optimal`` only when CP-SAT proves
+it, the instance is integral (every duration and release on the slot grid,
+so the slotted optimum is the continuous one) and every mode's duration is
+exact. CP-SAT is deterministic for a given seed with one worker (the default
+here); with more workers its parallel portfolio is not.
+
+Problem A2 (preemptive) is not modelled here: ``solve(..., "cpsat",
+problem="A2")`` says so; the MILP solves it.
+
+**A child process.** OR-Tools and ``highspy`` each ship their own build of
+HiGHS, and whichever loads first in a process breaks the other (undefined
+symbols at import). The CP-SAT model is therefore built and solved in a
+child process (a fresh interpreter) that never imports ``highspy`` (the parent prepares the
+slotted problem, which needs the mapping MILP, and sends it as plain data).
+The child also contains a native crash: the parent then reports an error
+instead of dying. Ctrl-C stops the child.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import pickle
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from fractions import Fraction
+from pathlib import Path
+
+from ddlsched.core.model import Instance, Problem, Schedule
+from ddlsched.core.params import ExactParams
+from ddlsched.core.result import Result, SolveStatus
+from formulations.timeindexed import SlottedProblem, sorted_within_classes
+
+
+def _integer_weights(slotted: SlottedProblem) -> list[int]:
+    """The weights scaled by one factor to integers, exactly."""
+    fractions = [Fraction(job.weight).limit_denominator(1000) for job in slotted.jobs]
+    for job, fraction in zip(slotted.jobs, fractions, strict=True):
+        if not math.isclose(float(fraction), job.weight, rel_tol=1e-12):
+            raise ValueError(
+                f"job {job.id!r}: weight {job.weight!r} is not a ratio of small integers; "
+                "CP-SAT needs integer objective coefficients (use the milp method)"
+            )
+    scale = math.lcm(*(f.denominator for f in fractions))
+    return [int(f * scale) for f in fractions]
+
+
+def _parameters(solver: object, options: ExactParams, seed: int, remaining: float) -> None:
+    """Translate the exact-method settings into CP-SAT's parameters (the one place)."""
+    params = solver.parameters  # type: ignore[attr-defined]
+    if options.time_limit is not None:
+        params.max_time_in_seconds = max(0.01, remaining)
+    params.num_workers = options.threads or 1
+    params.random_seed = seed
+    params.relative_gap_limit = options.mip_gap
+    params.log_search_progress = options.verbose
+
+
+def _one_mode_per_job(model, slotted, latest):  # type: ignore[no-untyped-def]
+    """Family 1: one start per job, one optional interval per mode, exactly one present."""
+    starts, presences, intervals = [], [], []
+    for i, job in enumerate(slotted.jobs):
+        shortest = min(mode.slots for mode in job.modes)
+        last_start = max(job.release_slot, latest[i] - shortest)
+        start = model.NewIntVar(job.release_slot, last_start, f"S{i}")
+        present = [model.NewBoolVar(f"p{i}_{m}") for m in range(len(job.modes))]
+        model.AddExactlyOne(present)
+        intervals.append(
+            [
+                model.NewOptionalFixedSizeIntervalVar(start, mode.slots, present[m], f"I{i}_{m}")
+                for m, mode in enumerate(job.modes)
+            ]
+        )
+        starts.append(start)
+        presences.append(present)
+    return starts, presences, intervals
+
+
+def _horizon_and_symmetry(model, slotted, latest, anchor, starts, presences) -> None:  # type: ignore[no-untyped-def]
+    """Family 2: a mode ends by the job's latest slot; the anchor keeps sorted modes only."""
+    for i, job in enumerate(slotted.jobs):
+        for m, mode in enumerate(job.modes):
+            model.Add(starts[i] + mode.slots <= latest[i]).OnlyEnforceIf(presences[i][m])
+            if i == anchor and not sorted_within_classes(mode.usage, slotted.server_classes):
+                model.Add(presences[i][m] == 0)
+
+
+def _capacity(model, slotted, intervals) -> None:  # type: ignore[no-untyped-def]
+    """Family 3: one cumulative per resource over the present intervals."""
+    for r, capacity in enumerate(slotted.capacities):
+        chosen, demands = [], []
+        for i, job in enumerate(slotted.jobs):
+            for m, mode in enumerate(job.modes):
+                if mode.usage[r] > 0:
+                    chosen.append(intervals[i][m])
+                    demands.append(mode.usage[r])
+        if chosen:
+            model.AddCumulative(chosen, demands, capacity)
+
+
+@dataclass(frozen=True)
+class _Task:
+    """What the child needs: plain, picklable data."""
+
+    slotted: SlottedProblem
+    latest: list[int]
+    anchor: int | None
+    plan: list[tuple[int, int]]
+    weights: list[int]
+    options: ExactParams
+    seed: int
+    remaining: float
+
+
+@dataclass(frozen=True)
+class _Answer:
+    """What the child returns."""
+
+    status: str  # CP-SAT's status name
+    plan: list[tuple[int, int]] | None
+    bound: float  # in CP-SAT's objective units
+
+
+def _solve_in_child(task: _Task) -> _Answer:
+    """Build and solve the CP-SAT model (runs in the spawned child)."""
+    from ortools.sat.python import cp_model
+
+    slotted, latest = task.slotted, task.latest
+    model = cp_model.CpModel()
+    starts, presences, intervals = _one_mode_per_job(model, slotted, latest)
+    _horizon_and_symmetry(model, slotted, latest, task.anchor, starts, presences)
+    _capacity(model, slotted, intervals)
+    ends = [
+        starts[i] + sum(mode.slots * presences[i][m] for m, mode in enumerate(job.modes))
+        for i, job in enumerate(slotted.jobs)
+    ]
+    model.Minimize(sum(w * end for w, end in zip(task.weights, ends, strict=True)))
+    for i, (m, t) in enumerate(task.plan):
+        model.AddHint(starts[i], t)
+        for k, present in enumerate(presences[i]):
+            model.AddHint(present, k == m)
+    solver = cp_model.CpSolver()
+    _parameters(solver, task.options, task.seed, task.remaining)
+    code = solver.Solve(model)
+    if code in (cp_model.OPTIMAL, cp_model.FEASIBLE):
+        plan = [
+            (
+                next(m for m, p in enumerate(presences[i]) if solver.BooleanValue(p)),
+                int(solver.Value(starts[i])),
+            )
+            for i in range(len(slotted.jobs))
+        ]
+        return _Answer(solver.StatusName(code), plan, float(solver.BestObjectiveBound()))
+    return _Answer(solver.StatusName(code), None, math.nan)
+
+
+def _child_main() -> None:
+    """The child's entry point: a pickled :class:`_Task` on stdin, a pickled answer on stdout."""
+    task = pickle.loads(sys.stdin.buffer.read())
+    sys.stdout.buffer.write(pickle.dumps(_solve_in_child(task)))
+
+
+def _run_child(task: _Task) -> _Answer:
+    """Run :func:`_solve_in_child` in a fresh interpreter; a crash becomes an ``ERROR`` answer."""
+    root = str(Path(__file__).resolve().parents[1])
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([root, os.environ.get("PYTHONPATH", "")])}
+    child = subprocess.Popen(
+        [sys.executable, "-c", "from formulations.cpsat import _child_main; _child_main()"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=env,
+    )
+    try:
+        out, err = child.communicate(pickle.dumps(task))
+    except KeyboardInterrupt:
+        child.kill()
+        child.wait()
+        raise
+    if child.returncode != 0:
+        last = err.decode(errors="replace").strip().splitlines()[-1:] or ["no message"]
+        return _Answer(f"ERROR (child exit {child.returncode}: {last[0]})", None, math.nan)
+    answer: _Answer = pickle.loads(out)
+    return answer
+
+
+def solve_cpsat(
+    instance: Instance,
+    problem: Problem | str = Problem.A,
+    params: ExactParams | None = None,
+    *,
+    warm_start: Schedule | None = None,
+    seed: int = 0,
+) -> Result:
+    """Solve problem A or A1 of ``instance`` with CP-SAT (see the module docstring).
+
+    Raises
+    ------
+    ValueError
+        For problem A2, or weights CP-SAT cannot scale to integers exactly.
+    """
+    from formulations.exact import prepare_slotted, schedule_from_plan
+
+    problem = Problem(problem)
+    if problem is Problem.A2:
+        raise ValueError("problem: the cpsat method solves A and A1; use milp for A2")
+    params = params or ExactParams()
+    began = time.perf_counter()
+    prepared = prepare_slotted(instance, problem, warm_start, params)
+    slotted = prepared.slotted
+    weights = _integer_weights(slotted)
+    build_time = time.perf_counter() - began
+    remaining = (params.time_limit or math.inf) - build_time
+    answer = _run_child(
+        _Task(
+            slotted,
+            prepared.latest,
+            prepared.anchor,
+            prepared.plan,
+            weights,
+            params,
+            seed,
+            remaining,
+        )
+    )
+    runtime = time.perf_counter() - began
+    # CP-SAT counts slots with integer weights w_i * factor; seconds = value * slot / factor.
+    factor = sum(weights) / sum(job.weight for job in slotted.jobs)
+    notes: list[str] = [f"CP-SAT: {answer.status}"]
+    if answer.status == "INFEASIBLE":
+        return Result(
+            "cpsat",
+            problem,
+            SolveStatus.INFEASIBLE,
+            math.nan,
+            math.nan,
+            math.nan,
+            runtime,
+            None,
+            build_time,
+            notes=tuple(notes),
+        )
+    if answer.plan is not None:
+        plan = answer.plan
+        status = SolveStatus.OPTIMAL if answer.status == "OPTIMAL" else SolveStatus.FEASIBLE
+        bound = answer.bound * slotted.slot / factor
+    else:
+        plan = prepared.plan  # never return without a schedule: the list schedule
+        status = SolveStatus.ERROR if answer.status.startswith("ERROR") else SolveStatus.FEASIBLE
+        bound = math.nan
+        notes.append("no CP-SAT solution; the list schedule is returned")
+    schedule = schedule_from_plan(instance, problem, slotted, plan)
+    unproven = slotted.unproven_modes
+    if not slotted.exact or unproven:
+        notes.append(
+            "not integral, or a mode's mapping not proven fastest: the slotted optimum is not "
+            "proven optimal for the instance, and its bound is not reported"
+        )
+        bound = math.nan
+        if status is SolveStatus.OPTIMAL:
+            status = SolveStatus.FEASIBLE
+    ends = {e.id: float(e.end or 0.0) for e in schedule.jobs}
+    objective = math.fsum(job.weight * ends[job.id] for job in instance.jobs)
+    total_jct = math.fsum(job.weight * (ends[job.id] - job.release) for job in instance.jobs)
+    return Result(
+        method="cpsat",
+        problem=problem,
+        status=status,
+        objective=objective,
+        total_jct=total_jct,
+        best_bound=bound,
+        runtime_s=runtime,
+        schedule=schedule,
+        build_time_s=build_time,
+        metrics={"slotted_objective": slotted.objective(plan)},
+        facts={
+            "integral": slotted.exact,
+            "modes_proven": not unproven,
+            "slotted_optimal": answer.status == "OPTIMAL",
+        },
+        notes=tuple(notes),
+    )
