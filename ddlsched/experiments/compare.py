@@ -38,6 +38,8 @@ class CompareConfig:
         Poisson arrivals at this load, or all released at 0 (``None``).
     predictor
         Iteration predictor of the online methods.
+    exact
+        The exact method giving the optimum (``"milp"`` or ``"cpsat"``).
     """
 
     jobs: int = 10
@@ -49,11 +51,14 @@ class CompareConfig:
     time_limit: float = 60.0
     load: float | None = 1.0
     predictor: str = "oracle"
+    exact: str = "milp"
 
     def __post_init__(self) -> None:
         from algorithms.registry import POLICIES, PREDICTORS
+        from formulations.registry import EXACT_METHODS
 
         POLICIES.check(self.methods, "methods")
+        EXACT_METHODS.check([self.exact], "exact")
         PREDICTORS.check([self.predictor], "predictor")
         if not self.methods:
             object.__setattr__(self, "methods", POLICIES.names())
@@ -133,7 +138,7 @@ class CompareReport:
             "fast_bound_over_opt_median": float(np.median(fast)) if fast else math.nan,
             "fast_bound_over_opt_min": _min(fast),
             "interrupted": self.interrupted,
-            "milp_mean_runtime_s": float(np.mean([r.optimum.runtime_s for r in self.rows]))
+            "exact_mean_runtime_s": float(np.mean([r.optimum.runtime_s for r in self.rows]))
             if self.rows
             else float("nan"),
             "rho_mean": float(np.mean([r.rho for r in self.rows])) if self.rows else float("nan"),
@@ -165,13 +170,13 @@ def compare(
         for k in range(config.instances):
             seed = config.seed + k
             instance = generate(config.generator(), seed)
-            optimum = solve(instance, "milp", params=exact)
+            optimum = solve(instance, config.exact, params=exact)
             results = {
                 method: solve(instance, method, params=online, seed=seed, bound=False)
                 for method in config.methods
             }
             verified = {}
-            for method, result in {"milp": optimum, **results}.items():
+            for method, result in {config.exact: optimum, **results}.items():
                 ok = result.schedule is not None and verify(instance, result.schedule).feasible
                 verified[method] = ok
                 if not ok:
