@@ -212,7 +212,7 @@ def comparison_figure(
         Per method, ``sum C / LB`` (a certified upper bound on the ratio) on the
         instances without a proven optimum; drawn in a fourth panel if any.
     """
-    extra = bool(certified) and any(len(v) for v in certified.values())
+    extra = certified is not None and any(len(v) for v in certified.values())
     figure, axes = plt.subplots(4 if extra else 3, 1, figsize=(10, 14 if extra else 11))
     gantt(instance, optimum, axes[0], title=optimum_label)
     gantt(instance, heuristic, axes[1], title=heuristic_label)

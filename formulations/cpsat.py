@@ -79,7 +79,7 @@ def _parameters(solver: object, options: ExactParams, seed: int, remaining: floa
     params.log_search_progress = options.verbose
 
 
-def _one_mode_per_job(model, slotted, latest):  # type: ignore[no-untyped-def]
+def _one_mode_per_job(model, slotted, latest):
     """Family 1: one start per job, one optional interval per mode, exactly one present."""
     starts, presences, intervals = [], [], []
     for i, job in enumerate(slotted.jobs):
@@ -99,7 +99,7 @@ def _one_mode_per_job(model, slotted, latest):  # type: ignore[no-untyped-def]
     return starts, presences, intervals
 
 
-def _horizon_and_symmetry(model, slotted, latest, anchor, starts, presences) -> None:  # type: ignore[no-untyped-def]
+def _horizon_and_symmetry(model, slotted, latest, anchor, starts, presences) -> None:
     """Family 2: a mode ends by the job's latest slot; the anchor keeps sorted modes only."""
     for i, job in enumerate(slotted.jobs):
         for m, mode in enumerate(job.modes):
@@ -108,7 +108,7 @@ def _horizon_and_symmetry(model, slotted, latest, anchor, starts, presences) -> 
                 model.Add(presences[i][m] == 0)
 
 
-def _capacity(model, slotted, intervals) -> None:  # type: ignore[no-untyped-def]
+def _capacity(model, slotted, intervals) -> None:
     """Family 3: one cumulative per resource over the present intervals."""
     for r, capacity in enumerate(slotted.capacities):
         chosen, demands = [], []
@@ -157,11 +157,11 @@ def _solve_in_child(task: _Task) -> _Answer:
         starts[i] + sum(mode.slots * presences[i][m] for m, mode in enumerate(job.modes))
         for i, job in enumerate(slotted.jobs)
     ]
-    model.Minimize(sum(w * end for w, end in zip(task.weights, ends, strict=True)))
+    model.minimize(sum(w * end for w, end in zip(task.weights, ends, strict=True)))
     for i, (m, t) in enumerate(task.plan):
-        model.AddHint(starts[i], t)
+        model.add_hint(starts[i], t)
         for k, present in enumerate(presences[i]):
-            model.AddHint(present, k == m)
+            model.add_hint(present, k == m)
     solver = cp_model.CpSolver()
     _parameters(solver, task.options, task.seed, task.remaining)
     code = solver.Solve(model)

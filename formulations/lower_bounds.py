@@ -155,7 +155,9 @@ def job_bound(inputs: BoundInputs) -> float:
 
 
 def preemptive_wspt_mean_busy_times(
-    sizes: Sequence[float], releases: Sequence[float], weights: Sequence[float]
+    sizes: Sequence[float] | np.ndarray,
+    releases: Sequence[float] | np.ndarray,
+    weights: Sequence[float] | np.ndarray,
 ) -> np.ndarray:
     """Mean busy times of the preemptive WSPT schedule on one unit-speed machine.
 
@@ -350,8 +352,8 @@ def lp_bound(
         notes = (*notes, f"windows from an upper bound of {upper_bound:.8g}")
     if columns == 0:  # every start is fixed: the LP is its constant, if capacity holds
         fits = bool(np.all(rhs >= -1e-9))
-        value = constant * SAFETY if fits else math.nan
-        return LowerBound(value, "lp", fits, time.perf_counter() - began, notes)
+        fixed = constant * SAFETY if fits else math.nan
+        return LowerBound(fixed, "lp", fits, time.perf_counter() - began, notes)
     model.run()
     status = model.getModelStatus()
     if status != highspy.HighsModelStatus.kOptimal:
