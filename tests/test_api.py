@@ -17,6 +17,7 @@ from ddlsched import (
     OnlineParams,
     Problem,
     SolveStatus,
+    method_names,
     simulate,
     solve,
 )
@@ -119,7 +120,7 @@ def test_solve_dispatches_by_name_and_checks_params() -> None:
     assert exact.objective == 10.0
     online = solve(instance, "fifo", params=OnlineParams(), seed=0)
     assert online.objective == simulate(instance, "fifo").objective
-    with pytest.raises(ValueError, match="method: expected one of milp, asrpt"):
+    with pytest.raises(ValueError, match="method: expected one of " + ", ".join(method_names())):
         solve(instance, "magic")
     with pytest.raises(ValueError, match="takes ExactParams"):
         solve(instance, "milp", params=OnlineParams())
