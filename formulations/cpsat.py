@@ -222,7 +222,7 @@ def solve_cpsat(
     ValueError
         For problem A2, or weights CP-SAT cannot scale to integers exactly.
     """
-    from formulations.exact import prepare_slotted, schedule_from_plan
+    from formulations.exact import honest_status, objectives, prepare_slotted, schedule_from_plan
 
     problem = Problem(problem)
     if problem is Problem.A2:
@@ -274,17 +274,9 @@ def solve_cpsat(
         notes.append("no CP-SAT solution; the list schedule is returned")
     schedule = schedule_from_plan(instance, problem, slotted, plan)
     unproven = slotted.unproven_modes
-    if not slotted.exact or unproven:
-        notes.append(
-            "not integral, or a mode's mapping not proven fastest: the slotted optimum is not "
-            "proven optimal for the instance, and its bound is not reported"
-        )
-        bound = math.nan
-        if status is SolveStatus.OPTIMAL:
-            status = SolveStatus.FEASIBLE
-    ends = {e.id: float(e.end or 0.0) for e in schedule.jobs}
-    objective = math.fsum(job.weight * ends[job.id] for job in instance.jobs)
-    total_jct = math.fsum(job.weight * (ends[job.id] - job.release) for job in instance.jobs)
+    status, bound, caveats = honest_status(status, bound, slotted.exact, unproven)
+    notes += caveats
+    objective, total_jct = objectives(instance, schedule)
     return Result(
         method="cpsat",
         problem=problem,

@@ -139,12 +139,7 @@ def build(
             problem, model, instance, None, data, data.exact, None, time.perf_counter() - began
         )
     prepared = prepare_slotted(instance, problem, warm_start, options)
-    slotted, plan, latest, anchor = (
-        prepared.slotted,
-        prepared.plan,
-        prepared.latest,
-        prepared.anchor,
-    )
+    slotted, plan, latest = prepared.slotted, prepared.plan, prepared.latest
     starts = [
         (max(0, latest[i] - mode.slots - job.release_slot + 1), mode)
         for i, job in enumerate(slotted.jobs)
@@ -159,7 +154,7 @@ def build(
             count * mode.slots * sum(1 for u in mode.usage if u) for count, mode in starts
         ),
     )
-    model = build_model(slotted, latest, anchor)
+    model = build_model(slotted, latest, prepared.anchor)
     return BuiltModel(
         problem, model, instance, slotted, None, slotted.exact, plan, time.perf_counter() - began
     )
@@ -184,11 +179,6 @@ def _plan_from_schedule(
         match = [m for m, mode in enumerate(sjob.modes) if mode.usage == counts]
         preferred.append(match[0] if match else None)
     return place_in_order(slotted, order, earliest, preferred)
-
-
-def _schedule_from_plan(built: BuiltModel, plan: list[tuple[int, int]]) -> Schedule:
-    assert built.slotted is not None
-    return schedule_from_plan(built.instance, built.problem, built.slotted, plan)
 
 
 def schedule_from_plan(
@@ -221,39 +211,22 @@ def solve_built(built: BuiltModel, options: ExactParams) -> Result:
     if outcome.has_solution:
         if built.single is not None:
             schedule = schedule_from_a2_model(built.model, built.single)
-        else:
-            schedule = _schedule_from_plan(
-                built, plan_from_model(built.model, built.instance.num_jobs)
-            )
+        elif built.slotted is not None:
+            plan = plan_from_model(built.model, built.instance.num_jobs)
+            schedule = schedule_from_plan(built.instance, built.problem, built.slotted, plan)
     status = outcome.status
-    if schedule is None and built.incumbent_plan is not None:
+    if schedule is None and built.slotted is not None and built.incumbent_plan is not None:
         # A list schedule always exists: never return without one.
-        schedule = _schedule_from_plan(built, built.incumbent_plan)
+        schedule = schedule_from_plan(
+            built.instance, built.problem, built.slotted, built.incumbent_plan
+        )
         notes.append(f"HiGHS found no solution ({status.value}); the list schedule is returned")
         if status is SolveStatus.TIME_LIMIT:
             status = SolveStatus.FEASIBLE
-    bound = outcome.bound
-    if not built.exact:
-        notes.append(
-            "instance not integral: durations and releases were rounded up to the slot, so this "
-            "is the optimum of the slotted problem (an upper bound for the continuous one) and "
-            "its bound is not a bound for the continuous problem"
-        )
-        bound = math.nan
-        if status == SolveStatus.OPTIMAL:
-            status = SolveStatus.FEASIBLE
     unproven = built.slotted.unproven_modes if built.slotted is not None else ()
-    if unproven:
-        notes.append(
-            f"modes of {len(unproven)} job(s) ({', '.join(unproven[:5])}) use mappings that a "
-            "time-limited mapping MILP did not prove fastest, so their durations may be too "
-            "long: the schedule is feasible, but neither it nor the bound is proven for the "
-            "instance"
-        )
-        bound = math.nan
-        if status == SolveStatus.OPTIMAL:
-            status = SolveStatus.FEASIBLE
-    objective, total_jct = _objectives(built.instance, schedule)
+    status, bound, caveats = honest_status(status, outcome.bound, built.exact, unproven)
+    notes += caveats
+    objective, total_jct = objectives(built.instance, schedule)
     return Result(
         method="milp",
         problem=built.problem,
@@ -282,7 +255,38 @@ def _count(model: pyo.ConcreteModel, kind: type) -> int:
     return sum(1 for _ in model.component_data_objects(kind, active=True))
 
 
-def _objectives(instance: Instance, schedule: Schedule | None) -> tuple[float, float]:
+def honest_status(
+    status: SolveStatus, bound: float, integral: bool, unproven: tuple[str, ...]
+) -> tuple[SolveStatus, float, list[str]]:
+    """An exact backend's status and bound, demoted where an input was not exact.
+
+    The slotted optimum is the instance's optimum only on an integral instance
+    with every mode's duration exact; otherwise the result is ``feasible``,
+    with no bound, and the notes say which input was inexact. Shared by the
+    MILP and CP-SAT.
+    """
+    notes = []
+    if not integral:
+        notes.append(
+            "instance not integral: durations and releases were rounded up to the slot, so this "
+            "is the optimum of the slotted problem (an upper bound for the continuous one) and "
+            "its bound is not a bound for the continuous problem"
+        )
+    if unproven:
+        notes.append(
+            f"modes of {len(unproven)} job(s) ({', '.join(unproven[:5])}) use mappings that a "
+            "time-limited mapping MILP did not prove fastest, so their durations may be too "
+            "long: the schedule is feasible, but neither it nor the bound is proven for the "
+            "instance"
+        )
+    if notes:
+        bound = math.nan
+        if status is SolveStatus.OPTIMAL:
+            status = SolveStatus.FEASIBLE
+    return status, bound, notes
+
+
+def objectives(instance: Instance, schedule: Schedule | None) -> tuple[float, float]:
     """``sum w C`` and ``sum w (C - r)`` of a schedule whose entries carry ``end``."""
     if schedule is None:
         return math.nan, math.nan
