@@ -16,7 +16,8 @@ import platform
 import statistics
 import time
 
-from ddlsched import ExactParams, GeneratorConfig, generate, simulate, solve
+from ddlsched import ExactParams, GeneratorConfig, generate, solve
+from ddlsched.api import best_policy_objective
 from formulations.lower_bounds import BOUNDS, LpSettings, best_lower_bound, lower_bounds
 
 
@@ -49,10 +50,7 @@ def main() -> None:
                 if not optimum.proven_optimal:
                     continue
                 proven += 1
-                upper = min(
-                    simulate(instance, p, bound=False).objective
-                    for p in ("sjf", "asrpt-greedy", "fifo")
-                )
+                upper = best_policy_objective(instance)
                 found = lower_bounds(
                     instance, lp=LpSettings(max_variables=100_000), upper_bound=upper
                 )

@@ -178,3 +178,15 @@ def certify(instance: Instance, extra: tuple[LowerBound, ...] = ()) -> LowerBoun
     from formulations.lower_bounds import best_lower_bound, lower_bounds
 
     return best_lower_bound([*lower_bounds(instance), *extra])
+
+
+UPPER_BOUND_POLICIES = ("sjf", "asrpt-greedy", "fifo")
+"""Fast policies whose best objective serves as an upper bound on ``OPT(A)``."""
+
+
+def best_policy_objective(
+    instance: Instance, policies: tuple[str, ...] = UPPER_BOUND_POLICIES
+) -> float:
+    """The least ``sum w C`` of ``policies`` on ``instance``: a feasible schedule's objective,
+    hence an upper bound on ``OPT(A)`` (it narrows the LP bound's job windows)."""
+    return min(simulate(instance, policy, bound=False).objective for policy in policies)

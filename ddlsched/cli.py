@@ -356,13 +356,9 @@ def _cmd_bound(args: argparse.Namespace) -> int:
         raise InputError(str(error)) from None
     upper = None
     if settings is not None:
-        from ddlsched.api import simulate
+        from ddlsched.api import best_policy_objective
 
-        # The best of three fast policies: its objective narrows the LP's job windows.
-        upper = min(
-            simulate(instance, policy, bound=False).objective
-            for policy in ("sjf", "asrpt-greedy", "fifo")
-        )
+        upper = best_policy_objective(instance)
     found = lower_bounds(instance, lp=settings, upper_bound=upper)
     best = best_lower_bound(found)
     if args.json:

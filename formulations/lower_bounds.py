@@ -81,7 +81,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ddlsched.core.alpha import AlphaMinCache, all_cut_alpha
+from ddlsched.core.alpha import all_cut_alpha, fastest_processing
 from ddlsched.core.model import Instance
 from ddlsched.core.registry import Registry
 from ddlsched.core.result import LowerBound
@@ -114,12 +114,7 @@ class BoundInputs:
     @classmethod
     def of(cls, instance: Instance, search_budget: int = 2_000) -> BoundInputs:
         """``p_i`` of every job (``alpha_min`` searched once per job shape)."""
-        fastest = AlphaMinCache(instance.cluster, search_budget)
-        processing, inexact = [], 0
-        for job in instance.jobs:
-            value, exact = fastest(job)
-            inexact += not exact
-            processing.append(job.iterations * value)
+        processing, inexact = fastest_processing(instance, search_budget)
         return cls(
             np.array([job.release for job in instance.jobs], dtype=float),
             np.array([job.weight for job in instance.jobs], dtype=float),

@@ -379,3 +379,16 @@ class AlphaMinCache:
             self._fraction[key] = (cut.value / total, cut.exact)
         fraction, exact = self._fraction[key]
         return alpha_from_cut(job, self.cluster, fraction * total), exact
+
+
+def fastest_processing(instance: Instance, search_budget: int = 2_000) -> tuple[list[float], int]:
+    """``p_i = K_i alpha_i^min`` per job, the least processing time under any mapping,
+    and how many ``alpha_i^min`` are lower bounds rather than exact (still valid for
+    any bound built on them). The search is shared between jobs of one shape."""
+    fastest = AlphaMinCache(instance.cluster, search_budget)
+    processing, inexact = [], 0
+    for job in instance.jobs:
+        value, exact = fastest(job)
+        inexact += not exact
+        processing.append(job.iterations * value)
+    return processing, inexact

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import math
 
-from ddlsched.core.alpha import AlphaMinCache
+from ddlsched.core.alpha import fastest_processing
 from ddlsched.core.model import Instance
 
 
@@ -26,8 +26,8 @@ def offered_load(instance: Instance, search_budget: int = 2_000) -> float:
     """The offered load of ``instance`` (``inf`` when all jobs arrive at once)."""
     if not instance.jobs:
         return 0.0
-    fastest = AlphaMinCache(instance.cluster, search_budget)
-    work = math.fsum(job.gpus * job.iterations * fastest(job)[0] for job in instance.jobs)
+    processing, _ = fastest_processing(instance, search_budget)
+    work = math.fsum(job.gpus * p for job, p in zip(instance.jobs, processing, strict=True))
     releases = [job.release for job in instance.jobs]
     span = max(releases) - min(releases)
     return work / (instance.cluster.num_gpus * span) if span > 0 else math.inf
