@@ -55,15 +55,8 @@ def main() -> None:
         for jobs in args.jobs:
             builds, solves, gaps, sizes, optimal = [], [], [], [], 0
             for seed in range(args.seeds):
-                config = GeneratorConfig(
-                    num_jobs=jobs,
-                    servers=servers,
-                    gpus_per_server=gpus,
-                    integral=True,
-                    bandwidth_intra=2.0,
-                    bandwidth_inter=1.0,
-                    max_job_gpus=8,
-                    load=args.load,
+                config = GeneratorConfig.exact_friendly(jobs, servers, gpus, args.load).replace(
+                    max_job_gpus=8
                 )
                 instance = generate(config, seed)
                 built = build(instance, "A", options=options)
