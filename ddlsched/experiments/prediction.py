@@ -1,6 +1,6 @@
 """Iteration prediction as an experiment: how accurate, and what errors cost.
 
-- :func:`evaluate` (from :mod:`algorithms.prediction.evaluation`): the
+- :func:`evaluate` (re-exported from :mod:`algorithms.prediction.evaluation`): the
   forest against running-mean baselines, chronologically;
 - :func:`relative_errors`: per predictor, ``K_hat / K - 1`` on the
   predicted part of a history, for plots;
@@ -15,18 +15,12 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
+from algorithms.prediction.evaluation import evaluate
 from ddlsched.api import simulate
 from ddlsched.core.model import Instance
 from ddlsched.core.params import OnlineParams
 
 __all__ = ["cost_of_errors", "evaluate", "relative_errors"]
-
-
-def evaluate(frame: pd.DataFrame, **options: object) -> dict[str, object]:
-    """See :func:`algorithms.prediction.evaluation.evaluate`."""
-    from algorithms.prediction.evaluation import evaluate as run
-
-    return run(frame, **options)  # type: ignore[arg-type]
 
 
 def relative_errors(
