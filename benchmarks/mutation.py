@@ -166,8 +166,8 @@ CATALOGUE: tuple[Mutant, ...] = (
     Mutant(
         "exact: warm start not relabelled",
         "formulations/exact.py",
-        "    plan = relabel_for_anchor(slotted, plan, anchor)\n",
-        "",
+        "return Prepared(slotted, relabel_for_anchor(slotted, plan, anchor), latest, anchor)",
+        "return Prepared(slotted, plan, latest, anchor)",
         EXACT_TESTS,
     ),
     Mutant(
