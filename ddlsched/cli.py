@@ -9,8 +9,9 @@ packages (Pyomo, scikit-learn, matplotlib, Dask) are imported by the
 command that needs them, so ``ddlsched generate`` never pays for Pyomo.
 
 Exit codes: 0 success, 1 a negative answer (an infeasible schedule, a
-violated claim), 2 bad input (one line on stderr naming the field and the
-value; never a traceback), 130 interrupted.
+violated claim, a solver that failed), 2 bad input (one line on stderr
+naming the field and the value; never a traceback), 3 an internal error (a
+bug: one line, the traceback with ``DDLSCHED_DEBUG=1``), 130 interrupted.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import os
 import sys
 from collections.abc import Sequence
 from typing import Any, NoReturn
@@ -28,7 +30,7 @@ from ddlsched.core.model import PROBLEMS, InputError
 from ddlsched.core.params import ExactParams, OnlineParams
 from ddlsched.core.result import SolveStatus
 
-EXIT_OK, EXIT_NO, EXIT_BAD_INPUT, EXIT_INTERRUPTED = 0, 1, 2, 130
+EXIT_OK, EXIT_NO, EXIT_BAD_INPUT, EXIT_INTERNAL, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
 OUT = "out"
 """Where commands write files the user did not name."""
 
@@ -223,12 +225,16 @@ def _cmd_solve(args: argparse.Namespace) -> int:
             f"{result.method} on problem {result.problem.value}: {result.status.value}; "
             f"total completion time {result.objective:.6g}, total JCT {result.total_jct:.6g}; "
             f"bound {result.best_bound:.6g}, gap {result.gap:.3g}; "
-            f"build {result.build_time_s:.2f} s, solve {result.runtime_s:.2f} s"
+            f"{result.runtime_s:.2f} s in all (building {result.build_time_s:.2f} s)"
         )
         for note in result.notes:
             print(f"  note: {note}")
         if args.out and result.schedule is not None:
             print(f"  schedule written to {args.out}")
+    if result.status is SolveStatus.ERROR:
+        reason = result.notes[0] if result.notes else "solver error"
+        print(f"ddlsched: error: {_one_line(reason)}", file=sys.stderr)
+        return EXIT_NO
     return EXIT_OK
 
 
@@ -639,11 +645,19 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
     finally:
         close()
     resume = " (interrupted: finished rows are kept; run again to resume)"
+    failed = (
+        f", {outcome.failed} failed (their messages: ddlsched results {args.results}; a re-run "
+        "retries them)"
+        if outcome.failed
+        else ""
+    )
     print(
         f"{outcome.total} tasks: {outcome.skipped} already in {args.results}, {outcome.ran} run"
-        f"{resume if outcome.interrupted else ''}"
+        f"{failed}{resume if outcome.interrupted else ''}"
     )
-    return EXIT_INTERRUPTED if outcome.interrupted else EXIT_OK
+    if outcome.interrupted:
+        return EXIT_INTERRUPTED
+    return EXIT_NO if outcome.failed else EXIT_OK
 
 
 def _cmd_results(args: argparse.Namespace) -> int:
@@ -656,6 +670,11 @@ def _cmd_results(args: argparse.Namespace) -> int:
     else:
         print(f"{len(frame)} rows in {args.results}")
         print(table.to_string(index=False))
+        failed = frame[frame["status"] == "failed"]
+        for row in failed.head(10).itertuples():
+            print(f"  failed: {row.method} seed {row.seed}: {row.message}")
+        if len(failed) > 10:
+            print(f"  ... and {len(failed) - 10} more failed tasks")
     return EXIT_OK
 
 
@@ -873,6 +892,10 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _one_line(message: object) -> str:
+    return " ".join(str(message).split())
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run ``ddlsched``; returns the exit code."""
     parser = build_parser()
@@ -880,7 +903,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return int(args.handler(args))
     except InputError as error:
-        print(f"ddlsched: error: {error}", file=sys.stderr)
+        print(f"ddlsched: error: {_one_line(error)}", file=sys.stderr)
         return EXIT_BAD_INPUT
     except KeyboardInterrupt:
         print("ddlsched: interrupted", file=sys.stderr)
@@ -889,6 +912,20 @@ def main(argv: Sequence[str] | None = None) -> int:
         # The reader (e.g. "| head") stopped listening: not an error of ours.
         sys.stderr.close()
         return EXIT_OK
+    except OSError as error:
+        # A file we were asked to read or write: name it and the reason.
+        where = f"{error.filename}: " if error.filename else ""
+        print(f"ddlsched: error: {where}{_one_line(error.strerror or error)}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    except Exception as error:
+        if os.environ.get("DDLSCHED_DEBUG"):
+            raise
+        print(
+            f"ddlsched: internal error (a bug, please report it): {type(error).__name__}: "
+            f"{_one_line(error)}; set DDLSCHED_DEBUG=1 for the traceback",
+            file=sys.stderr,
+        )
+        return EXIT_INTERNAL
 
 
 if __name__ == "__main__":

@@ -123,14 +123,30 @@ def read_sweep(path: str | Path) -> SweepConfig:
         raise InputError(f"{path}: sweep.{sorted(unknown)[0]}: unknown key")
     methods = sweep.get("methods", ["milp", "asrpt"])
     known = method_names()
+    if (
+        not isinstance(methods, list)
+        or not methods
+        or not all(isinstance(m, str) for m in methods)
+    ):
+        raise InputError(
+            f"{path}: sweep.methods: expected a non-empty list of method names, got {methods!r}"
+        )
     for method in methods:
         if method not in known:
             raise InputError(
                 f"{path}: sweep.methods: unknown method {method!r} "
                 f"(expected some of {', '.join(known)})"
             )
-    seeds_value = sweep.get("seeds", 3)
-    seeds = tuple(range(seeds_value)) if isinstance(seeds_value, int) else tuple(seeds_value)
+    seeds = _seeds(sweep.get("seeds", 3), path)
+    time_limit = sweep.get("time_limit", 60.0)
+    if (
+        isinstance(time_limit, bool)
+        or not isinstance(time_limit, int | float)
+        or not 0 < time_limit <= 1e12
+    ):
+        raise InputError(
+            f"{path}: sweep.time_limit: expected seconds > 0 (at most 1e12), got {time_limit!r}"
+        )
     grid = sweep.get("grid", {})
     fields = {f.name for f in dataclasses.fields(GeneratorConfig)}
     fixed = doc.get("generator", {})
@@ -141,14 +157,36 @@ def read_sweep(path: str | Path) -> SweepConfig:
     for key, values in grid.items():
         if not isinstance(values, list) or not values:
             raise InputError(f"{path}: sweep.grid.{key}: expected a non-empty list")
-    config = SweepConfig(
-        tuple(methods), seeds, float(sweep.get("time_limit", 60.0)), dict(grid), dict(fixed)
-    )
+    if not isinstance(fixed, dict):
+        raise InputError(f"{path}: generator: expected a table")
+    config = SweepConfig(tuple(methods), seeds, float(time_limit), dict(grid), dict(fixed))
     try:
-        list(itertools.islice(config.tasks(), 1))
-    except (InputError, TypeError) as error:
-        raise InputError(f"{path}: {error}") from None
+        list(config.tasks())  # every grid point's generator settings, validated
+    except (ValueError, TypeError) as error:
+        raise InputError(f"{path}: {' '.join(str(error).split())}") from None
     return config
+
+
+def _seeds(value: Any, path: str | Path) -> tuple[int, ...]:
+    def whole(v: Any) -> bool:
+        return isinstance(v, int) and not isinstance(v, bool)
+
+    if whole(value) and value >= 1:
+        return tuple(range(value))
+    if isinstance(value, list) and value and all(whole(v) and 0 <= v < 2**63 for v in value):
+        return tuple(value)
+    raise InputError(
+        f"{path}: sweep.seeds: expected a count >= 1 or a non-empty list of seeds >= 0, "
+        f"got {value!r}"
+    )
+
+
+def run_task_recording_failure(task: Task) -> dict[str, Any]:
+    """:func:`run_task`, with an exception turned into a failed row (on the worker)."""
+    try:
+        return run_task(task)
+    except Exception as error:
+        return failed_row(task, error)
 
 
 def run_task(task: Task) -> dict[str, Any]:
@@ -176,6 +214,7 @@ def run_task(task: Task) -> dict[str, Any]:
         "runtime_s": summary["runtime_s"],
         "verified": int(verified),
         "finished_at": time.time(),
+        "message": " | ".join(result.notes)[:2000] or None,
     }
 
 
@@ -192,7 +231,30 @@ COLUMNS = (
     "runtime_s",
     "verified",
     "finished_at",
+    "message",
 )
+
+FAILED = "failed"
+"""The status of a task that raised: its row keeps the message; a re-run retries it."""
+
+
+def failed_row(task: Task, error: BaseException) -> dict[str, Any]:
+    """The result row of a task that raised ``error`` (a worker's crash included)."""
+    return {
+        "key": task.key,
+        "method": task.method,
+        "params": json.dumps(task.generator, sort_keys=True),
+        "seed": task.seed,
+        "status": FAILED,
+        "objective": None,
+        "total_jct": None,
+        "best_bound": None,
+        "gap": None,
+        "runtime_s": None,
+        "verified": 0,
+        "finished_at": time.time(),
+        "message": " ".join(f"{type(error).__name__}: {error}".split())[:2000],
+    }
 
 
 class ResultStore:
@@ -207,19 +269,23 @@ class ResultStore:
         self._connection.execute(
             "CREATE TABLE IF NOT EXISTS results (key TEXT PRIMARY KEY, method TEXT, params TEXT, "
             "seed INTEGER, status TEXT, objective REAL, total_jct REAL, best_bound REAL, "
-            "gap REAL, runtime_s REAL, verified INTEGER, finished_at REAL)"
+            "gap REAL, runtime_s REAL, verified INTEGER, finished_at REAL, message TEXT)"
         )
+        present = {row[1] for row in self._connection.execute("PRAGMA table_info(results)")}
+        if "message" not in present:  # a file written before failures were recorded
+            self._connection.execute("ALTER TABLE results ADD COLUMN message TEXT")
         self._connection.commit()
 
     def done(self) -> set[str]:
-        """Keys already stored."""
-        return {row[0] for row in self._connection.execute("SELECT key FROM results")}
+        """Keys stored with an answer (failed tasks are retried)."""
+        query = "SELECT key FROM results WHERE status != ?"
+        return {row[0] for row in self._connection.execute(query, (FAILED,))}
 
     def add(self, row: dict[str, Any]) -> None:
-        """Store one row in its own transaction (a duplicate key is ignored)."""
+        """Store one row in its own transaction (it replaces a failed row of the same key)."""
         with self._connection:
             self._connection.execute(
-                f"INSERT OR IGNORE INTO results ({', '.join(COLUMNS)}) "
+                f"INSERT OR REPLACE INTO results ({', '.join(COLUMNS)}) "
                 f"VALUES ({', '.join('?' for _ in COLUMNS)})",
                 [row[c] for c in COLUMNS],
             )
@@ -237,6 +303,7 @@ class SweepOutcome:
     skipped: int
     ran: int
     interrupted: bool
+    failed: int = 0
 
 
 def run_sweep(
@@ -279,11 +346,19 @@ def run_sweep(
     else:
         client = Client(scheduler)
     try:
-        futures = [
-            client.submit(run_task, task, key=f"task-{task.key}", pure=False) for task in todo
-        ]
+        futures = {
+            client.submit(
+                run_task_recording_failure, task, key=f"task-{task.key}", pure=False
+            ): task
+            for task in todo
+        }
         for future in as_completed(futures):
-            store.add(future.result())
+            try:
+                row = future.result()
+            except Exception as error:  # a worker died: recorded, the sweep goes on
+                row = failed_row(futures[future], error)
+            outcome.failed += row["status"] == FAILED
+            store.add(row)
             outcome.ran += 1
             if progress is not None:
                 progress(outcome.ran, len(todo))
@@ -337,6 +412,7 @@ def summarise(frame: pd.DataFrame) -> pd.DataFrame:
             tasks=("key", "count"),
             verified=("verified", "sum"),
             optimal=("status", lambda s: int((s == "optimal").sum())),
+            failed=("status", lambda s: int((s == FAILED).sum())),
             mean_objective=("objective", "mean"),
             mean_runtime_s=("runtime_s", "mean"),
         )

@@ -8,6 +8,7 @@ so a researcher can inspect or modify a model before solving it.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import time
 from dataclasses import dataclass
@@ -18,7 +19,8 @@ from ddlsched.core.alpha import all_cut_alpha
 from ddlsched.core.model import PROBLEMS, Instance, Problem, Schedule, ScheduledJob
 from ddlsched.core.params import ExactParams
 from ddlsched.core.result import Result, SolveStatus
-from formulations.modes import problem_a, problem_a1
+from formulations.isolation import SolverCrashed, run_isolated
+from formulations.modes import count_vectors_total, problem_a, problem_a1
 from formulations.problem_a2 import (
     SingleMachine,
     build_a2_model,
@@ -54,14 +56,50 @@ class ModelTooLarge(ValueError):
 
 
 def _guard(variables: int, horizon: int, slot: float, problem: str, nonzeros: int = 0) -> None:
-    if variables > MAX_VARIABLES or nonzeros > MAX_NONZEROS or horizon > MAX_HORIZON:
-        raise ModelTooLarge(
-            f"problem {problem}: the time-indexed model would have {variables:,} variables "
-            f"and about {nonzeros:,} nonzeros over a horizon of {horizon:,} slots of {slot:g} s "
-            f"(limits {MAX_VARIABLES:,}, {MAX_NONZEROS:,} and {MAX_HORIZON:,} slots); use a "
-            "larger slot, fewer jobs, "
-            "or integral instances (ddlsched generate --integral)"
+    too_big = []
+    if variables > MAX_VARIABLES:
+        too_big.append(f"{variables:,} variables (limit {MAX_VARIABLES:,})")
+    if nonzeros > MAX_NONZEROS:
+        too_big.append(f"about {nonzeros:,} nonzeros (limit {MAX_NONZEROS:,})")
+    if horizon > MAX_HORIZON:
+        too_big.append(
+            f"a horizon of {horizon:,} slots of {slot:g} s (limit {MAX_HORIZON:,} slots)"
         )
+    if too_big:
+        raise ModelTooLarge(
+            f"problem {problem}: the time-indexed model would need at least "
+            f"{' and '.join(too_big)}; use fewer jobs or GPUs, integral instances (ddlsched "
+            'generate --integral), or a larger "slot" in the instance file (then the '
+            "result is the optimum of the slotted problem only)"
+        )
+
+
+def estimate_size(instance: Instance, problem: Problem) -> None:
+    """Refuse a model of A or A1 that is certainly too large, before modes are enumerated.
+
+    Counted without enumerating: the modes (one per vector of GPU counts,
+    :func:`formulations.modes.count_vectors_total`), each needing at least
+    one start variable; and a lower bound on the horizon, the larger of the
+    longest ``r_i + K_i c_i`` and the work ``sum_i g_i K_i c_i / M`` (the
+    compute time ``c_i`` is at most ``alpha_i`` under any mapping).
+
+    Raises
+    ------
+    ModelTooLarge
+        Naming the limit exceeded.
+    """
+    cluster = instance.cluster
+    if problem == Problem.A:
+        modes = sum(
+            count_vectors_total(job.gpus, cluster.gpus_per_server) for job in instance.jobs
+        )
+    else:
+        modes = instance.num_jobs
+    longest = max(job.release + job.iterations * job.compute_time for job in instance.jobs)
+    work = math.fsum(job.gpus * job.iterations * job.compute_time for job in instance.jobs)
+    seconds = max(longest, work / cluster.num_gpus)
+    horizon = math.floor(seconds / instance.slot) if math.isfinite(seconds) else 2**63
+    _guard(modes, horizon, instance.slot, problem)
 
 
 @dataclass
@@ -96,6 +134,7 @@ def prepare_slotted(
 ) -> Prepared:
     """The slotted problem, the incumbent plan (list schedules or the warm start, relabelled
     for symmetry), each job's latest completion slot and the symmetry anchor."""
+    estimate_size(instance, Problem(problem))
     slotted = problem_a(instance, options) if problem == "A" else problem_a1(instance)
     horizon = slotted.covering_horizon()
     # The list schedules walk a timeline of this length: refuse absurd ones first.
@@ -198,13 +237,21 @@ def schedule_from_plan(
 
 
 def solve_built(built: BuiltModel, options: ExactParams) -> Result:
-    """Solve a built model and turn its solution into a :class:`Result`."""
+    """Solve a built model and turn its solution into a :class:`Result`.
+
+    The time limit covers building too: the solver gets ``time_limit -
+    build_time_s`` (at least a hundredth of a second, to read the MIP
+    start). ``runtime_s`` is building plus solving; ``metrics["solver_s"]``
+    the solver's part.
+    """
     if built.single is not None:
         warm = bool(built.model.has_start)
     else:
         warm = built.incumbent_plan is not None and set_warm_start(
             built.model, built.incumbent_plan
         )
+    if options.time_limit is not None:
+        options = options.replace(time_limit=max(0.01, options.time_limit - built.build_time_s))
     outcome = solve_model(built.model, options, warm_start=warm)
     notes: list[str] = []
     schedule = None
@@ -234,10 +281,11 @@ def solve_built(built: BuiltModel, options: ExactParams) -> Result:
         objective=objective,
         total_jct=total_jct,
         best_bound=bound,
-        runtime_s=outcome.runtime_s,
+        runtime_s=built.build_time_s + outcome.runtime_s,
         schedule=schedule,
         build_time_s=built.build_time_s,
         metrics={
+            "solver_s": outcome.runtime_s,
             "milp_objective": outcome.objective,
             "variables": _count(built.model, pyo.Var),
             "constraints": _count(built.model, pyo.Constraint),
@@ -328,5 +376,32 @@ def solve_milp(
         on non-integral instances, where it bounds only the slotted problem).
     """
     params = params or ExactParams()
-    built = build(instance, problem, warm_start, params)
-    return solve_built(built, params)
+    if problem not in PROBLEMS:
+        raise ValueError(f"problem: expected one of {', '.join(PROBLEMS)}, got {problem!r}")
+    problem = Problem(problem)
+    if not params.isolate:
+        return _build_and_solve(instance, problem, params, warm_start)
+    began = time.perf_counter()
+    try:
+        result = run_isolated(_build_and_solve, instance, problem, params, warm_start)
+    except SolverCrashed as crash:
+        return Result(
+            method="milp",
+            problem=problem,
+            status=SolveStatus.ERROR,
+            objective=math.nan,
+            total_jct=math.nan,
+            best_bound=math.nan,
+            runtime_s=time.perf_counter() - began,
+            schedule=None,
+            metrics={"milp_objective": math.nan},
+            facts={"slotted_optimal": False, "integral": False, "modes_proven": False},
+            notes=(f"HiGHS crashed: {crash}; no result (solve a smaller model, or report it)",),
+        )
+    return dataclasses.replace(result, runtime_s=time.perf_counter() - began)
+
+
+def _build_and_solve(
+    instance: Instance, problem: Problem, params: ExactParams, warm_start: Schedule | None
+) -> Result:
+    return solve_built(build(instance, problem, warm_start, params), params)

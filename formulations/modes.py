@@ -46,6 +46,21 @@ def count_vectors(gpus: int, capacities: Sequence[int]) -> Iterator[tuple[int, .
                 yield (n, *tail)
 
 
+def count_vectors_total(gpus: int, capacities: Sequence[int]) -> int:
+    """How many vectors :func:`count_vectors` yields, counted without listing them.
+
+    A dynamic program over servers (``O(H * gpus)`` additions): the size
+    check of the exact models runs it before any mode is enumerated.
+    """
+    ways = [1] + [0] * gpus  # ways[k]: vectors of the servers so far summing to k
+    for cap in capacities:
+        prefix = [0] * (gpus + 2)
+        for k in range(gpus + 1):
+            prefix[k + 1] = prefix[k] + ways[k]
+        ways = [prefix[k + 1] - prefix[max(0, k - cap)] for k in range(gpus + 1)]
+    return ways[gpus]
+
+
 def best_mapping_for_counts(
     job: Job, cluster: Cluster, counts: Sequence[int], options: ExactParams
 ) -> tuple[tuple[int, ...], bool]:

@@ -267,3 +267,21 @@ def test_bad_numbers_are_one_line_exit_2(args: tuple[str, ...]) -> None:
     assert result.returncode == 2
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1 and args[-2] in lines[0], result.stderr
+
+
+def test_check_on_the_readme_non_integral_example(tmp_path: Path) -> None:
+    """The MILPs are refused as too large; check reports them unknown, no traceback, exit 0."""
+    path = tmp_path / "a.json"
+    assert main(["generate", "--jobs", "6", "--seed", "1", "--out", str(path)]) == 0
+    done = run_cli("check", str(path))
+    assert done.returncode == 0, done.stderr
+    assert "opt_A unknown" in done.stdout and "Traceback" not in done.stderr
+
+
+@pytest.mark.parametrize("target", ["folder", "under_file"])
+def test_unwritable_outputs_one_line_exit_2(tmp_path: Path, target: str) -> None:
+    (tmp_path / "plain").write_text("")
+    out = {"folder": tmp_path, "under_file": tmp_path / "plain" / "x.json"}[target]
+    done = run_cli("generate", "--jobs", "2", "--out", str(out))
+    assert done.returncode == 2
+    assert done.stderr.count("\n") == 1 and "cannot write there" in done.stderr

@@ -96,3 +96,50 @@ def test_bad_sweep_files_named(tmp_path: Path) -> None:
         read_sweep(path)
     with pytest.raises(InputError, match="no such file"):
         load_results(tmp_path / "none.sqlite")
+
+
+@pytest.mark.parametrize(
+    ("body", "expected"),
+    [
+        ('methods = "fifo"', r"sweep\.methods: expected a non-empty list of method names"),
+        ("methods = []", r"sweep\.methods: expected a non-empty list"),
+        ("seeds = 0", r"sweep\.seeds: expected a count >= 1"),
+        ("seeds = 2.5", r"sweep\.seeds: .* got 2\.5"),
+        ("seeds = [1, -2]", r"sweep\.seeds:"),
+        ('time_limit = "x"', r"sweep\.time_limit: expected seconds > 0"),
+        ("time_limit = 0", r"sweep\.time_limit:"),
+        ("[sweep.grid]\nnum_jobs = [2, -1]", r"num_jobs: must be an integer >= 1, got -1"),
+    ],
+)
+def test_nonsense_sweep_settings_refused(tmp_path: Path, body: str, expected: str) -> None:
+    """Settings that would run zero tasks, or fail on a worker, are refused when read."""
+    path = tmp_path / "s.toml"
+    path.write_text(f"[sweep]\n{body}\n")
+    with pytest.raises(InputError, match=expected):
+        read_sweep(path)
+
+
+def test_failing_task_recorded_and_sweep_goes_on(tmp_path: Path) -> None:
+    """A MILP refused as too large (non-integral instances) fails alone; FIFO's rows land."""
+    config = tmp_path / "s.toml"
+    config.write_text('[sweep]\nmethods = ["fifo", "milp"]\nseeds = 2\n')
+    db = tmp_path / "r.sqlite"
+    command = [sys.executable, "-m", "ddlsched.cli", "sweep", str(config), "--results", str(db)]
+    first = subprocess.run(command, capture_output=True, text=True, check=False, timeout=300)
+    assert first.returncode == 1, first.stderr
+    assert "4 run, 2 failed" in first.stdout
+    assert "Traceback" not in first.stderr + first.stdout
+    frame = load_results(db)
+    failed = frame[frame["status"] == "failed"]
+    assert set(failed["method"]) == {"milp"} and len(failed) == 2
+    assert failed["message"].str.contains("ModelTooLarge: problem A").all()
+    assert frame[frame["method"] == "fifo"]["verified"].all()
+    again = subprocess.run(command, capture_output=True, text=True, check=False, timeout=300)
+    assert "2 already in" in again.stdout and "2 run, 2 failed" in again.stdout  # retried
+    shown = subprocess.run(
+        [sys.executable, "-m", "ddlsched.cli", "results", str(db)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert shown.returncode == 0 and "failed: milp seed 0: ModelTooLarge" in shown.stdout

@@ -163,5 +163,3 @@ def evaluate(
         "retrain_every": retrain_every,
         "predictors": results,
     }
-
-

@@ -296,5 +296,3 @@ class ForestPredictor:
         for kept in self._rows:
             running.add(kept, math.log(float(kept["iterations"])))  # type: ignore[arg-type]
         self._history = running
-
-

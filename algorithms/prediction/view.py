@@ -65,8 +65,6 @@ class Predictor(Protocol):
         ...
 
 
-
-
 def submission_features(job: JobView) -> dict[str, object]:
     """What an online predictor knows of a job: its features and its GPU count."""
     row: dict[str, object] = dict(job.features)

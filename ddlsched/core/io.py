@@ -282,22 +282,51 @@ def write_bytes_atomic(path: str | os.PathLike[str], data: bytes) -> None:
     """Write ``data`` to ``path`` so that no reader ever sees half of it.
 
     The bytes go to a temporary file in the same folder, are flushed to
-    disk, and the file is renamed over ``path`` (atomic on POSIX).
+    disk, and the file is renamed over ``path`` (atomic on POSIX). A
+    symbolic link is written through (its target is replaced, the link
+    kept); the file gets the permissions a new file gets under the umask
+    (or keeps those of the file it replaces). Anything that is not a
+    regular file (a folder, a device, a pipe) is never replaced.
+
+    Raises
+    ------
+    InputError
+        When ``path`` cannot be written, naming it and why (no traceback).
     """
-    target = Path(path)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    handle, temporary = tempfile.mkstemp(
-        dir=target.parent, prefix=f".{target.name}.", suffix=".tmp"
-    )
+    target = Path(os.path.realpath(path))
+    if target.exists() and not target.is_file():
+        kind = "a folder" if target.is_dir() else "not a regular file"
+        raise InputError(f"{path}: cannot write there: it is {kind}")
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        handle, temporary = tempfile.mkstemp(
+            dir=target.parent, prefix=f".{target.name}.", suffix=".tmp"
+        )
+    except OSError as error:
+        raise InputError(f"{path}: cannot write there: {error.strerror or error}") from None
     try:
         with os.fdopen(handle, "wb") as stream:
             stream.write(data)
             stream.flush()
             os.fsync(stream.fileno())
+        os.chmod(temporary, _mode_for(target))
         os.replace(temporary, target)
+    except OSError as error:
+        Path(temporary).unlink(missing_ok=True)
+        raise InputError(f"{path}: cannot write there: {error.strerror or error}") from None
     except BaseException:
         Path(temporary).unlink(missing_ok=True)
         raise
+
+
+def _mode_for(target: Path) -> int:
+    """The permissions of the file being replaced, or a new file's under the umask."""
+    try:
+        return target.stat().st_mode & 0o7777
+    except OSError:
+        umask = os.umask(0)
+        os.umask(umask)
+        return 0o666 & ~umask
 
 
 def write_text_atomic(path: str | os.PathLike[str], text: str) -> None:

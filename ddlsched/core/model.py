@@ -259,6 +259,16 @@ class Job:
         object.__setattr__(self, "edges", edges)
         object.__setattr__(self, "features", MappingProxyType(dict(self.features)))
 
+    def __getstate__(self) -> dict[str, Any]:
+        # Pickling (child processes): a plain dict for the read-only view,
+        # cached arrays left out.
+        state = {k: v for k, v in self.__dict__.items() if k != "edge_arrays"}
+        state["features"] = dict(self.features)
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state, features=MappingProxyType(dict(state["features"])))
+
     @cached_property
     def edge_arrays(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """``(u, v, q)`` as NumPy arrays, for vectorised ``alpha``."""
@@ -380,6 +390,13 @@ class Instance:
     def num_jobs(self) -> int:
         """``n``, the number of jobs."""
         return len(self.jobs)
+
+    def __getstate__(self) -> dict[str, Any]:
+        # Pickling (child processes): cached views are rebuilt on demand.
+        return {k: v for k, v in self.__dict__.items() if k != "job_index"}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
 
     @cached_property
     def job_index(self) -> Mapping[str, int]:

@@ -51,12 +51,20 @@ class ExactParams:
         Solver threads, or ``None`` for the solver's default.
     verbose
         Show the solver's log.
+    isolate
+        Run the native solver in a child process (default), so that a crash
+        inside it becomes an error result instead of ending the caller;
+        ``False`` solves in this process (for debuggers and profilers).
+
+    The time limit covers the whole call: enumerating modes and building the
+    model count against it, and the solver gets what remains.
     """
 
     time_limit: float | None = 60.0
     mip_gap: float = 1e-6
     threads: int | None = None
     verbose: bool = False
+    isolate: bool = True
 
     def __post_init__(self) -> None:
         if self.time_limit is not None:

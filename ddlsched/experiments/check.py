@@ -18,6 +18,7 @@ from ddlsched.core.alpha import virtual_size
 from ddlsched.core.generators import GeneratorConfig, generate
 from ddlsched.core.model import Instance, Piece, Problem, Schedule, ScheduledJob
 from ddlsched.core.params import ExactParams
+from ddlsched.core.result import Result, SolveStatus
 from proofs_checks.claims import ClaimRecord, ClaimStatus
 
 
@@ -68,6 +69,30 @@ class CheckReport:
         }
 
 
+def _optimum(
+    solve_milp: Callable[..., Result], instance: Instance, problem: Problem, params: ExactParams
+) -> Result:
+    """The MILP's result, or an unknown one when the model is refused as too large."""
+    from formulations.exact import ModelTooLarge
+
+    try:
+        return solve_milp(instance, problem, params)
+    except ModelTooLarge as refused:
+        return Result(
+            method="milp",
+            problem=problem,
+            status=SolveStatus.ERROR,
+            objective=math.nan,
+            total_jct=math.nan,
+            best_bound=math.nan,
+            runtime_s=0.0,
+            schedule=None,
+            metrics={"milp_objective": math.nan},
+            facts={"slotted_optimal": False, "integral": False},
+            notes=(f"not solved: {refused}",),
+        )
+
+
 def check_instance(instance: Instance, time_limit: float | None = 60.0) -> CheckReport:
     """Compute ``opt_A``, ``opt_A1``, ``opt_A2``, ``srpt_A2``, ``rho`` and check every claim.
 
@@ -82,7 +107,7 @@ def check_instance(instance: Instance, time_limit: float | None = 60.0) -> Check
     from proofs_checks.bounds import rho_of
 
     params = ExactParams(time_limit=time_limit)
-    optima = {p: solve_milp(instance, p, params) for p in Problem}
+    optima = {p: _optimum(solve_milp, instance, p, params) for p in Problem}
     integral = all(r.facts.get("integral", False) for r in optima.values())
 
     def value(problem: Problem, slotted: bool = False) -> c.Value:

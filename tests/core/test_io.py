@@ -3,11 +3,20 @@
 from __future__ import annotations
 
 import json
+import os
+import stat
+from pathlib import Path
 
 import pytest
 from hypothesis import given
 
-from ddlsched.core.io import dumps, instance_from_dict, schedule_from_dict
+from ddlsched.core.io import (
+    dumps,
+    instance_from_dict,
+    read_instance,
+    schedule_from_dict,
+    write_instance,
+)
 from ddlsched.core.model import (
     InputError,
     Instance,
@@ -169,3 +178,37 @@ def test_hostile_json_is_one_clear_error(tmp_path, content: str, expected: str) 
     with pytest.raises(InputError) as error:
         read_schedule(path)
     assert str(path) in str(error.value) and expected in str(error.value)
+
+
+def test_written_files_have_normal_permissions(tmp_path, ring_instance) -> None:  # type: ignore[no-untyped-def]
+    """A new file gets 0666 minus the umask (not the temporary file's 0600)."""
+    old = os.umask(0o022)
+    try:
+        write_instance(ring_instance, tmp_path / "a.json")
+    finally:
+        os.umask(old)
+    assert stat.S_IMODE((tmp_path / "a.json").stat().st_mode) == 0o644
+
+
+def test_writes_go_through_symlinks(tmp_path, ring_instance) -> None:  # type: ignore[no-untyped-def]
+    target = tmp_path / "real.json"
+    target.write_text("old")
+    target.chmod(0o640)
+    link = tmp_path / "link.json"
+    link.symlink_to(target)
+    write_instance(ring_instance, link)
+    assert link.is_symlink() and read_instance(target) == ring_instance
+    assert stat.S_IMODE(target.stat().st_mode) == 0o640  # the replaced file's permissions kept
+
+
+@pytest.mark.parametrize("where", ["folder", "device", "under_file"])
+def test_never_replaces_what_is_not_a_file(tmp_path, ring_instance, where: str) -> None:  # type: ignore[no-untyped-def]
+    path = {
+        "folder": tmp_path,
+        "device": Path("/dev/null"),
+        "under_file": tmp_path / "plain" / "x.json",
+    }[where]
+    (tmp_path / "plain").write_text("")
+    with pytest.raises(InputError, match="cannot write there"):
+        write_instance(ring_instance, path)
+    assert Path("/dev/null").is_char_device()

@@ -118,5 +118,20 @@ def test_oversized_model_refused_clearly() -> None:
     from formulations.exact import ModelTooLarge
 
     instance = generate(GeneratorConfig(num_jobs=4), 0)  # hours-long jobs, slot 1 s
-    with pytest.raises(ModelTooLarge, match="use a larger slot"):
+    with pytest.raises(ModelTooLarge, match=r'horizon of .* slots .* larger "slot"'):
         solve_milp(instance, "A")
+
+
+def test_mode_explosion_refused_before_enumeration(monkeypatch: pytest.MonkeyPatch) -> None:
+    """One 16-GPU job on 16 x 8 has ~3e8 modes: refused, naming the count, before listing any."""
+    import formulations.modes as modes
+    from formulations.exact import ModelTooLarge
+
+    def never(*args: object) -> None:
+        raise AssertionError("modes were enumerated before the size check")
+
+    monkeypatch.setattr(modes, "count_vectors", never)
+    job = Job(id="wide", release=0, iterations=1, compute_time=1.0, gpus=16)
+    instance = Instance(Cluster.uniform(16, 8, 2.0, 1.0), (job,))
+    with pytest.raises(ModelTooLarge, match="297,811,491 variables"):
+        solve_milp(instance, "A", ExactParams(isolate=False))

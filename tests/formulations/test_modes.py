@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from hypothesis import given
+from hypothesis import strategies as st
+
 from formulations.modes import count_vectors
 
 
@@ -40,3 +43,14 @@ def test_time_limited_mapping_is_never_called_optimal() -> None:
     assert result.status is SolveStatus.FEASIBLE
     assert result.best_bound != result.best_bound  # nan: no bound is claimed
     assert any("did not prove fastest" in note for note in result.notes)
+
+
+@given(
+    st.integers(min_value=0, max_value=12),
+    st.lists(st.integers(min_value=0, max_value=5), min_size=0, max_size=5),
+)
+def test_count_vectors_total_counts_what_is_listed(gpus: int, capacities: list[int]) -> None:
+    """The counting DP agrees with listing the vectors (brute force)."""
+    from formulations.modes import count_vectors, count_vectors_total
+
+    assert count_vectors_total(gpus, capacities) == sum(1 for _ in count_vectors(gpus, capacities))

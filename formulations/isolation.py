@@ -1,0 +1,115 @@
+"""Run a native solver in a child process, so that its crash cannot end the caller.
+
+HiGHS is C++; on some models it dies with a segmentation fault (seen on a
+2-job instance's problem A2 model with 266,508 binaries, in presolve), which
+would end the Python process that called it, a notebook kernel or a sweep
+worker with it. :func:`run_isolated` runs a function in a child process and
+returns its value, re-raises its exception, or raises :class:`SolverCrashed`
+naming the signal when the child died.
+
+Children are forked from a *fork server* that has imported the solver stack
+once (``forkserver`` start method, preloading :mod:`formulations.exact`), so
+a call costs milliseconds rather than a fresh interpreter's second, and no
+child inherits threads of the caller (HiGHS's thread pool would not survive
+a plain ``fork``). Where the platform has no fork server, a fresh interpreter
+is spawned. Ctrl-C in the caller stops the child and is re-raised.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import signal
+from collections.abc import Callable
+from multiprocessing.connection import Connection
+from typing import Any, TypeVar
+
+T = TypeVar("T")
+
+_PRELOAD = ["formulations.exact"]
+_context: Any = None
+
+
+class SolverCrashed(RuntimeError):
+    """The child process running a solver died without an answer."""
+
+
+def _get_context() -> Any:
+    global _context
+    if _context is None:
+        if "forkserver" in multiprocessing.get_all_start_methods():
+            context = multiprocessing.get_context("forkserver")
+            context.set_forkserver_preload(_PRELOAD)
+            _context = context
+        else:  # pragma: no cover - Windows
+            _context = multiprocessing.get_context("spawn")
+    return _context
+
+
+def _child(connection: Connection, function: Callable[..., Any], args: tuple[Any, ...]) -> None:
+    try:
+        answer: tuple[str, Any] = ("ok", function(*args))
+    except BaseException as error:  # sent back and re-raised in the caller
+        answer = ("error", error)
+    try:
+        connection.send(answer)
+    except Exception as error:  # an unpicklable value or exception
+        connection.send(("error", RuntimeError(f"{type(error).__name__}: {error}")))
+    connection.close()
+
+
+def _describe(exitcode: int | None) -> str:
+    if exitcode is not None and exitcode < 0:
+        try:
+            return f"killed by signal {signal.Signals(-exitcode).name}"
+        except ValueError:
+            return f"killed by signal {-exitcode}"
+    return f"exit code {exitcode}"
+
+
+def run_isolated(function: Callable[..., T], *args: Any) -> T:
+    """``function(*args)`` computed in a child process.
+
+    ``function`` and ``args`` must be picklable (a module-level function and
+    plain data).
+
+    Raises
+    ------
+    SolverCrashed
+        If the child died without an answer (a native crash, an
+        out-of-memory kill), naming how it died.
+    BaseException
+        Whatever ``function`` raised, re-raised here.
+    """
+    context = _get_context()
+    receiver, sender = context.Pipe(duplex=False)
+    process = context.Process(target=_child, args=(sender, function, args), daemon=True)
+    # A daemonic caller (a Dask or multiprocessing worker) may not start
+    # children; the rule guards against orphans, and this child is joined
+    # below and ends with its time limit, so the flag is lifted for start().
+    config = multiprocessing.current_process()._config  # type: ignore[attr-defined]
+    daemonic = config.pop("daemon", None)
+    try:
+        process.start()
+    finally:
+        if daemonic is not None:
+            config["daemon"] = daemonic
+    sender.close()
+    try:
+        try:
+            kind, payload = receiver.recv()
+        except EOFError:
+            process.join()
+            raise SolverCrashed(
+                f"the solver process died without an answer ({_describe(process.exitcode)})"
+            ) from None
+        process.join()
+    except KeyboardInterrupt:
+        process.terminate()
+        process.join()
+        raise
+    finally:
+        receiver.close()
+    if kind == "error":
+        raise payload
+    result: T = payload
+    return result

@@ -1,0 +1,61 @@
+"""A native crash in the child ends the child, not the caller."""
+
+from __future__ import annotations
+
+import os
+import signal
+
+import pytest
+
+from ddlsched.core.params import ExactParams
+from formulations.isolation import SolverCrashed, run_isolated
+
+
+def _square(x: int) -> tuple[int, int]:
+    return x * x, os.getpid()
+
+
+def _raise(message: str) -> None:
+    raise ValueError(message)
+
+
+def _segfault() -> None:
+    os.kill(os.getpid(), signal.SIGSEGV)
+
+
+def test_value_comes_back_from_another_process() -> None:
+    value, pid = run_isolated(_square, 7)
+    assert value == 49 and pid != os.getpid()
+
+
+def test_exception_is_reraised_in_the_caller() -> None:
+    with pytest.raises(ValueError, match="bad field"):
+        run_isolated(_raise, "bad field")
+
+
+def test_crash_becomes_an_error_naming_the_signal() -> None:
+    with pytest.raises(SolverCrashed, match="SIGSEGV"):
+        run_isolated(_segfault)
+    assert run_isolated(_square, 3)[0] == 9  # and the next call works
+
+
+def test_crashed_milp_is_an_error_result(monkeypatch: pytest.MonkeyPatch) -> None:
+    """solve_milp turns a crashed child into status ``error`` with the reason, no schedule."""
+    import formulations.exact as exact
+    from tests.examples import ring_instance
+
+    monkeypatch.setattr(exact, "run_isolated", lambda function, *args: run_isolated(_segfault))
+    result = exact.solve_milp(ring_instance(), "A", ExactParams(time_limit=5))
+    assert result.status == "error" and result.schedule is None
+    assert "SIGSEGV" in result.notes[0]
+
+
+def test_same_optimum_in_process_and_isolated() -> None:
+    from formulations.exact import solve_milp
+    from tests.examples import ring_instance
+
+    instance = ring_instance()
+    isolated = solve_milp(instance, "A", ExactParams(time_limit=30))
+    local = solve_milp(instance, "A", ExactParams(time_limit=30, isolate=False))
+    assert isolated.status == local.status == "optimal"
+    assert isolated.objective == local.objective
