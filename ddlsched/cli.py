@@ -256,13 +256,21 @@ def _load_replay(args: argparse.Namespace) -> tuple[Any, Any, float, float]:
     """The trace as an instance, at the asked load: (loaded, instance, factor, offered load)."""
     from ddlsched.core.load import at_load, offered_load, scale_arrivals
     from ddlsched.core.model import Cluster
-    from ddlsched.core.traces import load_trace
+    from ddlsched.core.traces import load_trace, parse_columns
 
     try:
         cluster = Cluster.uniform(
             args.servers, args.gpus_per_server, args.bandwidth_intra, args.bandwidth_inter
         )
-        loaded = load_trace(args.trace, cluster, seed=args.seed, limit=args.limit)
+        loaded = load_trace(
+            args.trace,
+            cluster,
+            seed=args.seed,
+            limit=args.limit,
+            unnamed=args.unnamed,
+            columns=parse_columns(args.columns) if args.columns else None,
+            time_unit=args.time_unit,
+        )
         instance, factor = loaded.instance, 1.0
         if args.target_load is not None:
             instance, factor = at_load(instance, args.target_load)
@@ -278,6 +286,7 @@ def _cmd_simulate(args: argparse.Namespace) -> int:
     from algorithms.simulator import REPORTED_METRICS
     from ddlsched.api import simulate
     from ddlsched.core.io import write_schedule
+    from ddlsched.core.traces import stretched_jobs
 
     loaded, instance, factor, load = _load_replay(args)
     progress, close = _progress_bar(instance.num_jobs, args.policy)
@@ -307,12 +316,19 @@ def _cmd_simulate(args: argparse.Namespace) -> int:
         if idle
         else None
     )
+    stretched = (
+        stretched_jobs(instance, result.schedule) if result.schedule is not None else None
+    )
     summary.update(
         {
             "trace_format": loaded.format,
             "jobs": instance.num_jobs,
             "rows_skipped": loaded.skipped_invalid,
             "jobs_dropped_too_wide": loaded.dropped_wide,
+            "unnamed_rule": loaded.unnamed_rule,
+            "jobs_without_known_model": loaded.unnamed_jobs,
+            "unmatched_models": loaded.unmatched_models,
+            "jobs_over_2x_recorded_duration": stretched,
             "arrival_scale": factor,
             "offered_load": load,
         }
@@ -332,6 +348,14 @@ def _cmd_simulate(args: argparse.Namespace) -> int:
             value = summary.get(key)
             if value is not None:
                 print(f"  {key:>20}: {value:.6g}")
+        print(
+            f"  {loaded.unnamed_jobs} jobs had no known model ({loaded.unnamed_rule} rule); "
+            f"{stretched} ran more than 2x their recorded duration"
+        )
+        if loaded.unmatched_models:
+            names = sorted(loaded.unmatched_models.items(), key=lambda kv: -kv[1])
+            shown = ", ".join(f"{name} ({count})" for name, count in names[:8])
+            print(f"  model names not in the zoo: {shown}{' ...' if len(names) > 8 else ''}")
         bound = result.lower_bound
         if bound is not None:
             print(
@@ -592,19 +616,60 @@ def _compare_figure(report: Any, path: str) -> None:
     )
 
 
-def _cmd_predict(args: argparse.Namespace) -> int:
+def _history_frame(path: str) -> Any:
+    """A trace (any format :func:`read_rows` reads) or a history CSV as a typed frame.
+
+    Trace rows are typed as they are read (a bad cell is named by line and
+    column) and sorted by submit time. Other CSV files are read with pandas;
+    their numeric columns must then hold numbers (the first bad row is named).
+    """
     import pandas as pd
 
+    from ddlsched.core.traces import read_rows
+
+    try:
+        _, rows = read_rows(path)
+    except InputError as error:
+        if "unknown trace columns" not in str(error):
+            raise
+    else:
+        frame = pd.DataFrame(
+            {
+                "submit_time": [r.submit for r in rows],
+                "duration": [r.duration for r in rows],
+                "num_gpus": [r.gpus for r in rows],
+                "iterations": [r.iterations for r in rows],
+                "model_name": [r.model for r in rows],
+                "batch_size": [r.batch_size for r in rows],
+                "user": [r.user for r in rows],
+            }
+        )
+        frame = frame.dropna(axis="columns", how="all")
+        return frame.sort_values("submit_time", kind="stable").reset_index(drop=True)
+    try:
+        frame = pd.read_csv(path, encoding="utf-8-sig")
+    except (pd.errors.ParserError, UnicodeDecodeError, pd.errors.EmptyDataError) as error:
+        raise InputError(f"{path}: not a readable CSV ({_one_line(error)})") from None
+    for column in ("submit_time", "batch_size", "num_gpu", "num_gpus"):
+        if column in frame.columns:
+            values = pd.to_numeric(frame[column], errors="coerce")
+            bad = values.isna() | ~values.map(lambda v: math.isfinite(v) if v == v else False)
+            if bad.any():
+                row = int(bad.to_numpy().nonzero()[0][0])
+                raise InputError(
+                    f"{path}: row {row + 2}: {column}: not a finite number: "
+                    f"{frame[column].iloc[row]!r}"
+                )
+            frame[column] = values
+    return frame
+
+
+def _cmd_predict(args: argparse.Namespace) -> int:
     from algorithms.prediction.evaluation import evaluate
     from ddlsched.core.workloads import WorkloadConfig, recurring_history
 
     if args.trace:
-        try:
-            frame = pd.read_csv(args.trace)
-        except FileNotFoundError:
-            raise InputError(f"{args.trace}: no such file") from None
-        except (pd.errors.ParserError, UnicodeDecodeError, pd.errors.EmptyDataError) as error:
-            raise InputError(f"{args.trace}: not a readable CSV ({error})") from None
+        frame = _history_frame(args.trace)
         source = args.trace
     else:
         history = recurring_history(WorkloadConfig(jobs=args.jobs), args.seed)
@@ -790,7 +855,29 @@ def build_parser() -> argparse.ArgumentParser:
     solve.set_defaults(handler=_cmd_solve)
 
     def replay_options(cmd: argparse.ArgumentParser, required: bool = True) -> None:
-        cmd.add_argument("--trace", required=required, help="CSV trace (philly, muri or tiresias)")
+        from ddlsched.core.traces import FIELDS, TIME_UNITS, UNNAMED_RULES
+
+        cmd.add_argument(
+            "--trace",
+            required=required,
+            help="CSV trace: philly, muri, tiresias, or minimal (submit time, duration, GPUs)",
+        )
+        cmd.add_argument(
+            "--columns",
+            help=f"map fields to your columns, e.g. submit=submission_time,gpus=num_gpu "
+            f"(fields: {', '.join(FIELDS)})",
+        )
+        cmd.add_argument(
+            "--time-unit",
+            choices=list(TIME_UNITS),
+            help="unit of numeric submit and duration columns (default: the format's)",
+        )
+        cmd.add_argument(
+            "--unnamed",
+            choices=UNNAMED_RULES,
+            default="data-parallel",
+            help="how rows without a known model become jobs (see the README)",
+        )
         cmd.add_argument("--servers", type=_count, default=256)
         cmd.add_argument("--gpus-per-server", type=_count, default=8)
         cmd.add_argument("--bandwidth-intra", type=_positive, default=20.0, help="GB/s")
@@ -867,7 +954,12 @@ def build_parser() -> argparse.ArgumentParser:
     evaluate.add_argument("--target", default="iterations")
     evaluate.add_argument("--jobs", type=_count, default=3000, help="generated history size")
     evaluate.add_argument("--seed", type=_seed, default=0)
-    evaluate.add_argument("--retrain-every", type=_count, default=250)
+    evaluate.add_argument(
+        "--retrain-every",
+        type=_count,
+        help="refit the forest every N predicted jobs (default: 250, or 1/20 of the "
+        "predicted jobs when more, so a long trace costs at most ~20 fits)",
+    )
     evaluate.add_argument("--json", action="store_true")
     evaluate.set_defaults(handler=_cmd_predict)
 

@@ -285,3 +285,26 @@ def test_unwritable_outputs_one_line_exit_2(tmp_path: Path, target: str) -> None
     done = run_cli("generate", "--jobs", "2", "--out", str(out))
     assert done.returncode == 2
     assert done.stderr.count("\n") == 1 and "cannot write there" in done.stderr
+
+
+def test_predict_evaluate_names_a_bad_submit_cell(tmp_path: Path) -> None:
+    """One non-numeric submit_time is an error naming its line, not a string sort."""
+    from ddlsched.core.traces import data_dir
+
+    lines = (data_dir() / "traces" / "tiresias_60_job.csv").read_text().splitlines()
+    cells = lines[7].split(",")
+    cells[2] = "x"
+    lines[7] = ",".join(cells)
+    path = tmp_path / "t.csv"
+    path.write_text("\n".join(lines) + "\n")
+    done = run_cli("predict", "evaluate", "--trace", str(path))
+    assert done.returncode == 2
+    assert done.stderr.strip().endswith(":8: submit_time: not a number: 'x'")
+
+
+@pytest.mark.parametrize("target", ["folder", "binary"])
+def test_unreadable_traces_one_line_exit_2(tmp_path: Path, target: str) -> None:
+    (tmp_path / "b.csv").write_bytes(bytes(range(256)))
+    path = {"folder": tmp_path, "binary": tmp_path / "b.csv"}[target]
+    done = run_cli("simulate", "--trace", str(path))
+    assert done.returncode == 2 and done.stderr.count("\n") == 1, done.stderr

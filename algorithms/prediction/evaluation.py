@@ -75,13 +75,13 @@ SIGNAL_R2 = 0.3
 """Below this best R^2 (over all predictors) a report says there is no signal."""
 
 
-def verdict(results: dict[str, dict[str, float]]) -> str:
+def verdict(results: dict[str, dict[str, float]], target: str = "iterations") -> str:
     """One plain sentence: is there signal, and does the forest beat every baseline?"""
     best = max(results, key=lambda name: results[name]["r2"])
     best_r2 = results[best]["r2"]
     if not best_r2 >= SIGNAL_R2:
         return (
-            f"no signal: the best R^2 is {best_r2:.2f} ({best}); iteration counts are not "
+            f"no signal: the best R^2 is {best_r2:.2f} ({best}); {target} is not "
             "predictable from the submission-time features here"
         )
     forest = results["forest"]
@@ -107,14 +107,19 @@ def evaluate(
     frame: pd.DataFrame,
     target: str = "iterations",
     train_fraction: float = 0.7,
-    retrain_every: int = 250,
+    retrain_every: int | None = None,
     seed: int = 0,
     source: str = "data",
+    max_rows: int = 20_000,
 ) -> dict[str, object]:
     """Chronological evaluation of the forest and the baselines.
 
     Jobs are ordered by submission; the first ``train_fraction`` are history
     only, the rest are predicted as they arrive (each from earlier jobs).
+    The forest is refitted every ``retrain_every`` predicted jobs (default:
+    250, or a twentieth of the predicted jobs when that is more) on the
+    latest ``max_rows`` earlier jobs, as the online predictor does; so the
+    whole Philly trace costs about twenty fits.
 
     Raises
     ------
@@ -145,16 +150,21 @@ def evaluate(
     if start < 10 or len(frame) - start < 5:
         raise InputError(f"{source}: {len(frame)} jobs are too few to split chronologically")
     truth = frame[target].to_numpy(dtype=float)[start:]
+    if retrain_every is None:
+        retrain_every = max(250, math.ceil((len(frame) - start) / 20))
     results = {
         "forest": accuracy(
-            forest_predictions(frame, features, target, start, retrain_every, seed), truth
+            forest_predictions(
+                frame, features, target, start, retrain_every, seed, max_rows=max_rows
+            ),
+            truth,
         )
     }
     baselines = baseline_predictions(frame, features, target).iloc[start:]
     for name in BASELINES:
         results[name] = accuracy(baselines[name].to_numpy(), truth)
     return {
-        "verdict": verdict(results),
+        "verdict": verdict(results, target),
         "source": source,
         "target": target,
         "train_jobs": start,

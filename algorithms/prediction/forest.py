@@ -170,11 +170,12 @@ def forest_predictions(
     retrain_every: int = 250,
     seed: int = 0,
     trees: int = 100,
+    max_rows: int | None = None,
 ) -> np.ndarray:
     """Forest predictions for rows ``start..``, refitted every ``retrain_every`` rows.
 
     The model predicting rows ``[b, b + retrain_every)`` is fitted on rows
-    ``[0, b)`` only.
+    ``[0, b)`` only (the latest ``max_rows`` of them, if given).
     """
     if start < 1:
         raise ValueError("the forest needs at least one earlier job to learn from")
@@ -184,7 +185,8 @@ def forest_predictions(
     predictions = np.empty(len(frame) - start)
     for block in range(start, len(frame), retrain_every):
         model = _forest(features, seed, trees)
-        model.fit(design.iloc[:block], logs[:block])
+        first = 0 if max_rows is None else max(0, block - max_rows)
+        model.fit(design.iloc[first:block], logs[first:block])
         end = min(block + retrain_every, len(frame))
         predictions[block - start : end - start] = np.exp(model.predict(design.iloc[block:end]))
     return predictions

@@ -38,7 +38,7 @@ from ddlsched.core.alpha import alpha_from_cut
 from ddlsched.core.graphs import build_job_graph
 from ddlsched.core.model import Cluster, InputError, Instance, Job, Parallelism
 from ddlsched.core.params import from_table, read_toml
-from ddlsched.core.zoo import ZOO, ModelProfile
+from ddlsched.core.zoo import DRAWN_MODELS, ZOO, ModelProfile
 
 DEFAULT_SIZE_WEIGHTS = ((1, 0.4), (2, 0.25), (4, 0.2), (8, 0.15))
 """GPUs per job and their weights *(choice)*. Production traces are
@@ -94,7 +94,7 @@ class GeneratorConfig:
     load: float | None = None
     size_weights: tuple[tuple[int, float], ...] = DEFAULT_SIZE_WEIGHTS
     max_job_gpus: int | None = None
-    models: tuple[str, ...] = tuple(sorted(ZOO))
+    models: tuple[str, ...] = DRAWN_MODELS
     parallelism: str = "mixed"
     slot: float = 1.0
     max_iterations: int = 3

@@ -43,19 +43,20 @@ Apache-2.0).
 from __future__ import annotations
 
 import csv
+import dataclasses
 import math
 import os
-from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
 from ddlsched.core.alpha import alpha
 from ddlsched.core.graphs import build_job_graph
-from ddlsched.core.model import Cluster, InputError, Instance, Job, Parallelism
-from ddlsched.core.zoo import ZOO, ModelProfile
+from ddlsched.core.model import Cluster, InputError, Instance, Job, Parallelism, Schedule
+from ddlsched.core.zoo import DRAWN_MODELS, ZOO, ModelProfile
 
 DATA_ENV = "DDLSCHED_DATA"
 """The environment variable naming the data folder (traces/, profiles/)."""
@@ -95,43 +96,120 @@ MODEL_ALIASES = {
     "resnet": "resnet50",
     "resnet101": "resnet50",
     "resnet152": "resnet50",
-    "inception3": "resnet50",
     "inception": "resnet50",
-    "vgg11": "vgg16",
-    "vgg13": "vgg16",
-    "vgg16": "vgg16",
-    "vgg19": "vgg16",
     "vgg": "vgg16",
+    "vgg16": "vgg16",
     "alexnet": "vgg16",
     "bert": "bert_base",
-    "bert_base": "bert_base",
-    "gpt2": "gpt2_xl",
-    "gpt": "gpt2_xl",
-    "transformer": "gpt2_xl",
+    "bertbase": "bert_base",
+    "gpt2": "gpt2",
+    "gpt2small": "gpt2",
+    "gpt2xl": "gpt2_xl",
+    "gpt": "gpt2",
+    "transformer": "gpt2",
+    "lm": "gpt2",
     "megatron": "megatron_8b",
+    "megatron8b": "megatron_8b",
     "deepspeech": "deepspeech2",
     "deepspeech2": "deepspeech2",
     "lstm": "deepspeech2",
-    "yolov3": "yolov3",
     "yolo": "yolov3",
+    "yolov3": "yolov3",
     "resnet18": "resnet18_cifar10",
     "cifar10": "resnet18_cifar10",
+    "resnet18cifar10": "resnet18_cifar10",
     "shufflenet": "resnet18_cifar10",
+    "mobilenet": "resnet18_cifar10",
     "googlenet": "resnet18_cifar10",
+    "dqn": "rl_atari",
+    "a2c": "rl_atari",
+    "a3c": "rl_atari",
+    "ppo": "rl_atari",
+    "rl": "rl_atari",
 }
-"""Trace model names to zoo models (lower case; unknown names are drawn)."""
+"""Normalised trace model names to zoo models (see :func:`match_model`)."""
+
+
+def _normal(name: str) -> str:
+    return "".join(ch for ch in name.lower() if ch.isalnum())
+
+
+def match_model(name: str) -> str | None:
+    """The zoo model a trace's model name stands for, or ``None``.
+
+    Tried in order, each lower-cased with separators removed: the name; the
+    name with trailing ``_``/``-`` parts dropped one at a time
+    (``shufflenet_v2_x1_0`` -> ``shufflenet``); the name without trailing
+    digits (``vgg19`` -> ``vgg``, ``inception4`` -> ``inception``). Each is
+    looked up in the zoo and in :data:`MODEL_ALIASES`.
+    """
+    text = name.strip().lower()
+    if not text:
+        return None
+    parts = [p for p in text.replace("-", "_").split("_") if p]
+    candidates = ["".join(parts[:k]) for k in range(len(parts), 0, -1)]
+    candidates += [c.rstrip("0123456789") for c in candidates]
+    table = {_normal(k): k for k in ZOO} | MODEL_ALIASES
+    for candidate in candidates:
+        if candidate in table:
+            return table[candidate]
+    return None
+
+
+UNNAMED_RULES = ("data-parallel", "zoo-data-parallel", "zoo")
+"""How rows without a (known) model become jobs (see :func:`load_trace`)."""
+
+DATA_PARALLEL_MODEL = "resnet50"
+"""The profile of the ``data-parallel`` rule: measured compute (Pollux), data
+parallel at every GPU count, and a gradient volume (102 MB) whose all-reduce
+is small against its compute inside a server."""
+
+FIELDS = ("submit", "duration", "gpus", "id", "model", "iterations", "batch_size", "user")
+"""The fields a trace row can give; the first three are required."""
+
+TIME_UNITS = {"s": 1.0, "ms": 1e-3, "us": 1e-6, "min": 60.0, "h": 3600.0}
+"""Time units of the numeric columns, in seconds."""
+
+MAX_SECONDS = 1e11
+"""Largest submit time or duration accepted, in seconds (about 3,000 years):
+every derived time stays exact to well under a millisecond."""
+
+MAX_GPUS = 1_000_000
+"""Largest GPU count of one job accepted."""
+
+MAX_ITERATIONS = 10**12
+"""Largest iteration count accepted."""
 
 
 @dataclass(frozen=True)
 class TraceFormat:
-    """How to read one kind of trace."""
+    """How to read one kind of trace: the file column of each field, and the unit.
+
+    ``detect`` lists the columns that identify the format (a file with all of
+    them is of this format); ``columns`` maps fields to file columns (a
+    field whose column the file lacks is left out).
+    """
 
     name: str
-    required: tuple[str, ...]
-    seconds_per_unit: float
-    gpus_column: str
-    submit_column: str
+    detect: tuple[str, ...]
+    columns: tuple[tuple[str, str], ...]
+    seconds_per_unit: float = 1.0
+    dates: bool = False
 
+    def column(self, field: str) -> str | None:
+        """The file column of ``field``, or ``None``."""
+        return dict(self.columns).get(field)
+
+
+_LIST_COLUMNS = (
+    ("id", "job_id"),
+    ("gpus", "num_gpu"),
+    ("submit", "submit_time"),
+    ("iterations", "iterations"),
+    ("model", "model_name"),
+    ("duration", "duration"),
+    ("batch_size", "batch_size"),
+)
 
 FORMATS = (
     TraceFormat(
@@ -145,78 +223,305 @@ FORMATS = (
             "duration",
             "iteration_time",
         ),
+        _LIST_COLUMNS,
         1e-6,
-        "num_gpu",
-        "submit_time",
     ),
     TraceFormat(
         "tiresias",
         ("job_id", "num_gpu", "submit_time", "iterations", "model_name", "duration"),
-        1.0,
-        "num_gpu",
-        "submit_time",
+        _LIST_COLUMNS,
     ),
-    TraceFormat("philly", ("timestamp", "duration", "num_gpus"), 1.0, "num_gpus", "timestamp"),
+    TraceFormat(
+        "philly",
+        ("timestamp", "duration", "num_gpus"),
+        (
+            ("submit", "timestamp"),
+            ("duration", "duration"),
+            ("gpus", "num_gpus"),
+            ("user", "cluster"),
+        ),
+        dates=True,
+    ),
 )
+"""The formats recognised by their columns (the shared data's traces)."""
+
+MINIMAL_NAMES = {
+    "submit": (
+        "submit_time",
+        "submit",
+        "submission_time",
+        "arrival_time",
+        "arrival",
+        "start_time",
+    ),
+    "duration": ("duration", "runtime", "run_time", "duration_s"),
+    "gpus": ("num_gpus", "num_gpu", "gpus", "gpu_num", "n_gpus"),
+    "id": ("job_id", "id", "jobid", "name"),
+    "model": ("model_name", "model"),
+    "iterations": ("iterations", "iters", "num_iterations"),
+    "batch_size": ("batch_size", "batch"),
+    "user": ("user", "user_id", "cluster", "vc"),
+}
+"""The *minimal* format: submit time and duration in seconds and a GPU count
+(ElasticFlow's traces, many simulators' inputs), under any of these column
+names; the optional fields too."""
 
 
-def detect_format(columns: list[str], path: str = "trace") -> TraceFormat:
-    """The first format whose columns the file has.
+def _named_columns(header: list[str]) -> dict[str, str]:
+    """Field to the first column of ``header`` with one of its minimal-format names."""
+    present = {column.strip().lower(): column for column in header}
+    found = {}
+    for name, candidates in MINIMAL_NAMES.items():
+        column = next((present[n] for n in candidates if n in present), None)
+        if column is not None:
+            found[name] = column
+    return found
+
+
+def minimal_format(header: list[str]) -> TraceFormat | None:
+    """The minimal format over ``header``, or ``None`` if a required field has no column."""
+    columns = _named_columns(header)
+    if {"submit", "duration", "gpus"} <= set(columns):
+        return TraceFormat("minimal", (), tuple(columns.items()))
+    return None
+
+
+def parse_columns(text: str) -> dict[str, str]:
+    """``"submit=submission_time,gpus=num_gpu"`` as a dict, fields checked.
 
     Raises
     ------
     InputError
-        Naming the columns missing for the closest format.
+        Naming the part that is not ``FIELD=COLUMN`` or the unknown field.
+    """
+    mapping: dict[str, str] = {}
+    for part in text.split(","):
+        field, sep, column = part.partition("=")
+        field, column = field.strip(), column.strip()
+        if not sep or not field or not column:
+            raise InputError(f"columns: {part!r} is not FIELD=COLUMN")
+        if field not in FIELDS:
+            raise InputError(f"columns: unknown field {field!r} (fields: {', '.join(FIELDS)})")
+        mapping[field] = column
+    return mapping
+
+
+def detect_format(
+    columns: list[str], path: str = "trace", mapping: dict[str, str] | None = None
+) -> TraceFormat:
+    """The format of a file with these columns.
+
+    With ``mapping`` (field to column, see :func:`parse_columns`) the file
+    is read as the minimal format with those columns; otherwise the first of
+    :data:`FORMATS` whose columns the file has, else the minimal format.
+
+    Raises
+    ------
+    InputError
+        Naming the columns missing for the closest format, or a mapped
+        column the file lacks.
     """
     present = set(columns)
+    if mapping:
+        missing = sorted(set(mapping.values()) - present)
+        if missing:
+            raise InputError(
+                f"{path}: mapped column(s) {', '.join(missing)} not in the file (columns: "
+                f"{', '.join(columns) or 'none'})"
+            )
+        columns_used = _named_columns(columns) | mapping
+        lacking = [f for f in ("submit", "duration", "gpus") if f not in columns_used]
+        if lacking:
+            raise InputError(f"{path}: no column for {', '.join(lacking)}; map it with --columns")
+        return TraceFormat("mapped", (), tuple(columns_used.items()))
     for fmt in FORMATS:
-        if set(fmt.required) <= present:
+        if set(fmt.detect) <= present:
             return fmt
-    closest = min(FORMATS, key=lambda f: len(set(f.required) - present))
-    missing = sorted(set(closest.required) - present)
+    minimal = minimal_format(columns)
+    if minimal is not None:
+        return minimal
+    closest = min(FORMATS, key=lambda f: len(set(f.detect) - present))
+    missing = sorted(set(closest.detect) - present)
     raise InputError(
         f"{path}: unknown trace columns; closest format {closest.name!r} is missing "
-        f"{', '.join(missing)} (columns found: {', '.join(columns) or 'none'})"
+        f"{', '.join(missing)}, and the minimal format needs a submit time, duration and GPU "
+        f"count (map yours with --columns submit=...,duration=...,gpus=...; columns found: "
+        f"{', '.join(columns) or 'none'})"
     )
 
 
 @dataclass(frozen=True)
+class TraceRow:
+    """One row of a trace, typed: times in seconds from the file's origin."""
+
+    line: int
+    submit: float
+    duration: float
+    gpus: int
+    id: str | None = None
+    model: str | None = None
+    iterations: int | None = None
+    batch_size: int | None = None
+    user: str | None = None
+
+
+@dataclass(frozen=True)
 class LoadedTrace:
-    """A trace turned into an instance, with what was left out."""
+    """A trace turned into an instance, with what was left out or guessed.
+
+    ``unmatched_models`` counts the model names no zoo model matched (those
+    rows follow the ``unnamed`` rule); ``unnamed_rule`` is that rule.
+    """
 
     instance: Instance
     format: str
     rows_read: int
     skipped_invalid: int
     dropped_wide: int
+    unmatched_models: dict[str, int] = dataclasses.field(default_factory=dict)
+    unnamed_rule: str = "data-parallel"
+    unnamed_jobs: int = 0
 
 
-def _number(row: dict[str, str], column: str, path: str, line: int) -> float:
-    text = row.get(column, "")
+def _cell(row: dict[str | None, Any], column: str, path: str, line: int) -> str:
+    value = row.get(column)
+    if value is None:
+        raise InputError(f"{path}:{line}: {column}: missing (the row is shorter than the header)")
+    return str(value).strip()
+
+
+def _real(text: str, column: str, path: str, line: int, scale: float, limit: float) -> float:
     try:
         value = float(text)
     except ValueError:
         raise InputError(f"{path}:{line}: {column}: not a number: {text!r}") from None
     if not math.isfinite(value):
         raise InputError(f"{path}:{line}: {column}: not finite: {text!r}")
-    return value
+    seconds = value * scale
+    if abs(seconds) > limit:
+        raise InputError(f"{path}:{line}: {column}: {text} is beyond the limit of {limit:g}")
+    return seconds
 
 
-def _submit_seconds(row: dict[str, str], fmt: TraceFormat, path: str, line: int) -> float:
-    if fmt.name == "philly":
-        text = row[fmt.submit_column]
+def _whole(text: str, column: str, path: str, line: int, limit: int) -> int:
+    try:
+        value = float(text)
+    except ValueError:
+        raise InputError(f"{path}:{line}: {column}: not a number: {text!r}") from None
+    if not (math.isfinite(value) and value == int(value) and 1 <= value <= limit):
+        raise InputError(
+            f"{path}:{line}: {column}: expected a whole number from 1 to {limit:,}, got {text!r}"
+        )
+    return int(value)
+
+
+def _submit(text: str, fmt: TraceFormat, column: str, path: str, line: int, unit: float) -> float:
+    if fmt.dates:
         try:
             # Naive times read as UTC, so no daylight-saving jump distorts gaps.
             return datetime.fromisoformat(text).replace(tzinfo=UTC).timestamp()
         except ValueError:
-            raise InputError(f"{path}:{line}: timestamp: not a date and time: {text!r}") from None
-    return _number(row, fmt.submit_column, path, line) * fmt.seconds_per_unit
+            raise InputError(f"{path}:{line}: {column}: not a date and time: {text!r}") from None
+    return _real(text, column, path, line, unit, MAX_SECONDS)
 
 
-def _rows(path: Path) -> Iterator[tuple[int, dict[str, str]]]:
-    with path.open(newline="", encoding="utf-8") as stream:
-        reader = csv.DictReader(stream)
-        yield from enumerate(reader, start=2)
+def read_rows(
+    path: str | os.PathLike[str],
+    *,
+    columns: dict[str, str] | None = None,
+    time_unit: str | None = None,
+) -> tuple[TraceFormat, list[TraceRow]]:
+    """Every row of a trace file, typed and checked, in file order.
+
+    Parameters
+    ----------
+    path
+        A CSV file (UTF-8, a byte-order mark allowed).
+    columns
+        Field to column, for files in no known format (see
+        :func:`parse_columns`).
+    time_unit
+        Unit of the numeric submit and duration columns (:data:`TIME_UNITS`);
+        default the format's (microseconds for Muri lists, else seconds).
+
+    Raises
+    ------
+    InputError
+        One line naming the file, the line (as an editor counts them) and
+        the column: unreadable or binary files, short or long rows, values
+        that are not numbers, not whole, non-finite, or out of range.
+    """
+    file = Path(path)
+    where = os.fspath(path)
+    if not file.exists():
+        raise InputError(f"{where}: no such file")
+    if not file.is_file():
+        raise InputError(f"{where}: not a file")
+    if time_unit is not None and time_unit not in TIME_UNITS:
+        raise InputError(f"time unit: expected one of {', '.join(TIME_UNITS)}, got {time_unit!r}")
+    rows: list[TraceRow] = []
+    try:
+        with file.open(newline="", encoding="utf-8-sig") as stream:
+            reader = csv.reader(stream)
+            header = [name.strip() for name in next(reader, [])]
+            fmt = detect_format(header, where, columns)
+            unit = TIME_UNITS[time_unit] if time_unit else fmt.seconds_per_unit
+            known = set(header)
+            spec = {f: c if (c := fmt.column(f)) in known else None for f in FIELDS}
+            for record in reader:
+                line = reader.line_num
+                if not record or all(not cell.strip() for cell in record):
+                    continue
+                if len(record) != len(header):
+                    raise InputError(
+                        f"{where}:{line}: {len(record)} fields, the header has {len(header)}"
+                    )
+                rows.append(
+                    _row(dict(zip(header, record, strict=True)), spec, fmt, where, line, unit)
+                )
+    except UnicodeDecodeError as error:
+        raise InputError(f"{where}: not UTF-8 text (byte {error.start}: {error.reason})") from None
+    except csv.Error as error:
+        raise InputError(f"{where}: not a CSV file ({error})") from None
+    return fmt, rows
+
+
+def _row(
+    row: dict[str | None, Any],
+    spec: dict[str, str | None],
+    fmt: TraceFormat,
+    where: str,
+    line: int,
+    unit: float,
+) -> TraceRow:
+    def text(field: str) -> str | None:
+        column = spec[field]
+        return None if column is None else _cell(row, column, where, line)
+
+    submit_col, duration_col, gpus_col = spec["submit"], spec["duration"], spec["gpus"]
+    assert submit_col and duration_col and gpus_col
+    submit = _submit(text("submit") or "", fmt, submit_col, where, line, unit)
+    duration = _real(text("duration") or "", duration_col, where, line, unit, MAX_SECONDS)
+    gpus = _whole(text("gpus") or "", gpus_col, where, line, MAX_GPUS)
+    iterations = text("iterations")
+    batch = text("batch_size")
+    return TraceRow(
+        line=line,
+        submit=submit,
+        duration=duration,
+        gpus=gpus,
+        id=text("id") or None,
+        model=text("model") or None,
+        iterations=(
+            None
+            if not iterations
+            else _whole(iterations, spec["iterations"] or "", where, line, MAX_ITERATIONS)
+        ),
+        batch_size=(
+            None if not batch else _whole(batch, spec["batch_size"] or "", where, line, MAX_GPUS)
+        ),
+        user=text("user") or None,
+    )
 
 
 def _parallelism(profile: ModelProfile, gpus: int, per_server: int) -> Parallelism:
@@ -278,6 +583,20 @@ def zoo_job(
     )
 
 
+def _unnamed_model(rule: str, gpus: int, cluster: Cluster, rng: np.random.Generator) -> str:
+    draw = DRAWN_MODELS[int(rng.integers(len(DRAWN_MODELS)))]  # drawn always: seeds stay aligned
+    if rule == "zoo":
+        return draw
+    if rule == "zoo-data-parallel":
+        fitting = [
+            m
+            for m in DRAWN_MODELS
+            if _parallelism(ZOO[m], gpus, cluster.max_gpus_per_server).tp == 1
+        ]
+        return fitting[int(rng.integers(len(fitting)))]
+    return DATA_PARALLEL_MODEL
+
+
 def load_trace(
     path: str | os.PathLike[str],
     cluster: Cluster,
@@ -286,23 +605,38 @@ def load_trace(
     limit: int | None = None,
     drop_wide: bool = True,
     slot: float = 1.0,
+    unnamed: str = "data-parallel",
+    columns: dict[str, str] | None = None,
+    time_unit: str | None = None,
 ) -> LoadedTrace:
     """Read a trace file into an :class:`Instance` on ``cluster``.
 
     Parameters
     ----------
     path
-        A CSV file in one of :data:`FORMATS`.
+        A CSV file in one of :data:`FORMATS`, the minimal format, or any
+        format through ``columns``.
     cluster
         The cluster the jobs will run on (it fixes the packed mapping).
     seed
-        Seeds the model drawn for rows that name none (or an unknown one).
+        Seeds the models drawn for rows without a known model.
     limit
         Keep only the first ``limit`` jobs by submit time.
     drop_wide
         Drop jobs wider than the cluster (else raise).
     slot
         The instance's slot.
+    unnamed
+        How a row without a known model becomes a job (:data:`UNNAMED_RULES`):
+        ``"data-parallel"`` (default) the :data:`DATA_PARALLEL_MODEL` profile,
+        pure data parallel, so that a recorded duration is not stretched by a
+        chance tensor-parallel draw when the job is spread; ``"zoo-data-
+        parallel"`` a zoo model drawn among those that are pure data parallel
+        at the row's GPU count; ``"zoo"`` any zoo model (tensor-parallel
+        transformers included: a spread 8-GPU ``megatron_8b`` runs up to ~14x
+        its recorded duration).
+    columns, time_unit
+        See :func:`read_rows`.
 
     Raises
     ------
@@ -310,53 +644,50 @@ def load_trace(
         Unknown columns (naming what is missing), a bad value (naming the
         file, line and column), or no usable job.
     """
-    file = Path(path)
+    if unnamed not in UNNAMED_RULES:
+        raise InputError(f"unnamed: expected one of {', '.join(UNNAMED_RULES)}, got {unnamed!r}")
     where = os.fspath(path)
-    if not file.exists():
-        raise InputError(f"{where}: no such file")
-    with file.open(newline="", encoding="utf-8") as stream:
-        header = next(csv.reader(stream), [])
-    fmt = detect_format(header, where)
+    fmt, rows = read_rows(path, columns=columns, time_unit=time_unit)
     rng = np.random.default_rng(seed)
-    zoo_names = sorted(ZOO)
     drafts = []
-    skipped = dropped = read = 0
-    for line, row in _rows(file):
-        read += 1
-        gpus_value = _number(row, fmt.gpus_column, where, line)
-        if gpus_value < 1 or gpus_value != int(gpus_value):
-            raise InputError(
-                f"{where}:{line}: {fmt.gpus_column}: expected a whole number >= 1, "
-                f"got {row[fmt.gpus_column]!r}"
-            )
-        gpus = int(gpus_value)
-        duration = _number(row, "duration", where, line) * fmt.seconds_per_unit
-        if duration <= 0:
+    unmatched: dict[str, int] = {}
+    skipped = dropped = unnamed_jobs = 0
+    gpus_column = fmt.column("gpus")
+    for row in rows:
+        if row.duration <= 0:
             skipped += 1
             continue
-        if gpus > cluster.num_gpus:
+        if row.gpus > cluster.num_gpus:
             if not drop_wide:
                 raise InputError(
-                    f"{where}:{line}: {fmt.gpus_column}: {gpus} GPUs, the cluster "
+                    f"{where}:{row.line}: {gpus_column}: {row.gpus} GPUs, the cluster "
                     f"has {cluster.num_gpus}"
                 )
             dropped += 1
             continue
-        submit = _submit_seconds(row, fmt, where, line)
-        trace_model = row.get("model_name", "").strip().lower()
-        draw = zoo_names[int(rng.integers(len(zoo_names)))]
-        model = MODEL_ALIASES.get(trace_model, draw)
-        iterations = None
-        if "iterations" in row:
-            iterations = int(_number(row, "iterations", where, line))
-        features: dict[str, str | int | float | bool] = {"model": model, "num_gpus": gpus}
-        if trace_model:
-            features["trace_model"] = trace_model
-        if "batch_size" in row:
-            features["batch_size"] = int(_number(row, "batch_size", where, line))
-        if "cluster" in row:
-            features["user"] = row["cluster"]
-        drafts.append((submit, line, gpus, duration, model, iterations, features))
+        fallback = _unnamed_model(unnamed, row.gpus, cluster, rng)
+        model = match_model(row.model) if row.model else None
+        if model is None:
+            unnamed_jobs += 1
+            if row.model:
+                unmatched[row.model] = unmatched.get(row.model, 0) + 1
+            model = fallback
+        features: dict[str, str | int | float | bool] = {
+            "model": model,
+            "num_gpus": row.gpus,
+            "trace_duration": row.duration,
+        }
+        if row.model:
+            features["trace_model"] = row.model.lower()
+        if row.batch_size is not None:
+            features["batch_size"] = row.batch_size
+        if row.user is not None:
+            features["user"] = row.user
+        if row.id is not None:
+            features["trace_id"] = row.id
+        drafts.append(
+            (row.submit, row.line, row.gpus, row.duration, model, row.iterations, features)
+        )
     drafts.sort(key=lambda d: (d[0], d[1]))
     if limit is not None:
         drafts = drafts[:limit]
@@ -368,5 +699,35 @@ def load_trace(
         for submit, line, gpus, duration, model, iterations, features in drafts
     ]
     return LoadedTrace(
-        Instance(cluster=cluster, jobs=tuple(jobs), slot=slot), fmt.name, read, skipped, dropped
+        Instance(cluster=cluster, jobs=tuple(jobs), slot=slot),
+        fmt.name,
+        len(rows),
+        skipped,
+        dropped,
+        unmatched,
+        unnamed,
+        unnamed_jobs,
     )
+
+
+def stretched_jobs(instance: Instance, schedule: Schedule, factor: float = 2.0) -> int:
+    """How many trace jobs ran more than ``factor`` times their recorded duration.
+
+    A job's run time is the length of its pieces (its whole span when it
+    ran in one piece), restart costs included; jobs without a recorded
+    duration (feature ``trace_duration``) are not counted.
+    """
+    entries = schedule.by_id()
+    count = 0
+    for job in instance.jobs:
+        recorded = job.features.get("trace_duration")
+        entry = entries.get(job.id)
+        if not isinstance(recorded, int | float) or entry is None or entry.end is None:
+            continue
+        ran = (
+            sum(piece.end - piece.start for piece in entry.pieces)
+            if entry.pieces
+            else entry.end - entry.start
+        )
+        count += ran > factor * recorded
+    return count

@@ -39,7 +39,7 @@ import numpy as np
 import pandas as pd
 
 from ddlsched.core.model import Cluster, InputError, Instance
-from ddlsched.core.zoo import ZOO
+from ddlsched.core.zoo import DRAWN_MODELS, ZOO
 
 DATASETS = ("imagenet", "cifar10", "squad", "wikitext", "coco", "librispeech", "private")
 
@@ -78,7 +78,7 @@ class WorkloadConfig:
 
 
 def _configuration(rng: np.random.Generator, sizes: tuple[int, ...]) -> dict[str, Any]:
-    model = sorted(ZOO)[int(rng.integers(len(ZOO)))]
+    model = DRAWN_MODELS[int(rng.integers(len(DRAWN_MODELS)))]
     profile = ZOO[model]
     return {
         "model": model,

@@ -198,7 +198,50 @@ _PROFILES = (
     ),
 )
 
-ZOO = MappingProxyType({profile.name: profile for profile in _PROFILES})
+DRAWN_MODELS = tuple(sorted(profile.name for profile in _PROFILES))
+"""The models generators and trace loaders draw from (the eight above). The
+profiles below exist so that trace rows naming them get a faithful job; they
+are not drawn, so seeded instances stay what they were."""
+
+_TRACE_PROFILES = (
+    # Radford et al., "Language Models are Unsupervised Multitask Learners",
+    # 2019: the smallest GPT-2, 124M parameters, 12 layers, hidden 768,
+    # context 1024, fp16. Compute (estimate): 6 * 124e6 * 1024 * 8 at the
+    # same 25 TFLOP/s as gpt2_xl. Data parallel only, as it is trained.
+    ModelProfile(
+        name="gpt2",
+        parameters=124_000_000,
+        bytes_per_parameter=2,
+        layers=12,
+        activation_bytes_per_sample=1024 * 768 * 2,
+        batch_size=8,
+        step_compute_time=0.2438,
+        max_tp=1,
+        max_pp=4,
+        typical_iterations=100_000,
+    ),
+    # Mnih et al., "Human-level control through deep reinforcement
+    # learning", Nature 2015 (DQN) and "Asynchronous Methods for Deep
+    # Reinforcement Learning", ICML 2016 (A3C/A2C) share one network: three
+    # conv layers and a 512-unit layer on 84x84x4 frames, about 1.7M
+    # parameters. Boundary activation: 7x7x64 fp32. Compute (estimate): the
+    # network is tiny; a step is dominated by environment simulation, taken
+    # as 5 ms. Named in the Muri job lists (dqn, a2c) and Gavel (A3C).
+    ModelProfile(
+        name="rl_atari",
+        parameters=1_686_180,
+        bytes_per_parameter=4,
+        layers=5,
+        activation_bytes_per_sample=7 * 7 * 64 * 4,
+        batch_size=32,
+        step_compute_time=0.005,
+        max_tp=1,
+        max_pp=1,
+        typical_iterations=1_000_000,
+    ),
+)
+
+ZOO = MappingProxyType({profile.name: profile for profile in (*_PROFILES, *_TRACE_PROFILES)})
 """Zoo key to :class:`ModelProfile`."""
 
 

@@ -12,7 +12,15 @@ import pytest
 from algorithms.simulator import REPORTED_METRICS
 from ddlsched.core.alpha import alpha
 from ddlsched.core.model import Cluster, InputError
-from ddlsched.core.traces import data_dir, load_trace, packed_mapping
+from ddlsched.core.traces import (
+    UNNAMED_RULES,
+    data_dir,
+    load_trace,
+    match_model,
+    packed_mapping,
+    parse_columns,
+    stretched_jobs,
+)
 
 CLUSTER = Cluster.uniform(4, 4, 20.0, 1.0)
 
@@ -131,3 +139,144 @@ def test_simulate_cli_json(tmp_path: Path) -> None:
     assert doc["jobs_completed"] == 3
     for key in REPORTED_METRICS:
         assert key in doc
+
+
+def test_minimal_format_seconds_and_ids(tmp_path: Path) -> None:
+    """ElasticFlow-style rows (submit s, duration s, GPUs) load; durations kept exactly."""
+    path = write(tmp_path, "e.csv", "submit_time,duration,num_gpus\n10,100,2\n0,50,1\n")
+    loaded = load_trace(path, CLUSTER)
+    assert loaded.format == "minimal" and loaded.unnamed_jobs == 2
+    first, second = loaded.instance.jobs  # sorted by submit time
+    assert (first.release, first.gpus, second.release, second.gpus) == (0.0, 1, 10.0, 2)
+    for job, duration in ((first, 50.0), (second, 100.0)):
+        assert job.iterations * alpha(job, CLUSTER, packed_mapping(job.gpus, CLUSTER)) == (
+            pytest.approx(duration)
+        )
+        assert job.features["model"] == "resnet50" and job.features["trace_duration"] == duration
+
+
+def test_column_mapping_and_time_unit(tmp_path: Path) -> None:
+    text = "name,arrives_ms,runs_ms,accelerators,arch\na,0,60000,4,gpt2\nb,30000,1000,1,dqn\n"
+    path = write(tmp_path, "x.csv", text)
+    with pytest.raises(InputError, match="unknown trace columns"):
+        load_trace(path, CLUSTER)
+    mapping = parse_columns("submit=arrives_ms,duration=runs_ms,gpus=accelerators,model=arch")
+    loaded = load_trace(path, CLUSTER, columns=mapping, time_unit="ms")
+    assert loaded.format == "mapped"
+    a, b = loaded.instance.jobs
+    assert b.release == pytest.approx(30.0)
+    assert (a.features["model"], b.features["model"]) == ("gpt2", "rl_atari")
+    assert a.features["trace_id"] == "a"  # "name" is one of the minimal id columns
+    with pytest.raises(InputError, match=r"mapped column.*nope"):
+        load_trace(path, CLUSTER, columns={"submit": "nope"})
+    with pytest.raises(InputError, match="not FIELD=COLUMN"):
+        parse_columns("submit")
+    with pytest.raises(InputError, match="unknown field 'start'"):
+        parse_columns("start=x")
+
+
+@pytest.mark.parametrize(
+    ("name", "zoo"),
+    [
+        ("shufflenet_v2_x1_0", "resnet18_cifar10"),
+        ("dqn", "rl_atari"),
+        ("a2c", "rl_atari"),
+        ("gpt2", "gpt2"),
+        ("GPT2-XL", "gpt2_xl"),
+        ("vgg19", "vgg16"),
+        ("inception4", "resnet50"),
+        ("ResNet-50", "resnet50"),
+        ("bert", "bert_base"),
+        ("word2vec", None),
+    ],
+)
+def test_model_names_normalised(name: str, zoo: str | None) -> None:
+    assert match_model(name) == zoo
+
+
+def test_unmatched_models_counted_and_rules(tmp_path: Path) -> None:
+    """Unknown names are listed; each rule decides what such rows become."""
+    rows = "".join(f"{k},8,{k},10,word2vec,100\n" for k in range(40))
+    path = write(
+        tmp_path, "t.csv", "job_id,num_gpu,submit_time,iterations,model_name,duration\n" + rows
+    )
+    cluster = Cluster.uniform(2, 8, 20.0, 1.0)
+    for rule in UNNAMED_RULES:
+        loaded = load_trace(path, cluster, unnamed=rule, seed=5)
+        assert loaded.unmatched_models == {"word2vec": 40} and loaded.unnamed_jobs == 40
+        tps = {job.parallelism.tp for job in loaded.instance.jobs}
+        models = {job.features["model"] for job in loaded.instance.jobs}
+        if rule == "data-parallel":
+            assert models == {"resnet50"} and tps == {1}
+        elif rule == "zoo-data-parallel":
+            assert tps == {1} and len(models) > 1
+        else:
+            assert tps > {1}  # the zoo's transformers get tensor groups at 8 GPUs
+    with pytest.raises(InputError, match="unnamed: expected one of"):
+        load_trace(path, cluster, unnamed="random")
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("\ufeffsubmit_time,duration,num_gpus\n0,5,1\n", None),  # a byte-order mark
+        ("submit_time,duration,num_gpus\n\n\n0,5,1\n0,x,1\n", r":5: duration: not a number"),
+        ("submit_time,duration,num_gpus\n0,5\n", r":2: 2 fields, the header has 3"),
+        ("submit_time,duration,num_gpus\n0,5,1,9\n", r":2: 4 fields, the header has 3"),
+        ("submit_time,duration,num_gpus\n0,nan,1\n", r":2: duration: not finite"),
+        ("submit_time,duration,num_gpus\n0,1e308,1\n", r":2: duration: 1e308 is beyond"),
+        ("submit_time,duration,num_gpus\n0,5,2.5\n", r":2: num_gpus: expected a whole number"),
+        ("submit_time,duration,num_gpus\n0,5,1e300\n", r":2: num_gpus: expected a whole number"),
+        (
+            "job_id,num_gpu,submit_time,iterations,model_name,duration\n0,1,0,2.5,vgg16,5\n",
+            r":2: iterations: expected a whole number",
+        ),
+        (
+            "job_id,num_gpu,submit_time,iterations,model_name,duration\n0,1,0,0,vgg16,5\n",
+            r":2: iterations: expected a whole number",
+        ),
+        (
+            "job_id,num_gpu,submit_time,iterations,model_name,duration\n0,1,0,-7,vgg16,5\n",
+            r":2: iterations: expected a whole number",
+        ),
+        (
+            "job_id,num_gpu,submit_time,iterations,model_name,duration\n0,1,0,"
+            + "9" * 400
+            + ",vgg16,5\n",
+            r":2: iterations: expected a whole number",
+        ),
+    ],
+)
+def test_hostile_csv_one_clear_error(tmp_path: Path, text: str, expected: str | None) -> None:
+    path = write(tmp_path, "h.csv", text)
+    if expected is None:
+        assert load_trace(path, CLUSTER).instance.num_jobs == 1
+        return
+    with pytest.raises(InputError, match=expected):
+        load_trace(path, CLUSTER)
+
+
+def test_binary_and_folder_traces(tmp_path: Path) -> None:
+    (tmp_path / "b.csv").write_bytes(b"\x89PNG\r\n\x1a\n\x00\x00\xff\xfe")
+    with pytest.raises(InputError, match=r"b\.csv: not UTF-8 text|b\.csv: not a CSV"):
+        load_trace(tmp_path / "b.csv", CLUSTER)
+    (tmp_path / "n.csv").write_bytes(b"submit_time,duration,num_gpus\n0,5\x00,1\n")
+    with pytest.raises(InputError, match=r"n\.csv"):
+        load_trace(tmp_path / "n.csv", CLUSTER)
+    with pytest.raises(InputError, match="not a file"):
+        load_trace(tmp_path, CLUSTER)
+
+
+def test_stretched_jobs_counts_runs_over_twice_the_record(tmp_path: Path) -> None:
+    """A job spread over servers runs longer than recorded; the count says how many."""
+    from ddlsched.core.model import Schedule, ScheduledJob
+
+    path = write(tmp_path, "s.csv", "submit_time,duration,num_gpus,model_name\n0,100,8,vgg16\n")
+    cluster = Cluster.uniform(2, 4, 20.0, 0.1)
+    job = load_trace(path, cluster).instance.jobs[0]
+    spread = (0, 1) * 4
+    ran = job.iterations * alpha(job, cluster, spread)
+    assert ran > 200  # vgg16's 553 MB gradient over a 0.1 GB/s link
+    instance = load_trace(path, cluster).instance
+    assert stretched_jobs(instance, Schedule((ScheduledJob(job.id, 0.0, ran, spread),))) == 1
+    assert stretched_jobs(instance, Schedule((ScheduledJob(job.id, 0.0, 100.0),))) == 0
