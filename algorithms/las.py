@@ -1,12 +1,18 @@
-"""``las``: a Tiresias-style least-attained-service baseline (preemptive).
+"""``las``: Tiresias's discretised two-dimensional least attained service (preemptive).
 
 It implements :class:`~algorithms.policy.Policy` directly: it keeps no
 queue of the non-preemptive policies and needs no predictor.
+
+**Reference.** Gu et al., *Tiresias: A GPU Cluster Manager for Distributed
+Deep Learning*, NSDI 2019, and the rules of its simulator's
+``dlas_sim_jobs`` (github.com/SymbioticLab/Tiresias, Apache-2.0), which
+this class follows; ``las-tiresias`` is the preset with that code's
+parameters (thresholds 3,250 and 7,200 GPU-seconds, no restart cost).
 """
 
 from __future__ import annotations
 
-import bisect
+import heapq
 from collections.abc import Collection, Iterator
 
 from algorithms.mapping import FirstFitMapper, FreeGPUs, Mapper
@@ -14,104 +20,201 @@ from algorithms.policy import Policy
 from algorithms.prediction.view import JobView
 from ddlsched.core.model import Cluster
 
+TIRESIAS_THRESHOLDS = (3250.0, 7200.0)
+"""Queue limits in GPU-seconds of Tiresias's simulator (``dlas-gpu`` runs)."""
+
+_DEMOTION_TOLERANCE = 1e-9
+"""Relative slack when comparing service with a threshold: the wake-up at the
+crossing instant is computed in floating point."""
+
 
 class LeastAttainedService(Policy):
-    """``las``: Tiresias-style discretised least attained service, preemptive.
+    """``las``: Tiresias's discretised 2D least attained service, preemptive.
 
-    After Gu et al., *Tiresias: A GPU Cluster Manager for Distributed Deep
-    Learning*, NSDI 2019 (its discretised two-dimensional LAS). A job's
-    attained service is the GPU-seconds it has held. Queue ``q`` holds jobs
-    whose service lies between ``thresholds[q-1]`` and ``thresholds[q]``;
-    lower queues go first, first-come first-served within a queue. At every
-    event the policy walks all active jobs (waiting and running) in that
-    order and keeps each one that still fits in the cluster's ``M`` GPUs;
-    running jobs not kept are preempted, kept waiting jobs start
-    (consolidating first-fit mapping). A resumed job pays ``restart_cost``
-    seconds of restoring (see :func:`algorithms.simulator.simulate`). Service
-    is non-clairvoyant: no iteration counts and no predictor are used.
+    A job's attained service is the GPU-seconds it has held. Queue ``q``
+    holds jobs whose service lies in ``[thresholds[q-1], thresholds[q])``;
+    lower queues go first. Within a queue the order is **Tiresias's list
+    order**: a new job joins the end of queue 0; a running job whose service
+    reaches its queue's limit moves to the end of the next queue; after each
+    pass every waiting job moves behind the running ones of its queue
+    (keeping their relative orders). So a waiting job never overtakes a
+    running job of its queue that arrived later: it waits for a demotion or
+    a completion.
 
-    Cost per event is ``O(a log a)`` in the active jobs ``a``, so LAS is for
-    instances and moderate traces, not the 82,000-job replay.
+    The pass, at every event: walk the queues in order and each queue in
+    that order, keeping each job that still fits in the cluster's ``M``
+    GPUs; running jobs not kept are preempted, kept waiting jobs start (the
+    mapper chooses their GPUs; one it cannot place waits at the head of the
+    waiting part of its queue). A resumed job pays the simulator's restart
+    cost. Service is non-clairvoyant: no iteration counts are used.
+
+    Cost per event: the running jobs (at most ``M``) plus the waiting jobs
+    scanned before the cluster is full; lists are rebuilt by slicing.
     """
 
     name = "las"
+    restart_cost: float | None = None
 
     def __init__(
         self,
         cluster: Cluster,
         mapper: Mapper | None = None,
         thresholds: tuple[float, ...] = (3600.0, 36_000.0),
+        *,
+        restart_cost: float | None = None,
+        name: str = "las",
     ) -> None:
         self.cluster = cluster
         self.mapper = mapper or FirstFitMapper()
         if list(thresholds) != sorted(thresholds) or any(t <= 0 for t in thresholds):
             raise ValueError(f"thresholds: must be positive and increasing, got {thresholds!r}")
         self.thresholds = thresholds
+        self.restart_cost = restart_cost
+        self.name = name
+        levels = len(thresholds) + 1
+        self._run: list[list[str]] = [[] for _ in range(levels)]
+        self._run_gpus = [0] * levels
+        self._wait: list[list[str]] = [[] for _ in range(levels)]
+        self._queue: dict[str, int] = {}
         self._views: dict[str, JobView] = {}
         self._order: dict[str, int] = {}
         self._attained: dict[str, float] = {}
         self._since: dict[str, float] = {}
-        self._waiting: set[str] = set()
+        self._version: dict[str, int] = {}
+        self._crossings: list[tuple[float, int, str]] = []
         self._admit: list[str] = []
         self._now = 0.0
 
     def on_arrival(self, job: JobView, now: float) -> None:
-        """A new job waits in the first queue, after every earlier arrival."""
+        """A new job waits at the end of the first queue."""
         self._views[job.id] = job
         self._order[job.id] = len(self._order)
         self._attained[job.id] = 0.0
-        self._waiting.add(job.id)
+        self._queue[job.id] = 0
+        self._version[job.id] = 0
+        self._wait[0].append(job.id)
 
     def _service(self, job_id: str, now: float) -> float:
         held = now - self._since[job_id] if job_id in self._since else 0.0
         return self._attained[job_id] + self._views[job_id].gpus * held
 
-    def _key(self, job_id: str, now: float) -> tuple[int, int]:
-        queue = bisect.bisect_right(self.thresholds, self._service(job_id, now))
-        return queue, self._order[job_id]
+    def _schedule_crossing(self, job_id: str) -> None:
+        """Remember when a running job reaches its queue's limit (none in the last queue)."""
+        q = self._queue[job_id]
+        if q < len(self.thresholds):
+            gpus = self._views[job_id].gpus
+            crossing = self._since[job_id] + (self.thresholds[q] - self._attained[job_id]) / gpus
+            heapq.heappush(self._crossings, (crossing, self._version[job_id], job_id))
+
+    def _valid(self, entry: tuple[float, int, str]) -> bool:
+        _, version, job_id = entry
+        return job_id in self._since and self._version[job_id] == version
+
+    def _demote(self, now: float) -> list[list[str]]:
+        """Move running jobs past their queue's limit to the next queue; the moved, per queue."""
+        tails: list[list[str]] = [[] for _ in self._run]
+        crossed = []
+        horizon = now * (1 + 1e-12) + 1e-12
+        while self._crossings and self._crossings[0][0] <= horizon:
+            entry = heapq.heappop(self._crossings)
+            if self._valid(entry):
+                crossed.append(entry[2])
+        for job_id in sorted(crossed, key=self._order.__getitem__):
+            q = self._queue[job_id]
+            self._run[q].remove(job_id)
+            self._run_gpus[q] -= self._views[job_id].gpus
+            self._queue[job_id] = q + 1
+            self._version[job_id] += 1
+            tails[q + 1].append(job_id)
+        return tails
 
     def preempt(self, now: float, running: Collection[str]) -> list[str]:
-        """Running jobs to preempt now; remembers which waiting jobs to start."""
+        """The pass: running jobs to preempt now; remembers which waiting jobs to start."""
         self._now = now
-        active = sorted([*running, *self._waiting], key=lambda j: self._key(j, now))
+        tails = self._demote(now)
+        views = self._views
         room = self.cluster.num_gpus
-        keep: set[str] = set()
-        for job_id in active:
-            if self._views[job_id].gpus <= room:
-                keep.add(job_id)
-                room -= self._views[job_id].gpus
-        self._admit = [j for j in active if j in keep and j in self._waiting]
-        return [j for j in running if j not in keep]
+        preempted: list[str] = []
+        admit: list[str] = []
+        for q in range(len(self._run)):
+            run = self._run[q]
+            lost_run: list[str] = []
+            if self._run_gpus[q] <= room:  # the whole running block still fits
+                room -= self._run_gpus[q]
+            else:
+                kept: list[str] = []
+                for job_id in run:
+                    if views[job_id].gpus <= room:
+                        room -= views[job_id].gpus
+                        kept.append(job_id)
+                    else:
+                        lost_run.append(job_id)
+                self._run[q] = run = kept
+                self._run_gpus[q] = sum(views[j].gpus for j in kept)
+            waiting = self._wait[q]
+            started: list[str] = []
+            skipped: list[str] = []
+            scanned = 0
+            while scanned < len(waiting) and room > 0:
+                job_id = waiting[scanned]
+                scanned += 1
+                if views[job_id].gpus <= room:
+                    room -= views[job_id].gpus
+                    started.append(job_id)
+                else:
+                    skipped.append(job_id)
+            run.extend(started)
+            self._run_gpus[q] += sum(views[j].gpus for j in started)
+            lost_tail: list[str] = []
+            for job_id in tails[q]:  # demoted now: behind this queue's waiting jobs
+                if views[job_id].gpus <= room:
+                    room -= views[job_id].gpus
+                    run.append(job_id)
+                    self._run_gpus[q] += views[job_id].gpus
+                    self._schedule_crossing(job_id)
+                else:
+                    lost_tail.append(job_id)
+            if lost_run or scanned or lost_tail:
+                self._wait[q] = lost_run + skipped + waiting[scanned:] + lost_tail
+            preempted += lost_run + lost_tail
+            admit += started
+        self._admit = admit
+        return preempted
 
     def on_preempt(self, job: JobView, now: float) -> None:
-        """A preempted job banks its service and waits again."""
+        """A preempted job banks its service (it is already in its queue's waiting part)."""
         self._attained[job.id] = self._service(job.id, now)
         del self._since[job.id]
-        self._waiting.add(job.id)
+        self._version[job.id] += 1
 
     def on_start(self, job: JobView, mapping: tuple[int, ...], alpha: float, now: float) -> None:
         self._since[job.id] = now
-        self._waiting.discard(job.id)
+        self._schedule_crossing(job.id)
 
     def on_completion(self, job: JobView, iterations: int, now: float) -> None:
         self._since.pop(job.id, None)
+        q = self._queue.pop(job.id)
+        self._run[q].remove(job.id)
+        self._run_gpus[q] -= job.gpus
 
     def dispatch(self, now: float, free: FreeGPUs) -> Iterator[tuple[JobView, tuple[int, ...]]]:
         admit, self._admit = self._admit, []
+        unplaced: list[str] = []
         for job_id in admit:
             view = self._views[job_id]
-            if job_id in self._waiting and view.gpus <= free.total:
-                mapping = self.mapper(view, self.cluster, free)
-                if mapping is not None:
-                    yield view, mapping
+            mapping = self.mapper(view, self.cluster, free) if view.gpus <= free.total else None
+            if mapping is None:
+                unplaced.append(job_id)
+            else:
+                yield view, mapping
+        for job_id in reversed(unplaced):  # back to the head of their waiting parts
+            q = self._queue[job_id]
+            self._run[q].remove(job_id)
+            self._run_gpus[q] -= self._views[job_id].gpus
+            self._wait[q].insert(0, job_id)
 
     def next_wakeup(self) -> float | None:
-        """When the next running job crosses into a lower-priority queue (after now)."""
-        times = []
-        for job_id, since in self._since.items():
-            banked, gpus = self._attained[job_id], self._views[job_id].gpus
-            crossings = [since + (t - banked) / gpus for t in self.thresholds if t > banked]
-            later = [t for t in crossings if t > self._now * (1 + 1e-12) + 1e-12]
-            if later:
-                times.append(later[0])
-        return min(times) if times else None
+        """When the next running job reaches its queue's limit."""
+        while self._crossings and not self._valid(self._crossings[0]):
+            heapq.heappop(self._crossings)
+        return self._crossings[0][0] if self._crossings else None

@@ -256,3 +256,45 @@ class RandomMapper:
         slots = np.repeat(np.arange(len(free)), list(free))
         chosen = self.rng.choice(slots, size=job.gpus, replace=False)
         return tuple(int(h) for h in chosen)
+
+
+def fewest_servers(gpus: int, cluster: Cluster) -> int:
+    """The fewest servers of ``cluster`` that can hold ``gpus`` GPUs (largest first)."""
+    held = 0
+    for count, size in enumerate(sorted(cluster.gpus_per_server, reverse=True), start=1):
+        held += size
+        if held >= gpus:
+            return count
+    return len(cluster.gpus_per_server)
+
+
+class PlacementRule:
+    """A mapper under a placement rule (``OnlineParams.placement``).
+
+    ``"consolidated"``: a mapping only on :func:`fewest_servers` servers
+    (one server when the job fits one), else ``None`` (the job waits), as
+    YARN and Tiresias's ``yarn`` placement; ``"prefer-consolidated"``: such
+    a mapping when one exists, else the wrapped mapper's; ``"any"``: the
+    wrapped mapper's. When the wrapped mapper spreads a job that could be
+    consolidated now, it is asked again with only the GPUs of the fewest
+    servers (most free first) offered.
+    """
+
+    def __init__(self, rule: str, inner: Mapper) -> None:
+        self.rule = rule
+        self.inner = inner
+
+    def __call__(
+        self, job: JobGraph, cluster: Cluster, free: Sequence[int]
+    ) -> tuple[int, ...] | None:
+        mapping = self.inner(job, cluster, free)
+        if self.rule == "any":
+            return mapping
+        need = fewest_servers(job.gpus, cluster)
+        if mapping is not None and len(set(mapping)) <= need:
+            return mapping
+        taken = choose_servers(job.gpus, free)
+        if taken is not None and len(taken) <= need:
+            offered = [taken.get(server, 0) for server in range(len(free))]
+            return self.inner(job, cluster, offered)
+        return mapping if self.rule == "prefer-consolidated" else None

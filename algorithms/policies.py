@@ -69,11 +69,22 @@ class StrictQueue:
         """Add ``job`` with ``key`` (smaller starts first)."""
         heapq.heappush(self._heap, (key, next(self._seq), job))
 
+    strict = True
+
+    def pop_entry(self, total_free: int) -> tuple[Hashable, int, JobView] | None:
+        """The head ``(key, sequence, job)`` if it fits in ``total_free`` GPUs (removed)."""
+        if self._heap and self._heap[0][2].gpus <= total_free:
+            return heapq.heappop(self._heap)
+        return None
+
     def pop_fitting(self, total_free: int) -> JobView | None:
         """The head if it fits in ``total_free`` GPUs (removed), else ``None``."""
-        if self._heap and self._heap[0][2].gpus <= total_free:
-            return heapq.heappop(self._heap)[2]
-        return None
+        entry = self.pop_entry(total_free)
+        return None if entry is None else entry[2]
+
+    def restore(self, entry: tuple[Hashable, int, JobView]) -> None:
+        """Put back a popped entry where it was (a job its mapper could not place)."""
+        heapq.heappush(self._heap, entry)
 
     def __len__(self) -> int:
         return len(self._heap)
@@ -99,8 +110,20 @@ class BackfillQueue:
     def __contains__(self, job_id: str) -> bool:
         return job_id in self._current
 
+    strict = False
+
     def pop_fitting(self, total_free: int) -> JobView | None:
         """The best-keyed job with at most ``total_free`` GPUs (removed), or ``None``."""
+        entry = self.pop_entry(total_free)
+        return None if entry is None else entry[2]
+
+    def restore(self, entry: tuple[Hashable, int, JobView]) -> None:
+        """Put back a popped entry with its key and place in ties."""
+        self._current[entry[2].id] = entry[1]
+        heapq.heappush(self._buckets.setdefault(entry[2].gpus, []), entry)
+
+    def pop_entry(self, total_free: int) -> tuple[Hashable, int, JobView] | None:
+        """The best-keyed ``(key, sequence, job)`` with at most ``total_free`` GPUs (removed)."""
         best: tuple[Hashable, int, JobView] | None = None
         for gpus, bucket in self._buckets.items():
             if gpus > total_free:
@@ -113,7 +136,7 @@ class BackfillQueue:
             return None
         heapq.heappop(self._buckets[best[2].gpus])
         del self._current[best[2].id]
-        return best[2]
+        return best
 
     def __len__(self) -> int:
         return len(self._current)
@@ -189,11 +212,18 @@ class QueuePolicy(Policy, abc.ABC):
     def dispatch(self, now: float, free: FreeGPUs) -> Iterator[tuple[JobView, tuple[int, ...]]]:
         self._revise_outrun(now)
         self._before_dispatch(now)
-        while (job := self.queue.pop_fitting(free.total)) is not None:
+        unplaced = []
+        while (entry := self.queue.pop_entry(free.total)) is not None:
+            job = entry[2]
             mapping = self.mapper(job, self.cluster, free)
-            if mapping is None:  # pragma: no cover - fits by total, so a mapping exists
-                raise RuntimeError(f"mapper found no GPUs for {job.id!r}")
+            if mapping is None:  # a placement rule refused the free GPUs: the job waits
+                unplaced.append(entry)
+                if self.queue.strict:
+                    break
+                continue
             yield job, mapping
+        for entry in unplaced:
+            self.queue.restore(entry)
 
     def _before_dispatch(self, now: float) -> None:
         """Hook: bring internal state to ``now``."""
@@ -252,6 +282,17 @@ class GuidedASRPT(QueuePolicy):
         return min(times) if times else None
 
 
+def tie_key(value: float) -> float:
+    """``value`` rounded to 12 significant digits, for priority keys.
+
+    Keys computed in floating point (``K * alpha``, virtual remaining sizes)
+    differ by rounding noise where they are mathematically equal (three
+    17-second jobs keyed 17.000000000000004, 16.999999999999996 and 17.0);
+    rounded, they tie, and ties go to arrival order.
+    """
+    return float(f"{value:.12g}")
+
+
 class GreedyASRPT(GuidedASRPT):
     """``asrpt-greedy``: priority by virtual remaining size, backfilling."""
 
@@ -260,21 +301,25 @@ class GreedyASRPT(GuidedASRPT):
     def _new_queue(self) -> StrictQueue | BackfillQueue:
         """Greedy: jobs wait from arrival, the best-keyed that fits starts."""
         self.waiting = BackfillQueue()
+        self._arrival_order: dict[str, int] = {}
         return self.waiting
 
     def _arrive(self, job: JobView, now: float) -> None:
         self._views[job.id] = job
+        self._arrival_order[job.id] = len(self._arrival_order)
         size = self._virtual_size(job)
-        self.queue.push(job, (1, size))
+        self.queue.push(job, (1, tie_key(size), self._arrival_order[job.id]))
         self.machine.add(job.id, size, now)
 
     def _virtual_complete(self, job_id: str, time: float) -> None:
         if job_id in self.waiting:
-            self.waiting.push(self._views[job_id], (0, time))
+            key = (0, tie_key(time), self._arrival_order[job_id])
+            self.waiting.push(self._views[job_id], key)
 
     def _virtual_preempt(self, job_id: str, remaining: float) -> None:
         if job_id in self.waiting:
-            self.waiting.push(self._views[job_id], (1, remaining))
+            key = (1, tie_key(remaining), self._arrival_order[job_id])
+            self.waiting.push(self._views[job_id], key)
 
 
 class StaticPriorityPolicy(QueuePolicy):

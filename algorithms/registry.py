@@ -15,9 +15,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from algorithms.las import LeastAttainedService
-from algorithms.mapping import FirstFitMapper, GraphMapper, Mapper, RandomMapper
-from algorithms.policies import GreedyASRPT, GuidedASRPT, StaticPriorityPolicy
+from algorithms.las import TIRESIAS_THRESHOLDS, LeastAttainedService
+from algorithms.mapping import FirstFitMapper, GraphMapper, Mapper, PlacementRule, RandomMapper
+from algorithms.policies import GreedyASRPT, GuidedASRPT, StaticPriorityPolicy, tie_key
 from algorithms.policy import Policy
 from algorithms.prediction.registry import PREDICTORS, make_predictor
 from algorithms.prediction.view import JobView, Predictor
@@ -88,7 +88,7 @@ POLICIES.add(
         c.instance.cluster,
         c.predictor,
         c.mapper or FirstFitMapper(),
-        key=lambda job, _: (job.release, job.id),
+        key=lambda job, _: job.release,  # ties: arrival order (the queue's sequence)
         backfill=False,
         outrun_factor=c.params.outrun_factor,
     ),
@@ -109,7 +109,7 @@ def _sjf(c: PolicyContext) -> Policy:
         c.instance.cluster,
         c.predictor,
         c.mapper or FirstFitMapper(),
-        key=lambda job, _: (oracle_processing(job), job.release),
+        key=lambda job, _: (tie_key(oracle_processing(job)), job.release),
         backfill=True,
         outrun_factor=c.params.outrun_factor,
     )
@@ -122,7 +122,7 @@ POLICIES.add(
         c.instance.cluster,
         c.predictor,
         c.mapper or RandomMapper(c.rng),
-        key=lambda job, k_hat: (k_hat * job.compute_time, job.release),
+        key=lambda job, k_hat: (tie_key(k_hat * job.compute_time), job.release),
         backfill=True,
         outrun_factor=c.params.outrun_factor,
     ),
@@ -131,7 +131,18 @@ POLICIES.add(
 POLICIES.add(
     "las",
     lambda c: LeastAttainedService(c.instance.cluster, c.mapper or FirstFitMapper()),
-    "Tiresias-style discretised least attained service, preemptive",
+    "Tiresias's 2D-LAS rules, thresholds 3,600 / 36,000 GPU-s, preemptive",
+)
+POLICIES.add(
+    "las-tiresias",
+    lambda c: LeastAttainedService(
+        c.instance.cluster,
+        c.mapper or FirstFitMapper(),
+        TIRESIAS_THRESHOLDS,
+        restart_cost=0.0,
+        name="las-tiresias",
+    ),
+    "las with Tiresias's simulator's parameters: 3,250 / 7,200 GPU-s, no restart cost",
 )
 
 
@@ -172,4 +183,12 @@ def build_policy(
         predictor = make_predictor(params.predictor, instance, predictor_rng, params)
     if mapper is None and params.mapper is not None:
         mapper = MAPPERS[params.mapper](policy_rng)
-    return factory(PolicyContext(instance, predictor, mapper, policy_rng, params))
+    policy = factory(PolicyContext(instance, predictor, mapper, policy_rng, params))
+    if params.placement != "any":
+        inner = getattr(policy, "mapper", None)
+        if inner is None:
+            raise ValueError(
+                f"placement: policy {name!r} has no mapper attribute the rule could wrap"
+            )
+        policy.mapper = PlacementRule(params.placement, inner)  # type: ignore[attr-defined]
+    return policy

@@ -35,12 +35,11 @@ from algorithms.policy import Policy, check_policy
 from algorithms.prediction.view import JobView
 from ddlsched.core.alpha import AlphaMinCache, alpha
 from ddlsched.core.model import Instance, Piece, Problem, Schedule, ScheduledJob
-from ddlsched.core.params import OnlineParams
+from ddlsched.core.params import DEFAULT_RESTART_COST
 from ddlsched.core.result import Result, SolveStatus
 
 ProgressCallback = Callable[[int, int], None]
 
-DEFAULT_RESTART_COST = OnlineParams().restart_cost
 
 REPORTED_METRICS = (
     "jobs_completed",
@@ -274,7 +273,7 @@ def simulate(
     policy: Policy,
     progress: ProgressCallback | None = None,
     alpha_min_budget: int = 2_000,
-    restart_cost: float = DEFAULT_RESTART_COST,
+    restart_cost: float | None = None,
 ) -> Result:
     """Run ``policy`` on ``instance`` and measure it.
 
@@ -294,8 +293,10 @@ def simulate(
         ``alpha_ratio_inexact_jobs``.
     restart_cost
         Seconds a preempted job spends restoring when it resumes, holding
-        its GPUs without progress (Tiresias's checkpoint-restart cost; the
-        default is :class:`~ddlsched.core.params.OnlineParams`'s).
+        its GPUs without progress (Tiresias's checkpoint-restart cost).
+        ``None``: the policy's ``restart_cost`` attribute if it has one that
+        is not ``None`` (its reference's value), else
+        :data:`~ddlsched.core.params.DEFAULT_RESTART_COST`.
 
     Returns
     -------
@@ -311,6 +312,9 @@ def simulate(
     """
     check_policy(policy)
     began = time.perf_counter()
+    if restart_cost is None:
+        own = getattr(policy, "restart_cost", None)
+        restart_cost = DEFAULT_RESTART_COST if own is None else float(own)
     run = _Simulation(instance, policy, restart_cost, progress)
     interrupted = False
     try:

@@ -27,7 +27,12 @@ from typing import Any, NoReturn
 from algorithms.registry import MAPPERS, POLICIES, PREDICTORS
 from ddlsched.api import exact_method_names, method_names, solve
 from ddlsched.core.model import PROBLEMS, InputError
-from ddlsched.core.params import ExactParams, OnlineParams
+from ddlsched.core.params import (
+    DEFAULT_RESTART_COST,
+    PLACEMENTS,
+    ExactParams,
+    OnlineParams,
+)
 from ddlsched.core.result import SolveStatus
 
 EXIT_OK, EXIT_NO, EXIT_BAD_INPUT, EXIT_INTERNAL, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
@@ -295,7 +300,10 @@ def _cmd_simulate(args: argparse.Namespace) -> int:
             instance,
             args.policy,
             params=OnlineParams(
-                predictor=args.predictor, mapper=args.mapper, restart_cost=args.restart_cost
+                predictor=args.predictor,
+                mapper=args.mapper,
+                restart_cost=args.restart_cost,
+                placement=args.placement,
             ),
             seed=args.seed,
             progress=progress,
@@ -316,9 +324,7 @@ def _cmd_simulate(args: argparse.Namespace) -> int:
         if idle
         else None
     )
-    stretched = (
-        stretched_jobs(instance, result.schedule) if result.schedule is not None else None
-    )
+    stretched = stretched_jobs(instance, result.schedule) if result.schedule is not None else None
     summary.update(
         {
             "trace_format": loaded.format,
@@ -899,8 +905,14 @@ def build_parser() -> argparse.ArgumentParser:
     sim.add_argument(
         "--restart-cost",
         type=_non_negative,
-        default=online.restart_cost,
-        help="seconds a preempted job restores on resuming (las)",
+        help="seconds a preempted job restores on resuming (default: the policy's reference "
+        f"value: 0 for las-tiresias, else {DEFAULT_RESTART_COST:g})",
+    )
+    sim.add_argument(
+        "--placement",
+        choices=PLACEMENTS,
+        default=online.placement,
+        help="any free GPUs, consolidated only (wait, as YARN), or consolidated when possible",
     )
     sim.add_argument("--seed", type=_seed, default=0)
     sim.add_argument("--out", help="write the schedule here")

@@ -85,6 +85,14 @@ class ExactParams:
         return dataclasses.replace(self, **changes)
 
 
+PLACEMENTS = ("any", "consolidated", "prefer-consolidated")
+"""The placement rules of :class:`OnlineParams` (see ``placement`` there)."""
+
+DEFAULT_RESTART_COST = 1.0
+"""Seconds of restoring when a preempted job resumes, unless the policy's
+reference says otherwise."""
+
+
 @dataclass(frozen=True)
 class OnlineParams:
     """Settings of an online policy run in the simulator.
@@ -102,8 +110,16 @@ class OnlineParams:
         policy's own, or ``None`` (default) for the policy's own.
     restart_cost
         Seconds a preempted job spends restoring when it resumes, holding
-        its GPUs without progress (Tiresias's checkpoint-restart cost;
-        default 1.0; only preemptive policies pay it).
+        its GPUs without progress (Tiresias's checkpoint-restart cost; only
+        preemptive policies pay it). ``None`` (default): the policy's
+        reference value (0 for ``las-tiresias``, as Tiresias's simulator),
+        else :data:`DEFAULT_RESTART_COST`.
+    placement
+        Where jobs may run (:data:`PLACEMENTS`): ``"any"`` (default) the
+        policy's mapper on any free GPUs; ``"consolidated"`` only on the
+        fewest servers that can hold the job (one server when it fits; the
+        job waits otherwise, as YARN and Tiresias's ``yarn`` scheme);
+        ``"prefer-consolidated"`` consolidated when possible, else any.
     outrun_factor
         The adaptive rule of A-SRPT *(choice)*: a job still running at its
         predicted end has its prediction multiplied by this (default 2).
@@ -112,8 +128,9 @@ class OnlineParams:
     predictor: str = "oracle"
     noise: float = 0.5
     mapper: str | None = None
-    restart_cost: float = 1.0
+    restart_cost: float | None = None
     outrun_factor: float = 2.0
+    placement: str = "any"
 
     def __post_init__(self) -> None:
         if not isinstance(self.predictor, str):
@@ -121,7 +138,12 @@ class OnlineParams:
         if self.mapper is not None and not isinstance(self.mapper, str):
             raise ValueError(f"mapper: expected a name, got {self.mapper!r}")
         _number(self.noise, "noise", 0, strict=False)
-        _number(self.restart_cost, "restart_cost", 0, strict=False)
+        if self.restart_cost is not None:
+            _number(self.restart_cost, "restart_cost", 0, strict=False)
+        if self.placement not in PLACEMENTS:
+            raise ValueError(
+                f"placement: expected one of {', '.join(PLACEMENTS)}, got {self.placement!r}"
+            )
         _number(self.outrun_factor, "outrun_factor", 1, strict=True)
 
     def replace(self, **changes: Any) -> OnlineParams:

@@ -123,3 +123,42 @@ def test_seeding_with_the_heaviest_node_finds_the_best_split() -> None:
         if list(np.bincount(m, minlength=2)) == [3, 2]
     )
     assert alpha(job, cluster, mapping) == pytest.approx(best)
+
+
+def test_placement_rules() -> None:
+    """consolidated waits rather than spread; prefer-consolidated spreads only when it must."""
+    from algorithms.mapping import FirstFitMapper, PlacementRule, RandomMapper, fewest_servers
+
+    cluster = Cluster.uniform(3, 4, 10.0, 1.0)
+    job = Job(id="j", release=0.0, iterations=1, compute_time=1.0, gpus=4)
+    wide = Job(id="w", release=0.0, iterations=1, compute_time=1.0, gpus=6)
+    assert fewest_servers(4, cluster) == 1 and fewest_servers(6, cluster) == 2
+    fragmented = [2, 3, 3]  # 8 free GPUs, none with 4
+    assert FirstFitMapper()(job, cluster, fragmented) is not None  # "any" spreads
+    assert PlacementRule("consolidated", FirstFitMapper())(job, cluster, fragmented) is None
+    spread = PlacementRule("prefer-consolidated", FirstFitMapper())(job, cluster, fragmented)
+    assert spread is not None and len(set(spread)) == 2
+    # A random mapper that would spread is asked again with one server's GPUs only.
+    rule = PlacementRule("consolidated", RandomMapper(np.random.default_rng(0)))
+    for _ in range(20):
+        mapping = rule(job, cluster, [4, 4, 1])
+        assert mapping is not None and len(set(mapping)) == 1
+    assert len(set(rule(wide, cluster, [4, 2, 4]) or ())) == 2
+    assert rule(wide, cluster, [3, 2, 2]) is None  # 7 free, but only on three servers
+
+
+@pytest.mark.parametrize("policy", ["fifo", "asrpt", "las", "srpt-naive"])
+def test_consolidated_placement_never_spans(policy: str) -> None:
+    from ddlsched.api import simulate
+    from ddlsched.core.generators import GeneratorConfig, generate
+    from ddlsched.core.params import OnlineParams
+    from proofs_checks.verifier import verify
+
+    instance = generate(GeneratorConfig(num_jobs=30, servers=3, gpus_per_server=4), 4)
+    result = simulate(instance, policy, params=OnlineParams(placement="consolidated"))
+    assert result.schedule is not None and verify(instance, result.schedule).feasible
+    for entry in result.schedule.jobs:
+        job = instance.jobs[instance.job_index[entry.id]]
+        for piece in entry.pieces or (entry,):
+            servers = len(set(piece.mapping or ()))
+            assert servers <= -(-job.gpus // 4), (entry.id, piece.mapping)

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from ddlsched.core.model import InputError
-from ddlsched.core.params import ExactParams, OnlineParams, from_toml
+from ddlsched.core.params import DEFAULT_RESTART_COST, ExactParams, OnlineParams, from_toml
 
 
 def test_defaults_are_the_documented_ones() -> None:
@@ -16,7 +16,8 @@ def test_defaults_are_the_documented_ones() -> None:
     assert ExactParams() == ExactParams(time_limit=60.0, mip_gap=1e-6, threads=None)
     online = OnlineParams()
     assert (online.predictor, online.noise, online.mapper) == ("oracle", 0.5, None)
-    assert (online.restart_cost, online.outrun_factor) == (1.0, 2.0)
+    assert (online.restart_cost, online.outrun_factor, online.placement) == (None, 2.0, "any")
+    assert DEFAULT_RESTART_COST == 1.0  # used when the policy names no reference value
 
 
 @pytest.mark.parametrize(
