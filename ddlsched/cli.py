@@ -585,6 +585,9 @@ def _print_compare(config: Any, summary: dict[str, Any]) -> None:
             f"{row['mean_certified_ratio']:.4f} | {row['mean_fast_certified_ratio']:.4f} | "
             f"{int(row['verified'])}/{summary['instances']} | {row['mean_runtime_s']:.4f} |"
         )
+    for method, row in summary["methods"].items():
+        if row["flag"]:
+            print(f"  note on {method}: {row['flag']}")
 
 
 def _save_figure(name: str, path: str, *data: Any) -> None:

@@ -6,6 +6,7 @@ A sweep is a grid: methods x generator parameters x seeds, read from TOML::
     methods = ["milp", "asrpt", "asrpt-greedy", "fifo"]
     seeds = 5                 # or a list: [0, 1, 2]
     time_limit = 30           # per MILP
+    placement = "any"         # online policies: any, consolidated, prefer-consolidated
 
     [sweep.grid]              # each a list: every combination is run
     num_jobs = [6, 8]
@@ -49,7 +50,7 @@ import pandas as pd
 from ddlsched.api import exact_method_names, method_names, solve
 from ddlsched.core.generators import GeneratorConfig
 from ddlsched.core.model import InputError
-from ddlsched.core.params import ExactParams
+from ddlsched.core.params import PLACEMENTS, ExactParams, OnlineParams
 
 SCHEMA_VERSION = 1
 
@@ -62,11 +63,18 @@ class Task:
     generator: dict[str, Any]
     seed: int
     time_limit: float
+    placement: str = "any"
 
     @property
     def key(self) -> str:
-        """SHA-256 of the canonical JSON of the inputs (and the schema version)."""
+        """SHA-256 of the canonical JSON of the inputs (and the schema version).
+
+        The default placement is left out, so files written before placement
+        rules existed keep their keys (and resume).
+        """
         document = {"version": SCHEMA_VERSION, **dataclasses.asdict(self)}
+        if self.placement == "any":
+            del document["placement"]
         text = json.dumps(document, sort_keys=True, separators=(",", ":"))
         return hashlib.sha256(text.encode()).hexdigest()
 
@@ -80,6 +88,7 @@ class SweepConfig:
     time_limit: float
     grid: dict[str, list[Any]]
     fixed: dict[str, Any]
+    placement: str = "any"
 
     def tasks(self) -> Iterator[Task]:
         """Every task of the grid, in a fixed order."""
@@ -89,7 +98,7 @@ class SweepConfig:
             generator = dataclasses.asdict(GeneratorConfig(**_tuples(settings)))
             for seed in self.seeds:
                 for method in self.methods:
-                    yield Task(method, generator, seed, self.time_limit)
+                    yield Task(method, generator, seed, self.time_limit, self.placement)
 
 
 def _tuples(settings: dict[str, Any]) -> dict[str, Any]:
@@ -118,7 +127,7 @@ def read_sweep(path: str | Path) -> SweepConfig:
     sweep = doc.get("sweep")
     if not isinstance(sweep, dict):
         raise InputError(f"{path}: missing [sweep] table")
-    unknown = set(sweep) - {"methods", "seeds", "time_limit", "grid"}
+    unknown = set(sweep) - {"methods", "seeds", "time_limit", "grid", "placement"}
     if unknown:
         raise InputError(f"{path}: sweep.{sorted(unknown)[0]}: unknown key")
     methods = sweep.get("methods", ["milp", "asrpt"])
@@ -159,7 +168,14 @@ def read_sweep(path: str | Path) -> SweepConfig:
             raise InputError(f"{path}: sweep.grid.{key}: expected a non-empty list")
     if not isinstance(fixed, dict):
         raise InputError(f"{path}: generator: expected a table")
-    config = SweepConfig(tuple(methods), seeds, float(time_limit), dict(grid), dict(fixed))
+    placement = sweep.get("placement", "any")
+    if placement not in PLACEMENTS:
+        raise InputError(
+            f"{path}: sweep.placement: expected one of {', '.join(PLACEMENTS)}, got {placement!r}"
+        )
+    config = SweepConfig(
+        tuple(methods), seeds, float(time_limit), dict(grid), dict(fixed), placement
+    )
     try:
         list(config.tasks())  # every grid point's generator settings, validated
     except (ValueError, TypeError) as error:
@@ -195,8 +211,10 @@ def run_task(task: Task) -> dict[str, Any]:
     from proofs_checks.verifier import verify
 
     instance = generate(GeneratorConfig(**_tuples(task.generator)), task.seed)
-    params = (
-        ExactParams(time_limit=task.time_limit) if task.method in exact_method_names() else None
+    params: ExactParams | OnlineParams = (
+        ExactParams(time_limit=task.time_limit)
+        if task.method in exact_method_names()
+        else OnlineParams(placement=task.placement)
     )
     result = solve(instance, task.method, params=params, seed=task.seed)
     verified = result.schedule is not None and verify(instance, result.schedule).feasible

@@ -68,7 +68,7 @@ def test_verify_infeasible_exit_1(tmp_path: Path, ring_instance) -> None:  # typ
         (
             '{"format": "ddlsched.instance/1", "cluster": {"gpus_per_server": [2],'
             ' "bandwidth_intra": 1, "bandwidth_inter": 0}, "jobs": []}',
-            "cluster.bandwidth_inter: must be > 0",
+            "cluster.bandwidth_inter: must be >= 1e-06",
         ),
         (
             '{"format": "ddlsched.instance/1", "cluster": {"gpus_per_server": [2],'

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import hashlib
+import json
 import os
 import signal
 import sqlite3
@@ -108,6 +110,7 @@ def test_bad_sweep_files_named(tmp_path: Path) -> None:
         ("seeds = [1, -2]", r"sweep\.seeds:"),
         ('time_limit = "x"', r"sweep\.time_limit: expected seconds > 0"),
         ("time_limit = 0", r"sweep\.time_limit:"),
+        ('placement = "yarn"', r"sweep\.placement: expected one of any, consolidated"),
         ("[sweep.grid]\nnum_jobs = [2, -1]", r"num_jobs: must be an integer >= 1, got -1"),
     ],
 )
@@ -143,3 +146,19 @@ def test_failing_task_recorded_and_sweep_goes_on(tmp_path: Path) -> None:
         check=False,
     )
     assert shown.returncode == 0 and "failed: milp seed 0: ModelTooLarge" in shown.stdout
+
+
+def test_placement_is_part_of_a_task_but_not_of_old_keys(tmp_path: Path) -> None:
+    """A consolidated sweep has its own keys; the default keeps the keys files already hold."""
+    from ddlsched.sweep import Task
+
+    path = tmp_path / "s.toml"
+    path.write_text('[sweep]\nmethods = ["fifo"]\nseeds = 1\nplacement = "consolidated"\n')
+    (task,) = read_sweep(path).tasks()
+    assert task.placement == "consolidated"
+    plain = Task(task.method, task.generator, task.seed, task.time_limit)
+    assert plain.key != task.key
+    document = {"version": 1, "method": "fifo", "generator": task.generator, "seed": 0}
+    document["time_limit"] = task.time_limit
+    text = json.dumps(document, sort_keys=True, separators=(",", ":"))
+    assert plain.key == hashlib.sha256(text.encode()).hexdigest()

@@ -36,13 +36,39 @@ def _fail(path: str, message: str) -> InputError:
     return InputError(f"{path}: {message}")
 
 
-def _check_int(value: Any, path: str, minimum: int) -> int:
+MAX_TIME = 1e11
+"""Largest release, start or end in seconds (about 3,000 years)."""
+MAX_COMPUTE_TIME = 1e6
+"""Largest compute time of one iteration, in seconds."""
+MAX_TRAFFIC = 1e9
+"""Largest traffic of one edge per iteration, in GB."""
+MAX_ITERATIONS = 10**12
+"""Largest iteration count."""
+MAX_WEIGHT = 1e6
+"""Largest job weight."""
+BANDWIDTH_RANGE = (1e-6, 1e9)
+"""Accepted bandwidths, in GB/s."""
+SLOT_RANGE = (1e-6, 1e6)
+"""Accepted slot lengths, in seconds."""
+MAX_GPUS = 1_000_000
+"""Largest GPU count of a server or a job, and largest number of servers."""
+
+
+def _check_int(value: Any, path: str, minimum: int, maximum: int | None = None) -> int:
     # bool is an int in Python; a "gpus": true in a file is a mistake.
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
-        raise _fail(path, f"expected an integer, got {value!r}")
+        raise _fail(path, f"expected an integer, got {_short(value)}")
     if value < minimum:
-        raise _fail(path, f"must be >= {minimum}, got {value!r}")
+        raise _fail(path, f"must be >= {minimum}, got {_short(value)}")
+    if maximum is not None and value > maximum:
+        raise _fail(path, f"must be <= {maximum:,}, got {_short(value)}")
     return int(value)
+
+
+def _short(value: Any) -> str:
+    """``repr(value)``, shortened if huge (a 400-digit integer)."""
+    text = repr(value)
+    return text if len(text) <= 40 else f"{text[:20]}...({len(text)} characters)"
 
 
 def _check_real(
@@ -51,16 +77,22 @@ def _check_real(
     *,
     minimum: float | None = None,
     positive: bool = False,
+    maximum: float | None = None,
 ) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
-        raise _fail(path, f"expected a number, got {value!r}")
-    number = float(value)
+        raise _fail(path, f"expected a number, got {_short(value)}")
+    try:
+        number = float(value)
+    except OverflowError:
+        number = math.inf
     if not math.isfinite(number):
-        raise _fail(path, f"must be finite, got {value!r}")
+        raise _fail(path, f"must be finite, got {_short(value)}")
     if positive and number <= 0:
-        raise _fail(path, f"must be > 0, got {value!r}")
+        raise _fail(path, f"must be > 0, got {_short(value)}")
     if minimum is not None and number < minimum:
-        raise _fail(path, f"must be >= {minimum:g}, got {value!r}")
+        raise _fail(path, f"must be >= {minimum:g}, got {_short(value)}")
+    if maximum is not None and number > maximum:
+        raise _fail(path, f"must be <= {maximum:g}, got {_short(value)}")
     return number
 
 
@@ -93,12 +125,17 @@ class Cluster:
         if isinstance(gpus, (str, bytes)) or not isinstance(gpus, Iterable):
             raise _fail("cluster.gpus_per_server", f"expected a list, got {gpus!r}")
         checked = tuple(
-            _check_int(g, f"cluster.gpus_per_server[{h}]", 1) for h, g in enumerate(gpus)
+            _check_int(g, f"cluster.gpus_per_server[{h}]", 1, MAX_GPUS) for h, g in enumerate(gpus)
         )
         if not checked:
             raise _fail("cluster.gpus_per_server", "needs at least one server")
-        intra = _check_real(self.bandwidth_intra, "cluster.bandwidth_intra", positive=True)
-        inter = _check_real(self.bandwidth_inter, "cluster.bandwidth_inter", positive=True)
+        low, high = BANDWIDTH_RANGE
+        intra = _check_real(
+            self.bandwidth_intra, "cluster.bandwidth_intra", minimum=low, maximum=high
+        )
+        inter = _check_real(
+            self.bandwidth_inter, "cluster.bandwidth_inter", minimum=low, maximum=high
+        )
         if inter > intra:
             raise _fail(
                 "cluster.bandwidth_inter",
@@ -117,7 +154,7 @@ class Cluster:
         bandwidth_inter: float,
     ) -> Cluster:
         """``servers`` servers of ``gpus_per_server`` GPUs each."""
-        _check_int(servers, "servers", 1)
+        _check_int(servers, "servers", 1, MAX_GPUS)
         return cls((gpus_per_server,) * servers, bandwidth_intra, bandwidth_inter)
 
     @property
@@ -224,11 +261,13 @@ class Job:
         if not isinstance(self.id, str) or not self.id:
             raise _fail("job.id", f"expected a non-empty string, got {self.id!r}")
         where = f"job {self.id!r}"
-        release = _check_real(self.release, f"{where}.release", minimum=0.0)
-        iterations = _check_int(self.iterations, f"{where}.iterations", 1)
-        compute = _check_real(self.compute_time, f"{where}.compute_time", positive=True)
-        gpus = _check_int(self.gpus, f"{where}.gpus", 1)
-        weight = _check_real(self.weight, f"{where}.weight", positive=True)
+        release = _check_real(self.release, f"{where}.release", minimum=0.0, maximum=MAX_TIME)
+        iterations = _check_int(self.iterations, f"{where}.iterations", 1, MAX_ITERATIONS)
+        compute = _check_real(
+            self.compute_time, f"{where}.compute_time", positive=True, maximum=MAX_COMPUTE_TIME
+        )
+        gpus = _check_int(self.gpus, f"{where}.gpus", 1, MAX_GPUS)
+        weight = _check_real(self.weight, f"{where}.weight", positive=True, maximum=MAX_WEIGHT)
         if self.parallelism is not None:
             if not isinstance(self.parallelism, Parallelism):
                 raise _fail(
@@ -336,7 +375,7 @@ def _check_edges(edges: Any, gpus: int, path: str) -> tuple[Edge, ...]:
                 )
         if u == v:
             raise _fail(here, f"self-loop on node {u}")
-        q = _check_real(parts[2], f"{here}[2]", positive=True)
+        q = _check_real(parts[2], f"{here}[2]", positive=True, maximum=MAX_TRAFFIC)
         key = (min(u, v), max(u, v))
         if key in seen:
             raise _fail(here, f"repeated edge between nodes {key[0]} and {key[1]}")
@@ -382,7 +421,7 @@ class Instance:
                     f"job {job.id!r} needs {job.gpus} GPUs but the cluster "
                     f"has only {self.cluster.num_gpus}",
                 )
-        slot = _check_real(self.slot, "slot", positive=True)
+        slot = _check_real(self.slot, "slot", minimum=SLOT_RANGE[0], maximum=SLOT_RANGE[1])
         object.__setattr__(self, "jobs", jobs)
         object.__setattr__(self, "slot", slot)
 
@@ -471,9 +510,11 @@ class ScheduledJob:
         if not isinstance(self.id, str) or not self.id:
             raise _fail("schedule job.id", f"expected a string, got {self.id!r}")
         where = f"schedule job {self.id!r}"
-        object.__setattr__(self, "start", _check_real(self.start, f"{where}.start", minimum=0.0))
+        start = _check_real(self.start, f"{where}.start", minimum=0.0, maximum=MAX_TIME)
+        object.__setattr__(self, "start", start)
         if self.end is not None:
-            object.__setattr__(self, "end", _check_real(self.end, f"{where}.end", minimum=0.0))
+            end = _check_real(self.end, f"{where}.end", minimum=0.0, maximum=MAX_TIME)
+            object.__setattr__(self, "end", end)
         if self.mapping is not None:
             if isinstance(self.mapping, (str, bytes)) or not isinstance(self.mapping, Iterable):
                 raise _fail(f"{where}.mapping", f"expected a list, got {self.mapping!r}")
@@ -492,8 +533,8 @@ class ScheduledJob:
                     parts = parts[:2]
                 if len(parts) not in (2, 3):
                     raise _fail(here, f"expected [start, end(, mapping)], got {piece!r}")
-                begin = _check_real(parts[0], f"{here}[0]", minimum=0.0)
-                finish = _check_real(parts[1], f"{here}[1]", minimum=0.0)
+                begin = _check_real(parts[0], f"{here}[0]", minimum=0.0, maximum=MAX_TIME)
+                finish = _check_real(parts[1], f"{here}[1]", minimum=0.0, maximum=MAX_TIME)
                 servers = None
                 if len(parts) == 3:
                     if isinstance(parts[2], (str, bytes)) or not isinstance(parts[2], Iterable):

@@ -80,7 +80,17 @@ def test_defaults_apply() -> None:
         (["jobs", 0, "relase"], 1.0, "relase: unknown field"),
         (["jobs", 0, "id"], DELETE, "id: missing"),
         (["jobs", 0, "weight"], 0, "weight: must be > 0"),
-        (["slot"], 0, "slot: must be > 0"),
+        (["slot"], 0, "slot: must be >= 1e-06"),
+        (["slot"], 1e-300, "slot: must be >= 1e-06"),
+        (["cluster", "bandwidth_inter"], 5e-324, "cluster.bandwidth_inter: must be >= 1e-06"),
+        (["jobs", 0, "compute_time"], 1e308, "compute_time: must be <= 1e+06, got 1e+308"),
+        (["jobs", 0, "weight"], 1e308, "weight: must be <= 1e+06, got 1e+308"),
+        (
+            ["jobs", 0, "iterations"],
+            10**400,
+            "iterations: must be <= 1,000,000,000,000, got 1000",
+        ),
+        (["jobs", 0, "release"], 1e200, "release: must be <= 1e+11, got 1e+200"),
         (["jobs"], [], "needs at least one job"),
     ],
 )

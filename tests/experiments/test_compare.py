@@ -84,3 +84,16 @@ def test_compare_stops_cleanly_on_ctrl_c() -> None:
     out, err = process.communicate(timeout=60)
     assert process.returncode == 130, err
     assert "interrupted" in out and "| asrpt |" in out
+
+
+def test_ratios_beyond_theorem1_are_flagged_with_the_reason() -> None:
+    """A learned predictor without history makes guided A-SRPT absurd; the report says why."""
+    from ddlsched.experiments import CompareConfig, compare
+
+    config = CompareConfig(instances=2, jobs=6, methods=("asrpt", "fifo"), predictor="forest")
+    summary = compare(config).summary()
+    asrpt = summary["methods"]["asrpt"]  # type: ignore[index]
+    assert asrpt["above_theorem1"] == 2  # cold start: the zoo's typical counts, ~1e4x off
+    assert "predictions from 'forest' are not exact" in asrpt["flag"]
+    oracle = compare(CompareConfig(instances=2, jobs=6, methods=("asrpt",))).summary()
+    assert oracle["methods"]["asrpt"]["flag"] == ""  # type: ignore[index]
