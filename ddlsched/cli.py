@@ -51,8 +51,20 @@ def _number(text: str, kind: type, test: Any, what: str) -> Any:
     return value
 
 
+MAX_COUNT = 1_000_000
+"""Largest count a flag accepts (jobs, servers, instances, ...)."""
+
+
 def _count(text: str) -> int:
-    return int(_number(text, int, lambda v: v >= 1, "a whole number >= 1"))
+    return int(
+        _number(
+            text, int, lambda v: 1 <= v <= MAX_COUNT, f"a whole number from 1 to {MAX_COUNT:,}"
+        )
+    )
+
+
+def _big_count(text: str) -> int:
+    return int(_number(text, int, lambda v: 1 <= v <= 10**9, "a whole number from 1 to 10^9"))
 
 
 def _seed(text: str) -> int:
@@ -929,7 +941,10 @@ def build_parser() -> argparse.ArgumentParser:
     bound.add_argument("--seed", type=_seed, default=0, help="model draws of trace rows")
     bound.add_argument("--lp", action="store_true", help="also the LP relaxation (slower)")
     bound.add_argument(
-        "--lp-max-variables", type=_count, default=400_000, help="the LP's size (sets its slot)"
+        "--lp-max-variables",
+        type=_big_count,
+        default=400_000,
+        help="the LP's size (sets its slot)",
     )
     bound.add_argument("--lp-time-limit", type=_positive, default=300.0, help="seconds for the LP")
     bound.add_argument("--json", action="store_true")

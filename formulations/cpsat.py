@@ -44,6 +44,7 @@ import os
 import pickle
 import subprocess
 import sys
+import threading
 import time
 from dataclasses import dataclass
 from fractions import Fraction
@@ -52,6 +53,7 @@ from pathlib import Path
 from ddlsched.core.model import Instance, Problem, Schedule
 from ddlsched.core.params import ExactParams
 from ddlsched.core.result import Result, SolveStatus
+from formulations.isolation import Cancelled
 from formulations.timeindexed import SlottedProblem, sorted_within_classes
 
 
@@ -183,7 +185,7 @@ def _child_main() -> None:
     sys.stdout.buffer.write(pickle.dumps(_solve_in_child(task)))
 
 
-def _run_child(task: _Task) -> _Answer:
+def _run_child(task: _Task, cancel: threading.Event | None = None) -> _Answer:
     """Run :func:`_solve_in_child` in a fresh interpreter; a crash becomes an ``ERROR`` answer."""
     root = str(Path(__file__).resolve().parents[1])
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([root, os.environ.get("PYTHONPATH", "")])}
@@ -194,8 +196,18 @@ def _run_child(task: _Task) -> _Answer:
         stderr=subprocess.PIPE,
         env=env,
     )
+    data: bytes | None = pickle.dumps(task)
     try:
-        out, err = child.communicate(pickle.dumps(task))
+        while True:
+            try:
+                out, err = child.communicate(data, timeout=None if cancel is None else 0.05)
+                break
+            except subprocess.TimeoutExpired:
+                data = None  # sent once; retries only collect output
+                if cancel is not None and cancel.is_set():
+                    child.kill()
+                    child.wait()
+                    raise Cancelled("stopped: another method finished first") from None
     except KeyboardInterrupt:
         child.kill()
         child.wait()
@@ -214,8 +226,12 @@ def solve_cpsat(
     *,
     warm_start: Schedule | None = None,
     seed: int = 0,
+    cancel: threading.Event | None = None,
 ) -> Result:
     """Solve problem A or A1 of ``instance`` with CP-SAT (see the module docstring).
+
+    Setting ``cancel`` from another thread stops the child
+    (:class:`formulations.isolation.Cancelled` is raised).
 
     Raises
     ------
@@ -244,7 +260,8 @@ def solve_cpsat(
             params,
             seed,
             remaining,
-        )
+        ),
+        cancel,
     )
     runtime = time.perf_counter() - began
     # CP-SAT counts slots with integer weights w_i * factor; seconds = value * slot / factor.

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import threading
 import time
 from dataclasses import dataclass
 
@@ -352,6 +353,7 @@ def solve_milp(
     params: ExactParams | None = None,
     *,
     warm_start: Schedule | None = None,
+    cancel: threading.Event | None = None,
 ) -> Result:
     """Solve problem ``problem`` (A, A1 or A2) of ``instance`` exactly.
 
@@ -366,6 +368,9 @@ def solve_milp(
         Time limit, gap, threads, log (:class:`~ddlsched.core.params.ExactParams`).
     warm_start
         A feasible schedule (A or A1) to start from.
+    cancel
+        Set from another thread to stop the solve (isolated runs only):
+        :class:`formulations.isolation.Cancelled` is raised.
 
     Returns
     -------
@@ -383,7 +388,9 @@ def solve_milp(
         return _build_and_solve(instance, problem, params, warm_start)
     began = time.perf_counter()
     try:
-        result = run_isolated(_build_and_solve, instance, problem, params, warm_start)
+        result = run_isolated(
+            _build_and_solve, instance, problem, params, warm_start, cancel=cancel
+        )
     except SolverCrashed as crash:
         return Result(
             method="milp",

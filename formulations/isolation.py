@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import multiprocessing
 import signal
+import threading
 from collections.abc import Callable
 from multiprocessing.connection import Connection
 from typing import Any, TypeVar
@@ -31,6 +32,10 @@ _context: Any = None
 
 class SolverCrashed(RuntimeError):
     """The child process running a solver died without an answer."""
+
+
+class Cancelled(RuntimeError):
+    """The caller's ``cancel`` event was set: the child was stopped."""
 
 
 def _get_context() -> Any:
@@ -66,11 +71,14 @@ def _describe(exitcode: int | None) -> str:
     return f"exit code {exitcode}"
 
 
-def run_isolated(function: Callable[..., T], *args: Any) -> T:
+def run_isolated(
+    function: Callable[..., T], *args: Any, cancel: threading.Event | None = None
+) -> T:
     """``function(*args)`` computed in a child process.
 
     ``function`` and ``args`` must be picklable (a module-level function and
-    plain data).
+    plain data). Setting ``cancel`` (from another thread) stops the child and
+    raises :class:`Cancelled` here.
 
     Raises
     ------
@@ -96,6 +104,11 @@ def run_isolated(function: Callable[..., T], *args: Any) -> T:
     sender.close()
     try:
         try:
+            while cancel is not None and not receiver.poll(0.05):
+                if cancel.is_set():
+                    process.terminate()
+                    process.join()
+                    raise Cancelled("stopped: another method finished first")
             kind, payload = receiver.recv()
         except EOFError:
             process.join()

@@ -21,6 +21,17 @@ EXACT_METHODS: Registry[ExactSolver] = Registry("exact method")
 """Every exact method by name."""
 
 
+@EXACT_METHODS.register(
+    "exact", "portfolio: the MILP and CP-SAT raced on two cores, the first proof wins"
+)
+def _exact(
+    instance: Instance, problem: Problem, params: ExactParams, warm_start: Schedule | None
+) -> Result:
+    from formulations.portfolio import solve_exact
+
+    return solve_exact(instance, problem, params, warm_start=warm_start)
+
+
 @EXACT_METHODS.register("milp", "time-indexed MILP of problem A, A1 or A2 (Pyomo + HiGHS)")
 def _milp(
     instance: Instance, problem: Problem, params: ExactParams, warm_start: Schedule | None
