@@ -54,7 +54,7 @@ def method_names() -> tuple[str, ...]:
 
 def solve(
     instance: Instance,
-    method: str = "milp",
+    method: str = "exact",
     *,
     problem: Problem | str = Problem.A,
     params: ExactParams | OnlineParams | None = None,
@@ -70,9 +70,10 @@ def solve(
     instance
         The instance.
     method
-        An exact method (``"milp"``) or an online policy (``"asrpt"``,
-        ``"asrpt-greedy"``, ``"fifo"``, ``"sjf"``, ``"srpt-naive"``, ``"las"``):
-        see :func:`method_names`.
+        An exact method (``"exact"``, the default: the MILP and CP-SAT raced;
+        ``"milp"``; ``"cpsat"``) or an online policy (``"asrpt"``,
+        ``"asrpt-greedy"``, ``"fifo"``, ``"sjf"``, ``"srpt-naive"``, ``"las"``,
+        ``"las-tiresias"``): see :func:`method_names`.
     problem
         For exact methods: ``"A"``, ``"A1"`` or ``"A2"``. Policies solve A.
     params

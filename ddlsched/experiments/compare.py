@@ -39,7 +39,7 @@ class CompareConfig:
     predictor
         Iteration predictor of the online methods.
     exact
-        The exact method giving the optimum (``"milp"`` or ``"cpsat"``).
+        The exact method giving the optimum (``"exact"``, the portfolio, ``"milp"`` or ``"cpsat"``).
     """
 
     jobs: int = 10
@@ -51,7 +51,7 @@ class CompareConfig:
     time_limit: float = 60.0
     load: float | None = 1.0
     predictor: str = "oracle"
-    exact: str = "milp"
+    exact: str = "exact"
 
     def __post_init__(self) -> None:
         from algorithms.registry import POLICIES, PREDICTORS

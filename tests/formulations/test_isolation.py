@@ -44,7 +44,10 @@ def test_crashed_milp_is_an_error_result(monkeypatch: pytest.MonkeyPatch) -> Non
     import formulations.exact as exact
     from tests.examples import ring_instance
 
-    monkeypatch.setattr(exact, "run_isolated", lambda function, *args: run_isolated(_segfault))
+    def crashing(function: object, *args: object, **options: object) -> object:
+        return run_isolated(_segfault)
+
+    monkeypatch.setattr(exact, "run_isolated", crashing)
     result = exact.solve_milp(ring_instance(), "A", ExactParams(time_limit=5))
     assert result.status == "error" and result.schedule is None
     assert "SIGSEGV" in result.notes[0]

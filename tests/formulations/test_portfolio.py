@@ -1,0 +1,75 @@
+"""The portfolio ``exact`` (formulations.portfolio): the brute force's optimum, honest status."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from ddlsched import ExactParams, Problem, SolveStatus, solve
+from ddlsched.core.generators import GeneratorConfig, generate
+from ddlsched.core.result import Result
+from formulations.portfolio import _combine
+from proofs_checks.verifier import verify
+from tests.oracles import brute_force_a, brute_force_a1
+from tests.strategies import TINY_INTEGRAL
+
+LIMIT = ExactParams(time_limit=60)
+
+
+@settings(max_examples=6)
+@given(st.integers(0, 10_000), st.sampled_from([Problem.A, Problem.A1]))
+def test_portfolio_equals_the_brute_force(seed: int, problem: Problem) -> None:
+    instance = generate(TINY_INTEGRAL.replace(num_jobs=3), seed)
+    result = solve(instance, "exact", problem=problem, params=LIMIT, bound=False)
+    assert result.method == "exact" and result.status is SolveStatus.OPTIMAL, result.notes
+    assert result.schedule is not None and verify(instance, result.schedule).feasible
+    oracle = brute_force_a(instance) if problem is Problem.A else brute_force_a1(instance)
+    assert result.objective == pytest.approx(oracle)
+    assert result.metrics["first_proof_milp"] + result.metrics["first_proof_cpsat"] == 1
+
+
+def test_portfolio_a2_is_the_milp_and_says_so() -> None:
+    instance = generate(TINY_INTEGRAL.replace(num_jobs=3), 1)
+    result = solve(instance, "exact", problem=Problem.A2, params=LIMIT, bound=False)
+    assert result.status is SolveStatus.OPTIMAL and "MILP alone" in result.notes[0]
+
+
+def test_portfolio_refuses_what_both_refuse() -> None:
+    """A model too large for both backends is one clear error, not a silent empty result."""
+    from formulations.exact import ModelTooLarge
+
+    instance = generate(GeneratorConfig(num_jobs=4), 0)  # realistic durations, 1 s slot
+    with pytest.raises(ModelTooLarge):
+        solve(instance, "exact", params=LIMIT, bound=False)
+
+
+def _result(name: str, status: SolveStatus, objective: float, bound: float) -> Result:
+    return Result(name, Problem.A, status, objective, objective, bound, 1.0, schedule=None)
+
+
+def test_joint_proof_needs_a_bound_meeting_a_schedule() -> None:
+    """A bound from one and a schedule of equal value from the other prove the optimum."""
+    from ddlsched.core.model import Schedule, ScheduledJob
+
+    schedule = Schedule((ScheduledJob("j", 0.0, 1.0, (0,)),))
+    milp = _result("milp", SolveStatus.FEASIBLE, 12.0, 10.0)
+    cpsat = _result("cpsat", SolveStatus.FEASIBLE, 10.0, 7.0)
+    cpsat = Result(**{**cpsat.__dict__, "schedule": schedule})
+    milp = Result(**{**milp.__dict__, "schedule": schedule})
+    joint = _combine({"milp": milp, "cpsat": cpsat}, [], LIMIT, 2.0)
+    assert joint.status is SolveStatus.OPTIMAL and joint.objective == 10.0
+    assert joint.best_bound == 10.0 and joint.runtime_s == 2.0
+    apart = _combine(
+        {"milp": Result(**{**milp.__dict__, "best_bound": 9.0}), "cpsat": cpsat}, [], LIMIT, 2.0
+    )
+    assert apart.status is SolveStatus.FEASIBLE and apart.best_bound == 9.0
+    unbounded = _combine(
+        {"milp": Result(**{**milp.__dict__, "best_bound": math.nan}), "cpsat": cpsat},
+        [],
+        LIMIT,
+        2.0,
+    )
+    assert unbounded.best_bound == 7.0 and unbounded.status is SolveStatus.FEASIBLE
