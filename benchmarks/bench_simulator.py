@@ -30,7 +30,9 @@ def main() -> None:
     parser.add_argument("--trace", default=str(TRACE))
     parser.add_argument("--clusters", nargs="+", default=["256x8", "32x8"])
     parser.add_argument(
-        "--policies", nargs="+", default=["asrpt", "asrpt-greedy", "fifo", "sjf", "srpt-naive"]
+        "--policies",
+        nargs="+",
+        default=["asrpt", "asrpt-greedy", "fifo", "sjf", "srpt-naive", "las", "las-tiresias"],
     )
     parser.add_argument("--limit", type=int, default=None)
     parser.add_argument("--repeats", type=int, default=3)

@@ -1039,15 +1039,26 @@ def main(argv: Sequence[str] | None = None) -> int:
         where = f"{error.filename}: " if error.filename else ""
         print(f"ddlsched: error: {where}{_one_line(error.strerror or error)}", file=sys.stderr)
         return EXIT_BAD_INPUT
+    except ValueError as error:
+        if "null byte" not in str(error):
+            return _internal_error(error)
+        # The operating system's own refusal of a file name such as "a\x00b".
+        print("ddlsched: error: a file name contains a NUL byte", file=sys.stderr)
+        return EXIT_BAD_INPUT
     except Exception as error:
-        if os.environ.get("DDLSCHED_DEBUG"):
-            raise
-        print(
-            f"ddlsched: internal error (a bug, please report it): {type(error).__name__}: "
-            f"{_one_line(error)}; set DDLSCHED_DEBUG=1 for the traceback",
-            file=sys.stderr,
-        )
-        return EXIT_INTERNAL
+        return _internal_error(error)
+
+
+def _internal_error(error: Exception) -> int:
+    """One line for a bug (exit 3); the traceback with ``DDLSCHED_DEBUG=1``."""
+    if os.environ.get("DDLSCHED_DEBUG"):
+        raise error
+    print(
+        f"ddlsched: internal error (a bug, please report it): {type(error).__name__}: "
+        f"{_one_line(error)}; set DDLSCHED_DEBUG=1 for the traceback",
+        file=sys.stderr,
+    )
+    return EXIT_INTERNAL
 
 
 if __name__ == "__main__":

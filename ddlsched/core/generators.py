@@ -47,6 +47,16 @@ GPU Clusters for DNN Training Workloads*, USENIX ATC 2019, on Philly); the
 multi-GPU share is raised here because placement only matters for them."""
 
 
+GENERATOR_LIMITS = {
+    "num_jobs": 1_000_000,
+    "servers": 100_000,
+    "gpus_per_server": 1_024,
+    "max_iterations": 1_000_000,
+    "users": 1_000_000,
+}
+"""Largest value of each count a generator accepts."""
+
+
 @dataclass(frozen=True)
 class GeneratorConfig:
     """What :func:`generate` draws. Loadable from TOML (:meth:`from_toml`).
@@ -103,10 +113,16 @@ class GeneratorConfig:
     users: int = 4
 
     def __post_init__(self) -> None:
-        for name in ("num_jobs", "servers", "gpus_per_server", "max_iterations", "users"):
+        for name, most in GENERATOR_LIMITS.items():
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise InputError(f"{name}: must be an integer >= 1, got {value!r}")
+            if value > most:
+                raise InputError(f"{name}: must be at most {most:,}, got {value:,}")
+        for name in ("load", "slot", "iteration_sigma"):
+            value = getattr(self, name)
+            if isinstance(value, float) and not math.isfinite(value):
+                raise InputError(f"{name}: must be finite, got {value!r}")
         Cluster.uniform(
             self.servers, self.gpus_per_server, self.bandwidth_intra, self.bandwidth_inter
         )

@@ -39,7 +39,8 @@ class CompareConfig:
     predictor
         Iteration predictor of the online methods.
     exact
-        The exact method giving the optimum (``"exact"``, the portfolio, ``"milp"`` or ``"cpsat"``).
+        The exact method giving the optimum (``"exact"``, the portfolio;
+        ``"milp"``; ``"cpsat"``).
     """
 
     jobs: int = 10
