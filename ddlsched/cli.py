@@ -508,7 +508,7 @@ def _check_adversarial(args: argparse.Namespace) -> int:
     from ddlsched.experiments import adversarial_theorem1
 
     ratio, factor, instance = adversarial_theorem1(
-        args.servers, args.gpus_per_server, args.jobs, args.adversarial
+        args.servers, args.gpus_per_server, args.jobs, args.adversarial, seed=args.seed
     )
     path = f"{args.out_dir}/adversarial-worst.json"
     if instance is not None:
@@ -517,13 +517,14 @@ def _check_adversarial(args: argparse.Namespace) -> int:
         "worst_ratio_asrpt_over_opt": ratio,
         "theorem1_factor_on_it": factor,
         "examples": args.adversarial,
+        "seed": args.seed,
     }
     if args.json:
         _print_json(doc)
     else:
         print(
             f"worst sum C(asrpt) / OPT(A) found: {ratio:.4f} (Theorem 1 allows "
-            f"{factor:.4f} on that instance) after {args.adversarial} examples"
+            f"{factor:.4f} on that instance) after {args.adversarial} examples (seed {args.seed})"
             f"{f'; instance written to {path}' if instance is not None else ''}"
         )
     return EXIT_OK if ratio <= factor + 1e-9 else EXIT_NO

@@ -6,6 +6,8 @@ OPT(A)``, to be compared with what Theorem 1 allows on the instance found.
 
 from __future__ import annotations
 
+import tempfile
+
 from ddlsched.api import simulate
 from ddlsched.core.graphs import ring_edges
 from ddlsched.core.model import Cluster, Instance, Job
@@ -13,7 +15,7 @@ from ddlsched.core.params import ExactParams
 
 
 def adversarial_theorem1(
-    servers: int, gpus_per_server: int, jobs: int, examples: int
+    servers: int, gpus_per_server: int, jobs: int, examples: int, seed: int | None = None
 ) -> tuple[float, float, Instance | None]:
     """Search for instances where guided A-SRPT is far from OPT(A).
 
@@ -21,9 +23,12 @@ def adversarial_theorem1(
     drawn sizes, iteration counts, compute and traffic on the slot grid,
     and releases) and is steered by ``hypothesis.target`` towards a high
     ``sum C(asrpt) / OPT(A)``. Returns ``(worst ratio, Theorem 1 factor
-    (2 + M/(M - g_max + 1)) * rho on that instance, the instance)``.
+    (2 + M/(M - g_max + 1)) * rho on that instance, the instance)``. The
+    search is reproducible: derandomized, or seeded by ``seed``; it keeps no
+    example database (nothing is written to the working directory).
     """
     from hypothesis import HealthCheck, given, settings, target
+    from hypothesis import seed as seeded
     from hypothesis import strategies as st
 
     from formulations.exact import solve_milp
@@ -57,7 +62,7 @@ def adversarial_theorem1(
         max_examples=examples,
         deadline=None,
         database=None,
-        derandomize=True,
+        derandomize=seed is None,
         suppress_health_check=list(HealthCheck),
     )
     @given(instances())
@@ -72,5 +77,14 @@ def adversarial_theorem1(
             constant = theorem1_constant(cluster.num_gpus, instance.max_job_gpus)
             best.update(ratio=ratio, factor=constant * rho_of(instance).rho, instance=instance)
 
-    search()
+    import hypothesis.configuration as configuration
+
+    previous = getattr(configuration, "__hypothesis_home_directory", None)
+    with tempfile.TemporaryDirectory(prefix="ddlsched-hypothesis-") as scratch:
+        # Hypothesis caches constants under ./.hypothesis: keep the user's folder clean.
+        configuration.set_hypothesis_home_dir(scratch)
+        try:
+            (search if seed is None else seeded(seed)(search))()
+        finally:
+            configuration.set_hypothesis_home_dir(previous)
     return best["ratio"], best["factor"], best["instance"]  # type: ignore[return-value]
