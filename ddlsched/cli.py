@@ -96,7 +96,18 @@ def _version() -> str:
 
 
 def _print_json(document: Any) -> None:
-    print(json.dumps(document, indent=1, allow_nan=False))
+    """Print ``document`` as JSON; a number that is not finite (unknown, unbounded) is null."""
+    print(json.dumps(_finite(document), indent=1, allow_nan=False))
+
+
+def _finite(value: Any) -> Any:
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {key: _finite(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [_finite(item) for item in value]
+    return value
 
 
 def _cmd_generate(args: argparse.Namespace) -> int:
@@ -359,7 +370,8 @@ def _cmd_simulate(args: argparse.Namespace) -> int:
         print(
             f"{args.policy} on {args.trace} ({loaded.format}, {loaded.instance.num_jobs} jobs; "
             f"{loaded.dropped_wide} too wide, {loaded.skipped_invalid} invalid rows skipped) "
-            f"on {args.servers} x {args.gpus_per_server} GPUs, offered load {load:.3g}"
+            f"on {args.servers} x {args.gpus_per_server} GPUs, offered load "
+            f"{f'{load:.3g}' if math.isfinite(load) else 'unbounded (all jobs arrive at once)'}"
             f"{f' (arrivals compressed x{factor:.4g})' if factor != 1 else ''}:"
         )
         for key in REPORTED_METRICS:

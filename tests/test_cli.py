@@ -308,3 +308,13 @@ def test_unreadable_traces_one_line_exit_2(tmp_path: Path, target: str) -> None:
     path = {"folder": tmp_path, "binary": tmp_path / "b.csv"}[target]
     done = run_cli("simulate", "--trace", str(path))
     assert done.returncode == 2 and done.stderr.count("\n") == 1, done.stderr
+
+
+def test_json_has_no_infinity_when_all_jobs_arrive_at_once(tmp_path: Path) -> None:
+    """Found by the fuzzer: the offered load of simultaneous arrivals is unbounded -> null."""
+    path = tmp_path / "t.csv"
+    path.write_text("submit_time,duration,num_gpus\n0,50,1\n0,80,2\n")
+    done = run_cli("simulate", "--trace", str(path), "--servers", "2", "--gpus-per-server", "4",
+                   "--policy", "fifo", "--json")  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["offered_load"] is None
