@@ -50,6 +50,7 @@ VERIFIER_TESTS = ("tests/proofs_checks/test_verifier.py", "tests/proofs_checks/t
 CLAIM_TESTS = ("tests/proofs_checks/test_claims.py",)
 BOUND_TESTS = ("tests/proofs_checks/test_bounds.py", *CLAIM_TESTS)
 EXACT_TESTS = ("tests/formulations",)
+CONFORMANCE_TESTS = ("tests/algorithms/test_conformance.py", "tests/algorithms/test_las.py")
 POLICY_TESTS = (
     "tests/algorithms/test_guided_conformance.py",
     "tests/algorithms/test_policies.py",
@@ -254,6 +255,49 @@ CATALOGUE: tuple[Mutant, ...] = (
         ("tests/formulations/test_lower_bounds.py",),
         equivalent="the factor only absorbs floating-point rounding of about 1e-15; no test "
         "instance sits within that of its optimum, so no observable result changes",
+    ),
+    # algorithms/las.py and the baselines' references (tests/algorithms/test_conformance.py)
+    Mutant(
+        "las: waiting jobs keep their place (not moved behind the running ones)",
+        "algorithms/las.py",
+        "self._wait[q] = lost_run + skipped + waiting[scanned:] + lost_tail",
+        "self._wait[q] = skipped + waiting[scanned:] + lost_run + lost_tail",
+        CONFORMANCE_TESTS,
+    ),
+    Mutant(
+        "las: a preempted demoted job waits ahead of its new queue's waiting jobs",
+        "algorithms/las.py",
+        "self._wait[q] = lost_run + skipped + waiting[scanned:] + lost_tail",
+        "self._wait[q] = lost_tail + lost_run + skipped + waiting[scanned:]",
+        CONFORMANCE_TESTS,
+    ),
+    Mutant(
+        "las: demotion one step late (service > limit)",
+        "algorithms/las.py",
+        "while self._crossings and self._crossings[0][0] <= horizon:",
+        "while self._crossings and self._crossings[0][0] < now:",
+        CONFORMANCE_TESTS,
+    ),
+    Mutant(
+        "fifo: ties by job id",
+        "algorithms/registry.py",
+        "key=lambda job, _: job.release,",
+        "key=lambda job, _: (job.release, job.id),",
+        CONFORMANCE_TESTS,
+    ),
+    Mutant(
+        "sjf: float noise decides ties",
+        "algorithms/policies.py",
+        'return float(f"{value:.12g}")',
+        "return value",
+        CONFORMANCE_TESTS,
+    ),
+    Mutant(
+        "placement: consolidated accepts any spread",
+        "algorithms/mapping.py",
+        "if mapping is not None and len(set(mapping)) <= need:",
+        "if mapping is not None:",
+        ("tests/algorithms/test_mapping.py",),
     ),
 )
 
