@@ -32,3 +32,21 @@ def test_docs_build_without_warnings(tmp_path: Path) -> None:
     for page in ("index", "api/algorithms", "api/core", "notebooks/1_quickstart"):
         assert (tmp_path / "html" / f"{page}.html").exists(), page
     assert "GuidedASRPT" in (tmp_path / "html" / "api" / "algorithms.html").read_text()
+
+
+def test_every_module_has_an_api_page() -> None:
+    """A new module without an ``automodule`` entry would be missing from the reference."""
+    root = Path(__file__).resolve().parents[1]
+    documented = {
+        line.split("automodule::", 1)[1].strip()
+        for page in (root / "docs" / "api").glob("*.rst")
+        for line in page.read_text().splitlines()
+        if "automodule::" in line
+    }
+    modules = {
+        ".".join(path.relative_to(root).with_suffix("").parts)
+        for package in ("ddlsched", "formulations", "algorithms", "proofs_checks")
+        for path in (root / package).rglob("*.py")
+        if path.name != "__init__.py"
+    }
+    assert modules - documented == set()
