@@ -392,18 +392,11 @@ def solve_milp(
             _build_and_solve, instance, problem, params, warm_start, cancel=cancel
         )
     except SolverCrashed as crash:
-        return Result(
-            method="milp",
-            problem=problem,
-            status=SolveStatus.ERROR,
-            objective=math.nan,
-            total_jct=math.nan,
-            best_bound=math.nan,
-            runtime_s=time.perf_counter() - began,
-            schedule=None,
-            metrics={"milp_objective": math.nan},
-            facts={"slotted_optimal": False, "integral": False, "modes_proven": False},
-            notes=(f"HiGHS crashed: {crash}; no result (solve a smaller model, or report it)",),
+        return Result.unsolved(
+            "milp",
+            problem,
+            f"HiGHS crashed: {crash}; no result (solve a smaller model, or report it)",
+            time.perf_counter() - began,
         )
     return dataclasses.replace(result, runtime_s=time.perf_counter() - began)
 

@@ -143,6 +143,29 @@ class Result:
         object.__setattr__(self, "problem", Problem(self.problem))
         object.__setattr__(self, "status", SolveStatus(self.status))
 
+    @classmethod
+    def unsolved(
+        cls, method: str, problem: Problem | str, reason: str, runtime_s: float = 0.0
+    ) -> Result:
+        """An ``error`` result with no schedule and every number unknown, saying why.
+
+        Its facts are all false and ``metrics["milp_objective"]`` is ``nan``, so
+        code reading an exact method's result needs no special case.
+        """
+        return cls(
+            method=method,
+            problem=Problem(problem),
+            status=SolveStatus.ERROR,
+            objective=math.nan,
+            total_jct=math.nan,
+            best_bound=math.nan,
+            runtime_s=runtime_s,
+            schedule=None,
+            metrics={"milp_objective": math.nan},
+            facts={"slotted_optimal": False, "integral": False, "modes_proven": False},
+            notes=(reason,),
+        )
+
     @property
     def proven_optimal(self) -> bool:
         """Whether the status is :attr:`SolveStatus.OPTIMAL` (proven for the instance)."""

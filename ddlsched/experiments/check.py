@@ -18,7 +18,7 @@ from ddlsched.core.alpha import virtual_size
 from ddlsched.core.generators import GeneratorConfig, generate
 from ddlsched.core.model import Instance, Piece, Problem, Schedule, ScheduledJob
 from ddlsched.core.params import ExactParams
-from ddlsched.core.result import Result, SolveStatus
+from ddlsched.core.result import Result
 from proofs_checks.claims import ClaimRecord, ClaimStatus
 
 
@@ -78,19 +78,7 @@ def _optimum(
     try:
         return solve_milp(instance, problem, params)
     except ModelTooLarge as refused:
-        return Result(
-            method="milp",
-            problem=problem,
-            status=SolveStatus.ERROR,
-            objective=math.nan,
-            total_jct=math.nan,
-            best_bound=math.nan,
-            runtime_s=0.0,
-            schedule=None,
-            metrics={"milp_objective": math.nan},
-            facts={"slotted_optimal": False, "integral": False},
-            notes=(f"not solved: {refused}",),
-        )
+        return Result.unsolved("milp", problem, f"not solved: {refused}")
 
 
 def check_instance(instance: Instance, time_limit: float | None = 60.0) -> CheckReport:
