@@ -17,10 +17,12 @@ is spawned. Ctrl-C in the caller stops the child and is re-raised.
 
 from __future__ import annotations
 
+import contextlib
 import multiprocessing
 import signal
+import sys
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from multiprocessing.connection import Connection
 from typing import Any, TypeVar
 
@@ -71,6 +73,31 @@ def _describe(exitcode: int | None) -> str:
     return f"exit code {exitcode}"
 
 
+@contextlib.contextmanager
+def _main_module_hidden() -> Iterator[None]:
+    """Keep the child from re-running the caller's ``__main__``.
+
+    multiprocessing tells a child to import the parent's main script (to
+    find functions defined there); a researcher's script without an ``if
+    __name__ == "__main__":`` guard would then run again in the child and
+    fail. Everything the child runs here lives in importable modules, so the
+    main module's file and spec are hidden while the child starts.
+    """
+    main = sys.modules.get("__main__")
+    if main is None:
+        yield
+        return
+    names: tuple[str, ...] = ("__file__", "__spec__")
+    saved: dict[str, Any] = {name: main.__dict__[name] for name in names if name in main.__dict__}
+    main.__dict__.pop("__file__", None)
+    main.__dict__["__spec__"] = None
+    try:
+        yield
+    finally:
+        main.__dict__.pop("__spec__", None)
+        main.__dict__.update(saved)
+
+
 def run_isolated(
     function: Callable[..., T], *args: Any, cancel: threading.Event | None = None
 ) -> T:
@@ -97,7 +124,8 @@ def run_isolated(
     config = multiprocessing.current_process()._config  # type: ignore[attr-defined]
     daemonic = config.pop("daemon", None)
     try:
-        process.start()
+        with _main_module_hidden():
+            process.start()
     finally:
         if daemonic is not None:
             config["daemon"] = daemonic

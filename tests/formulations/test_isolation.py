@@ -62,3 +62,20 @@ def test_same_optimum_in_process_and_isolated() -> None:
     local = solve_milp(instance, "A", ExactParams(time_limit=30, isolate=False))
     assert isolated.status == local.status == "optimal"
     assert isolated.objective == local.objective
+
+
+def test_a_script_without_a_main_guard_can_solve(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """The child must not re-run the caller's script (found by a script without the guard)."""
+    import subprocess
+    import sys
+
+    script = tmp_path / "plain.py"
+    script.write_text(
+        "from ddlsched import ExactParams, GeneratorConfig, generate, solve\n"
+        "instance = generate(GeneratorConfig.exact_friendly(4, 2, 4, 1.0), 0)\n"
+        "print(solve(instance, 'milp', params=ExactParams(time_limit=30)).status.value)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, str(script)], capture_output=True, text=True, timeout=300, check=False
+    )
+    assert done.returncode == 0 and done.stdout.strip() == "optimal", done.stderr[-2000:]
