@@ -20,7 +20,9 @@ import argparse
 import json
 import math
 import os
+import signal
 import sys
+import threading
 from collections.abc import Sequence
 from typing import Any, NoReturn
 
@@ -1027,6 +1029,11 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _terminated(signum: int, frame: object) -> NoReturn:
+    print("ddlsched: terminated", file=sys.stderr)
+    raise SystemExit(128 + signum)
+
+
 def _one_line(message: object) -> str:
     return " ".join(str(message).split())
 
@@ -1035,6 +1042,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run ``ddlsched``; returns the exit code."""
     parser = build_parser()
     args = parser.parse_args(argv)
+    if threading.current_thread() is threading.main_thread():
+        # `kill` (SIGTERM) unwinds like Ctrl-C, so solver children are stopped, not orphaned.
+        signal.signal(signal.SIGTERM, _terminated)
     try:
         return int(args.handler(args))
     except InputError as error:

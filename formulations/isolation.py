@@ -12,7 +12,9 @@ once (``forkserver`` start method, preloading :mod:`formulations.exact`), so
 a call costs milliseconds rather than a fresh interpreter's second, and no
 child inherits threads of the caller (HiGHS's thread pool would not survive
 a plain ``fork``). Where the platform has no fork server, a fresh interpreter
-is spawned. Ctrl-C in the caller stops the child and is re-raised.
+is spawned. Ctrl-C in the caller (or any exception there, such as the
+``SystemExit`` the command line raises on SIGTERM) stops the child and is
+re-raised.
 """
 
 from __future__ import annotations
@@ -144,8 +146,9 @@ def run_isolated(
                 f"the solver process died without an answer ({_describe(process.exitcode)})"
             ) from None
         process.join()
-    except KeyboardInterrupt:
-        process.terminate()
+    except BaseException:  # Ctrl-C, SystemExit (a SIGTERM handler), a cancelled caller
+        if process.is_alive():
+            process.terminate()
         process.join()
         raise
     finally:

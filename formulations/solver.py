@@ -123,4 +123,5 @@ def solve_model(
 
 
 def _number(value: float | None) -> float:
-    return math.nan if value is None else float(value)
+    """A reported value, or ``nan`` when there is none (HiGHS reports a missing bound as -inf)."""
+    return math.nan if value is None or not math.isfinite(value) else float(value)
