@@ -914,8 +914,8 @@ def build_parser() -> argparse.ArgumentParser:
             default="data-parallel",
             help="how rows without a known model become jobs (see the README)",
         )
-        cmd.add_argument("--servers", type=_count, default=256)
-        cmd.add_argument("--gpus-per-server", type=_count, default=8)
+        cmd.add_argument("--servers", type=_count, default=256, help="servers of the cluster")
+        cmd.add_argument("--gpus-per-server", type=_count, default=8, help="GPUs per server")
         cmd.add_argument("--bandwidth-intra", type=_positive, default=20.0, help="GB/s")
         cmd.add_argument("--bandwidth-inter", type=_positive, default=1.0, help="GB/s")
         cmd.add_argument("--limit", type=_count, help="only the first N jobs by submit time")
@@ -929,13 +929,17 @@ def build_parser() -> argparse.ArgumentParser:
 
     sim = command("simulate", help="replay a real trace with an online policy")
     replay_options(sim)
-    sim.add_argument("--policy", default=POLICIES.names()[0], choices=POLICIES.names())
-    sim.add_argument("--predictor", default=online.predictor, choices=predictors)
+    sim.add_argument(
+        "--policy", default=POLICIES.names()[0], choices=POLICIES.names(), help="online policy"
+    )
+    sim.add_argument(
+        "--predictor", default=online.predictor, choices=predictors, help="iteration predictor"
+    )
     sim.add_argument("--mapper", choices=MAPPERS.names(), help="replaces the policy's own")
     sim.add_argument(
         "--restart-cost",
         type=_non_negative,
-        help="seconds a preempted job restores on resuming (default: the policy's reference "
+        help="seconds a preempted job restores on resuming (None: the policy's reference "
         f"value: 0 for las-tiresias, else {DEFAULT_RESTART_COST:g})",
     )
     sim.add_argument(
