@@ -31,29 +31,26 @@ problem="A2")`` says so; the MILP solves it.
 **A child process.** OR-Tools and ``highspy`` each ship their own build of
 HiGHS, and whichever loads first in a process breaks the other (undefined
 symbols at import). The CP-SAT model is therefore built and solved in a
-child process (a fresh interpreter) that never imports ``highspy`` (the parent prepares the
-slotted problem, which needs the mapping MILP, and sends it as plain data).
-The child also contains a native crash: the parent then reports an error
-instead of dying. Ctrl-C stops the child.
+fresh child interpreter that never imports ``highspy``
+(:func:`formulations.isolation.run_isolated` with ``fresh=True``; the
+parent prepares the slotted problem, which needs the mapping MILP, and sends
+it as plain data). The child also contains a native crash: the parent then
+reports an error with the list schedule instead of dying. Ctrl-C stops the
+child.
 """
 
 from __future__ import annotations
 
 import math
-import os
-import pickle
-import subprocess
-import sys
 import threading
 import time
 from dataclasses import dataclass
 from fractions import Fraction
-from pathlib import Path
 
 from ddlsched.core.model import Instance, Problem, Schedule
 from ddlsched.core.params import ExactParams
 from ddlsched.core.result import Result, SolveStatus
-from formulations.isolation import Cancelled
+from formulations.isolation import Cancelled, run_isolated
 from formulations.timeindexed import SlottedProblem, sorted_within_classes
 
 
@@ -179,44 +176,14 @@ def _solve_in_child(task: _Task) -> _Answer:
     return _Answer(solver.StatusName(code), None, math.nan)
 
 
-def _child_main() -> None:
-    """The child's entry point: a pickled :class:`_Task` on stdin, a pickled answer on stdout."""
-    task = pickle.loads(sys.stdin.buffer.read())
-    sys.stdout.buffer.write(pickle.dumps(_solve_in_child(task)))
-
-
-def _run_child(task: _Task, cancel: threading.Event | None = None) -> _Answer:
-    """Run :func:`_solve_in_child` in a fresh interpreter; a crash becomes an ``ERROR`` answer."""
-    root = str(Path(__file__).resolve().parents[1])
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([root, os.environ.get("PYTHONPATH", "")])}
-    child = subprocess.Popen(
-        [sys.executable, "-c", "from formulations.cpsat import _child_main; _child_main()"],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        env=env,
-    )
-    data: bytes | None = pickle.dumps(task)
+def _run_child(task: _Task, cancel: threading.Event | None) -> _Answer:
+    """:func:`_solve_in_child` in a fresh interpreter; a crash becomes an ``ERROR`` answer."""
     try:
-        while True:
-            try:
-                out, err = child.communicate(data, timeout=None if cancel is None else 0.05)
-                break
-            except subprocess.TimeoutExpired:
-                data = None  # sent once; retries only collect output
-                if cancel is not None and cancel.is_set():
-                    child.kill()
-                    child.wait()
-                    raise Cancelled("stopped: another method finished first") from None
-    except KeyboardInterrupt:
-        child.kill()
-        child.wait()
+        return run_isolated(_solve_in_child, task, cancel=cancel, fresh=True)
+    except Cancelled:
         raise
-    if child.returncode != 0:
-        last = err.decode(errors="replace").strip().splitlines()[-1:] or ["no message"]
-        return _Answer(f"ERROR (child exit {child.returncode}: {last[0]})", None, math.nan)
-    answer: _Answer = pickle.loads(out)
-    return answer
+    except Exception as error:  # the child crashed or raised: reported as a status
+        return _Answer(f"ERROR (child: {type(error).__name__}: {error})", None, math.nan)
 
 
 def solve_cpsat(

@@ -11,10 +11,11 @@ Children are forked from a *fork server* that has imported the solver stack
 once (``forkserver`` start method, preloading :mod:`formulations.exact`), so
 a call costs milliseconds rather than a fresh interpreter's second, and no
 child inherits threads of the caller (HiGHS's thread pool would not survive
-a plain ``fork``). Where the platform has no fork server, a fresh interpreter
-is spawned. Ctrl-C in the caller (or any exception there, such as the
-``SystemExit`` the command line raises on SIGTERM) stops the child and is
-re-raised.
+a plain ``fork``). With ``fresh=True`` (CP-SAT, whose bundled HiGHS breaks
+``highspy`` in the same process, and where the platform has no fork server)
+each child is a fresh interpreter instead. Ctrl-C in the caller (or any
+exception there, such as the ``SystemExit`` the command line raises on
+SIGTERM) stops the child and is re-raised.
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ from typing import Any, TypeVar
 T = TypeVar("T")
 
 _PRELOAD = ["formulations.exact"]
-_context: Any = None
+_forkserver: Any = None
 
 
 class SolverCrashed(RuntimeError):
@@ -42,16 +43,14 @@ class Cancelled(RuntimeError):
     """The caller's ``cancel`` event was set: the child was stopped."""
 
 
-def _get_context() -> Any:
-    global _context
-    if _context is None:
-        if "forkserver" in multiprocessing.get_all_start_methods():
-            context = multiprocessing.get_context("forkserver")
-            context.set_forkserver_preload(_PRELOAD)
-            _context = context
-        else:  # pragma: no cover - Windows
-            _context = multiprocessing.get_context("spawn")
-    return _context
+def _get_context(fresh: bool) -> Any:
+    global _forkserver
+    if fresh or "forkserver" not in multiprocessing.get_all_start_methods():
+        return multiprocessing.get_context("spawn")
+    if _forkserver is None:
+        _forkserver = multiprocessing.get_context("forkserver")
+        _forkserver.set_forkserver_preload(_PRELOAD)
+    return _forkserver
 
 
 def _child(connection: Connection, function: Callable[..., Any], args: tuple[Any, ...]) -> None:
@@ -101,13 +100,18 @@ def _main_module_hidden() -> Iterator[None]:
 
 
 def run_isolated(
-    function: Callable[..., T], *args: Any, cancel: threading.Event | None = None
+    function: Callable[..., T],
+    *args: Any,
+    cancel: threading.Event | None = None,
+    fresh: bool = False,
 ) -> T:
     """``function(*args)`` computed in a child process.
 
     ``function`` and ``args`` must be picklable (a module-level function and
     plain data). Setting ``cancel`` (from another thread) stops the child and
-    raises :class:`Cancelled` here.
+    raises :class:`Cancelled` here. ``fresh`` starts a new interpreter that
+    has imported nothing but ``function``'s module, instead of forking one
+    from the fork server.
 
     Raises
     ------
@@ -117,7 +121,7 @@ def run_isolated(
     BaseException
         Whatever ``function`` raised, re-raised here.
     """
-    context = _get_context()
+    context = _get_context(fresh)
     receiver, sender = context.Pipe(duplex=False)
     process = context.Process(target=_child, args=(sender, function, args), daemon=True)
     # A daemonic caller (a Dask or multiprocessing worker) may not start
@@ -133,25 +137,21 @@ def run_isolated(
             config["daemon"] = daemonic
     sender.close()
     try:
+        while cancel is not None and not receiver.poll(0.05):
+            if cancel.is_set():
+                raise Cancelled("stopped: another method finished first")
         try:
-            while cancel is not None and not receiver.poll(0.05):
-                if cancel.is_set():
-                    process.terminate()
-                    process.join()
-                    raise Cancelled("stopped: another method finished first")
             kind, payload = receiver.recv()
         except EOFError:
             process.join()
             raise SolverCrashed(
                 f"the solver process died without an answer ({_describe(process.exitcode)})"
             ) from None
-        process.join()
-    except BaseException:  # Ctrl-C, SystemExit (a SIGTERM handler), a cancelled caller
-        if process.is_alive():
-            process.terminate()
-        process.join()
+    except BaseException:  # cancelled, Ctrl-C, SystemExit (a SIGTERM handler)
+        process.terminate()
         raise
     finally:
+        process.join()
         receiver.close()
     if kind == "error":
         raise payload

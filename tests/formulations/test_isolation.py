@@ -79,3 +79,26 @@ def test_a_script_without_a_main_guard_can_solve(tmp_path) -> None:  # type: ign
         [sys.executable, str(script)], capture_output=True, text=True, timeout=300, check=False
     )
     assert done.returncode == 0 and done.stdout.strip() == "optimal", done.stderr[-2000:]
+
+
+def test_fresh_interpreter_children() -> None:
+    """``fresh=True`` (CP-SAT's children): the same answers and the same crash report."""
+    assert run_isolated(_square, 5, fresh=True)[0] == 25
+    with pytest.raises(SolverCrashed, match="SIGSEGV"):
+        run_isolated(_segfault, fresh=True)
+
+
+def test_crashed_cpsat_returns_the_list_schedule(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A CP-SAT child that dies: status error, and still a verified schedule (the list one)."""
+    import formulations.cpsat as cpsat
+    from proofs_checks.verifier import verify
+    from tests.examples import ring_instance
+
+    def crashing(function: object, *args: object, **options: object) -> object:
+        return run_isolated(_segfault, fresh=True)
+
+    monkeypatch.setattr(cpsat, "run_isolated", crashing)
+    instance = ring_instance()
+    result = cpsat.solve_cpsat(instance, "A", ExactParams(time_limit=5))
+    assert result.status == "error" and "SIGSEGV" in " ".join(result.notes)
+    assert result.schedule is not None and verify(instance, result.schedule).feasible
