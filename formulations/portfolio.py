@@ -27,9 +27,11 @@ to pass one costs its search state); each starts from the same list schedule
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import threading
 import time
+from collections.abc import Callable
 
 from ddlsched.core.model import Instance, Problem, Schedule
 from ddlsched.core.params import ExactParams
@@ -59,33 +61,32 @@ def solve_exact(
     began = time.perf_counter()
     if problem is Problem.A2:
         alone = solve_milp(instance, problem, params, warm_start=warm_start)
-        return _relabel(alone, "problem A2: the MILP alone (CP-SAT does not model A2)")
+        note = "problem A2: the MILP alone (CP-SAT does not model A2)"
+        return dataclasses.replace(alone, method="exact", notes=(note, *alone.notes))
     each = params.replace(threads=1, isolate=True)
     cancel = threading.Event()
+    backends: dict[str, Callable[[], Result]] = {
+        "milp": lambda: solve_milp(instance, problem, each, warm_start=warm_start, cancel=cancel),
+        "cpsat": lambda: solve_cpsat(
+            instance, problem, each, warm_start=warm_start, seed=seed, cancel=cancel
+        ),
+    }
     outcomes: dict[str, Result | BaseException] = {}
-    first: list[str] = []
+    first: list[str] = []  # the backend that proved optimality first, if any
 
     def run(name: str) -> None:
         try:
-            if name == "milp":
-                result = solve_milp(instance, problem, each, warm_start=warm_start, cancel=cancel)
-            else:
-                result = solve_cpsat(
-                    instance, problem, each, warm_start=warm_start, seed=seed, cancel=cancel
-                )
+            outcomes[name] = result = backends[name]()
         except Cancelled:
             return
         except BaseException as error:  # reported below, never lost
             outcomes[name] = error
             return
-        outcomes[name] = result
         if result.proven_optimal and not cancel.is_set():
             first.append(name)
             cancel.set()
 
-    threads = [
-        threading.Thread(target=run, args=(name,), daemon=True) for name in ("milp", "cpsat")
-    ]
+    threads = [threading.Thread(target=run, args=(name,), daemon=True) for name in backends]
     for thread in threads:
         thread.start()
     try:
@@ -100,20 +101,13 @@ def solve_exact(
     return _combine(outcomes, first, params, time.perf_counter() - began)
 
 
-def _relabel(result: Result, note: str) -> Result:
-    import dataclasses
-
-    return dataclasses.replace(result, method="exact", notes=(note, *result.notes))
-
-
 def _combine(
     outcomes: dict[str, Result | BaseException],
     first: list[str],
     params: ExactParams,
     wall: float,
 ) -> Result:
-    import dataclasses
-
+    """One result from the backends' outcomes (the module docstring's rules)."""
     results = {name: r for name, r in outcomes.items() if isinstance(r, Result)}
     errors = {name: e for name, e in outcomes.items() if not isinstance(e, Result)}
     if not results:
@@ -123,39 +117,31 @@ def _combine(
         for name, result in results.items()
     ]
     notes += [f"{name} failed: {type(e).__name__}: {e}" for name, e in errors.items()]
-    metrics: dict[str, float | int] = {
-        f"first_proof_{name}": int(name in first) for name in ("milp", "cpsat")
-    }
     if first:
-        winner = results[first[0]]
+        chosen = results[first[0]]
+        status, bound = chosen.status, chosen.best_bound
         notes.insert(0, f"{first[0]} proved optimality first; the other was stopped")
-        return dataclasses.replace(
-            winner,
-            method="exact",
-            runtime_s=wall,
-            metrics={**winner.metrics, **metrics},
-            notes=(*notes, *winner.notes),
-        )
-    with_schedule = [r for r in results.values() if r.schedule is not None]
-    bounds = [r.best_bound for r in results.values() if math.isfinite(r.best_bound)]
-    bound = max(bounds) if bounds else math.nan
-    if not with_schedule:
-        best = next(iter(results.values()))
-        return dataclasses.replace(
-            best, method="exact", runtime_s=wall, best_bound=bound, metrics=metrics,
-            notes=(*notes, *best.notes),
-        )  # fmt: skip
-    best = min(with_schedule, key=lambda r: r.objective)
-    status = SolveStatus.FEASIBLE
-    if math.isfinite(bound) and best.objective - bound <= params.mip_gap * abs(best.objective):
-        status = SolveStatus.OPTIMAL
-        notes.insert(0, "optimal, proven jointly: the best bound meets the best schedule")
+    else:
+        with_schedule = [r for r in results.values() if r.schedule is not None]
+        bounds = [r.best_bound for r in results.values() if math.isfinite(r.best_bound)]
+        bound = max(bounds) if bounds else math.nan
+        if with_schedule:
+            chosen = min(with_schedule, key=lambda r: r.objective)
+            status = SolveStatus.FEASIBLE
+            gap = chosen.objective - bound
+            if math.isfinite(bound) and gap <= params.mip_gap * abs(chosen.objective):
+                status = SolveStatus.OPTIMAL
+                notes.insert(0, "optimal, proven jointly: the best bound meets the best schedule")
+        else:
+            chosen = next(iter(results.values()))
+            status = chosen.status
+    metrics = {f"first_proof_{name}": int(name in first) for name in ("milp", "cpsat")}
     return dataclasses.replace(
-        best,
+        chosen,
         method="exact",
         status=status,
         best_bound=bound,
         runtime_s=wall,
-        metrics={**best.metrics, **metrics},
-        notes=(*notes, *best.notes),
+        metrics={**chosen.metrics, **metrics},
+        notes=(*notes, *chosen.notes),
     )
