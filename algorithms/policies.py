@@ -49,6 +49,7 @@ import heapq
 import itertools
 from collections.abc import Callable, Hashable, Iterator
 from dataclasses import dataclass
+from typing import Any
 
 from algorithms.mapping import FreeGPUs, GraphMapper, Mapper
 from algorithms.policy import Policy
@@ -57,32 +58,30 @@ from ddlsched.core.alpha import virtual_size
 from ddlsched.core.model import Cluster
 from ddlsched.core.virtual import VirtualMachine
 
+Entry = tuple[Hashable, int, JobView]
+"""A queued job: ``(key, sequence, job)``; the sequence breaks ties by push order."""
+
 
 class StrictQueue:
     """Jobs in key order; only the head may start."""
 
+    strict = True
+
     def __init__(self) -> None:
-        self._heap: list[tuple[Hashable, int, JobView]] = []
+        self._heap: list[Entry] = []
         self._seq = itertools.count()
 
     def push(self, job: JobView, key: Hashable) -> None:
         """Add ``job`` with ``key`` (smaller starts first)."""
         heapq.heappush(self._heap, (key, next(self._seq), job))
 
-    strict = True
-
-    def pop_entry(self, total_free: int) -> tuple[Hashable, int, JobView] | None:
-        """The head ``(key, sequence, job)`` if it fits in ``total_free`` GPUs (removed)."""
+    def pop_entry(self, total_free: int) -> Entry | None:
+        """The head if it fits in ``total_free`` GPUs (removed), else ``None``."""
         if self._heap and self._heap[0][2].gpus <= total_free:
             return heapq.heappop(self._heap)
         return None
 
-    def pop_fitting(self, total_free: int) -> JobView | None:
-        """The head if it fits in ``total_free`` GPUs (removed), else ``None``."""
-        entry = self.pop_entry(total_free)
-        return None if entry is None else entry[2]
-
-    def restore(self, entry: tuple[Hashable, int, JobView]) -> None:
+    def restore(self, entry: Entry) -> None:
         """Put back a popped entry where it was (a job its mapper could not place)."""
         heapq.heappush(self._heap, entry)
 
@@ -96,8 +95,10 @@ class BackfillQueue:
     Keys may change (:meth:`push` again): stale entries are skipped lazily.
     """
 
+    strict = False
+
     def __init__(self) -> None:
-        self._buckets: dict[int, list[tuple[Hashable, int, JobView]]] = {}
+        self._buckets: dict[int, list[Entry]] = {}
         self._current: dict[str, int] = {}
         self._seq = itertools.count()
 
@@ -110,21 +111,14 @@ class BackfillQueue:
     def __contains__(self, job_id: str) -> bool:
         return job_id in self._current
 
-    strict = False
-
-    def pop_fitting(self, total_free: int) -> JobView | None:
-        """The best-keyed job with at most ``total_free`` GPUs (removed), or ``None``."""
-        entry = self.pop_entry(total_free)
-        return None if entry is None else entry[2]
-
-    def restore(self, entry: tuple[Hashable, int, JobView]) -> None:
+    def restore(self, entry: Entry) -> None:
         """Put back a popped entry with its key and place in ties."""
         self._current[entry[2].id] = entry[1]
         heapq.heappush(self._buckets.setdefault(entry[2].gpus, []), entry)
 
-    def pop_entry(self, total_free: int) -> tuple[Hashable, int, JobView] | None:
-        """The best-keyed ``(key, sequence, job)`` with at most ``total_free`` GPUs (removed)."""
-        best: tuple[Hashable, int, JobView] | None = None
+    def pop_entry(self, total_free: int) -> Entry | None:
+        """The best-keyed entry with at most ``total_free`` GPUs (removed), or ``None``."""
+        best: Entry | None = None
         for gpus, bucket in self._buckets.items():
             if gpus > total_free:
                 continue
@@ -298,10 +292,13 @@ class GreedyASRPT(GuidedASRPT):
 
     name = "asrpt-greedy"
 
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        self._arrival_order: dict[str, int] = {}  # the last part of every key: ties by arrival
+        super().__init__(*args, **kwargs)
+
     def _new_queue(self) -> StrictQueue | BackfillQueue:
         """Greedy: jobs wait from arrival, the best-keyed that fits starts."""
         self.waiting = BackfillQueue()
-        self._arrival_order: dict[str, int] = {}
         return self.waiting
 
     def _arrive(self, job: JobView, now: float) -> None:

@@ -91,14 +91,16 @@ def test_queues() -> None:
     strict = StrictQueue()
     strict.push(view("wide", 4), 1)
     strict.push(view("narrow", 1), 2)
-    assert strict.pop_fitting(2) is None
+    assert strict.pop_entry(2) is None
     fill = BackfillQueue()
     fill.push(view("wide", 4), 1)
     fill.push(view("narrow", 1), 2)
     fill.push(view("mid", 2), 3)
-    popped = fill.pop_fitting(2)
-    assert popped is not None and popped.id == "narrow"
+    popped = fill.pop_entry(2)
+    assert popped is not None and popped[2].id == "narrow"
     fill.push(view("mid", 2), 0)  # re-key: now first
-    popped = fill.pop_fitting(4)
-    assert popped is not None and popped.id == "mid"
+    popped = fill.pop_entry(4)
+    assert popped is not None and popped[2].id == "mid"
     assert len(fill) == 1
+    fill.restore(popped)  # a job its mapper could not place keeps its key and place
+    assert len(fill) == 2 and (fill.pop_entry(4) or ())[2:] == (popped[2],)
