@@ -83,7 +83,6 @@ class LeastAttainedService(Policy):
         self._version: dict[str, int] = {}
         self._crossings: list[tuple[float, int, str]] = []
         self._admit: list[str] = []
-        self._now = 0.0
 
     def on_arrival(self, job: JobView, now: float) -> None:
         """A new job waits at the end of the first queue."""
@@ -130,32 +129,24 @@ class LeastAttainedService(Policy):
 
     def preempt(self, now: float, running: Collection[str]) -> list[str]:
         """The pass: running jobs to preempt now; remembers which waiting jobs to start."""
-        self._now = now
         tails = self._demote(now)
         views = self._views
         room = self.cluster.num_gpus
         preempted: list[str] = []
         admit: list[str] = []
         for q in range(len(self._run)):
-            run = self._run[q]
             lost_run: list[str] = []
             if self._run_gpus[q] <= room:  # the whole running block still fits
                 room -= self._run_gpus[q]
             else:
-                kept: list[str] = []
-                for job_id in run:
-                    if views[job_id].gpus <= room:
-                        room -= views[job_id].gpus
-                        kept.append(job_id)
-                    else:
-                        lost_run.append(job_id)
-                self._run[q] = run = kept
-                self._run_gpus[q] = sum(views[j].gpus for j in kept)
+                before = room
+                self._run[q], lost_run, room = self._fit(self._run[q], room)
+                self._run_gpus[q] = before - room
             waiting = self._wait[q]
             started: list[str] = []
             skipped: list[str] = []
             scanned = 0
-            while scanned < len(waiting) and room > 0:
+            while scanned < len(waiting) and room > 0:  # no need to look past a full cluster
                 job_id = waiting[scanned]
                 scanned += 1
                 if views[job_id].gpus <= room:
@@ -163,23 +154,29 @@ class LeastAttainedService(Policy):
                     started.append(job_id)
                 else:
                     skipped.append(job_id)
-            run.extend(started)
-            self._run_gpus[q] += sum(views[j].gpus for j in started)
-            lost_tail: list[str] = []
-            for job_id in tails[q]:  # demoted now: behind this queue's waiting jobs
-                if views[job_id].gpus <= room:
-                    room -= views[job_id].gpus
-                    run.append(job_id)
-                    self._run_gpus[q] += views[job_id].gpus
-                    self._schedule_crossing(job_id)
-                else:
-                    lost_tail.append(job_id)
+            kept_tail, lost_tail, room = self._fit(tails[q], room)  # behind the waiting jobs
+            self._run[q] += started + kept_tail
+            self._run_gpus[q] += sum(views[j].gpus for j in started + kept_tail)
+            for job_id in kept_tail:
+                self._schedule_crossing(job_id)
             if lost_run or scanned or lost_tail:
                 self._wait[q] = lost_run + skipped + waiting[scanned:] + lost_tail
             preempted += lost_run + lost_tail
             admit += started
         self._admit = admit
         return preempted
+
+    def _fit(self, ids: list[str], room: int) -> tuple[list[str], list[str], int]:
+        """The ``ids`` that fit in ``room`` GPUs (in order), the rest, and the room left."""
+        kept, lost = [], []
+        for job_id in ids:
+            gpus = self._views[job_id].gpus
+            if gpus <= room:
+                room -= gpus
+                kept.append(job_id)
+            else:
+                lost.append(job_id)
+        return kept, lost, room
 
     def on_preempt(self, job: JobView, now: float) -> None:
         """A preempted job banks its service (it is already in its queue's waiting part)."""
