@@ -17,7 +17,7 @@ import time
 
 from ddlsched import Cluster, data_path, load_trace, simulate
 from ddlsched.core.load import at_load
-from ddlsched.core.traces import stretched_jobs
+from ddlsched.core.traces import UNNAMED_RULES, stretched_jobs
 from formulations.lower_bounds import best_lower_bound, lower_bounds
 
 
@@ -32,7 +32,9 @@ def main() -> None:
         nargs="+",
         default=["asrpt", "asrpt-greedy", "fifo", "sjf", "srpt-naive", "las-tiresias"],
     )
-    parser.add_argument("--unnamed", default="data-parallel", help="rule for rows without a model")
+    parser.add_argument(
+        "--unnamed", default=UNNAMED_RULES[0], choices=UNNAMED_RULES, help="rows without a model"
+    )
     args = parser.parse_args()
     cluster = Cluster.uniform(args.servers, args.gpus_per_server, 20.0, 1.0)
     trace = load_trace(args.trace, cluster, unnamed=args.unnamed).instance

@@ -652,60 +652,12 @@ def _compare_figure(report: Any, path: str) -> None:
     )
 
 
-def _history_frame(path: str) -> Any:
-    """A trace (any format :func:`read_rows` reads) or a history CSV as a typed frame.
-
-    Trace rows are typed as they are read (a bad cell is named by line and
-    column) and sorted by submit time. Other CSV files are read with pandas;
-    their numeric columns must then hold numbers (the first bad row is named).
-    """
-    import pandas as pd
-
-    from ddlsched.core.traces import read_rows
-
-    try:
-        _, rows = read_rows(path)
-    except InputError as error:
-        if "unknown trace columns" not in str(error):
-            raise
-    else:
-        frame = pd.DataFrame(
-            {
-                "submit_time": [r.submit for r in rows],
-                "duration": [r.duration for r in rows],
-                "num_gpus": [r.gpus for r in rows],
-                "iterations": [r.iterations for r in rows],
-                "model_name": [r.model for r in rows],
-                "batch_size": [r.batch_size for r in rows],
-                "user": [r.user for r in rows],
-            }
-        )
-        frame = frame.dropna(axis="columns", how="all")
-        return frame.sort_values("submit_time", kind="stable").reset_index(drop=True)
-    try:
-        frame = pd.read_csv(path, encoding="utf-8-sig")
-    except (pd.errors.ParserError, UnicodeDecodeError, pd.errors.EmptyDataError) as error:
-        raise InputError(f"{path}: not a readable CSV ({_one_line(error)})") from None
-    for column in ("submit_time", "batch_size", "num_gpu", "num_gpus"):
-        if column in frame.columns:
-            values = pd.to_numeric(frame[column], errors="coerce")
-            bad = values.isna() | ~values.map(lambda v: math.isfinite(v) if v == v else False)
-            if bad.any():
-                row = int(bad.to_numpy().nonzero()[0][0])
-                raise InputError(
-                    f"{path}: row {row + 2}: {column}: not a finite number: "
-                    f"{frame[column].iloc[row]!r}"
-                )
-            frame[column] = values
-    return frame
-
-
 def _cmd_predict(args: argparse.Namespace) -> int:
-    from algorithms.prediction.evaluation import evaluate
     from ddlsched.core.workloads import WorkloadConfig, recurring_history
+    from ddlsched.experiments.prediction import evaluate, history_frame
 
     if args.trace:
-        frame = _history_frame(args.trace)
+        frame = history_frame(args.trace)
         source = args.trace
     else:
         history = recurring_history(WorkloadConfig(jobs=args.jobs), args.seed)
@@ -911,7 +863,7 @@ def build_parser() -> argparse.ArgumentParser:
         cmd.add_argument(
             "--unnamed",
             choices=UNNAMED_RULES,
-            default="data-parallel",
+            default=UNNAMED_RULES[0],
             help="how rows without a known model become jobs (see the README)",
         )
         cmd.add_argument("--servers", type=_count, default=256, help="servers of the cluster")

@@ -1,6 +1,7 @@
 """Loaders for real cluster traces (``shared/data/traces/``).
 
-A file is recognised by its columns:
+A file is recognised by its columns (any other CSV loads through a column
+mapping, :func:`parse_columns`; :func:`read_rows` types every row):
 
 ============  ==========================================================  ============
 format        columns used                                                times in
@@ -10,6 +11,8 @@ format        columns used                                                times 
               duration, iteration_time (+ batch_size)
 ``tiresias``  job_id, num_gpu, submit_time, iterations, model_name,       seconds
               duration
+``minimal``   a submit time, a duration and a GPU count under common      seconds
+              names (:data:`MINIMAL_NAMES`)
 ============  ==========================================================  ============
 
 Sources: the Microsoft Philly trace (Jeon et al., USENIX ATC 2019; CC BY
@@ -20,11 +23,12 @@ Apache-2.0).
 
 **Row to job** *(choices, documented here and in the README)*:
 
-1. *Model*: the row's ``model_name`` mapped to the zoo by
-   :data:`MODEL_ALIASES` (``vgg19`` -> ``vgg16``, ...); a name with no
-   alias, or a Philly row (which names none), gets a zoo model drawn by
-   the caller's seeded generator. The original name is kept as feature
-   ``trace_model``.
+1. *Model*: the row's model name matched to the zoo by
+   :func:`match_model` (normalised, then :data:`MODEL_ALIASES`: ``vgg19``
+   -> ``vgg16``, ``dqn`` -> ``rl_atari``, ...); a row naming no known model
+   (every Philly row) follows the ``unnamed`` rule of :func:`load_trace`.
+   The original name is kept as feature ``trace_model``, the recorded
+   duration as ``trace_duration``.
 2. *Parallelism*: tensor parallelism of the largest power of two that
    divides the GPU count, is at most the model's ``max_tp`` and fits one
    server; the rest data parallel (``pp = 1``). So CNNs are pure data
@@ -49,13 +53,22 @@ import os
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
 from ddlsched.core.alpha import alpha
 from ddlsched.core.graphs import build_job_graph
-from ddlsched.core.model import Cluster, InputError, Instance, Job, Parallelism, Schedule
+from ddlsched.core.model import (
+    MAX_GPUS,
+    MAX_ITERATIONS,
+    MAX_TIME,
+    Cluster,
+    InputError,
+    Instance,
+    Job,
+    Parallelism,
+    Schedule,
+)
 from ddlsched.core.zoo import DRAWN_MODELS, ZOO, ModelProfile
 
 DATA_ENV = "DDLSCHED_DATA"
@@ -130,8 +143,8 @@ MODEL_ALIASES = {
 """Normalised trace model names to zoo models (see :func:`match_model`)."""
 
 
-def _normal(name: str) -> str:
-    return "".join(ch for ch in name.lower() if ch.isalnum())
+_KNOWN_NAMES = {"".join(ch for ch in name if ch.isalnum()): name for name in ZOO} | MODEL_ALIASES
+"""Normalised names (zoo keys without separators, and the aliases) to zoo models."""
 
 
 def match_model(name: str) -> str | None:
@@ -149,15 +162,12 @@ def match_model(name: str) -> str | None:
     parts = [p for p in text.replace("-", "_").split("_") if p]
     candidates = ["".join(parts[:k]) for k in range(len(parts), 0, -1)]
     candidates += [c.rstrip("0123456789") for c in candidates]
-    table = {_normal(k): k for k in ZOO} | MODEL_ALIASES
-    for candidate in candidates:
-        if candidate in table:
-            return table[candidate]
-    return None
+    return next((_KNOWN_NAMES[c] for c in candidates if c in _KNOWN_NAMES), None)
 
 
 UNNAMED_RULES = ("data-parallel", "zoo-data-parallel", "zoo")
-"""How rows without a (known) model become jobs (see :func:`load_trace`)."""
+"""How rows without a (known) model become jobs (see :func:`load_trace`); the first is
+the default."""
 
 DATA_PARALLEL_MODEL = "resnet50"
 """The profile of the ``data-parallel`` rule: measured compute (Pollux), data
@@ -170,15 +180,9 @@ FIELDS = ("submit", "duration", "gpus", "id", "model", "iterations", "batch_size
 TIME_UNITS = {"s": 1.0, "ms": 1e-3, "us": 1e-6, "min": 60.0, "h": 3600.0}
 """Time units of the numeric columns, in seconds."""
 
-MAX_SECONDS = 1e11
-"""Largest submit time or duration accepted, in seconds (about 3,000 years):
-every derived time stays exact to well under a millisecond."""
 
-MAX_GPUS = 1_000_000
-"""Largest GPU count of one job accepted."""
-
-MAX_ITERATIONS = 10**12
-"""Largest iteration count accepted."""
+class UnknownTraceColumns(InputError):
+    """A file whose columns match no trace format (the message names what is missing)."""
 
 
 @dataclass(frozen=True)
@@ -342,7 +346,7 @@ def detect_format(
         return minimal
     closest = min(FORMATS, key=lambda f: len(set(f.detect) - present))
     missing = sorted(set(closest.detect) - present)
-    raise InputError(
+    raise UnknownTraceColumns(
         f"{path}: unknown trace columns; closest format {closest.name!r} is missing "
         f"{', '.join(missing)}, and the minimal format needs a submit time, duration and GPU "
         f"count (map yours with --columns submit=...,duration=...,gpus=...; columns found: "
@@ -379,22 +383,19 @@ class LoadedTrace:
     skipped_invalid: int
     dropped_wide: int
     unmatched_models: dict[str, int] = dataclasses.field(default_factory=dict)
-    unnamed_rule: str = "data-parallel"
+    unnamed_rule: str = UNNAMED_RULES[0]
     unnamed_jobs: int = 0
 
 
-def _cell(row: dict[str | None, Any], column: str, path: str, line: int) -> str:
-    value = row.get(column)
-    if value is None:
-        raise InputError(f"{path}:{line}: {column}: missing (the row is shorter than the header)")
-    return str(value).strip()
+def _float(text: str, column: str, path: str, line: int) -> float:
+    try:
+        return float(text)
+    except ValueError:
+        raise InputError(f"{path}:{line}: {column}: not a number: {text!r}") from None
 
 
 def _real(text: str, column: str, path: str, line: int, scale: float, limit: float) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise InputError(f"{path}:{line}: {column}: not a number: {text!r}") from None
+    value = _float(text, column, path, line)
     if not math.isfinite(value):
         raise InputError(f"{path}:{line}: {column}: not finite: {text!r}")
     seconds = value * scale
@@ -404,10 +405,7 @@ def _real(text: str, column: str, path: str, line: int, scale: float, limit: flo
 
 
 def _whole(text: str, column: str, path: str, line: int, limit: int) -> int:
-    try:
-        value = float(text)
-    except ValueError:
-        raise InputError(f"{path}:{line}: {column}: not a number: {text!r}") from None
+    value = _float(text, column, path, line)
     if not (math.isfinite(value) and value == int(value) and 1 <= value <= limit):
         raise InputError(
             f"{path}:{line}: {column}: expected a whole number from 1 to {limit:,}, got {text!r}"
@@ -422,7 +420,7 @@ def _submit(text: str, fmt: TraceFormat, column: str, path: str, line: int, unit
             return datetime.fromisoformat(text).replace(tzinfo=UTC).timestamp()
         except ValueError:
             raise InputError(f"{path}:{line}: {column}: not a date and time: {text!r}") from None
-    return _real(text, column, path, line, unit, MAX_SECONDS)
+    return _real(text, column, path, line, unit, MAX_TIME)
 
 
 def read_rows(
@@ -487,39 +485,32 @@ def read_rows(
 
 
 def _row(
-    row: dict[str | None, Any],
+    cells: dict[str, str],
     spec: dict[str, str | None],
     fmt: TraceFormat,
     where: str,
     line: int,
     unit: float,
 ) -> TraceRow:
-    def text(field: str) -> str | None:
-        column = spec[field]
-        return None if column is None else _cell(row, column, where, line)
+    """One typed row; ``spec`` names the file column of each field (required ones exist)."""
 
-    submit_col, duration_col, gpus_col = spec["submit"], spec["duration"], spec["gpus"]
-    assert submit_col and duration_col and gpus_col
-    submit = _submit(text("submit") or "", fmt, submit_col, where, line, unit)
-    duration = _real(text("duration") or "", duration_col, where, line, unit, MAX_SECONDS)
-    gpus = _whole(text("gpus") or "", gpus_col, where, line, MAX_GPUS)
-    iterations = text("iterations")
-    batch = text("batch_size")
+    def text(field: str) -> str:  # "" when the file has no column for the field
+        column = spec[field]
+        return cells[column].strip() if column else ""
+
+    def whole(field: str, limit: int) -> int | None:
+        value = text(field)
+        return _whole(value, str(spec[field]), where, line, limit) if value else None
+
     return TraceRow(
         line=line,
-        submit=submit,
-        duration=duration,
-        gpus=gpus,
+        submit=_submit(text("submit"), fmt, str(spec["submit"]), where, line, unit),
+        duration=_real(text("duration"), str(spec["duration"]), where, line, unit, MAX_TIME),
+        gpus=_whole(text("gpus"), str(spec["gpus"]), where, line, MAX_GPUS),
         id=text("id") or None,
         model=text("model") or None,
-        iterations=(
-            None
-            if not iterations
-            else _whole(iterations, spec["iterations"] or "", where, line, MAX_ITERATIONS)
-        ),
-        batch_size=(
-            None if not batch else _whole(batch, spec["batch_size"] or "", where, line, MAX_GPUS)
-        ),
+        iterations=whole("iterations", MAX_ITERATIONS),
+        batch_size=whole("batch_size", MAX_GPUS),
         user=text("user") or None,
     )
 
@@ -584,7 +575,9 @@ def zoo_job(
 
 
 def _unnamed_model(rule: str, gpus: int, cluster: Cluster, rng: np.random.Generator) -> str:
-    draw = DRAWN_MODELS[int(rng.integers(len(DRAWN_MODELS)))]  # drawn always: seeds stay aligned
+    # Drawn for every row, whatever the rule: so "zoo" draws exactly what every
+    # unnamed row got before the rules existed (same seed, same models).
+    draw = DRAWN_MODELS[int(rng.integers(len(DRAWN_MODELS)))]
     if rule == "zoo":
         return draw
     if rule == "zoo-data-parallel":
@@ -605,7 +598,7 @@ def load_trace(
     limit: int | None = None,
     drop_wide: bool = True,
     slot: float = 1.0,
-    unnamed: str = "data-parallel",
+    unnamed: str = UNNAMED_RULES[0],
     columns: dict[str, str] | None = None,
     time_unit: str | None = None,
 ) -> LoadedTrace:
@@ -685,18 +678,25 @@ def load_trace(
             features["user"] = row.user
         if row.id is not None:
             features["trace_id"] = row.id
-        drafts.append(
-            (row.submit, row.line, row.gpus, row.duration, model, row.iterations, features)
-        )
-    drafts.sort(key=lambda d: (d[0], d[1]))
+        drafts.append((row, model, features))
+    drafts.sort(key=lambda draft: (draft[0].submit, draft[0].line))
     if limit is not None:
         drafts = drafts[:limit]
     if not drafts:
         raise InputError(f"{where}: no usable job ({skipped} skipped, {dropped} too wide)")
-    first = drafts[0][0]
+    first = drafts[0][0].submit
     jobs = [
-        zoo_job(f"t{line}", model, gpus, cluster, submit - first, iterations, duration, features)
-        for submit, line, gpus, duration, model, iterations, features in drafts
+        zoo_job(
+            f"t{row.line}",
+            model,
+            row.gpus,
+            cluster,
+            row.submit - first,
+            row.iterations,
+            row.duration,
+            features,
+        )
+        for row, model, features in drafts
     ]
     return LoadedTrace(
         Instance(cluster=cluster, jobs=tuple(jobs), slot=slot),

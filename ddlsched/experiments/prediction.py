@@ -2,6 +2,7 @@
 
 - :func:`evaluate` (re-exported from :mod:`algorithms.prediction.evaluation`): the
   forest against running-mean baselines, chronologically;
+- :func:`history_frame`: a trace or a history CSV as the typed frame it reads;
 - :func:`relative_errors`: per predictor, ``K_hat / K - 1`` on the
   predicted part of a history, for plots;
 - :func:`cost_of_errors`: A-SRPT's total JCT with a noisy oracle of growing
@@ -10,6 +11,8 @@
 
 from __future__ import annotations
 
+import math
+import os
 from collections.abc import Sequence
 
 import numpy as np
@@ -17,10 +20,65 @@ import pandas as pd
 
 from algorithms.prediction.evaluation import evaluate
 from ddlsched.api import simulate
-from ddlsched.core.model import Instance
+from ddlsched.core.model import InputError, Instance
 from ddlsched.core.params import OnlineParams
+from ddlsched.core.traces import UnknownTraceColumns, read_rows
 
-__all__ = ["cost_of_errors", "evaluate", "relative_errors"]
+__all__ = ["cost_of_errors", "evaluate", "history_frame", "relative_errors"]
+
+NUMERIC_HISTORY_COLUMNS = ("submit_time", "batch_size", "num_gpu", "num_gpus")
+"""Columns of a history CSV (not a trace) that must hold finite numbers."""
+
+
+def history_frame(path: str | os.PathLike[str]) -> pd.DataFrame:
+    """A trace file (any format :func:`~ddlsched.core.traces.read_rows` reads) or a
+    history CSV, as the frame :func:`evaluate` takes.
+
+    Trace rows are typed as they are read (a bad cell is named by line and
+    column) and sorted by submit time. Other CSV files are read with pandas;
+    their numeric columns must hold finite numbers (the first bad row is
+    named).
+
+    Raises
+    ------
+    InputError
+        One line naming the file, the row and the column.
+    """
+    try:
+        _, rows = read_rows(path)
+    except UnknownTraceColumns:
+        return _history_csv(path)
+    frame = pd.DataFrame(
+        {
+            "submit_time": [r.submit for r in rows],
+            "duration": [r.duration for r in rows],
+            "num_gpus": [r.gpus for r in rows],
+            "iterations": [r.iterations for r in rows],
+            "model_name": [r.model for r in rows],
+            "batch_size": [r.batch_size for r in rows],
+            "user": [r.user for r in rows],
+        }
+    ).dropna(axis="columns", how="all")
+    return frame.sort_values("submit_time", kind="stable").reset_index(drop=True)
+
+
+def _history_csv(path: str | os.PathLike[str]) -> pd.DataFrame:
+    try:
+        frame = pd.read_csv(path, encoding="utf-8-sig")
+    except (pd.errors.ParserError, UnicodeDecodeError, pd.errors.EmptyDataError) as error:
+        raise InputError(f"{path}: not a readable CSV ({' '.join(str(error).split())})") from None
+    for column in NUMERIC_HISTORY_COLUMNS:
+        if column in frame.columns:
+            values = pd.to_numeric(frame[column], errors="coerce")
+            bad = ~values.map(lambda v: math.isfinite(v) if v == v else False)
+            if bad.any():
+                row = int(bad.to_numpy().nonzero()[0][0])
+                raise InputError(
+                    f"{path}: row {row + 2}: {column}: not a finite number: "
+                    f"{frame[column].iloc[row]!r}"
+                )
+            frame[column] = values
+    return frame
 
 
 def relative_errors(
