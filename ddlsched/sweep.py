@@ -219,21 +219,17 @@ def run_task(task: Task) -> dict[str, Any]:
     result = solve(instance, task.method, params=params, seed=task.seed)
     verified = result.schedule is not None and verify(instance, result.schedule).feasible
     summary = result.summary()
-    return {
-        "key": task.key,
-        "method": task.method,
-        "params": json.dumps(task.generator, sort_keys=True),
-        "seed": task.seed,
-        "status": summary["status"],
-        "objective": summary["total_completion_time"],
-        "total_jct": summary["total_jct"],
-        "best_bound": summary["best_bound"],
-        "gap": summary["gap"],
-        "runtime_s": summary["runtime_s"],
-        "verified": int(verified),
-        "finished_at": time.time(),
-        "message": " | ".join(result.notes)[:2000] or None,
-    }
+    return _row(
+        task,
+        status=summary["status"],
+        objective=summary["total_completion_time"],
+        total_jct=summary["total_jct"],
+        best_bound=summary["best_bound"],
+        gap=summary["gap"],
+        runtime_s=summary["runtime_s"],
+        verified=int(verified),
+        message=" | ".join(result.notes)[:2000] or None,
+    )
 
 
 COLUMNS = (
@@ -256,23 +252,24 @@ FAILED = "failed"
 """The status of a task that raised: its row keeps the message; a re-run retries it."""
 
 
+def _row(task: Task, **values: Any) -> dict[str, Any]:
+    """A row of :data:`COLUMNS`: the task's identity, ``values``, unknowns as NULL."""
+    row = dict.fromkeys(COLUMNS)
+    row.update(
+        key=task.key,
+        method=task.method,
+        params=json.dumps(task.generator, sort_keys=True),
+        seed=task.seed,
+        finished_at=time.time(),
+        **values,
+    )
+    return row
+
+
 def failed_row(task: Task, error: BaseException) -> dict[str, Any]:
     """The result row of a task that raised ``error`` (a worker's crash included)."""
-    return {
-        "key": task.key,
-        "method": task.method,
-        "params": json.dumps(task.generator, sort_keys=True),
-        "seed": task.seed,
-        "status": FAILED,
-        "objective": None,
-        "total_jct": None,
-        "best_bound": None,
-        "gap": None,
-        "runtime_s": None,
-        "verified": 0,
-        "finished_at": time.time(),
-        "message": " ".join(f"{type(error).__name__}: {error}".split())[:2000],
-    }
+    message = " ".join(f"{type(error).__name__}: {error}".split())[:2000]
+    return _row(task, status=FAILED, verified=0, message=message)
 
 
 class ResultStore:

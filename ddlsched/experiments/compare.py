@@ -104,21 +104,16 @@ class CompareReport:
     rows: list[InstanceComparison]
     interrupted: bool = False
 
-    def flag(self, method: str, proven: list[InstanceComparison]) -> str:
-        """Why a ratio lies above what Theorem 1 allows, or ``""`` when none does.
+    def flag(self, method: str, above: list[float]) -> str:
+        """Why ratios lie above what Theorem 1 allows (``above``), or ``""`` when none does.
 
         Theorem 1 bounds guided A-SRPT with exact iteration counts by ``(2 +
         M/(M - g_max + 1)) rho`` times OPT; a ratio above it is no violation
         when the predictions were not exact (and no baseline has the bound).
         """
-        above = [
-            r
-            for r in proven
-            if r.results[method].objective / r.optimum.objective > r.theorem1_factor
-        ]
         if not above:
             return ""
-        worst = max(r.results[method].objective / r.optimum.objective for r in above)
+        worst = max(above)
         head = f"{len(above)} instance(s) above the Theorem 1 bound (worst C/OPT {worst:.4g})"
         if self.config.predictor != "oracle" and method.startswith("asrpt"):
             return (
@@ -138,6 +133,7 @@ class CompareReport:
         methods: dict[str, dict[str, float | str]] = {}
         for method in self.config.methods:
             ratios = [r.results[method].objective / r.optimum.objective for r in proven]
+            above = [x for x, r in zip(ratios, proven, strict=True) if x > r.theorem1_factor]
             jct = [
                 r.results[method].total_jct / r.optimum.total_jct
                 for r in proven
@@ -154,11 +150,8 @@ class CompareReport:
                     [r.results[method].objective / r.fast_bound for r in self.rows]
                 ),
                 "verified": sum(r.verified[method] for r in self.rows),
-                "above_theorem1": sum(
-                    r.results[method].objective / r.optimum.objective > r.theorem1_factor
-                    for r in proven
-                ),
-                "flag": self.flag(method, proven),
+                "above_theorem1": len(above),
+                "flag": self.flag(method, above),
                 "mean_runtime_s": float(np.mean([r.results[method].runtime_s for r in self.rows])),
             }
         tightness = [
