@@ -167,7 +167,7 @@ def simulate(
         if predictor is not None or mapper is not None:
             raise ValueError("predictor, mapper: only for a policy given by name")
         chosen = policy
-    result = run(instance, chosen, progress, restart_cost=params.restart_cost)  # None: policy's
+    result = run(instance, chosen, progress, restart_cost=params.restart_cost)
     if not bound or result.schedule is None:
         return result
     return dataclasses.replace(result, lower_bound=certify(instance))

@@ -998,9 +998,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run ``ddlsched``; returns the exit code."""
     parser = build_parser()
     args = parser.parse_args(argv)
-    if threading.current_thread() is threading.main_thread():
-        # `kill` (SIGTERM) unwinds like Ctrl-C, so solver children are stopped, not orphaned.
-        signal.signal(signal.SIGTERM, _terminated)
+    in_main_thread = threading.current_thread() is threading.main_thread()
+    if in_main_thread:
+        # `kill` (SIGTERM) unwinds like Ctrl-C, so solver children are stopped, not orphaned;
+        # the caller's handler is back when main() returns (tests call it in-process).
+        previous = signal.signal(signal.SIGTERM, _terminated)
     try:
         return int(args.handler(args))
     except InputError as error:
@@ -1026,6 +1028,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_BAD_INPUT
     except Exception as error:
         return _internal_error(error)
+    finally:
+        if in_main_thread:
+            signal.signal(signal.SIGTERM, previous or signal.SIG_DFL)
 
 
 def _internal_error(error: Exception) -> int:

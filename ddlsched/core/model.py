@@ -431,11 +431,8 @@ class Instance:
         return len(self.jobs)
 
     def __getstate__(self) -> dict[str, Any]:
-        # Pickling (child processes): cached views are rebuilt on demand.
+        # Pickling (child processes): the cached read-only index is rebuilt on demand.
         return {k: v for k, v in self.__dict__.items() if k != "job_index"}
-
-    def __setstate__(self, state: dict[str, Any]) -> None:
-        self.__dict__.update(state)
 
     @cached_property
     def job_index(self) -> Mapping[str, int]:
