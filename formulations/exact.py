@@ -75,6 +75,12 @@ def _guard(variables: int, horizon: int, slot: float, problem: str, nonzeros: in
         )
 
 
+def _problem(problem: Problem | str) -> Problem:
+    if problem not in PROBLEMS:
+        raise ValueError(f"problem: expected one of {', '.join(PROBLEMS)}, got {problem!r}")
+    return Problem(problem)
+
+
 def estimate_size(instance: Instance, problem: Problem) -> None:
     """Refuse a model of A or A1 that is certainly too large, before modes are enumerated.
 
@@ -164,9 +170,7 @@ def build(
     list schedules becomes the incumbent, which both bounds the horizon and
     is passed to HiGHS as a MIP start.
     """
-    if problem not in PROBLEMS:
-        raise ValueError(f"problem: expected one of {', '.join(PROBLEMS)}, got {problem!r}")
-    problem = Problem(problem)
+    problem = _problem(problem)
     began = time.perf_counter()
     if problem == "A2":
         data = single_machine(instance)
@@ -381,9 +385,7 @@ def solve_milp(
         on non-integral instances, where it bounds only the slotted problem).
     """
     params = params or ExactParams()
-    if problem not in PROBLEMS:
-        raise ValueError(f"problem: expected one of {', '.join(PROBLEMS)}, got {problem!r}")
-    problem = Problem(problem)
+    problem = _problem(problem)
     if not params.isolate:
         return _build_and_solve(instance, problem, params, warm_start)
     began = time.perf_counter()

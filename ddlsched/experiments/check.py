@@ -69,11 +69,9 @@ class CheckReport:
         }
 
 
-def _optimum(
-    solve_milp: Callable[..., Result], instance: Instance, problem: Problem, params: ExactParams
-) -> Result:
+def _optimum(instance: Instance, problem: Problem, params: ExactParams) -> Result:
     """The MILP's result, or an unknown one when the model is refused as too large."""
-    from formulations.exact import ModelTooLarge
+    from formulations.exact import ModelTooLarge, solve_milp
 
     try:
         return solve_milp(instance, problem, params)
@@ -90,12 +88,11 @@ def check_instance(instance: Instance, time_limit: float | None = 60.0) -> Check
     ``alpha_min``, a non-integral instance).
     """
     from ddlsched.core.virtual import srpt
-    from formulations.exact import solve_milp
     from proofs_checks import claims as c
     from proofs_checks.bounds import rho_of
 
     params = ExactParams(time_limit=time_limit)
-    optima = {p: _optimum(solve_milp, instance, p, params) for p in Problem}
+    optima = {p: _optimum(instance, p, params) for p in Problem}
     integral = all(r.facts.get("integral", False) for r in optima.values())
 
     def value(problem: Problem, slotted: bool = False) -> c.Value:
