@@ -46,7 +46,6 @@ TRACE = (
     "job_id,num_gpu,submit_time,iterations,model_name,duration\n"
     "0,1,0,10,vgg16,50\n1,2,5,20,bert,80\n2,4,7,5,dqn,30\n"
 )
-CONFIG = "[generator]\nnum_jobs = 3\nservers = 2\ngpus_per_server = 4\nintegral = true\n"
 
 ODD_NUMBERS = st.sampled_from(
     [0, -1, 1, 2.5, -0.0, 1e308, -1e308, 5e-324, 10**400, 2**63, float("nan"), float("inf")]
@@ -268,4 +267,3 @@ def test_hostile_generator_configs(text: bytes) -> None:
             path.write_bytes(text)
         argv = ["generate", "--config", str(path), "--out", str(Path(folder) / "g.json")]
         check_outcome(argv, *run(argv))
-    _ = CONFIG
