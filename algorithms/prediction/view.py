@@ -35,6 +35,11 @@ class JobView:
     edge_arrays: tuple[np.ndarray, np.ndarray, np.ndarray] = field(repr=False, compare=False)
     parallelism: Parallelism | None
     features: Mapping[str, str | int | float | bool]
+    compute_times: tuple[tuple[str, float], ...] = ()
+
+    def compute_on(self, gpu_type: str) -> float:
+        """``c_i(type)``, as :meth:`ddlsched.core.model.Job.compute_on`."""
+        return dict(self.compute_times).get(gpu_type, self.compute_time)
 
     @classmethod
     def of(cls, job: Job) -> JobView:
@@ -50,6 +55,7 @@ class JobView:
             edge_arrays=job.edge_arrays,
             parallelism=job.parallelism,
             features=job.features,
+            compute_times=job.compute_times,
         )
 
 

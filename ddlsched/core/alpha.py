@@ -23,6 +23,23 @@ Every value here comes as a :class:`Bound`, which says whether it is exact
 - ``rho = max_i alpha_max_i / alpha_min_i``: exact when every ``alpha_min``
   is; otherwise an upper bound on the true ``rho`` (a lower ``alpha_min``
   only raises it), which keeps Lemma 1 and Theorem 1 valid.
+
+**GPU types** (the heterogeneous model, after Gavel, Narayanan et al., OSDI
+2020, and Sia, Jayaram Subramanya et al., SOSP 2023). On a cluster whose
+servers have types, server ``h`` of type ``t(h)`` has its own intra-server
+bandwidth ``B_intra(t)`` and a job computes ``c_i(t)`` per iteration there.
+Training is synchronous *(choice)*: a job whose workers span types runs at
+its slowest worker's pace, so
+
+    alpha_i(x) = max_{h used by x} c_i(t(h))
+                 + sum_{e=(u,v)} q_e / (B_intra(t(x(u))) if x(u) == x(v) else B_inter)
+
+``alpha_max`` is then ``max_t c_i(t) + Q_i / B_inter`` over the cluster's
+types, and ``alpha_min`` is found per compute level: for each value ``c`` of
+``c_i(t)``, the least communication time over mappings onto the servers with
+``c_i(t(h)) <= c`` (a weighted cut, by the same branch and bound), plus
+``c``; the least over levels is exact. On a cluster of one type everything
+reduces to the formulas above, value for value.
 """
 
 from __future__ import annotations
@@ -48,6 +65,9 @@ class JobGraph(Protocol):
     def gpus(self) -> int: ...
     @property
     def compute_time(self) -> float: ...
+    @property
+    def compute_times(self) -> tuple[tuple[str, float], ...]: ...
+    def compute_on(self, gpu_type: str) -> float: ...
     @property
     def total_traffic(self) -> float: ...
     @property
@@ -90,10 +110,30 @@ def cut_traffic(job: JobGraph, mapping: Sequence[int] | np.ndarray) -> float:
     return float(q[servers[u] != servers[v]].sum())
 
 
+def _only_type(cluster: Cluster) -> str:
+    if cluster.heterogeneous:
+        raise ValueError(
+            "the cut form of alpha needs a cluster of one GPU type; "
+            f"this one has {len(cluster.types)}: {', '.join(cluster.types)}"
+        )
+    return cluster.types[0]
+
+
 def alpha_from_cut(job: JobGraph, cluster: Cluster, cut: float) -> float:
-    """``alpha`` for a mapping that cuts ``cut`` GB of traffic."""
+    """``alpha`` for a mapping that cuts ``cut`` GB of traffic (one GPU type only).
+
+    Raises
+    ------
+    ValueError
+        On a heterogeneous cluster, where the cut alone does not decide ``alpha``.
+    """
+    gpu_type = _only_type(cluster)
     uncut = job.total_traffic - cut
-    return job.compute_time + uncut / cluster.bandwidth_intra + cut / cluster.bandwidth_inter
+    return (
+        job.compute_on(gpu_type)
+        + uncut / cluster.intra_of(gpu_type)
+        + cut / cluster.bandwidth_inter
+    )
 
 
 def alpha(job: JobGraph, cluster: Cluster, mapping: Sequence[int] | np.ndarray) -> float:
@@ -117,12 +157,25 @@ def alpha(job: JobGraph, cluster: Cluster, mapping: Sequence[int] | np.ndarray) 
         raise ValueError(
             f"mapping has {len(mapping)} entries, job {job.id!r} has {job.gpus} nodes"
         )
-    return alpha_from_cut(job, cluster, cut_traffic(job, mapping))
+    if not cluster.heterogeneous:
+        return alpha_from_cut(job, cluster, cut_traffic(job, mapping))
+    servers = np.asarray(mapping)
+    compute = max(job.compute_on(cluster.type_of(int(h))) for h in np.unique(servers))
+    u, v, q = job.edge_arrays
+    if q.size == 0:
+        return compute
+    same = servers[u] == servers[v]
+    intra = cluster.intra_by_server[servers[u][same]]
+    return (
+        compute + float((q[same] / intra).sum()) + float(q[~same].sum()) / cluster.bandwidth_inter
+    )
 
 
 def all_cut_alpha(job: JobGraph, cluster: Cluster) -> float:
-    """``c_i + Q_i / B_inter``: SPEC's default ``alpha_i^max`` *(choice)*."""
-    return job.compute_time + job.total_traffic / cluster.bandwidth_inter
+    """``max_t c_i(t) + Q_i / B_inter``: SPEC's default ``alpha_i^max`` *(choice)*,
+    over the cluster's GPU types (``c_i + Q_i / B_inter`` on one type)."""
+    compute = max(job.compute_on(gpu_type) for gpu_type in cluster.types)
+    return compute + job.total_traffic / cluster.bandwidth_inter
 
 
 def virtual_size(job: JobGraph, cluster: Cluster, iterations: float) -> float:
@@ -142,7 +195,9 @@ def alpha_max(job: Job, cluster: Cluster, search_budget: int = DEFAULT_SEARCH_BU
     Where only the value is needed, :func:`all_cut_alpha` skips that search.
     """
     value = all_cut_alpha(job, cluster)
-    if not job.edges or cluster.bandwidth_inter == cluster.bandwidth_intra:
+    # Some all-cut mapping uses a slowest-type server if any all-cut mapping
+    # exists: move one node onto an empty server of that type.
+    if not job.edges or bool(np.all(cluster.intra_by_server == cluster.bandwidth_inter)):
         return Bound(value, exact=True)
     best = extreme_cut(job, cluster.gpus_per_server, maximize=True, search_budget=search_budget)
     exact = best is not None and math.isclose(
@@ -156,8 +211,10 @@ def least_cut(job: Job, cluster: Cluster, search_budget: int = DEFAULT_SEARCH_BU
 
     Zero for a job that fits one server. Otherwise found by
     :func:`extreme_cut`; if that search exceeds ``search_budget`` branch
-    nodes, the lower bound of :func:`min_cut_bound`, flagged as such.
+    nodes, the lower bound of :func:`min_cut_bound`, flagged as such. One
+    GPU type only (on several, :func:`alpha_min` searches per compute level).
     """
+    _only_type(cluster)
     if job.gpus <= cluster.max_gpus_per_server or not job.edges:
         return Bound(0.0, exact=True)
     best = extreme_cut(job, cluster.gpus_per_server, maximize=False, search_budget=search_budget)
@@ -169,10 +226,48 @@ def least_cut(job: Job, cluster: Cluster, search_budget: int = DEFAULT_SEARCH_BU
 def alpha_min(job: Job, cluster: Cluster, search_budget: int = DEFAULT_SEARCH_BUDGET) -> Bound:
     """``alpha_i^min``: the least ``alpha`` over mappings on the empty cluster.
 
-    ``alpha`` of the :func:`least_cut`, exact exactly when that cut is.
+    On one GPU type, ``alpha`` of the :func:`least_cut`, exact exactly when
+    that cut is. On several, the least over compute levels (module
+    docstring), exact when every search it needed finished.
     """
+    if cluster.heterogeneous:
+        return _typed_alpha_min(job, cluster, search_budget)
     cut = least_cut(job, cluster, search_budget)
     return Bound(alpha_from_cut(job, cluster, cut.value), exact=cut.exact)
+
+
+def _typed_alpha_min(job: Job, cluster: Cluster, search_budget: int) -> Bound:
+    inter = cluster.bandwidth_inter
+    best, exact = math.inf, True
+    for level in sorted({job.compute_on(t) for t in cluster.types}):
+        if best <= level:  # communication is never negative: no later level is better
+            break
+        allowed = [
+            h for h in range(cluster.num_servers) if job.compute_on(cluster.type_of(h)) <= level
+        ]
+        capacities = [cluster.gpus_per_server[h] for h in allowed]
+        if sum(capacities) < job.gpus:
+            continue
+        intra = [float(cluster.intra_by_server[h]) for h in allowed]
+        if not job.edges:
+            comm, proven = 0.0, True
+        else:
+            keep = [inter / b for b in intra]
+            found = extreme_cut(
+                job, capacities, maximize=False, search_budget=search_budget, keep=keep
+            )
+            if found is not None:
+                comm, proven = found[0] / inter, True
+            else:  # every edge costs >= q / max B_intra, cut ones q / B_inter
+                fastest = max(intra)
+                cut = min_cut_bound(job, max(capacities))
+                comm = job.total_traffic / fastest + cut * (1 / inter - 1 / fastest)
+                proven = False
+        if level + comm < best:
+            best, exact = level + comm, proven
+        else:
+            exact &= proven or level + comm > best
+    return Bound(best, exact)
 
 
 def min_cut_bound(job: Job, max_part: int) -> float:
@@ -201,6 +296,7 @@ def extreme_cut(
     *,
     maximize: bool,
     search_budget: int = DEFAULT_SEARCH_BUDGET,
+    keep: Sequence[float] | None = None,
 ) -> tuple[float, tuple[int, ...]] | None:
     """The least (or greatest) cut traffic over capacitated mappings.
 
@@ -223,6 +319,12 @@ def extreme_cut(
         Maximise the cut instead of minimising it.
     search_budget
         Give up (return ``None``) after this many branch nodes.
+    keep
+        Per server, a weight in ``[0, 1]`` an edge inside that server
+        counts with (a cut edge counts 1): with ``B_inter / B_intra(h)`` the
+        objective is the communication time times ``B_inter`` (GPU types).
+        ``None``: 0 everywhere, the plain cut. Empty servers are
+        interchangeable only when their capacity and weight agree.
 
     Returns
     -------
@@ -246,6 +348,7 @@ def extreme_cut(
         undecided[k] = undecided[k + 1] + sum(q for _, q in back_edges[k])
 
     remaining = list(capacities)
+    inside = [0.0] * len(remaining) if keep is None else [float(w) for w in keep]
     assigned = [-1] * n
     best_cut = -math.inf if maximize else math.inf
     best_assignment: list[int] | None = None
@@ -261,16 +364,18 @@ def extreme_cut(
             if sign * cut < sign * best_cut:
                 best_cut, best_assignment = cut, assigned.copy()
             return True
-        opened: set[int] = set()
+        opened: set[tuple[int, float]] = set()
         candidates = []
         for server, free in enumerate(remaining):
             if free == 0:
                 continue
-            if free == capacities[server]:  # still empty: one per capacity
-                if capacities[server] in opened:
+            if free == capacities[server]:  # still empty: one per capacity and weight
+                kind = (capacities[server], inside[server])
+                if kind in opened:
                     continue
-                opened.add(capacities[server])
-            added = sum(q for a, q in back_edges[k] if assigned[a] != server)
+                opened.add(kind)
+            weight = inside[server]
+            added = sum(q if assigned[a] != server else q * weight for a, q in back_edges[k])
             candidates.append((sign * added, server, added))
         # Most promising server first, so good incumbents come early.
         candidates.sort()
@@ -361,15 +466,23 @@ class AlphaMinCache:
     The best partition does not change when every edge's traffic is scaled
     by one factor (trace jobs of one model and configuration differ only
     so), so the least cut is cached as a fraction of the total traffic,
-    keyed by the graph with normalised traffic.
+    keyed by the graph with normalised traffic. On a heterogeneous cluster
+    the value is cached per exact job shape (graph and compute times).
     """
 
     def __init__(self, cluster: Cluster, budget: int = 2_000) -> None:
         self.cluster = cluster
         self.budget = budget
         self._fraction: dict[tuple, tuple[float, bool]] = {}
+        self._typed: dict[tuple, tuple[float, bool]] = {}
 
     def __call__(self, job: Job) -> tuple[float, bool]:
+        if self.cluster.heterogeneous:
+            shape = (job.gpus, job.edges, job.compute_time, job.compute_times)
+            if shape not in self._typed:
+                found = alpha_min(job, self.cluster, self.budget)
+                self._typed[shape] = (found.value, found.exact)
+            return self._typed[shape]
         total = job.total_traffic
         if total == 0:
             return alpha_from_cut(job, self.cluster, 0.0), True

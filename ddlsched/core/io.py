@@ -1,6 +1,6 @@
-"""Reading and writing the version-1 JSON formats.
+"""Reading and writing the JSON formats (instances: versions 1 and 2; schedules: 1).
 
-``ddlsched.instance/1`` and ``ddlsched.schedule/1`` are documented in the
+``ddlsched.instance/1``, ``/2`` and ``ddlsched.schedule/1`` are documented in the
 README. Readers are strict: a missing or mistyped field, an unknown field (a
 typo such as ``"relase"``) or an unknown format version raises
 :class:`~ddlsched.core.model.InputError` naming the field. Writers are atomic: the
@@ -21,6 +21,7 @@ from typing import Any
 
 from ddlsched.core.model import (
     INSTANCE_FORMAT,
+    INSTANCE_FORMAT_V2,
     SCHEDULE_FORMAT,
     Cluster,
     InputError,
@@ -43,6 +44,7 @@ _JOB_FIELDS = {
     "features",
 }
 _CLUSTER_FIELDS = {"gpus_per_server", "bandwidth_intra", "bandwidth_inter"}
+_TYPED_CLUSTER_FIELDS = _CLUSTER_FIELDS | {"server_types", "type_bandwidth"}
 
 
 def _object(value: Any, path: str) -> Mapping[str, Any]:
@@ -65,12 +67,14 @@ def _no_unknown(obj: Mapping[str, Any], known: set[str], path: str) -> None:
         )
 
 
-def _check_format(doc: Mapping[str, Any], expected: str) -> None:
+def _check_format(doc: Mapping[str, Any], *expected: str) -> str:
     fmt = doc.get("format")
+    wanted = " or ".join(repr(e) for e in expected)
     if fmt is None:
-        raise InputError(f"format: missing (expected {expected!r})")
-    if fmt != expected:
-        raise InputError(f"format: unknown format {fmt!r} (expected {expected!r})")
+        raise InputError(f"format: missing (expected {wanted})")
+    if fmt not in expected:
+        raise InputError(f"format: unknown format {fmt!r} (expected {wanted})")
+    return str(fmt)
 
 
 def _reraise(path: str, error: InputError) -> InputError:
@@ -79,7 +83,10 @@ def _reraise(path: str, error: InputError) -> InputError:
 
 
 def instance_from_dict(doc: Any) -> Instance:
-    """Build an :class:`Instance` from a parsed ``ddlsched.instance/1``.
+    """Build an :class:`Instance` from a parsed ``ddlsched.instance/1`` or ``/2``.
+
+    Version 2 may give the cluster ``server_types`` and ``type_bandwidth``
+    and each job ``compute_times``; in version 1 those fields are unknown.
 
     Raises
     ------
@@ -87,14 +94,16 @@ def instance_from_dict(doc: Any) -> Instance:
         Naming the field and the value that is wrong.
     """
     doc = _object(doc, "instance")
-    _check_format(doc, INSTANCE_FORMAT)
+    typed = _check_format(doc, INSTANCE_FORMAT, INSTANCE_FORMAT_V2) == INSTANCE_FORMAT_V2
     _no_unknown(doc, {"format", "cluster", "slot", "jobs"}, "instance")
     cluster_doc = _object(_required(doc, "cluster", "instance"), "cluster")
-    _no_unknown(cluster_doc, _CLUSTER_FIELDS, "cluster")
+    _no_unknown(cluster_doc, _TYPED_CLUSTER_FIELDS if typed else _CLUSTER_FIELDS, "cluster")
     cluster = Cluster(
         gpus_per_server=_required(cluster_doc, "gpus_per_server", "cluster"),
         bandwidth_intra=_required(cluster_doc, "bandwidth_intra", "cluster"),
         bandwidth_inter=_required(cluster_doc, "bandwidth_inter", "cluster"),
+        server_types=cluster_doc.get("server_types", ()),
+        type_bandwidth=cluster_doc.get("type_bandwidth", ()),
     )
     jobs_doc = _required(doc, "jobs", "instance")
     if not isinstance(jobs_doc, list):
@@ -102,7 +111,7 @@ def instance_from_dict(doc: Any) -> Instance:
     jobs = []
     for k, job_doc in enumerate(jobs_doc):
         try:
-            jobs.append(_job_from_dict(job_doc, f"jobs[{k}]"))
+            jobs.append(_job_from_dict(job_doc, f"jobs[{k}]", typed))
         except InputError as error:
             if str(error).startswith("jobs["):
                 raise
@@ -110,9 +119,9 @@ def instance_from_dict(doc: Any) -> Instance:
     return Instance(cluster=cluster, jobs=tuple(jobs), slot=doc.get("slot", 1.0))
 
 
-def _job_from_dict(job_doc: Any, path: str) -> Job:
+def _job_from_dict(job_doc: Any, path: str, typed: bool) -> Job:
     job_doc = _object(job_doc, path)
-    _no_unknown(job_doc, _JOB_FIELDS, path)
+    _no_unknown(job_doc, _JOB_FIELDS | {"compute_times"} if typed else _JOB_FIELDS, path)
     parallelism = None
     if "parallelism" in job_doc:
         p_doc = _object(job_doc["parallelism"], f"{path}.parallelism")
@@ -136,6 +145,7 @@ def _job_from_dict(job_doc: Any, path: str) -> Job:
         parallelism=parallelism,
         edges=job_doc.get("edges", ()),
         features=job_doc.get("features", {}),
+        compute_times=job_doc.get("compute_times", ()),
     )
 
 

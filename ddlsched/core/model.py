@@ -17,6 +17,7 @@ from __future__ import annotations
 import dataclasses
 import enum
 import math
+import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -98,17 +99,26 @@ def _check_real(
 
 @dataclass(frozen=True)
 class Cluster:
-    """A GPU cluster: servers with identical GPUs inside, two bandwidths.
+    """A GPU cluster: servers of one or several GPU types, two bandwidths.
 
     Parameters
     ----------
     gpus_per_server
         ``G_h`` for each server ``h`` (SPEC), each >= 1.
     bandwidth_intra
-        ``B_intra`` in GB/s, bandwidth between two GPUs of one server.
+        ``B_intra`` in GB/s, bandwidth between two GPUs of one server (of a
+        type without its own value in ``type_bandwidth``).
     bandwidth_inter
         ``B_inter`` in GB/s, bandwidth between GPUs of different servers;
-        ``0 < B_inter <= B_intra``.
+        ``0 < B_inter <= B_intra`` (and ``<=`` every type's bandwidth).
+    server_types
+        The GPU type of each server (``"v100"``, ``"k80"``, a user's own
+        names), or empty: one unnamed type (SPEC's homogeneous cluster,
+        every ``ddlsched.instance/1`` file). A job's compute time per
+        iteration depends on the type (:meth:`Job.compute_on`).
+    type_bandwidth
+        Intra-server bandwidth (GB/s) per type, as a mapping or pairs;
+        types not listed use ``bandwidth_intra``. Stored as sorted pairs.
 
     Raises
     ------
@@ -119,6 +129,8 @@ class Cluster:
     gpus_per_server: tuple[int, ...]
     bandwidth_intra: float
     bandwidth_inter: float
+    server_types: tuple[str, ...] = ()
+    type_bandwidth: tuple[tuple[str, float], ...] = ()
 
     def __post_init__(self) -> None:
         gpus = self.gpus_per_server
@@ -144,6 +156,28 @@ class Cluster:
         object.__setattr__(self, "gpus_per_server", checked)
         object.__setattr__(self, "bandwidth_intra", intra)
         object.__setattr__(self, "bandwidth_inter", inter)
+        types = self.server_types
+        if isinstance(types, (str, bytes)) or not isinstance(types, Iterable):
+            raise _fail("cluster.server_types", f"expected a list of names, got {_short(types)}")
+        types = tuple(types)
+        if types and len(types) != len(checked):
+            raise _fail(
+                "cluster.server_types",
+                f"has {len(types)} entries but the cluster has {len(checked)} servers",
+            )
+        for h, name in enumerate(types):
+            _check_type_name(name, f"cluster.server_types[{h}]")
+        pairs = _type_pairs(self.type_bandwidth, "cluster.type_bandwidth")
+        known = set(types)
+        for name, value in pairs:
+            where = f"cluster.type_bandwidth.{name}"
+            if name not in known:
+                raise _fail(where, f"no server has type {name!r} (types: {sorted(known)})")
+            _check_real(value, where, minimum=low, maximum=high)
+            if value < inter:
+                raise _fail(where, f"must be >= bandwidth_inter ({inter:g}), got {value:g}")
+        object.__setattr__(self, "server_types", types)
+        object.__setattr__(self, "type_bandwidth", tuple((k, float(v)) for k, v in pairs))
 
     @classmethod
     def uniform(
@@ -156,6 +190,35 @@ class Cluster:
         """``servers`` servers of ``gpus_per_server`` GPUs each."""
         _check_int(servers, "servers", 1, MAX_GPUS)
         return cls((gpus_per_server,) * servers, bandwidth_intra, bandwidth_inter)
+
+    @property
+    def types(self) -> tuple[str, ...]:
+        """The GPU types, in order of first server; ``("",)`` for an unnamed single type."""
+        return tuple(dict.fromkeys(self.server_types)) or ("",)
+
+    @property
+    def heterogeneous(self) -> bool:
+        """Whether servers differ in type (then ``alpha`` needs the per-server formula)."""
+        return len(self.types) > 1
+
+    def type_of(self, server: int) -> str:
+        """The GPU type of ``server`` (``""`` on a cluster without types)."""
+        return self.server_types[server] if self.server_types else ""
+
+    def intra_of(self, gpu_type: str) -> float:
+        """Intra-server bandwidth (GB/s) of servers of ``gpu_type``."""
+        for name, value in self.type_bandwidth:
+            if name == gpu_type:
+                return value
+        return self.bandwidth_intra
+
+    @cached_property
+    def intra_by_server(self) -> np.ndarray:
+        """Intra-server bandwidth of each server, as an array."""
+        return np.array([self.intra_of(self.type_of(h)) for h in range(self.num_servers)])
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {k: v for k, v in self.__dict__.items() if k != "intra_by_server"}
 
     @property
     def num_servers(self) -> int:
@@ -177,12 +240,50 @@ class Cluster:
         return dataclasses.replace(self, **changes)
 
     def to_dict(self) -> dict[str, Any]:
-        """The JSON form of ``ddlsched.instance/1``'s ``cluster``."""
-        return {
+        """The JSON form of the instance's ``cluster`` (types only in version 2)."""
+        out: dict[str, Any] = {
             "gpus_per_server": list(self.gpus_per_server),
             "bandwidth_intra": self.bandwidth_intra,
             "bandwidth_inter": self.bandwidth_inter,
         }
+        if self.server_types:
+            out["server_types"] = list(self.server_types)
+        if self.type_bandwidth:
+            out["type_bandwidth"] = dict(self.type_bandwidth)
+        return out
+
+
+_TYPE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.+-]{0,63}")
+
+
+def _check_type_name(name: Any, path: str) -> str:
+    if not isinstance(name, str) or not _TYPE_NAME.fullmatch(name):
+        raise _fail(
+            path,
+            f"expected a GPU type name (letters, digits, _ . + -, at most 64), got {_short(name)}",
+        )
+    return name
+
+
+def _type_pairs(value: Any, path: str) -> tuple[tuple[str, Any], ...]:
+    """A mapping or pairs ``(type, value)`` as sorted pairs; names checked, no repeats."""
+    if isinstance(value, Mapping):
+        items = list(value.items())
+    elif isinstance(value, (str, bytes)) or not isinstance(value, Iterable):
+        raise _fail(path, f"expected a mapping of GPU type to number, got {_short(value)}")
+    else:
+        items = []
+        for k, pair in enumerate(value):
+            if isinstance(pair, (str, bytes)) or not isinstance(pair, Iterable):
+                raise _fail(f"{path}[{k}]", f"expected (type, value), got {_short(pair)}")
+            parts = tuple(pair)
+            if len(parts) != 2:
+                raise _fail(f"{path}[{k}]", f"expected (type, value), got {_short(pair)}")
+            items.append(parts)
+    names = [_check_type_name(name, f"{path} key") for name, _ in items]
+    if len(set(names)) != len(names):
+        raise _fail(path, "repeats a GPU type")
+    return tuple(sorted(items))
 
 
 @dataclass(frozen=True)
@@ -245,6 +346,11 @@ class Job:
         workers.
     features
         What a predictor may see (model name, user, batch size, ...).
+    compute_times
+        Seconds per iteration on each GPU type, as a mapping or pairs (the
+        heterogeneous model; stored as sorted pairs): ``c_i(type)``. A type
+        not listed runs at ``compute_time``; on a cluster without types
+        only ``compute_time`` counts.
     """
 
     id: str
@@ -256,6 +362,7 @@ class Job:
     weight: float = 1.0
     parallelism: Parallelism | None = None
     features: Mapping[str, FeatureValue] = field(default_factory=dict)
+    compute_times: tuple[tuple[str, float], ...] = ()
 
     def __post_init__(self) -> None:
         if not isinstance(self.id, str) or not self.id:
@@ -297,6 +404,23 @@ class Job:
         object.__setattr__(self, "weight", weight)
         object.__setattr__(self, "edges", edges)
         object.__setattr__(self, "features", MappingProxyType(dict(self.features)))
+        times = tuple(
+            (
+                name,
+                _check_real(
+                    value, f"{where}.compute_times.{name}", positive=True, maximum=MAX_COMPUTE_TIME
+                ),
+            )
+            for name, value in _type_pairs(self.compute_times, f"{where}.compute_times")
+        )
+        object.__setattr__(self, "compute_times", times)
+
+    def compute_on(self, gpu_type: str) -> float:
+        """``c_i(type)``: seconds per iteration on ``gpu_type`` (``compute_time`` if unlisted)."""
+        for name, value in self.compute_times:
+            if name == gpu_type:
+                return value
+        return self.compute_time
 
     def __getstate__(self) -> dict[str, Any]:
         # Pickling (child processes): a plain dict for the read-only view,
@@ -350,6 +474,8 @@ class Job:
             out["parallelism"] = self.parallelism.to_dict()
         out["edges"] = [[u, v, q] for u, v, q in self.edges]
         out["features"] = dict(self.features)
+        if self.compute_times:
+            out["compute_times"] = dict(self.compute_times)
         return out
 
 
@@ -451,10 +577,17 @@ class Instance:
     def __hash__(self) -> int:
         return hash((self.cluster, self.jobs, self.slot))
 
+    @property
+    def typed(self) -> bool:
+        """Whether the instance uses GPU types (and so needs ``ddlsched.instance/2``)."""
+        return bool(self.cluster.server_types or self.cluster.type_bandwidth) or any(
+            job.compute_times for job in self.jobs
+        )
+
     def to_dict(self) -> dict[str, Any]:
-        """The ``ddlsched.instance/1`` JSON document."""
+        """The JSON document: ``ddlsched.instance/1`` unless GPU types are used, then ``/2``."""
         return {
-            "format": INSTANCE_FORMAT,
+            "format": INSTANCE_FORMAT_V2 if self.typed else INSTANCE_FORMAT,
             "cluster": self.cluster.to_dict(),
             "slot": self.slot,
             "jobs": [job.to_dict() for job in self.jobs],
@@ -462,6 +595,9 @@ class Instance:
 
 
 INSTANCE_FORMAT = "ddlsched.instance/1"
+INSTANCE_FORMAT_V2 = "ddlsched.instance/2"
+"""Version 2 adds GPU types: ``cluster.server_types``, ``cluster.type_bandwidth``
+and each job's ``compute_times``; version 1 files read as one unnamed type."""
 SCHEDULE_FORMAT = "ddlsched.schedule/1"
 
 

@@ -55,7 +55,7 @@ def test_defaults_apply() -> None:
 @pytest.mark.parametrize(
     ("path", "value", "expected"),
     [
-        (["format"], "ddlsched.instance/2", "format"),
+        (["format"], "ddlsched.instance/9", "format"),
         (["format"], DELETE, "format: missing"),
         (["cluster", "bandwidth_inter"], 0.0, "cluster.bandwidth_inter"),
         (["cluster", "bandwidth_inter"], 8.0, "must be <= bandwidth_intra"),
