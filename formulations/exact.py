@@ -88,7 +88,8 @@ def estimate_size(instance: Instance, problem: Problem) -> None:
     :func:`formulations.modes.count_vectors_total`), each needing at least
     one start variable; and a lower bound on the horizon, the larger of the
     longest ``r_i + K_i c_i`` and the work ``sum_i g_i K_i c_i / M`` (the
-    compute time ``c_i`` is at most ``alpha_i`` under any mapping).
+    compute time ``c_i``, its least over the cluster's GPU types, is at most
+    ``alpha_i`` under any mapping).
 
     Raises
     ------
@@ -102,8 +103,9 @@ def estimate_size(instance: Instance, problem: Problem) -> None:
         )
     else:
         modes = instance.num_jobs
-    longest = max(job.release + job.iterations * job.compute_time for job in instance.jobs)
-    work = math.fsum(job.gpus * job.iterations * job.compute_time for job in instance.jobs)
+    compute = {job.id: min(job.compute_on(t) for t in cluster.types) for job in instance.jobs}
+    longest = max(job.release + job.iterations * compute[job.id] for job in instance.jobs)
+    work = math.fsum(job.gpus * job.iterations * compute[job.id] for job in instance.jobs)
     seconds = max(longest, work / cluster.num_gpus)
     horizon = math.floor(seconds / instance.slot) if math.isfinite(seconds) else 2**63
     _guard(modes, horizon, instance.slot, problem)

@@ -14,9 +14,14 @@ Constraint families:
   whenever the ends differ); maximising, ``y_e <= 2 - x[u, h] - x[v, h]``
   (``y_e = 0`` whenever both ends share a server) with ``y_e <= 1``;
 - ``_symmetry``: node 0 goes to the first server of its class of equal
-  (free, count) servers. Any mapping can be relabelled by a permutation of
-  such servers, which are interchangeable, to meet this, so no optimum is
-  lost.
+  (free, count, GPU type) servers. Any mapping can be relabelled by a
+  permutation of such servers, which are interchangeable, to meet this, so
+  no optimum is lost;
+- on a cluster of several GPU types (minimising only), ``_typed_time``:
+  ``z[e, h] >= x[u, h] + x[v, h] - 1`` (edge ``e`` inside server ``h``,
+  costing ``q_e / B_intra(t(h))``; a cut edge costs ``q_e / B_inter``) and
+  ``w >= c_i(t(h)) x[n, h]`` (the slowest used type's compute time); the
+  objective is ``w + sum_e q_e (y_e / B_inter + sum_h z[e, h] / B_intra(t(h)))``.
 """
 
 from __future__ import annotations
@@ -83,8 +88,15 @@ def build_mapping_model(
     Raises
     ------
     ValueError
-        If the job cannot fit ``free`` (or ``counts`` does not add up).
+        If the job cannot fit ``free`` (or ``counts`` does not add up), or
+        ``maximize`` is asked on a cluster of several GPU types.
     """
+    if maximize and cluster.heterogeneous:
+        raise ValueError(
+            "the slowest mapping is not modelled on a cluster of several GPU types; "
+            "alpha_max there is the all-cut value with the slowest type "
+            "(ddlsched.core.alpha.alpha_max)"
+        )
     if len(free) != cluster.num_servers:
         raise ValueError(f"free has {len(free)} entries, the cluster has {cluster.num_servers}")
     if sum(free) < job.gpus:
@@ -103,7 +115,10 @@ def build_mapping_model(
     _one_server_per_node(model)
     _capacity(model, free, counts)
     _cut_definition(model, job, maximize)
-    _symmetry(model, free, counts)
+    _symmetry(model, cluster, free, counts)
+    if cluster.heterogeneous:
+        model.alpha = pyo.Objective(expr=_typed_time(model, job, cluster), sense=pyo.minimize)
+        return model
     saving = 1 / cluster.bandwidth_inter - 1 / cluster.bandwidth_intra
     base = job.compute_time + job.total_traffic / cluster.bandwidth_intra
     model.alpha = pyo.Objective(
@@ -142,12 +157,36 @@ def _cut_definition(model: pyo.ConcreteModel, job: Job, maximize: bool) -> None:
                 model.cut_definition.add(model.y[k] >= model.x[v, h] - model.x[u, h])
 
 
-def _symmetry(model: pyo.ConcreteModel, free: Sequence[int], counts: Sequence[int] | None) -> None:
+def _typed_time(model: pyo.ConcreteModel, job: Job, cluster: Cluster) -> object:
+    """``alpha`` on a cluster of several GPU types, as a linear expression to minimise."""
+    model.z = pyo.Var(model.EDGES, model.SERVERS, bounds=(0, 1))
+    model.w = pyo.Var(bounds=(0, None))
+    model.typed_time = pyo.ConstraintList()
+    for k, (u, v, _) in enumerate(job.edges):
+        for h in model.SERVERS:
+            model.typed_time.add(model.z[k, h] >= model.x[u, h] + model.x[v, h] - 1)
+    for n in model.NODES:
+        for h in model.SERVERS:
+            model.typed_time.add(model.w >= job.compute_on(cluster.type_of(h)) * model.x[n, h])
+    inter = cluster.bandwidth_inter
+    return model.w + sum(
+        q * model.y[k] / inter
+        + sum(q * model.z[k, h] / cluster.intra_of(cluster.type_of(h)) for h in model.SERVERS)
+        for k, (_, _, q) in enumerate(job.edges)
+    )
+
+
+def _symmetry(
+    model: pyo.ConcreteModel,
+    cluster: Cluster,
+    free: Sequence[int],
+    counts: Sequence[int] | None,
+) -> None:
     """Node 0 on the first server of its class of interchangeable servers."""
-    first_of_class: dict[tuple[int, int | None], int] = {}
+    first_of_class: dict[tuple[int, int | None, str], int] = {}
     model.symmetry = pyo.ConstraintList()
     for h in model.SERVERS:
-        key = (free[h], None if counts is None else counts[h])
+        key = (free[h], None if counts is None else counts[h], cluster.type_of(h))
         if key in first_of_class:
             model.symmetry.add(model.x[0, h] == 0)
         else:

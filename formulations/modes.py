@@ -4,9 +4,11 @@ Problem **A**: a mode of job ``i`` is a vector of GPU counts per server
 ``(n_1, .., n_H)`` with ``sum_h n_h = g_i`` and ``n_h <= G_h``. Its duration
 is ``K_i * alpha_i(x*)`` for the best mapping ``x*`` with those counts: the
 least cut over partitions of the job graph into parts of exactly those
-sizes. Because servers differ only in size and ``alpha`` depends only on
-which nodes share a server, that cut depends only on the multiset of
-counts, so it is computed once per multiset: by the exact branch and bound
+sizes. Because servers differ only in size (and GPU type) and ``alpha``
+depends only on which nodes share a server (and the types used), that cut
+depends only on the multiset of (count, type) pairs, so it is computed once
+per multiset (on several types the cut is weighted: an edge inside server
+``h`` counts ``B_inter / B_intra(t(h))``): by the exact branch and bound
 of :func:`ddlsched.core.alpha.extreme_cut`, or, if that exceeds its budget, by
 the mapping MILP with fixed counts (:mod:`formulations.mapping`).
 
@@ -72,7 +74,10 @@ def best_mapping_for_counts(
     may be slower than the best: a duration built on it is not exact.
     """
     used = sorted((h for h, n in enumerate(counts) if n > 0), key=lambda h: -counts[h])
-    found = extreme_cut(job, [counts[h] for h in used], maximize=False)
+    keep = None
+    if cluster.heterogeneous:  # an edge inside server h costs q / B_intra(t(h))
+        keep = [cluster.bandwidth_inter / float(cluster.intra_by_server[h]) for h in used]
+    found = extreme_cut(job, [counts[h] for h in used], maximize=False, keep=keep)
     if found is not None:
         return tuple(used[part] for part in found[1]), True
     result = solve_mapping(job, cluster, counts=counts, options=options)
@@ -99,22 +104,22 @@ def problem_a(instance: Instance, options: ExactParams | None = None) -> Slotted
         cache: dict[tuple[int, ...], tuple[tuple[int, ...], bool]] = {}
         modes = []
         for counts in count_vectors(job.gpus, cluster.gpus_per_server):
-            key = tuple(sorted(counts, reverse=True))
+            key = _shape(counts, cluster)
             if key not in cache:
                 cache[key] = best_mapping_for_counts(job, cluster, counts, options)
                 # Relabel the cached mapping's servers onto these counts.
             best, proven = cache[key]
             if not proven and job.id not in unproven:
                 unproven.append(job.id)
-            mapping = _relabel(best, counts)
+            mapping = _relabel(best, counts, cluster)
             duration = job.iterations * alpha(job, cluster, mapping)
             exact &= on_grid(duration, slot)
             modes.append(SlottedMode(counts, slots_needed(duration, slot), duration, mapping))
         exact &= on_grid(job.release, slot)
         jobs.append(SlottedJob(job.id, job.weight, _release_slot(job, slot), tuple(modes)))
-    classes: dict[int, list[int]] = {}
+    classes: dict[tuple[int, str], list[int]] = {}
     for h, g in enumerate(cluster.gpus_per_server):
-        classes.setdefault(g, []).append(h)
+        classes.setdefault((g, cluster.type_of(h)), []).append(h)
     return SlottedProblem(
         tuple(jobs),
         cluster.gpus_per_server,
@@ -125,14 +130,23 @@ def problem_a(instance: Instance, options: ExactParams | None = None) -> Slotted
     )
 
 
-def _relabel(mapping: tuple[int, ...], counts: Sequence[int]) -> tuple[int, ...]:
-    """Move a mapping's parts onto servers holding the same number of nodes."""
+def _shape(counts: Sequence[int], cluster: Cluster) -> tuple[tuple[int, str], ...]:
+    """What a mode's best mapping depends on: the multiset of (count, GPU type) used."""
+    used = ((n, cluster.type_of(h)) for h, n in enumerate(counts) if n > 0)
+    return tuple(sorted(used, reverse=True))
+
+
+def _relabel(mapping: tuple[int, ...], counts: Sequence[int], cluster: Cluster) -> tuple[int, ...]:
+    """Move a mapping's parts onto servers of the same type holding the same number of nodes."""
     sizes: dict[int, int] = {}
     for server in mapping:
         sizes[server] = sizes.get(server, 0) + 1
-    # Parts and target servers, both largest first; equal sizes pair up.
-    parts = sorted(sizes, key=lambda s: (-sizes[s], s))
-    targets = sorted((h for h, n in enumerate(counts) if n > 0), key=lambda h: (-counts[h], h))
+    # Parts and target servers, both largest first, then by type; equal shapes pair up.
+    kind = cluster.type_of
+    parts = sorted(sizes, key=lambda s: (-sizes[s], kind(s), s))
+    targets = sorted(
+        (h for h, n in enumerate(counts) if n > 0), key=lambda h: (-counts[h], kind(h), h)
+    )
     relabel = dict(zip(parts, targets, strict=True))
     return tuple(relabel[server] for server in mapping)
 

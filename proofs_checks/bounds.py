@@ -10,7 +10,18 @@ all ``H^g`` node-to-server maps number at most :data:`ENUMERATION_LIMIT`;
 beyond that it is the lower bound ``ceil(g / G_max) * lambda / 2`` with
 ``lambda`` the graph's global minimum cut (every part of a partition into
 ``k`` parts has a boundary of at least ``lambda``, and the cut counts each
-boundary edge twice), and says so.
+boundary edge twice), and says so. On a cluster of several GPU types every
+map is timed in full (slowest used type plus each edge at its bandwidth).
+
+**GPU types and the theory.** The derivation below uses only two facts of
+``alpha``: ``alpha_i^min <= alpha_i(x) <= alpha_i^max`` for every feasible
+mapping ``x``. With types, ``alpha_i^max = max_t c_i(t) + Q_i / B_inter``
+bounds every mapping (no mapping computes slower than the slowest type or
+communicates slower than all-cut, since ``B_inter <= B_intra(t)``), and
+``alpha_i^min`` is by definition the least over mappings. So Lemma 1 and
+Theorem 1 hold as stated, with ``rho`` now carrying the spread of compute
+times over types as well as placement; the claims check them by computation
+on mixed clusters too.
 
 **Theorem 1 constant** (our provable form, SPEC claim 5). For guided A-SRPT
 with exact iteration counts, unit weights:
@@ -54,16 +65,24 @@ ENUMERATION_LIMIT = 1 << 20
 
 
 def per_iteration_time(job: Job, cluster: Cluster, mapping: Sequence[int]) -> float:
-    """``alpha_i(x)`` computed edge by edge."""
-    return job.compute_time + math.fsum(
-        q / (cluster.bandwidth_intra if mapping[u] == mapping[v] else cluster.bandwidth_inter)
+    """``alpha_i(x)`` computed edge by edge: the slowest used GPU type's compute
+    time plus each edge at its server's ``B_intra`` or at ``B_inter``."""
+    compute = max(job.compute_on(cluster.type_of(h)) for h in set(mapping))
+    return compute + math.fsum(
+        q
+        / (
+            cluster.intra_of(cluster.type_of(mapping[u]))
+            if mapping[u] == mapping[v]
+            else cluster.bandwidth_inter
+        )
         for u, v, q in job.edges
     )
 
 
 def all_cut_time(job: Job, cluster: Cluster) -> float:
-    """``alpha_i^max`` by SPEC's default: every edge at ``B_inter``."""
-    return job.compute_time + math.fsum(q for _, _, q in job.edges) / cluster.bandwidth_inter
+    """``alpha_i^max`` by SPEC's default: the slowest type, every edge at ``B_inter``."""
+    compute = max(job.compute_on(t) for t in cluster.types)
+    return compute + math.fsum(q for _, _, q in job.edges) / cluster.bandwidth_inter
 
 
 @dataclass(frozen=True)
@@ -76,6 +95,8 @@ class Checked:
 
 def fastest_time(job: Job, cluster: Cluster) -> Checked:
     """``alpha_i^min`` by enumeration (exact) or the min-cut lower bound."""
+    if cluster.heterogeneous:
+        return _fastest_typed(job, cluster)
     total = math.fsum(q for _, _, q in job.edges)
     base = job.compute_time + total / cluster.bandwidth_intra
     if job.gpus <= max(cluster.gpus_per_server) or not job.edges:
@@ -90,6 +111,53 @@ def fastest_time(job: Job, cluster: Cluster) -> Checked:
     lam = nx.stoer_wagner(graph)[0] if nx.is_connected(graph) else 0.0
     parts = math.ceil(job.gpus / max(cluster.gpus_per_server))
     return Checked(base + penalty * parts * lam / 2, False)
+
+
+def _fastest_typed(job: Job, cluster: Cluster) -> Checked:
+    """``alpha_i^min`` on a cluster of several GPU types: every map enumerated
+    and timed in full, or ``min_t c_i(t)`` plus the min-cut communication bound."""
+    servers = len(cluster.gpus_per_server)
+    if servers**job.gpus <= ENUMERATION_LIMIT:
+        return Checked(min(_mapped_times(job, cluster)), True)
+    total = math.fsum(q for _, _, q in job.edges)
+    fastest = max(cluster.intra_of(t) for t in cluster.types)
+    bound = min(job.compute_on(t) for t in cluster.types) + total / fastest
+    if job.gpus <= max(cluster.gpus_per_server) or not job.edges:
+        return Checked(bound, False)
+    graph = nx.Graph()
+    graph.add_nodes_from(range(job.gpus))
+    graph.add_weighted_edges_from(job.edges)
+    lam = nx.stoer_wagner(graph)[0] if nx.is_connected(graph) else 0.0
+    parts = math.ceil(job.gpus / max(cluster.gpus_per_server))
+    penalty = 1 / cluster.bandwidth_inter - 1 / fastest
+    return Checked(bound + penalty * parts * lam / 2, False)
+
+
+def _mapped_times(job: Job, cluster: Cluster) -> list[float]:
+    """``alpha`` of every node-to-server map that fits, in chunks."""
+    servers = len(cluster.gpus_per_server)
+    capacity = np.asarray(cluster.gpus_per_server)
+    compute = np.array([job.compute_on(cluster.type_of(h)) for h in range(servers)])
+    inverse = np.array([1 / cluster.intra_of(cluster.type_of(h)) for h in range(servers)])
+    u = np.array([e[0] for e in job.edges], dtype=np.int64)
+    v = np.array([e[1] for e in job.edges], dtype=np.int64)
+    q = np.array([e[2] for e in job.edges], dtype=float)
+    powers = servers ** np.arange(job.gpus)
+    times: list[float] = []
+    chunk = 1 << 16
+    for begin in range(0, servers**job.gpus, chunk):
+        codes = np.arange(begin, min(begin + chunk, servers**job.gpus))
+        digits = (codes[:, None] // powers[None, :]) % servers
+        counts = np.stack([(digits == h).sum(axis=1) for h in range(servers)], axis=1)
+        fits = np.all(counts <= capacity[None, :], axis=1)
+        if not fits.any():
+            continue
+        digits, counts = digits[fits], counts[fits]
+        slowest = np.where(counts > 0, compute[None, :], -np.inf).max(axis=1)
+        same = digits[:, u] == digits[:, v]
+        cost = np.where(same, inverse[digits[:, u]], 1 / cluster.bandwidth_inter) * q[None, :]
+        times.extend((slowest + cost.sum(axis=1)).tolist())
+    return times
 
 
 def _least_cut(job: Job, cluster: Cluster) -> float:

@@ -48,9 +48,23 @@ def all_alphas(
 
 
 def per_iteration_on(job: Job, cluster: Cluster, mapping: Sequence[int]) -> float:
-    """``alpha`` of ``mapping``, edge by edge (the tests' own, independent of every method)."""
-    return job.compute_time + sum(
-        q / (cluster.bandwidth_intra if mapping[u] == mapping[v] else cluster.bandwidth_inter)
+    """``alpha`` of ``mapping``, edge by edge (the tests' own, independent of every method).
+
+    With GPU types: the slowest used type's compute time (the job's own
+    ``compute_times`` entry, else ``compute_time``), and an edge inside server
+    ``h`` at that type's bandwidth (``type_bandwidth``, else ``bandwidth_intra``).
+    """
+    kinds = list(cluster.server_types) or [""] * cluster.num_servers
+    times = dict(job.compute_times)
+    speeds = dict(cluster.type_bandwidth)
+    compute = max(times.get(kinds[h], job.compute_time) for h in set(mapping))
+    return compute + sum(
+        q
+        / (
+            speeds.get(kinds[mapping[u]], cluster.bandwidth_intra)
+            if mapping[u] == mapping[v]
+            else cluster.bandwidth_inter
+        )
         for u, v, q in job.edges
     )
 

@@ -90,3 +90,57 @@ def generated_instances(draw: st.DrawFn, integral: bool | None = None) -> Instan
     """Instances from :func:`ddlsched.core.generators.generate`."""
     config = draw(generator_configs(integral=integral))
     return generate(config, draw(st.integers(0, 2**32 - 1)))
+
+
+GPU_TYPES = ("fast", "slow", "mid")
+
+
+@st.composite
+def typed_clusters(
+    draw: st.DrawFn, max_servers: int = 3, max_gpus: int = 3, integral: bool = False
+) -> Cluster:
+    """Small clusters whose servers have GPU types (two or three), some with their own bandwidth.
+
+    Integral: ``B_inter = 1`` and every bandwidth 1 or 2, so edges of 2 or 4 GB
+    take whole seconds.
+    """
+    servers = draw(st.integers(2, max_servers))
+    gpus = tuple(draw(st.integers(1, max_gpus)) for _ in range(servers))
+    kinds = list(draw(st.permutations([GPU_TYPES[h % 2] for h in range(servers)])))
+    if servers > 2 and draw(st.booleans()):
+        kinds[-1] = "mid"
+    inter = 1.0 if integral else draw(st.sampled_from([0.5, 1.0]))
+    factors = [1.0, 2.0] if integral else [1.0, 2.0, 4.0]
+    intra = inter * draw(st.sampled_from(factors))
+    own = draw(st.sampled_from([None, *factors]))
+    bandwidth = {} if own is None else {kinds[0]: inter * own}
+    return Cluster(gpus, intra, inter, server_types=tuple(kinds), type_bandwidth=bandwidth)
+
+
+@st.composite
+def typed_instances(draw: st.DrawFn, max_jobs: int = 3, integral: bool = False) -> Instance:
+    """Tiny instances on :func:`typed_clusters`, jobs with per-type compute times.
+
+    Integral: whole-second compute times and releases, edges of 2 or 4 GB,
+    so every duration lies on the 1 s grid and exact solvers prove optima.
+    """
+    cluster = draw(typed_clusters(integral=integral))
+    count = draw(st.integers(1, max_jobs))
+    widest = min(cluster.num_gpus, 3 if integral else 4)
+    times = [1.0, 2.0, 3.0] if integral else [0.25, 0.5, 1.0, 3.0]
+    chosen = []
+    for k in range(count):
+        job = draw(jobs(widest, job_id=f"j{k}"))
+        listed = draw(st.lists(st.sampled_from(GPU_TYPES), unique=True))
+        changes: dict[str, object] = {
+            "compute_times": {t: draw(st.sampled_from(times)) for t in listed}
+        }
+        if integral:
+            changes["compute_time"] = draw(st.sampled_from(times))
+            changes["release"] = float(draw(st.integers(0, 2)))
+            changes["iterations"] = draw(st.integers(1, 2))
+            changes["edges"] = tuple(
+                (u, v, draw(st.sampled_from([2.0, 4.0]))) for u, v, _ in job.edges
+            )
+        chosen.append(job.replace(**changes))
+    return Instance(cluster=cluster, jobs=tuple(chosen))
