@@ -101,7 +101,7 @@ def problem_a(instance: Instance, options: ExactParams | None = None) -> Slotted
     jobs = []
     unproven: list[str] = []
     for job in instance.jobs:
-        cache: dict[tuple[int, ...], tuple[tuple[int, ...], bool]] = {}
+        cache: dict[tuple[tuple[int, str], ...], tuple[tuple[int, ...], bool]] = {}
         modes = []
         for counts in count_vectors(job.gpus, cluster.gpus_per_server):
             key = _shape(counts, cluster)
