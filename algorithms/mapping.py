@@ -21,6 +21,15 @@ returns the server of every node, or ``None`` if the job does not fit.
    dense NumPy adjacency matrix, which is also what makes a 64-worker job
    take well under a millisecond.
 
+**GPU types.** On a cluster of several types, step 1 is tried once per
+type (that type's servers only) and once over all servers; each candidate
+gets its nodes by step 2 and the one with the least ``alpha`` wins (ties:
+the type the job computes fastest on, then the mixed choice). So a job
+takes the fastest free type that holds it well, and spans types only when
+that is quicker than every single type (a job spanning types runs at its
+slowest worker's pace; Gavel, Narayanan et al., OSDI 2020, and Sia,
+Jayaram Subramanya et al., SOSP 2023, make the same trade).
+
 Baselines: :class:`FirstFitMapper` (the same consolidating server choice,
 nodes in index order: communication-blind) and :class:`RandomMapper` (nodes
 on uniformly random free GPUs).
@@ -28,12 +37,12 @@ on uniformly random free GPUs).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Protocol
 
 import numpy as np
 
-from ddlsched.core.alpha import JobGraph
+from ddlsched.core.alpha import JobGraph, alpha
 from ddlsched.core.model import Cluster
 
 
@@ -203,6 +212,31 @@ def refine_swaps(adjacency: np.ndarray, part: np.ndarray, max_swaps: int = 1000)
     return part
 
 
+def _place_typed(
+    job: JobGraph,
+    cluster: Cluster,
+    free: Sequence[int],
+    nodes: Callable[[dict[int, int]], tuple[int, ...]],
+) -> tuple[int, ...] | None:
+    """Steps 1-2 with servers chosen per GPU type (module docstring); ``nodes``
+    turns the GPUs taken per server into a mapping."""
+    if not cluster.heterogeneous:
+        taken = choose_servers(job.gpus, free)
+        return None if taken is None else nodes(taken)
+    order = sorted(cluster.types, key=job.compute_on)
+    offers = [[f if cluster.type_of(h) == t else 0 for h, f in enumerate(free)] for t in order]
+    best: tuple[float, tuple[int, ...]] | None = None
+    for offered in [*offers, list(free)]:
+        taken = choose_servers(job.gpus, offered)
+        if taken is None:
+            continue
+        mapping = nodes(taken)
+        value = alpha(job, cluster, mapping)
+        if best is None or value < best[0]:
+            best = (value, mapping)
+    return None if best is None else best[1]
+
+
 class GraphMapper:
     """A-SRPT's communication-aware mapper (steps 1 and 2 of the module docstring).
 
@@ -218,9 +252,9 @@ class GraphMapper:
     def __call__(
         self, job: JobGraph, cluster: Cluster, free: Sequence[int]
     ) -> tuple[int, ...] | None:
-        taken = choose_servers(job.gpus, free)
-        if taken is None:
-            return None
+        return _place_typed(job, cluster, free, lambda taken: self._nodes(job, taken))
+
+    def _nodes(self, job: JobGraph, taken: dict[int, int]) -> tuple[int, ...]:
         servers = list(taken)
         if len(servers) == 1 or not job.edges:
             return _in_order(taken)
@@ -236,10 +270,7 @@ class FirstFitMapper:
     def __call__(
         self, job: JobGraph, cluster: Cluster, free: Sequence[int]
     ) -> tuple[int, ...] | None:
-        taken = choose_servers(job.gpus, free)
-        if taken is None:
-            return None
-        return _in_order(taken)
+        return _place_typed(job, cluster, free, _in_order)
 
 
 class RandomMapper:

@@ -23,7 +23,7 @@ import os
 import signal
 import sys
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, NoReturn
 
 from algorithms.registry import MAPPERS, POLICIES, PREDICTORS
@@ -77,6 +77,23 @@ def _positive(text: str) -> float:
     return float(_number(text, float, lambda v: 0 < v <= 1e12, "a number > 0 (at most 1e12)"))
 
 
+def _type_list(convert: Callable[[str], Any]) -> Callable[[str], tuple[tuple[str, Any], ...]]:
+    """An argparse type for ``name:value,name:value`` (GPU types), values by ``convert``."""
+
+    def parse(text: str) -> tuple[tuple[str, Any], ...]:
+        pairs = []
+        for item in text.split(","):
+            name, colon, value = item.strip().partition(":")
+            if not colon or not name:
+                raise argparse.ArgumentTypeError(
+                    f"expected type:value pairs separated by commas (v100:2,k80:4), got {item!r}"
+                )
+            pairs.append((name, convert(value)))
+        return tuple(pairs)
+
+    return parse
+
+
 def _non_negative(text: str) -> float:
     return float(_number(text, float, lambda v: 0 <= v <= 1e12, "a number >= 0 (at most 1e12)"))
 
@@ -127,7 +144,12 @@ def _cmd_generate(args: argparse.Namespace) -> int:
         "bandwidth_inter": args.bandwidth_inter,
         "parallelism": args.parallelism,
         "max_job_gpus": args.max_job_gpus,
+        "gpu_types": args.gpu_types,
+        "type_bandwidth": args.type_bandwidth,
+        "type_slowdown": args.type_slowdown,
     }
+    if args.gpu_types and args.servers is None:
+        changes["servers"] = sum(count for _, count in args.gpu_types)
     if args.integral and args.bandwidth_intra is None and not args.config:
         # The realistic default ratio (20) would make tiny MILP instances
         # long; integral instances default to a ratio of 2.
@@ -138,11 +160,20 @@ def _cmd_generate(args: argparse.Namespace) -> int:
     print(
         f"wrote {args.out}: {instance.num_jobs} jobs on "
         f"{instance.cluster.num_servers} servers x "
-        f"{instance.cluster.max_gpus_per_server} GPUs (seed {args.seed}"
+        f"{instance.cluster.max_gpus_per_server} GPUs"
+        f"{_types_text(instance.cluster)} (seed {args.seed}"
         f"{', integral' if config.integral else ''})",
         file=sys.stderr,
     )
     return EXIT_OK
+
+
+def _types_text(cluster: Any) -> str:
+    """`` (v100 x2, k80 x4)`` for a cluster with GPU types, else nothing."""
+    if not cluster.server_types:
+        return ""
+    counts = {t: cluster.server_types.count(t) for t in cluster.types}
+    return " (" + ", ".join(f"{t} x{n}" for t, n in counts.items()) + ")"
 
 
 def _cmd_verify(args: argparse.Namespace) -> int:
@@ -548,9 +579,14 @@ def _cmd_compare(args: argparse.Namespace) -> int:
     from ddlsched.experiments import CompareConfig, compare
 
     try:
+        servers = args.servers
+        if servers is None:
+            types = args.gpu_types or ()
+            servers = sum(n for _, n in types) if types else CompareConfig.servers
         config = CompareConfig(
             jobs=args.jobs,
-            servers=args.servers,
+            servers=servers,
+            gpu_types=args.gpu_types or (),
             gpus_per_server=args.gpus_per_server,
             instances=args.instances,
             seed=args.seed,
@@ -584,7 +620,8 @@ def _print_compare(config: Any, summary: dict[str, Any]) -> None:
     stopped = " - interrupted" if summary["interrupted"] else ""
     print(
         f"{summary['instances']} integral instances ({config.jobs} jobs, {config.servers} x "
-        f"{config.gpus_per_server} GPUs, load {config.load}, seeds {config.seed}..{last_seed})"
+        f"{config.gpus_per_server} GPUs{_types_text(config.generator().cluster())}, "
+        f"load {config.load}, seeds {config.seed}..{last_seed})"
         f"{stopped}"
     )
     print(
@@ -731,6 +768,26 @@ def _cmd_results(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _type_arguments(parser: argparse.ArgumentParser) -> None:
+    """The generator's GPU-type options."""
+    parser.add_argument(
+        "--gpu-types",
+        type=_type_list(_count),
+        help="a mixed cluster: servers per GPU type, e.g. v100:2,p100:2,k80:4 "
+        "(sets --servers; compute times from Gavel's measurements for k80, p100, v100)",
+    )
+    parser.add_argument(
+        "--type-bandwidth",
+        type=_type_list(_positive),
+        help="intra-server GB/s per type, e.g. v100:40,k80:10 (others: --bandwidth-intra)",
+    )
+    parser.add_argument(
+        "--type-slowdown",
+        type=_type_list(_positive),
+        help="your own types: times slower than the zoo's V100 time, e.g. t4:1.6",
+    )
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of ``ddlsched`` (exposed for documentation)."""
     from ddlsched.experiments.compare import CompareConfig
@@ -755,7 +812,14 @@ def build_parser() -> argparse.ArgumentParser:
         "compare", help="the main job: online methods against exact optima on random instances"
     )
     cmp_.add_argument("--jobs", type=_count, default=defaults.jobs)
-    cmp_.add_argument("--servers", type=_count, default=defaults.servers)
+    cmp_.add_argument(
+        "--servers", type=_count, help=f"servers (default {defaults.servers}, or --gpu-types')"
+    )
+    cmp_.add_argument(
+        "--gpu-types",
+        type=_type_list(_count),
+        help="a mixed cluster: servers per GPU type, e.g. v100:1,k80:1 (types k80, p100, v100)",
+    )
     cmp_.add_argument("--gpus-per-server", type=_count, default=defaults.gpus_per_server)
     cmp_.add_argument("--instances", type=_count, default=defaults.instances)
     cmp_.add_argument("--seed", type=_seed, default=defaults.seed)
@@ -803,6 +867,7 @@ def build_parser() -> argparse.ArgumentParser:
     gen.add_argument("--bandwidth-inter", type=_positive, help="GB/s between servers")
     gen.add_argument("--parallelism", choices=("mixed", "dp"), help="parallelism mix")
     gen.add_argument("--max-job-gpus", type=_count, help="widest job")
+    _type_arguments(gen)
     gen.add_argument("--config", help="TOML file with a [generator] table")
     gen.add_argument("--out", required=True, help="instance file to write")
     gen.set_defaults(handler=_cmd_generate)

@@ -20,6 +20,14 @@ arrival process, in one of two modes:
   one, so no edge disappears). The shape of the job (which edges are
   heavy) survives; absolute times do not, by design.
 
+**Mixed clusters** (:attr:`GeneratorConfig.gpu_types`, for example
+``(("v100", 2), ("p100", 2), ("k80", 4))``): servers of several GPU types,
+each job with per-type compute times from the zoo and Gavel's measured
+slowdowns (:func:`ddlsched.core.zoo.type_compute_times`). In integral mode
+every type's compute time is rounded onto the grid as ``c_i`` is, and edges
+are multiples of ``u_i`` times the largest bandwidth, which must be an
+integer multiple of every other (so each ``q_e / B`` stays on the grid).
+
 Every draw comes from one ``numpy.random.Generator`` seeded by the caller:
 the same configuration and seed give the same instance, byte for byte.
 """
@@ -38,7 +46,7 @@ from ddlsched.core.alpha import alpha_from_cut
 from ddlsched.core.graphs import build_job_graph
 from ddlsched.core.model import Cluster, InputError, Instance, Job, Parallelism
 from ddlsched.core.params import from_table, read_toml
-from ddlsched.core.zoo import DRAWN_MODELS, ZOO, ModelProfile
+from ddlsched.core.zoo import DRAWN_MODELS, MEASURED_TYPES, ZOO, ModelProfile, type_compute_times
 
 DEFAULT_SIZE_WEIGHTS = ((1, 0.4), (2, 0.25), (4, 0.2), (8, 0.15))
 """GPUs per job and their weights *(choice)*. Production traces are
@@ -93,6 +101,17 @@ class GeneratorConfig:
         Realistic mode: sigma of the log-normal iteration counts.
     users
         Number of distinct users named in job features.
+    gpu_types
+        ``(type, servers)`` pairs: a mixed cluster with that many servers of
+        each type, in order (``servers`` must equal their total). Empty: one
+        unnamed type. Types other than ``k80``, ``p100`` and ``v100`` need
+        a ``type_slowdown``.
+    type_bandwidth
+        ``(type, GB/s)`` pairs: intra-server bandwidth of a type (others use
+        ``bandwidth_intra``).
+    type_slowdown
+        ``(type, factor)`` pairs: a user's own type computes every model
+        ``factor`` times slower than the zoo's (V100) time.
     """
 
     num_jobs: int = 8
@@ -111,6 +130,20 @@ class GeneratorConfig:
     duration_slots: tuple[int, int] = (1, 4)
     iteration_sigma: float = 0.8
     users: int = 4
+    gpu_types: tuple[tuple[str, int], ...] = ()
+    type_bandwidth: tuple[tuple[str, float], ...] = ()
+    type_slowdown: tuple[tuple[str, float], ...] = ()
+
+    def cluster(self) -> Cluster:
+        """The cluster this configuration draws jobs for (validated)."""
+        kinds = tuple(name for name, count in self.gpu_types for _ in range(count))
+        return Cluster(
+            (self.gpus_per_server,) * self.servers,
+            self.bandwidth_intra,
+            self.bandwidth_inter,
+            server_types=kinds,
+            type_bandwidth=self.type_bandwidth,
+        )
 
     def __post_init__(self) -> None:
         for name, most in GENERATOR_LIMITS.items():
@@ -123,9 +156,8 @@ class GeneratorConfig:
             value = getattr(self, name)
             if isinstance(value, float) and not math.isfinite(value):
                 raise InputError(f"{name}: must be finite, got {value!r}")
-        Cluster.uniform(
-            self.servers, self.gpus_per_server, self.bandwidth_intra, self.bandwidth_inter
-        )
+        self._check_types()
+        cluster = self.cluster()
         if self.load is not None and not (
             isinstance(self.load, (int, float)) and 0 < self.load < math.inf
         ):
@@ -145,14 +177,54 @@ class GeneratorConfig:
         if not (1 <= low <= high):
             raise InputError(f"duration_slots: need 1 <= low <= high, got {self.duration_slots!r}")
         if self.integral:
-            ratio = self.bandwidth_intra / self.bandwidth_inter
-            if not math.isclose(ratio, round(ratio), rel_tol=0, abs_tol=1e-12):
-                raise InputError(
-                    "bandwidth_intra: integral mode needs bandwidth_intra / "
-                    f"bandwidth_inter to be an integer, got {ratio:g}"
-                )
+            base = _grid_bandwidth(cluster)
+            for name, value in (
+                ("bandwidth_inter", cluster.bandwidth_inter),
+                *((f"type_bandwidth.{t}", cluster.intra_of(t)) for t in cluster.types),
+            ):
+                ratio = base / value
+                if not math.isclose(ratio, round(ratio), rel_tol=0, abs_tol=1e-12):
+                    raise InputError(
+                        f"{name}: integral mode needs the largest intra-server bandwidth "
+                        f"({base:g}) to be an integer multiple of {value:g} (ratio {ratio:g})"
+                    )
         if not self._sizes():
             raise InputError("size_weights: no job size fits the cluster and max_job_gpus")
+
+    def _check_types(self) -> None:
+        pairs = {"gpu_types": self.gpu_types, "type_slowdown": self.type_slowdown}
+        for name, value in pairs.items():
+            if isinstance(value, (str, bytes)) or not all(
+                isinstance(pair, tuple) and len(pair) == 2 for pair in value
+            ):
+                raise InputError(f"{name}: expected (type, number) pairs, got {value!r}")
+        if not self.gpu_types:
+            return
+        for name, count in self.gpu_types:
+            if isinstance(count, bool) or not isinstance(count, int) or count < 1:
+                raise InputError(
+                    f"gpu_types.{name}: servers must be an integer >= 1, got {count!r}"
+                )
+        total = sum(count for _, count in self.gpu_types)
+        if total != self.servers:
+            raise InputError(
+                f"servers: {self.servers}, but gpu_types lists {total} servers "
+                "(give one of them, or make them agree)"
+            )
+        slowdown = dict(self.type_slowdown)
+        for name, _ in self.gpu_types:
+            if name not in MEASURED_TYPES and name not in slowdown:
+                raise InputError(
+                    f"gpu_types.{name}: no measured compute times for this type (measured: "
+                    f"{', '.join(MEASURED_TYPES)}); give it a type_slowdown"
+                )
+        for name, factor in self.type_slowdown:
+            if (
+                isinstance(factor, bool)
+                or not isinstance(factor, (int, float))
+                or not (0 < factor < math.inf)
+            ):
+                raise InputError(f"type_slowdown.{name}: must be a number > 0, got {factor!r}")
 
     def _sizes(self) -> list[tuple[int, float]]:
         widest = self.servers * self.gpus_per_server
@@ -192,7 +264,14 @@ class GeneratorConfig:
         if not isinstance(table, dict):
             raise InputError(f"{path}: [generator] must be a table")
         values = dict(table)
-        for key in ("size_weights", "models", "duration_slots"):
+        for key in (
+            "size_weights",
+            "models",
+            "duration_slots",
+            "gpu_types",
+            "type_bandwidth",
+            "type_slowdown",
+        ):
             if isinstance(values.get(key), list):
                 values[key] = tuple(tuple(v) if isinstance(v, list) else v for v in values[key])
         return from_table(cls, values, f"{path}: generator")
@@ -212,27 +291,34 @@ def _choose_parallelism(
     return options[int(rng.integers(len(options)))]
 
 
+def _grid_bandwidth(cluster: Cluster) -> float:
+    """The largest intra-server bandwidth: integral edges are multiples of it."""
+    return max(cluster.intra_of(t) for t in cluster.types)
+
+
 def _integral_terms(
     compute: float,
+    typed: dict[str, float],
     edges: tuple[tuple[int, int, float], ...],
     iterations: int,
     cluster: Cluster,
     slot: float,
     target_slots: int,
-) -> tuple[float, tuple[tuple[int, int, float], ...]]:
-    """Scale and round a job's times onto the grid ``slot / iterations``."""
+) -> tuple[float, dict[str, float], tuple[tuple[int, int, float], ...]]:
+    """Scale and round a job's times (and per-type times) onto the grid ``slot / iterations``."""
     unit = slot / iterations
-    intra_times = [q / cluster.bandwidth_intra for _, _, q in edges]
+    base = _grid_bandwidth(cluster)
+    intra_times = [q / base for _, _, q in edges]
     one_server = compute + sum(intra_times)
     # Units per second of the original job so that the one-server duration
     # K * alpha is target_slots slots, i.e. alpha is target_slots units.
     scale = target_slots / one_server
-    compute_units = max(1, round(compute * scale))
     grid_edges = tuple(
-        (u, v, max(1, round(t * scale)) * unit * cluster.bandwidth_intra)
+        (u, v, max(1, round(t * scale)) * unit * base)
         for (u, v, _), t in zip(edges, intra_times, strict=True)
     )
-    return compute_units * unit, grid_edges
+    typed = {t: max(1, round(c * scale)) * unit for t, c in typed.items()}
+    return max(1, round(compute * scale)) * unit, typed, grid_edges
 
 
 def generate(config: GeneratorConfig, seed: int | np.random.Generator) -> Instance:
@@ -251,9 +337,8 @@ def generate(config: GeneratorConfig, seed: int | np.random.Generator) -> Instan
         Jobs ``j0 .. j{n-1}`` in release order.
     """
     rng = np.random.default_rng(seed)
-    cluster = Cluster.uniform(
-        config.servers, config.gpus_per_server, config.bandwidth_intra, config.bandwidth_inter
-    )
+    cluster = config.cluster()
+    slowdown = dict(config.type_slowdown)
     sizes = config._sizes()
     size_values = np.array([g for g, _ in sizes])
     size_probs = np.array([w for _, w in sizes], dtype=float)
@@ -265,11 +350,15 @@ def generate(config: GeneratorConfig, seed: int | np.random.Generator) -> Instan
         gpus = int(rng.choice(size_values, p=size_probs))
         parallelism = _choose_parallelism(profile, gpus, config.parallelism, rng)
         compute, edges = build_job_graph(profile, parallelism)
+        typed: dict[str, float] = {}
+        if cluster.server_types:
+            every = type_compute_times(profile.name, compute, slowdown)
+            typed = {t: every[t] for t in cluster.types}
         if config.integral:
             iterations = int(rng.integers(1, config.max_iterations + 1))
             target = int(rng.integers(config.duration_slots[0], config.duration_slots[1] + 1))
-            compute, edges = _integral_terms(
-                compute, edges, iterations, cluster, config.slot, target
+            compute, typed, edges = _integral_terms(
+                compute, typed, edges, iterations, cluster, config.slot, target
             )
         else:
             draw = rng.lognormal(math.log(profile.typical_iterations), config.iteration_sigma)
@@ -286,6 +375,7 @@ def generate(config: GeneratorConfig, seed: int | np.random.Generator) -> Instan
                     "batch_size": profile.batch_size,
                     "user": f"u{int(rng.integers(config.users))}",
                 },
+                "compute_times": typed,
             }
         )
 
@@ -310,7 +400,7 @@ def _releases(
     work = [
         draft["gpus"]
         * draft["iterations"]
-        * alpha_from_cut(Job(id="draft", release=0.0, **draft), cluster, 0.0)
+        * _one_server(Job(id="draft", release=0.0, **draft), cluster)
         for draft in drafts
     ]
     rate = config.load * cluster.num_gpus / float(np.mean(work))
@@ -321,3 +411,12 @@ def _releases(
         times = np.ceil(times / config.slot - 1e-9) * config.slot
     # "+ 0.0" turns the -0.0 that ceil(-tiny) gives into 0.0.
     return [float(t) + 0.0 for t in times]
+
+
+def _one_server(job: Job, cluster: Cluster) -> float:
+    """``alpha`` with no edge cut; on several types, with the fastest type and bandwidth
+    (a lower estimate, as for jobs wider than a server)."""
+    if not cluster.heterogeneous:
+        return alpha_from_cut(job, cluster, 0.0)
+    fastest = min(job.compute_on(t) for t in cluster.types)
+    return fastest + job.total_traffic / _grid_bandwidth(cluster)

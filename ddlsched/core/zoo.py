@@ -22,6 +22,7 @@ iteration counts in the realistic (non-integral) generator mode.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
 
@@ -243,6 +244,65 @@ _TRACE_PROFILES = (
 
 ZOO = MappingProxyType({profile.name: profile for profile in (*_PROFILES, *_TRACE_PROFILES)})
 """Zoo key to :class:`ModelProfile`."""
+
+MEASURED_TYPES = ("k80", "p100", "v100")
+"""GPU types with measured compute times (Gavel's throughputs)."""
+
+GAVEL_SLOWDOWN = MappingProxyType(
+    {
+        ("ResNet-50", 16): (4.9537, 1.2588, 1.0),
+        ("ResNet-18", 32): (4.1733, 0.8359, 1.0),
+        ("A3C", None): (2.0867, 1.2630, 1.0),
+        ("Transformer", 16): (2.0237, 1.1601, 1.0),
+        ("LM", 10): (3.4315, 1.0592, 1.0),
+    }
+)
+"""Seconds per iteration on K80, P100 and V100 relative to V100, one GPU:
+``steps_per_second(v100) / steps_per_second(type)`` at ``scale_factor`` 1 in
+``shared/data/profiles/gavel_throughputs.csv`` (Narayanan et al.,
+*Heterogeneity-Aware Cluster Scheduling Policies for Deep Learning
+Workloads*, OSDI 2020; stanford-futuredata/gavel, MIT), rounded to four
+places; ``tests/core/test_zoo.py`` recomputes them from the file. Keys:
+Gavel's model and batch size. (ResNet-18 runs faster on Gavel's P100 than
+on its V100: the data say so.)"""
+
+GAVEL_MATCH = MappingProxyType(
+    {
+        "resnet50": (("ResNet-50", 16), True),
+        "resnet18_cifar10": (("ResNet-18", 32), True),
+        "rl_atari": (("A3C", None), True),
+        "vgg16": (("ResNet-50", 16), False),
+        "yolov3": (("ResNet-50", 16), False),
+        "bert_base": (("Transformer", 16), False),
+        "gpt2": (("Transformer", 16), False),
+        "gpt2_xl": (("Transformer", 16), False),
+        "megatron_8b": (("Transformer", 16), False),
+        "deepspeech2": (("LM", 10), False),
+    }
+)
+"""Per zoo model, the Gavel workload whose slowdowns it takes and whether
+that is the same model (True) or only its family's proxy (False) *(choice)*:
+convolutional networks take ResNet-50's, transformers the translation
+Transformer's, the recurrent DeepSpeech 2 the LSTM language model's."""
+
+
+def type_compute_times(
+    name: str, compute_time: float, extra: Mapping[str, float] | None = None
+) -> dict[str, float]:
+    """``c_i(type)`` for zoo model ``name`` whose V100 time is ``compute_time``.
+
+    The zoo's times are taken as V100 times *(choice: the Pollux measurements
+    behind them are on T4s, between P100 and V100)*; K80 and P100 follow
+    :data:`GAVEL_SLOWDOWN` through :data:`GAVEL_MATCH`. ``extra`` gives other
+    types (a user's own names) one slowdown for every model.
+    """
+    key, _ = GAVEL_MATCH[name]
+    times = {
+        t: compute_time * factor
+        for t, factor in zip(MEASURED_TYPES, GAVEL_SLOWDOWN[key], strict=True)
+    }
+    times.update({t: compute_time * factor for t, factor in (extra or {}).items()})
+    return times
 
 
 def get_profile(name: str) -> ModelProfile:

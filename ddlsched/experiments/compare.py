@@ -45,6 +45,9 @@ class CompareConfig:
     exact
         The exact method giving the optimum (``"exact"``, the portfolio;
         ``"milp"``; ``"cpsat"``).
+    gpu_types
+        ``(type, servers)`` pairs for a mixed cluster (their total must be
+        ``servers``); empty: one GPU type.
     """
 
     jobs: int = 16
@@ -57,6 +60,7 @@ class CompareConfig:
     load: float | None = 1.0
     predictor: str = "oracle"
     exact: str = "exact"
+    gpu_types: tuple[tuple[str, int], ...] = ()
 
     def __post_init__(self) -> None:
         from algorithms.registry import POLICIES, PREDICTORS
@@ -69,12 +73,13 @@ class CompareConfig:
             object.__setattr__(self, "methods", POLICIES.names())
         if self.instances < 1:
             raise ValueError(f"instances: must be >= 1, got {self.instances}")
+        self.generator()  # bad sizes or GPU types fail here, before any solve
 
     def generator(self) -> GeneratorConfig:
         """The generator settings of the compared instances."""
         return GeneratorConfig.exact_friendly(
             self.jobs, self.servers, self.gpus_per_server, self.load
-        )
+        ).replace(gpu_types=self.gpu_types)
 
 
 @dataclass
