@@ -88,3 +88,31 @@ def triangle_job() -> Job:
         gpus=3,
         edges=((0, 1, 1.0), (1, 2, 1.0), (0, 2, 1.0)),
     )
+
+
+MIXED_EXAMPLE = {
+    "format": "ddlsched.instance/2",
+    "cluster": {
+        "gpus_per_server": [2, 2],
+        "bandwidth_intra": 4.0,
+        "bandwidth_inter": 1.0,
+        "server_types": ["v100", "k80"],
+        "type_bandwidth": {"v100": 8.0},
+    },
+    "slot": 1.0,
+    "jobs": [
+        {
+            "id": "j0",
+            "release": 0.0,
+            "iterations": 2,
+            "compute_time": 2.0,
+            "gpus": 2,
+            "edges": [[0, 1, 8.0]],
+            "compute_times": {"v100": 1.0, "k80": 3.0},
+        }
+    ],
+}
+"""A version-2 document: one 2-GPU job with 8 GB per iteration on a V100 server
+(B_intra 8) and a K80 server (B_intra 4), B_inter 1. By hand: both workers on the
+V100 server 1 + 8/8 = 2 s per iteration; on the K80 server 3 + 8/4 = 5; split,
+the slower type's 3 + 8/1 = 11. So alpha_min = 2, alpha_max = 11, rho = 5.5."""

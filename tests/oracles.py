@@ -69,6 +69,14 @@ def per_iteration_on(job: Job, cluster: Cluster, mapping: Sequence[int]) -> floa
     )
 
 
+def all_cut_on(job: Job, cluster: Cluster) -> float:
+    """``alpha^max``: the slowest of the cluster's types, every edge at ``B_inter``."""
+    kinds = set(cluster.server_types) or {""}
+    times = dict(job.compute_times)
+    compute = max(times.get(kind, job.compute_time) for kind in kinds)
+    return compute + sum(q for *_, q in job.edges) / cluster.bandwidth_inter
+
+
 def modes_a(job: Job, instance: Instance) -> list[Mode]:
     """Per vector of counts, the fastest of all node-to-server maps."""
     servers = instance.cluster.num_servers
@@ -134,14 +142,8 @@ def brute_force_a(instance: Instance) -> float:
 
 def brute_force_a1(instance: Instance) -> float:
     """The optimal ``sum w_i C_i`` of problem A1, by enumeration."""
-    inter = instance.cluster.bandwidth_inter
     modes = [
-        [
-            (
-                (job.gpus,),
-                job.iterations * (job.compute_time + sum(q for *_, q in job.edges) / inter),
-            )
-        ]
+        [((job.gpus,), job.iterations * all_cut_on(job, instance.cluster))]
         for job in instance.jobs
     ]
     return _brute_force(instance, modes, (instance.cluster.num_gpus,))
@@ -150,17 +152,11 @@ def brute_force_a1(instance: Instance) -> float:
 def brute_force_a2(instance: Instance) -> float:
     """The optimal ``sum w_i C_i`` of problem A2, by dynamic programming over slots."""
     machine = instance.cluster.num_gpus
-    inter = instance.cluster.bandwidth_inter
     delta = instance.slot / machine
     sizes = []
     releases = []
     for job in instance.jobs:
-        size = (
-            job.gpus
-            * job.iterations
-            * (job.compute_time + sum(q for *_, q in job.edges) / inter)
-            / machine
-        )
+        size = job.gpus * job.iterations * all_cut_on(job, instance.cluster) / machine
         units = size / delta
         assert abs(units - round(units)) < 1e-6, "brute_force_a2 needs an integral instance"
         sizes.append(round(units))

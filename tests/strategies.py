@@ -86,9 +86,27 @@ def generator_configs(draw: st.DrawFn, integral: bool | None = None) -> Generato
 
 
 @st.composite
-def generated_instances(draw: st.DrawFn, integral: bool | None = None) -> Instance:
-    """Instances from :func:`ddlsched.core.generators.generate`."""
+def generated_instances(
+    draw: st.DrawFn, integral: bool | None = None, mixed: bool = False
+) -> Instance:
+    """Instances from :func:`ddlsched.core.generators.generate`; ``mixed``: on
+    clusters of two or three of Gavel's GPU types, one type maybe with its own
+    (integral-compatible) bandwidth."""
     config = draw(generator_configs(integral=integral))
+    if mixed:
+        kinds = draw(
+            st.lists(st.sampled_from(["k80", "p100", "v100"]), min_size=2, max_size=3, unique=True)
+        )
+        counts = [draw(st.integers(1, 2)) for _ in kinds]
+        own = draw(st.sampled_from([None, 1, 2]))
+        bandwidth = () if own is None else ((kinds[0], config.bandwidth_intra / own),)
+        if bandwidth and bandwidth[0][1] < config.bandwidth_inter:
+            bandwidth = ()
+        config = config.replace(
+            servers=sum(counts),
+            gpu_types=tuple(zip(kinds, counts, strict=True)),
+            type_bandwidth=bandwidth,
+        )
     return generate(config, draw(st.integers(0, 2**32 - 1)))
 
 

@@ -162,3 +162,34 @@ def test_consolidated_placement_never_spans(policy: str) -> None:
         for piece in entry.pieces or (entry,):
             servers = len(set(piece.mapping or ()))
             assert servers <= -(-job.gpus // 4), (entry.id, piece.mapping)
+
+
+def _two_types() -> Cluster:
+    """Server 0: a slow type with fast links; servers 1-2: a fast type, slow links."""
+    return Cluster(
+        (4, 2, 2), 8.0, 1.0, server_types=("k80", "v100", "v100"), type_bandwidth={"v100": 2.0}
+    )
+
+
+@pytest.mark.parametrize("mapper", [GraphMapper(), FirstFitMapper()])
+def test_typed_mapper_takes_the_least_alpha_choice(mapper: object) -> None:
+    """The fast type when the job fits it; the slow type when consolidation there is
+    quicker; never a mix slower than both (checked against every mapping by alpha)."""
+    cluster = _two_types()
+    solo = Job("solo", 0.0, 1, 1.0, 2, ((0, 1, 1.0),), compute_times={"k80": 4.0, "v100": 1.0})
+    # v100: 1 + 1/2 = 1.5; k80: 4 + 1/8; the fast type wins.
+    assert set(mapper(solo, cluster, [4, 2, 2])) <= {1, 2}  # type: ignore[operator]
+    chatty = Job(
+        "chatty",
+        0.0,
+        1,
+        1.0,
+        4,
+        tuple((u, v, 8.0) for u in range(4) for v in range(u + 1, 4)),
+        compute_times={"k80": 2.0, "v100": 1.0},
+    )
+    # 48 GB per iteration: on the k80 server 2 + 48/8 = 8; on the two v100 servers at
+    # least 1 + 16/2 + 32/1 = 41 (four edges cut at best). Consolidating wins.
+    mapping = mapper(chatty, cluster, [4, 2, 2])  # type: ignore[operator]
+    assert set(mapping) == {0}
+    assert alpha(chatty, cluster, mapping) == pytest.approx(8.0)

@@ -18,7 +18,7 @@ from ddlsched.core.model import Cluster, Instance, Job
 from ddlsched.core.params import ExactParams
 from formulations.exact import solve_milp
 from proofs_checks.verifier import verify
-from tests.strategies import TINY_INTEGRAL, generated_instances, hand_instances
+from tests.strategies import TINY_INTEGRAL, generated_instances, hand_instances, typed_instances
 
 POLICIES = REGISTERED_POLICIES.names()
 
@@ -36,6 +36,24 @@ def test_every_policy_passes_the_verifier(instance: Instance, method: str, predi
     assert report.feasible, report.violations
     assert result.objective == pytest.approx(report.total_completion_time, rel=1e-9)
     assert result.total_jct == pytest.approx(report.total_jct, rel=1e-9)
+
+
+@settings(max_examples=25)
+@given(
+    st.one_of(typed_instances(), generated_instances(mixed=True)),
+    st.sampled_from(POLICIES),
+    st.sampled_from(["oracle", "noisy"]),
+)
+def test_every_policy_passes_the_verifier_on_mixed_clusters(
+    instance: Instance, method: str, predictor: str
+) -> None:
+    """GPU types: every schedule is feasible and its objective the verifier's, which
+    times each piece with its own type-aware per-iteration time."""
+    result = simulate_named(instance, method, params=OnlineParams(predictor=predictor), seed=2)
+    assert result.schedule is not None
+    report = verify(instance, result.schedule)
+    assert report.feasible, report.violations
+    assert result.objective == pytest.approx(report.total_completion_time, rel=1e-9)
 
 
 @settings(max_examples=15)

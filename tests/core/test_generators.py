@@ -8,6 +8,7 @@ import math
 import numpy as np
 import pytest
 from hypothesis import given
+from hypothesis import strategies as st
 
 from ddlsched.core.alpha import alpha, alpha_max
 from ddlsched.core.generators import GeneratorConfig, generate
@@ -21,7 +22,7 @@ def _is_multiple(value: float, slot: float) -> bool:
     return math.isclose(ratio, round(ratio), rel_tol=0, abs_tol=1e-7)
 
 
-@given(generated_instances(integral=True))
+@given(st.one_of(generated_instances(integral=True), generated_instances(True, mixed=True)))
 def test_integral_mode_is_integral(instance: Instance) -> None:
     """Integral mode: releases, K*alpha(x) for every mapping, K*alpha_max on the slot grid."""
     cluster = instance.cluster
@@ -95,3 +96,55 @@ def test_no_negative_zero_release() -> None:
     for seed in range(20):
         text = dumps(generate(config, seed).to_dict())
         assert '"release": -0.0' not in text
+
+
+def test_mixed_cluster_jobs_carry_gavel_times() -> None:
+    """Each job gets one compute time per type present, in Gavel's measured ratios."""
+    from ddlsched.core.zoo import GAVEL_MATCH, GAVEL_SLOWDOWN
+
+    config = GeneratorConfig(
+        num_jobs=6, servers=3, gpu_types=(("v100", 1), ("k80", 2)), models=("resnet50",)
+    )
+    instance = generate(config, 3)
+    assert instance.cluster.server_types == ("v100", "k80", "k80")
+    k80, _, v100 = GAVEL_SLOWDOWN[GAVEL_MATCH["resnet50"][0]]
+    for job in instance.jobs:
+        times = dict(job.compute_times)
+        assert set(times) == {"v100", "k80"}
+        assert times["k80"] / times["v100"] == pytest.approx(k80 / v100)
+
+
+@pytest.mark.parametrize(
+    ("changes", "named"),
+    [
+        ({"servers": 3, "gpu_types": (("v100", 2), ("k80", 2))}, "servers"),
+        ({"gpu_types": (("a100", 2),)}, "gpu_types.a100"),
+        ({"gpu_types": (("v100", 0), ("k80", 2))}, "gpu_types.v100"),
+        (
+            {"gpu_types": (("v100", 1), ("k80", 1)), "type_slowdown": (("k80", -1.0),)},
+            "type_slowdown.k80",
+        ),
+        (
+            {
+                "integral": True,
+                "bandwidth_intra": 2.0,
+                "gpu_types": (("v100", 1), ("k80", 1)),
+                "type_bandwidth": (("v100", 3.0),),
+            },
+            "bandwidth",
+        ),
+    ],
+)
+def test_bad_gpu_type_settings_are_named(changes: dict[str, object], named: str) -> None:
+    with pytest.raises(InputError, match=named):
+        GeneratorConfig(**changes)  # type: ignore[arg-type]
+
+
+def test_own_type_with_slowdown() -> None:
+    """A user's own type computes at its slowdown times the zoo's (V100) time."""
+    config = GeneratorConfig(
+        num_jobs=3, gpu_types=(("v100", 1), ("t4", 1)), type_slowdown=(("t4", 1.5),)
+    )
+    for job in generate(config, 0).jobs:
+        times = dict(job.compute_times)
+        assert times["t4"] == pytest.approx(1.5 * times["v100"])

@@ -12,7 +12,7 @@ from ddlsched.core.model import Cluster, Instance, Job
 from formulations.cpsat import solve_cpsat
 from proofs_checks.verifier import verify
 from tests.oracles import brute_force_a, brute_force_a1
-from tests.strategies import TINY_INTEGRAL
+from tests.strategies import TINY_INTEGRAL, typed_instances
 
 LIMIT = ExactParams(time_limit=60)
 
@@ -37,6 +37,13 @@ def test_a_equals_the_brute_force(seed: int, load: float | None, weighted: bool)
         instance = instance.replace(
             jobs=tuple(j.replace(weight=1.0 + (k % 2)) for k, j in enumerate(instance.jobs))
         )
+    assert _verified(instance, Problem.A) == pytest.approx(brute_force_a(instance))
+
+
+@settings(max_examples=10)
+@given(typed_instances(integral=True))
+def test_a_on_mixed_clusters_equals_the_brute_force(instance: Instance) -> None:
+    """GPU types: CP-SAT's optimum of A is the enumerated one."""
     assert _verified(instance, Problem.A) == pytest.approx(brute_force_a(instance))
 
 

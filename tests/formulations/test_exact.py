@@ -14,7 +14,7 @@ from formulations.exact import solve_milp
 from proofs_checks.verifier import verify
 from tests.formulations.helpers import solve_verified, unit_job
 from tests.oracles import brute_force_a, brute_force_a1
-from tests.strategies import TINY_INTEGRAL
+from tests.strategies import TINY_INTEGRAL, typed_instances
 
 TINY = TINY_INTEGRAL.replace(num_jobs=3, duration_slots=(1, 2))
 
@@ -77,6 +77,14 @@ def test_a_matches_brute_force(seed: int, load: float | None, weighted: bool) ->
         instance = instance.replace(
             jobs=tuple(j.replace(weight=1.0 + k) for k, j in enumerate(instance.jobs))
         )
+    assert solve_verified(instance, "A") == pytest.approx(brute_force_a(instance))
+
+
+@settings(max_examples=12)
+@given(typed_instances(integral=True))
+def test_a_on_mixed_clusters_matches_brute_force(instance: Instance) -> None:
+    """GPU types: the MILP's optimum of A equals the oracle's, which times every map
+    (slowest used type, each edge at its server's bandwidth) independently."""
     assert solve_verified(instance, "A") == pytest.approx(brute_force_a(instance))
 
 

@@ -54,3 +54,24 @@ def test_count_vectors_total_counts_what_is_listed(gpus: int, capacities: list[i
     from formulations.modes import count_vectors, count_vectors_total
 
     assert count_vectors_total(gpus, capacities) == sum(1 for _ in count_vectors(gpus, capacities))
+
+
+def test_typed_modes_put_heavy_pairs_on_fast_links() -> None:
+    """GPU types: with counts (2, 2) on a K80 server (B_intra 1 = B_inter) and a V100
+    server (B_intra 4), the pair joined by 8 GB belongs on the V100 server (server 1,
+    the second one a search would try).
+
+    By hand, compute 1 s everywhere: pairs {0,1} on V100 and {2,3} on K80 give
+    1 + 8/4 + 4/1 + 4/1 = 11 s per iteration; swapped, 1 + 4/4 + 8/1 + 4/1 = 14;
+    any other split cuts more. Two iterations: the mode lasts 22. A plain least
+    cut cannot tell the two pairings apart.
+    """
+    from ddlsched.core.model import Cluster, Instance, Job
+    from formulations.modes import problem_a
+
+    cluster = Cluster((2, 2), 1.0, 1.0, server_types=("k80", "v100"), type_bandwidth={"v100": 4.0})
+    job = Job("j", 0.0, 2, 1.0, 4, ((0, 1, 8.0), (1, 2, 4.0), (2, 3, 4.0)))
+    (slotted,) = problem_a(Instance(cluster, (job,))).jobs
+    (mode,) = [m for m in slotted.modes if m.usage == (2, 2)]
+    assert mode.duration == 22.0
+    assert mode.mapping is not None and mode.mapping[0] == mode.mapping[1] == 1

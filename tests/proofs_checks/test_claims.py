@@ -39,6 +39,28 @@ def test_every_claim_holds_on_integral_instances(seed: int, load: float | None) 
 
 
 @settings(max_examples=8)
+@given(
+    st.integers(0, 100_000),
+    st.sampled_from([None, 1.0]),
+    st.sampled_from([(("v100", 1), ("k80", 1)), (("p100", 1), ("k80", 1))]),
+)
+def test_every_claim_holds_on_mixed_clusters(
+    seed: int, load: float | None, types: tuple[tuple[str, int], ...]
+) -> None:
+    """GPU types: rho then carries the spread of compute times too, and every claim
+    still holds (the derivation uses only alpha_min <= alpha(x) <= alpha_max); the
+    optima equal the brute-force oracles, which time every map themselves."""
+    instance = generate(TINY.replace(load=load, gpu_types=types), seed)
+    report = check_instance(instance)
+    for record in report.claims:
+        assert record.status == "holds", (record.name, record.detail, record.lhs, record.rhs)
+    values = report.values
+    assert values["opt_A"] == pytest.approx(brute_force_a(instance))
+    assert values["opt_A1"] == pytest.approx(brute_force_a1(instance))
+    assert values["opt_A2"] == pytest.approx(brute_force_a2(instance))
+
+
+@settings(max_examples=8)
 @given(st.integers(0, 100_000))
 def test_values_agree_with_independent_oracles(seed: int) -> None:
     """check's opt_A, opt_A1, opt_A2 equal the brute-force oracles of the formulation tests."""
