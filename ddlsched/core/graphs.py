@@ -26,11 +26,22 @@ Megatron-LM*, SC 2021, and Huang et al., *GPipe*, NeurIPS 2019:
 Compute time per iteration: the single-GPU time divided over the ``pp * tp``
 workers of a replica, times the GPipe bubble ``(m + pp - 1) / m`` for ``m``
 micro-batches (default ``m = 4 pp``).
+
+**Balanced stages** (profiles with per-layer costs, after PipeDream,
+Narayanan et al., SOSP 2019). The layers are split into ``pp`` contiguous
+stages minimising the slowest stage's compute time
+(:func:`partition_layers`, PipeDream's dynamic program without its
+communication and replication terms); the slowest stage, not the mean, sets
+the iteration: ``c_i = max_p T_p / tp`` times the bubble. A pipeline edge
+after stage ``p`` carries the output of that stage's last layer, a
+data-parallel ring the gradient of that stage's own parameters, and tensor
+edges count that stage's own layers.
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 
 from ddlsched.core.model import Edge, Parallelism
 from ddlsched.core.zoo import ModelProfile
@@ -59,6 +70,70 @@ def ring_edges(nodes: int, traffic: float) -> tuple[Edge, ...]:
 def pipeline_bubble(pp: int, microbatches: int) -> float:
     """The GPipe slowdown ``(m + pp - 1) / m`` of ``pp`` stages."""
     return (microbatches + pp - 1) / microbatches
+
+
+def partition_layers(times: Sequence[float], stages: int) -> tuple[int, ...]:
+    """Layers per stage of the contiguous split minimising the slowest stage.
+
+    Dynamic programming over prefixes (PipeDream, Narayanan et al., SOSP
+    2019): ``best[k][j]``, the least possible slowest stage when the first
+    ``j`` layers form ``k`` stages, is ``min_i max(best[k-1][i], sum(times[i:j]))``.
+    ``O(stages * L^2)``. Ties go to the earliest cut, so the result is unique.
+
+    Raises
+    ------
+    ValueError
+        If ``stages`` is not in ``1..len(times)`` or a time is negative.
+    """
+    layers = len(times)
+    if not 1 <= stages <= layers:
+        raise ValueError(f"stages must be in 1..{layers} (the layers), got {stages}")
+    if any(t < 0 for t in times):
+        raise ValueError("layer times must be >= 0")
+    prefix = [0.0]
+    for t in times:
+        prefix.append(prefix[-1] + t)
+    best = [[math.inf] * (layers + 1) for _ in range(stages + 1)]
+    cut = [[0] * (layers + 1) for _ in range(stages + 1)]
+    best[0][0] = 0.0
+    for k in range(1, stages + 1):
+        for j in range(k, layers - (stages - k) + 1):
+            for i in range(k - 1, j):
+                value = max(best[k - 1][i], prefix[j] - prefix[i])
+                if value < best[k][j]:
+                    best[k][j], cut[k][j] = value, i
+    sizes = []
+    j = layers
+    for k in range(stages, 0, -1):
+        i = cut[k][j]
+        sizes.append(j - i)
+        j = i
+    return tuple(reversed(sizes))
+
+
+def _stages(profile: ModelProfile, pp: int) -> list[tuple[float, int, float, float]]:
+    """Per stage: (compute seconds on one GPU, layers, parameters, output elements per sample)."""
+    if not profile.layer_costs:
+        per_stage = math.ceil(profile.layers / pp)
+        share = profile.step_compute_time / pp
+        return [(share, per_stage, profile.parameters / pp, -1.0)] * pp
+    costs = profile.layer_costs
+    total = sum(layer.macs for layer in costs)
+    times = [profile.step_compute_time * layer.macs / total for layer in costs]
+    stages = []
+    start = 0
+    for size in partition_layers(times, pp):
+        part = costs[start : start + size]
+        stages.append(
+            (
+                math.fsum(times[start : start + size]),
+                size,
+                float(sum(layer.parameters for layer in part)),
+                float(part[-1].output_elements),
+            )
+        )
+        start += size
+    return stages
 
 
 def build_job_graph(
@@ -94,14 +169,20 @@ def build_job_graph(
     m = 4 * pp if microbatches is None else microbatches
     if m < 1:
         raise ValueError(f"microbatches must be >= 1, got {m}")
-    compute = profile.step_compute_time / (pp * tp) * pipeline_bubble(pp, m)
-
     activations = profile.batch_size * profile.activation_bytes_per_sample
-    layers_per_stage = math.ceil(profile.layers / pp)
-    tensor_q = 4 * layers_per_stage * 2 * activations / tp / GB
-    pipeline_q = activations / tp / GB
-    shard_gradient = profile.gradient_bytes / (pp * tp)
-    ring_q = 2 * (dp - 1) / dp * shard_gradient / GB
+    if profile.layer_costs:
+        stages = _stages(profile, pp)
+        compute = max(s[0] for s in stages) / tp * pipeline_bubble(pp, m)
+        width = profile.bytes_per_parameter  # bytes per activation element too
+        tensor = [4 * s[1] * 2 * activations / tp / GB for s in stages]
+        pipeline = [profile.batch_size * s[3] * width / tp / GB for s in stages]
+        ring = [2 * (dp - 1) / dp * s[2] * width / tp / GB for s in stages]
+    else:
+        compute = profile.step_compute_time / (pp * tp) * pipeline_bubble(pp, m)
+        layers_per_stage = math.ceil(profile.layers / pp)
+        tensor = [4 * layers_per_stage * 2 * activations / tp / GB] * pp
+        pipeline = [activations / tp / GB] * pp
+        ring = [2 * (dp - 1) / dp * profile.gradient_bytes / (pp * tp) / GB] * pp
 
     edges: dict[tuple[int, int], float] = {}
 
@@ -114,13 +195,12 @@ def build_job_graph(
         for p in range(pp):
             for t in range(tp):
                 for t2 in range(t + 1, tp):
-                    add(node(d, p, t), node(d, p, t2), tensor_q)
+                    add(node(d, p, t), node(d, p, t2), tensor[p])
                 if p + 1 < pp:
-                    add(node(d, p, t), node(d, p + 1, t), pipeline_q)
+                    add(node(d, p, t), node(d, p + 1, t), pipeline[p])
     if dp >= 2:
-        ring = ring_pairs(dp)
         for p in range(pp):
             for t in range(tp):
-                for d, d_next in ring:
-                    add(node(d, p, t), node(d_next, p, t), ring_q)
+                for d, d_next in ring_pairs(dp):
+                    add(node(d, p, t), node(d_next, p, t), ring[p])
     return compute, tuple((u, v, q) for (u, v), q in sorted(edges.items()))

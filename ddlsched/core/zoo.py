@@ -28,6 +28,62 @@ from types import MappingProxyType
 
 
 @dataclass(frozen=True)
+class LayerCost:
+    """One layer of a profile with per-layer costs (for balanced pipeline stages).
+
+    Attributes
+    ----------
+    name
+        The layer's name.
+    macs
+        Multiply-accumulates of its forward pass for one sample (compute time
+        is taken proportional to it).
+    parameters
+        Its trainable parameters (its share of the gradient).
+    output_elements
+        Elements of its output per sample: what crosses a stage boundary cut
+        after it.
+    """
+
+    name: str
+    macs: int
+    parameters: int
+    output_elements: int
+
+
+def _vgg16_layers() -> tuple[LayerCost, ...]:
+    """VGG-16 (Simonyan and Zisserman, ICLR 2015, configuration D) on 224x224x3 inputs.
+
+    Every 3x3 convolution keeps the spatial size; each 2x2 max-pool ending a
+    block halves it, so a block's last layer outputs the pooled map; three
+    fully connected layers follow. Counted from those shapes: 138,357,544
+    parameters and 15.47 G multiply-accumulates, the paper's figures.
+    """
+    blocks = ((64, 2, 224), (128, 2, 112), (256, 3, 56), (512, 3, 28), (512, 3, 14))
+    layers: list[LayerCost] = []
+    channels = 3
+    for width, count, side in blocks:
+        for k in range(count):
+            pooled = side // 2 if k == count - 1 else side
+            layers.append(
+                LayerCost(
+                    f"conv{len(layers) + 1}",
+                    side * side * width * channels * 9,
+                    channels * width * 9 + width,
+                    pooled * pooled * width,
+                )
+            )
+            channels = width
+    for inputs, outputs in ((7 * 7 * 512, 4096), (4096, 4096), (4096, 1000)):
+        layers.append(
+            LayerCost(
+                f"fc{len(layers) + 1}", inputs * outputs, inputs * outputs + outputs, outputs
+            )
+        )
+    return tuple(layers)
+
+
+@dataclass(frozen=True)
 class ModelProfile:
     """What one training workload costs per iteration.
 
@@ -52,6 +108,11 @@ class ModelProfile:
         Largest tensor- and pipeline-parallel degree the generator uses.
     typical_iterations
         Order of magnitude of a full training run's iterations.
+    layer_costs
+        Per-layer costs where a source gives them (one per layer, bytes as
+        ``bytes_per_parameter``); then pipeline stages are balanced
+        (:func:`ddlsched.core.graphs.partition_layers`). Empty: layers are
+        taken as equal.
     """
 
     name: str
@@ -64,6 +125,7 @@ class ModelProfile:
     max_tp: int
     max_pp: int
     typical_iterations: int
+    layer_costs: tuple[LayerCost, ...] = ()
 
     @property
     def gradient_bytes(self) -> float:
@@ -102,6 +164,7 @@ _PROFILES = (
         max_tp=1,
         max_pp=4,
         typical_iterations=100_000,
+        layer_costs=_vgg16_layers(),
     ),
     # Devlin et al., "BERT", NAACL 2019: BERT-base, 110M parameters, 12
     # layers, hidden 768. Boundary activation: sequence 384 x 768 fp32

@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
-import pytest
+import itertools
+import math
 
-from ddlsched.core.graphs import build_job_graph
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from ddlsched.core.graphs import build_job_graph, partition_layers
 from ddlsched.core.model import Parallelism
-from ddlsched.core.zoo import ModelProfile
+from ddlsched.core.zoo import ModelProfile, get_profile
 
 TOY = ModelProfile(
     name="toy",
@@ -45,3 +50,58 @@ def test_graph_ring_dp4() -> None:
     _, edges = build_job_graph(TOY, Parallelism(dp=4))
     assert sorted((u, v) for u, v, _ in edges) == [(0, 1), (0, 3), (1, 2), (2, 3)]
     assert all(w == pytest.approx(1.5) for _, _, w in edges)
+
+
+def _brute_force_partition(times: list[float], stages: int) -> float:
+    """The least slowest stage over every choice of ``stages - 1`` cut points."""
+    best = math.inf
+    for cuts in itertools.combinations(range(1, len(times)), stages - 1):
+        bounds = (0, *cuts, len(times))
+        slowest = max(sum(times[a:b]) for a, b in itertools.pairwise(bounds))
+        best = min(best, slowest)
+    return best
+
+
+@given(
+    st.lists(st.integers(0, 20).map(float), min_size=1, max_size=9),
+    st.integers(1, 9),
+)
+def test_partition_equals_brute_force(times: list[float], stages: int) -> None:
+    """PipeDream's dynamic program finds the least slowest stage of every contiguous split."""
+    stages = min(stages, len(times))
+    sizes = partition_layers(times, stages)
+    assert len(sizes) == stages and all(size >= 1 for size in sizes) and sum(sizes) == len(times)
+    starts = list(itertools.accumulate(sizes, initial=0))
+    slowest = max(sum(times[a:b]) for a, b in itertools.pairwise(starts))
+    assert slowest == _brute_force_partition(times, stages)
+
+
+def test_partition_rejects_bad_stage_counts() -> None:
+    with pytest.raises(ValueError, match=r"stages must be in 1\.\.3"):
+        partition_layers([1.0, 2.0, 3.0], 4)
+
+
+def test_vgg16_layers_reproduce_the_paper() -> None:
+    """VGG-16's per-layer costs, counted from its shapes, give the paper's totals."""
+    vgg = get_profile("vgg16")
+    assert len(vgg.layer_costs) == vgg.layers == 16
+    assert sum(layer.parameters for layer in vgg.layer_costs) == vgg.parameters == 138_357_544
+    assert sum(layer.macs for layer in vgg.layer_costs) == pytest.approx(15.47e9, rel=1e-3)
+
+
+def test_balanced_stages_set_the_iteration_time() -> None:
+    """VGG-16 in two stages: the split after conv6 (layers 1-6 and 7-16) is the least
+    slowest one, its slower stage sets c_i (not the mean), and the pipeline edge carries
+    conv6's output (56 x 56 x 256 fp32 per sample) for the batch."""
+    vgg = get_profile("vgg16")
+    times = [layer.macs for layer in vgg.layer_costs]
+    assert partition_layers(times, 2) == (6, 10)
+    compute, edges = build_job_graph(vgg, Parallelism(dp=1, pp=2), microbatches=8)
+    total = sum(times)
+    slower = max(sum(times[:6]), sum(times[6:])) / total * vgg.step_compute_time
+    assert compute == pytest.approx(slower * (8 + 1) / 8)
+    assert compute > vgg.step_compute_time / 2 * (8 + 1) / 8  # the mean would say less
+    assert edges == ((0, 1, pytest.approx(vgg.batch_size * 56 * 56 * 256 * 4 / 1e9)),)
+    # Data parallelism only: no stage, the whole model (unchanged by the layer costs).
+    compute, _ = build_job_graph(vgg, Parallelism(dp=2))
+    assert compute == vgg.step_compute_time
