@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from algorithms.gavel import HeterogeneityAwareRounds
 from algorithms.las import TIRESIAS_THRESHOLDS, LeastAttainedService
 from algorithms.mapping import FirstFitMapper, GraphMapper, Mapper, PlacementRule, RandomMapper
 from algorithms.policies import GreedyASRPT, GuidedASRPT, StaticPriorityPolicy, tie_key
@@ -143,6 +144,12 @@ POLICIES.add(
         name="las-tiresias",
     ),
     "las with Tiresias's simulator's parameters: 3,250 / 7,200 GPU-s, no restart cost",
+)
+
+POLICIES.add(
+    "gavel",
+    lambda c: HeterogeneityAwareRounds(c.instance.cluster, c.mapper or GraphMapper()),
+    "Gavel-style rounds of 6 min: fair by normalised service, fast types to sensitive jobs",
 )
 
 
