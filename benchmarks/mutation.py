@@ -299,6 +299,63 @@ CATALOGUE: tuple[Mutant, ...] = (
         "if mapping is not None:",
         ("tests/algorithms/test_mapping.py",),
     ),
+    # GPU types (issue 15)
+    Mutant(
+        "alpha: a span of types runs at the fastest type's pace",
+        "ddlsched/core/alpha.py",
+        "compute = max(job.compute_on(cluster.type_of(int(h))) for h in np.unique(servers))",
+        "compute = min(job.compute_on(cluster.type_of(int(h))) for h in np.unique(servers))",
+        ("tests/core/test_types.py", "tests/algorithms/test_policies.py"),
+    ),
+    Mutant(
+        "alpha_min: typed levels stop one too early",
+        "ddlsched/core/alpha.py",
+        "        if best <= level:  # communication is never negative",
+        "        if best <= 2 * level:  # communication is never negative",
+        ("tests/core/test_types.py",),
+    ),
+    Mutant(
+        "modes: a plain cut where an edge's bandwidth depends on its server's type",
+        "formulations/modes.py",
+        "found = extreme_cut(job, [counts[h] for h in used], maximize=False, keep=keep)",
+        "found = extreme_cut(job, [counts[h] for h in used], maximize=False)",
+        ("tests/formulations/test_modes.py",),
+    ),
+    Mutant(
+        "verifier: typed time ignores the server's own bandwidth",
+        "proofs_checks/bounds.py",
+        "            cluster.intra_of(cluster.type_of(mapping[u]))\n",
+        "            cluster.bandwidth_intra\n",
+        ("tests/core/test_types.py",),
+    ),
+    Mutant(
+        "mapper: the most alpha wins on mixed clusters",
+        "algorithms/mapping.py",
+        "        if best is None or value < best[0]:",
+        "        if best is None or value > best[0]:",
+        ("tests/algorithms/test_mapping.py",),
+    ),
+    Mutant(
+        "gavel: fast types to the least sensitive jobs",
+        "algorithms/gavel.py",
+        "starting.sort(key=lambda j: (-self._sensitivity[j], *self._key(j, now)))",
+        "starting.sort(key=lambda j: (self._sensitivity[j], *self._key(j, now)))",
+        ("tests/algorithms/test_gavel.py",),
+    ),
+    Mutant(
+        "partition: a stage may not end at the last layer",
+        "ddlsched/core/graphs.py",
+        "            for i in range(k - 1, j):",
+        "            for i in range(k - 1, j - 1):",
+        ("tests/core/test_graphs.py",),
+    ),
+    Mutant(
+        "generator: per-type times left off the grid",
+        "ddlsched/core/generators.py",
+        "    typed = {t: max(1, round(c * scale)) * unit for t, c in typed.items()}",
+        "    typed = {t: c * scale * unit for t, c in typed.items()}",
+        ("tests/core/test_generators.py",),
+    ),
 )
 
 

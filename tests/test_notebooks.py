@@ -1,4 +1,4 @@
-"""The five notebooks run top to bottom on their default (small) parameters.
+"""The six notebooks run top to bottom on their default (small) parameters.
 
 Executed with nbclient in the notebooks' folder, on a fresh kernel each;
 any cell that raises fails the test. Outputs are discarded, never written
@@ -17,14 +17,15 @@ from nbclient import NotebookClient
 NOTEBOOKS = sorted((Path(__file__).resolve().parents[1] / "notebooks").glob("*.ipynb"))
 
 
-def test_there_are_five_notebooks() -> None:
-    """quickstart, lemmas, mapping, prediction, traces."""
+def test_there_are_six_notebooks() -> None:
+    """quickstart, lemmas, mapping, prediction, traces, heterogeneity."""
     assert [p.stem.split("_", 1)[1] for p in NOTEBOOKS] == [
         "quickstart",
         "lemmas",
         "mapping",
         "prediction",
         "traces",
+        "heterogeneity",
     ]
 
 
