@@ -480,7 +480,13 @@ def _cmd_check(args: argparse.Namespace) -> int:
     from ddlsched.core.io import read_instance
     from ddlsched.experiments import check_instance
 
+    if args.servers is None:
+        args.servers = sum(n for _, n in args.gpu_types) if args.gpu_types else 2
     if args.adversarial:
+        if args.gpu_types:
+            raise InputError(
+                "check: --gpu-types is for --random (the adversarial search is single-type)"
+            )
         return _check_adversarial(args)
     if args.random is not None:
         return _check_random(args)
@@ -521,6 +527,7 @@ def _check_random(args: argparse.Namespace) -> int:
         print(f"violation of {record.name} at seed {seed}: wrote {path}", file=sys.stderr)
 
     config = check_generator(args.jobs, args.servers, args.gpus_per_server, args.load)
+    config = config.replace(gpu_types=args.gpu_types or ())
     progress, close = _progress_bar(args.random, "check")
     try:
         found = check_random(config, args.random, args.seed, args.time_limit, save, progress)
@@ -532,7 +539,8 @@ def _check_random(args: argparse.Namespace) -> int:
         _print_json({"instances": done, "interrupted": found.interrupted, "claims": rows})
     else:
         print(
-            f"{done} instances, {args.servers}x{args.gpus_per_server} GPUs, {args.jobs} jobs, "
+            f"{done} instances, {args.servers}x{args.gpus_per_server} GPUs"
+            f"{_types_text(config.cluster())}, {args.jobs} jobs, "
             f"seeds {args.seed}..{args.seed + done - 1}"
             f"{' (interrupted)' if found.interrupted else ''}"
         )
@@ -995,7 +1003,12 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="N",
         help="search N hypothesis examples for a high asrpt / OPT(A)",
     )
-    check.add_argument("--servers", type=_count, default=2)
+    check.add_argument("--servers", type=_count, help="servers (default 2, or --gpu-types')")
+    check.add_argument(
+        "--gpu-types",
+        type=_type_list(_count),
+        help="--random on mixed clusters: servers per GPU type, e.g. v100:1,k80:1",
+    )
     check.add_argument("--gpus-per-server", type=_count, default=2)
     check.add_argument("--jobs", type=_count, default=4)
     check.add_argument("--load", type=_positive, default=None)

@@ -347,3 +347,26 @@ def test_sigterm_stops_the_solver_child(tmp_path: Path) -> None:
             break
         time.sleep(0.1)
     assert left.stdout.strip() == ""  # nothing of its session is still running
+
+
+def test_mixed_clusters_from_the_command_line(tmp_path: Path, capsys) -> None:  # type: ignore[no-untyped-def]
+    """--gpu-types sets the servers and their types; solve and check run on the file;
+    bad type lists are one clear line (exit 2)."""
+    path = tmp_path / "mixed.json"
+    argv = ["generate", "--jobs", "4", "--integral", "--gpu-types", "v100:1,k80:2"]
+    assert main([*argv, "--type-bandwidth", "v100:4", "--out", str(path)]) == 0
+    instance = read_instance(path)
+    assert instance.cluster.server_types == ("v100", "k80", "k80")
+    assert dict(instance.cluster.type_bandwidth) == {"v100": 4.0}
+    assert json.loads(path.read_text())["format"] == "ddlsched.instance/2"
+    capsys.readouterr()
+    assert main(["check", str(path), "--json"]) == 0
+    claims = json.loads(capsys.readouterr().out)["claims"]
+    assert claims and all(claim["status"] == "holds" for claim in claims)
+    assert main(["check", "--random", "2", "--jobs", "3", "--gpu-types", "p100:1,k80:1"]) == 0
+    assert "(p100 x1, k80 x1)" in capsys.readouterr().out
+    bad = run_cli("generate", "--gpu-types", "v100", "--out", str(tmp_path / "x.json"))
+    assert bad.returncode == 2 and "type:value pairs" in bad.stderr
+    unknown = run_cli("generate", "--gpu-types", "h100:2", "--out", str(tmp_path / "x.json"))
+    assert unknown.returncode == 2 and "gpu_types.h100" in unknown.stderr
+    assert "Traceback" not in bad.stderr + unknown.stderr

@@ -19,7 +19,7 @@ from formulations.lower_bounds import (
     preemptive_wspt_mean_busy_times,
 )
 from tests.oracles import brute_force_a
-from tests.strategies import TINY_INTEGRAL, hand_instances
+from tests.strategies import TINY_INTEGRAL, hand_instances, typed_instances
 
 LP = LpSettings(max_variables=5_000, time_limit=60)
 
@@ -38,6 +38,14 @@ def _all_bounds_valid(instance: Instance, optimum: float) -> None:
 def test_bounds_below_the_brute_force_optimum(instance: Instance) -> None:
     """Uneven servers, arbitrary graphs, weights 1 and 2, non-integral releases: every
     bound (the LP included) is at most the continuous optimum found by enumeration."""
+    _all_bounds_valid(instance, brute_force_a(instance))
+
+
+@settings(max_examples=20)
+@given(typed_instances())
+def test_bounds_below_the_optimum_on_mixed_clusters(instance: Instance) -> None:
+    """GPU types: every bound uses the typed alpha_min and alpha_max and stays at most
+    the optimum the oracle enumerates (every map timed by its own typed formula)."""
     _all_bounds_valid(instance, brute_force_a(instance))
 
 
