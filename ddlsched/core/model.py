@@ -191,12 +191,12 @@ class Cluster:
         _check_int(servers, "servers", 1, MAX_GPUS)
         return cls((gpus_per_server,) * servers, bandwidth_intra, bandwidth_inter)
 
-    @property
+    @cached_property
     def types(self) -> tuple[str, ...]:
         """The GPU types, in order of first server; ``("",)`` for an unnamed single type."""
         return tuple(dict.fromkeys(self.server_types)) or ("",)
 
-    @property
+    @cached_property
     def heterogeneous(self) -> bool:
         """Whether servers differ in type (then ``alpha`` needs the per-server formula)."""
         return len(self.types) > 1
@@ -218,7 +218,9 @@ class Cluster:
         return np.array([self.intra_of(self.type_of(h)) for h in range(self.num_servers)])
 
     def __getstate__(self) -> dict[str, Any]:
-        return {k: v for k, v in self.__dict__.items() if k != "intra_by_server"}
+        # Pickling (child processes): cached values are recomputed on demand.
+        cached = ("intra_by_server", "types", "heterogeneous")
+        return {k: v for k, v in self.__dict__.items() if k not in cached}
 
     @property
     def num_servers(self) -> int:
