@@ -154,3 +154,17 @@ def test_generated_mixed_round_trip(instance: Instance) -> None:
     again = instance_from_dict(json.loads(text))
     assert again == instance and dumps(again.to_dict()) == text
     assert math.isfinite(rho(instance).rho.value)
+
+
+def test_slow_type_wins_when_it_consolidates() -> None:
+    """Two 1-GPU V100 servers and one 2-GPU K80 server; a 2-GPU job with 8 GB per
+    iteration, 1 s per iteration on a V100 and 5 s on a K80, B_intra 8, B_inter 1.
+    By hand: split over the V100s 1 + 8/1 = 9; both on the K80 server 5 + 8/8 = 6; one
+    on each type 5 + 8 = 13. alpha_min = 6: the search may not stop at the fast level."""
+    cluster = Cluster((1, 1, 2), 8.0, 1.0, server_types=("v100", "v100", "k80"))
+    job = Instance(
+        cluster, (_mixed().jobs[0].replace(compute_times={"v100": 1.0, "k80": 5.0}),)
+    ).jobs[0]
+    assert min(all_alphas(job, cluster)) == pytest.approx(6.0)
+    assert alpha_min(job, cluster).value == pytest.approx(6.0) and alpha_min(job, cluster).exact
+    assert fastest_time(job, cluster).value == pytest.approx(6.0)
