@@ -33,7 +33,7 @@ from hypothesis import strategies as st
 from ddlsched.cli import main
 from ddlsched.core.io import read_instance, read_schedule
 from proofs_checks.verifier import verify
-from tests.examples import ISSUE_EXAMPLE
+from tests.examples import ISSUE_EXAMPLE, MIXED_EXAMPLE
 
 EXAMPLES = int(os.environ.get("FUZZ_EXAMPLES", "0")) or None
 
@@ -160,8 +160,12 @@ FUZZ = settings(
 
 
 @FUZZ
-@given(mutated_json(ISSUE_EXAMPLE), st.sampled_from(["info", "solve", "bound", "verify"]))
-def test_hostile_instances(text: bytes, command: str) -> None:
+@given(
+    st.one_of(mutated_json(ISSUE_EXAMPLE), mutated_json(MIXED_EXAMPLE)),
+    st.sampled_from(["info", "solve", "bound", "verify"]),
+    st.sampled_from(["fifo", "gavel", "las"]),
+)
+def test_hostile_instances(text: bytes, command: str, policy: str) -> None:
     with tempfile.TemporaryDirectory() as folder:
         path = Path(folder) / "i.json"
         path.write_bytes(text)
@@ -170,7 +174,7 @@ def test_hostile_instances(text: bytes, command: str) -> None:
         out = Path(folder) / "out.json"
         argv = {
             "info": ["info", str(path), "--json"],
-            "solve": ["solve", str(path), "--method", "fifo", "--json", "--out", str(out)],
+            "solve": ["solve", str(path), "--method", policy, "--json", "--out", str(out)],
             "bound": ["bound", str(path)],
             "verify": ["verify", str(path), str(schedule), "--json"],
         }[command]
