@@ -73,3 +73,18 @@ def test_joint_proof_needs_a_bound_meeting_a_schedule() -> None:
         2.0,
     )
     assert unbounded.best_bound == 7.0 and unbounded.status is SolveStatus.FEASIBLE
+
+
+def test_milp_starts_at_once_when_cpsat_refuses() -> None:
+    """CP-SAT refuses a weight that is not a ratio of small integers; the MILP, which
+    waits for CP-SAT's head start, then runs at once and proves the optimum alone."""
+    import math
+
+    instance = generate(TINY_INTEGRAL.replace(num_jobs=3), 2)
+    weighted = instance.replace(
+        jobs=(instance.jobs[0].replace(weight=math.pi), *instance.jobs[1:])
+    )
+    result = solve(weighted, "exact", params=LIMIT, bound=False)
+    assert result.status is SolveStatus.OPTIMAL and result.metrics["first_proof_milp"] == 1
+    assert any("cpsat failed" in note for note in result.notes)
+    assert result.objective == pytest.approx(brute_force_a(weighted))
