@@ -31,8 +31,12 @@ so the slotted optimum is the continuous one) and every mode's duration is
 exact. CP-SAT is deterministic for a given seed with one worker (the default
 here); with more workers its parallel portfolio is not.
 
-Problem A2 (preemptive) is not modelled here: ``solve(..., "cpsat",
-problem="A2")`` says so; the MILP solves it.
+Problem A2 (preemptive, one machine; :func:`_solve_a2_in_child`): booleans
+``x[i, s]`` on the MILP's slotted single machine
+(:func:`formulations.problem_a2.single_machine`), one job per slot, each job's
+slots adding up to its size, the completion at least every run slot's end;
+preemptive SRPT as the hint. The same honesty: ``optimal`` only on integral
+instances.
 
 **A child process.** OR-Tools and ``highspy`` each ship their own build of
 HiGHS, and whichever loads first in a process breaks the other (undefined
@@ -50,8 +54,10 @@ from __future__ import annotations
 import math
 import threading
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 from fractions import Fraction
+from typing import Any
 
 from ddlsched.core.model import Instance, Problem, Schedule
 from ddlsched.core.params import ExactParams
@@ -60,13 +66,13 @@ from formulations.isolation import Cancelled, run_isolated
 from formulations.timeindexed import SlottedProblem, sorted_within_classes
 
 
-def _integer_weights(slotted: SlottedProblem) -> list[int]:
+def _integer_weights(ids: Sequence[str], weights: Sequence[float]) -> list[int]:
     """The weights scaled by one factor to integers, exactly."""
-    fractions = [Fraction(job.weight).limit_denominator(1000) for job in slotted.jobs]
-    for job, fraction in zip(slotted.jobs, fractions, strict=True):
-        if not math.isclose(float(fraction), job.weight, rel_tol=1e-12):
+    fractions = [Fraction(weight).limit_denominator(1000) for weight in weights]
+    for job_id, weight, fraction in zip(ids, weights, fractions, strict=True):
+        if not math.isclose(float(fraction), weight, rel_tol=1e-12):
             raise ValueError(
-                f"job {job.id!r}: weight {job.weight!r} is not a ratio of small integers; "
+                f"job {job_id!r}: weight {weight!r} is not a ratio of small integers; "
                 "CP-SAT needs integer objective coefficients (use the milp method)"
             )
     scale = math.lcm(*(f.denominator for f in fractions))
@@ -196,10 +202,124 @@ def _solve_in_child(task: _Task) -> _Answer:
     return _Answer(solver.StatusName(code), None, math.nan)
 
 
-def _run_child(task: _Task, cancel: threading.Event | None) -> _Answer:
+@dataclass(frozen=True)
+class _A2Task:
+    """Problem A2 for the child: the slotted single machine as plain data."""
+
+    units: list[int]
+    release_slots: list[int]
+    horizon: int
+    hint: list[list[int]]  # SRPT's slots per job
+    weights: list[int]
+    options: ExactParams
+    seed: int
+    remaining: float
+
+
+def _solve_a2_in_child(task: _A2Task) -> _Answer:
+    """Problem A2 with CP-SAT (runs in the spawned child): ``x[i, s]`` = job ``i`` runs in
+    slot ``s``; one job per slot (``AddAtMostOne``); ``sum_s x[i, s] = n_i``; the
+    completion ``C_i >= (s + 1) x[i, s]``; minimise ``sum w_i C_i``. ``plan`` answers
+    with ``(job, slot)`` pairs of the slots run."""
+    from ortools.sat.python import cp_model
+
+    model = cp_model.CpModel()
+    runs: dict[tuple[int, int], Any] = {}
+    completions = []
+    for i, (units, release) in enumerate(zip(task.units, task.release_slots, strict=True)):
+        slots = range(release, task.horizon)
+        for s in slots:
+            runs[i, s] = model.new_bool_var(f"x{i}_{s}")
+        model.add(sum(runs[i, s] for s in slots) == units)
+        done = model.new_int_var(release + units, task.horizon, f"C{i}")
+        for s in slots:
+            model.add(done >= s + 1).OnlyEnforceIf(runs[i, s])
+        completions.append(done)
+    by_slot: dict[int, list[Any]] = {}
+    for (_, s), run in runs.items():
+        by_slot.setdefault(s, []).append(run)
+    for column in by_slot.values():
+        if len(column) > 1:
+            model.add_at_most_one(column)
+    model.minimize(sum(w * c for w, c in zip(task.weights, completions, strict=True)))
+    for i, hinted in enumerate(task.hint):
+        chosen = set(hinted)
+        for s in range(task.release_slots[i], task.horizon):
+            model.add_hint(runs[i, s], s in chosen)
+    solver = cp_model.CpSolver()
+    _parameters(solver, task.options, task.seed, task.remaining)
+    code = solver.Solve(model)
+    if code in (cp_model.OPTIMAL, cp_model.FEASIBLE):
+        plan = [key for key, run in runs.items() if solver.BooleanValue(run)]
+        return _Answer(solver.StatusName(code), plan, float(solver.BestObjectiveBound()))
+    return _Answer(solver.StatusName(code), None, math.nan)
+
+
+def _solve_a2(
+    instance: Instance,
+    params: ExactParams,
+    seed: int,
+    cancel: threading.Event | None,
+) -> Result:
+    """Problem A2 with CP-SAT: the same slotted data and honesty as the MILP's A2."""
+    from formulations.exact import estimate_size, honest_status, objectives
+    from formulations.problem_a2 import schedule_from_slots, single_machine, srpt_slots
+
+    began = time.perf_counter()
+    estimate_size(instance, Problem.A2)
+    data = single_machine(instance)
+    weights = _integer_weights(list(data.ids), list(data.weights))
+    hint, _ = srpt_slots(data)
+    build_time = time.perf_counter() - began
+    remaining = (params.time_limit or math.inf) - build_time
+    task = _A2Task(
+        list(data.units),
+        list(data.release_slots),
+        data.covering_horizon(),
+        hint,
+        weights,
+        params,
+        seed,
+        remaining,
+    )
+    answer = _run_child(task, cancel)
+    runtime = time.perf_counter() - began
+    notes = [f"CP-SAT: {answer.status}"]
+    if answer.plan is not None:
+        slots: dict[int, list[int]] = {}
+        for i, s in answer.plan:
+            slots.setdefault(i, []).append(s)
+        status = SolveStatus.OPTIMAL if answer.status == "OPTIMAL" else SolveStatus.FEASIBLE
+        factor = sum(weights) / sum(data.weights)
+        bound = answer.bound * data.delta / factor
+    else:  # never return without a schedule: preemptive SRPT on the slots
+        slots = dict(enumerate(hint))
+        status = SolveStatus.ERROR if answer.status.startswith("ERROR") else SolveStatus.FEASIBLE
+        bound = math.nan
+        notes.append("no CP-SAT solution; preemptive SRPT is returned")
+    schedule = schedule_from_slots(slots, data)
+    status, bound, caveats = honest_status(status, bound, data.exact, ())
+    objective, total_jct = objectives(instance, schedule)
+    return Result(
+        method="cpsat",
+        problem=Problem.A2,
+        status=status,
+        objective=objective,
+        total_jct=total_jct,
+        best_bound=bound,
+        runtime_s=runtime,
+        schedule=schedule,
+        build_time_s=build_time,
+        facts={"integral": data.exact, "slotted_optimal": answer.status == "OPTIMAL"},
+        notes=(*notes, *caveats),
+    )
+
+
+def _run_child(task: _Task | _A2Task, cancel: threading.Event | None) -> _Answer:
     """:func:`_solve_in_child` in a fresh interpreter; a crash becomes an ``ERROR`` answer."""
     try:
-        return run_isolated(_solve_in_child, task, cancel=cancel, fresh=True)
+        solver = _solve_a2_in_child if isinstance(task, _A2Task) else _solve_in_child
+        return run_isolated(solver, task, cancel=cancel, fresh=True)
     except Cancelled:
         raise
     except Exception as error:  # the child crashed or raised: reported as a status
@@ -228,13 +348,15 @@ def solve_cpsat(
     from formulations.exact import honest_status, objectives, prepare_slotted, schedule_from_plan
 
     problem = Problem(problem)
-    if problem is Problem.A2:
-        raise ValueError("problem: the cpsat method solves A and A1; use milp for A2")
     params = params or ExactParams()
+    if problem is Problem.A2:
+        return _solve_a2(instance, params, seed, cancel)
     began = time.perf_counter()
     prepared = prepare_slotted(instance, problem, warm_start, params)
     slotted = prepared.slotted
-    weights = _integer_weights(slotted)
+    weights = _integer_weights(
+        [job.id for job in slotted.jobs], [job.weight for job in slotted.jobs]
+    )
     build_time = time.perf_counter() - began
     remaining = (params.time_limit or math.inf) - build_time
     answer = _run_child(

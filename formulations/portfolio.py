@@ -20,7 +20,7 @@ each in its own child process, under the same time limit:
 
 Both bounds are honest (:func:`formulations.exact.honest_status`): on a
 non-integral instance or with unproven mode durations neither has a bound,
-and the portfolio claims none. Problem A2 is the MILP's alone.
+and the portfolio claims none. Problems A, A1 and A2 alike.
 
 *Not done*: incumbents do not cross while both run (HiGHS through Pyomo
 offers no callback to receive a new incumbent, and restarting either solver
@@ -68,10 +68,6 @@ def solve_exact(
     params = params or ExactParams()
     problem = Problem(problem)
     began = time.perf_counter()
-    if problem is Problem.A2:
-        alone = solve_milp(instance, problem, params, warm_start=warm_start)
-        note = "problem A2: the MILP alone (CP-SAT does not model A2)"
-        return dataclasses.replace(alone, method="exact", notes=(note, *alone.notes))
     each = params.replace(threads=1, isolate=True)
     limit = params.time_limit
     head = HEAD_START if limit is None else min(HEAD_START, HEAD_START_SHARE * limit)

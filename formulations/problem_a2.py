@@ -250,6 +250,11 @@ def schedule_from_a2_model(model: pyo.ConcreteModel, data: SingleMachine) -> Sch
         value = model.y[i, s].value
         if value is not None and value > 0.5:
             slots.setdefault(i, []).append(s)
+    return schedule_from_slots(slots, data)
+
+
+def schedule_from_slots(slots: dict[int, list[int]], data: SingleMachine) -> Schedule:
+    """The A2 schedule of each job's processed slots (the last piece trimmed to ``v_i``)."""
     entries = []
     for i, job_id in enumerate(data.ids):
         pieces: list[list[float]] = []

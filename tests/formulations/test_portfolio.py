@@ -13,7 +13,7 @@ from ddlsched.core.generators import GeneratorConfig, generate
 from ddlsched.core.result import Result
 from formulations.portfolio import _combine
 from proofs_checks.verifier import verify
-from tests.oracles import brute_force_a, brute_force_a1
+from tests.oracles import brute_force_a, brute_force_a1, brute_force_a2
 from tests.strategies import TINY_INTEGRAL
 
 LIMIT = ExactParams(time_limit=60)
@@ -31,10 +31,16 @@ def test_portfolio_equals_the_brute_force(seed: int, problem: Problem) -> None:
     assert result.metrics["first_proof_milp"] + result.metrics["first_proof_cpsat"] == 1
 
 
-def test_portfolio_a2_is_the_milp_and_says_so() -> None:
-    instance = generate(TINY_INTEGRAL.replace(num_jobs=3), 1)
+def test_portfolio_a2_races_both_and_equals_the_oracle() -> None:
+    """A2 is raced too (CP-SAT now models it); weights 1-2, where SRPT is not optimal."""
+    instance = generate(TINY_INTEGRAL.replace(num_jobs=4, load=1.0), 1)
+    instance = instance.replace(
+        jobs=tuple(j.replace(weight=1.0 + (k % 2)) for k, j in enumerate(instance.jobs))
+    )
     result = solve(instance, "exact", problem=Problem.A2, params=LIMIT, bound=False)
-    assert result.status is SolveStatus.OPTIMAL and "MILP alone" in result.notes[0]
+    assert result.status is SolveStatus.OPTIMAL
+    assert result.objective == pytest.approx(brute_force_a2(instance))
+    assert result.metrics["first_proof_milp"] + result.metrics["first_proof_cpsat"] == 1
 
 
 def test_portfolio_refuses_what_both_refuse() -> None:
