@@ -356,6 +356,21 @@ CATALOGUE: tuple[Mutant, ...] = (
         "    typed = {t: c * scale * unit for t, c in typed.items()}",
         ("tests/core/test_generators.py",),
     ),
+    # CP-SAT (issue 12)
+    Mutant(
+        "cpsat: the pooled cumulative one GPU short",
+        "formulations/cpsat.py",
+        "    model.AddCumulative(jobs, widths, sum(slotted.capacities))",
+        "    model.AddCumulative(jobs, widths, sum(slotted.capacities) - 1)",
+        ("tests/formulations/test_cpsat.py",),
+    ),
+    Mutant(
+        "cpsat A2: two jobs may share a slot",
+        "formulations/cpsat.py",
+        "        if len(column) > 1:\n            model.add_at_most_one(column)",
+        "        if len(column) > 2:\n            model.add_at_most_one(column)",
+        ("tests/formulations/test_cpsat.py",),
+    ),
 )
 
 
