@@ -48,11 +48,15 @@ from typing import Any
 import pandas as pd
 
 from ddlsched.api import exact_method_names, method_names, solve
-from ddlsched.core.generators import GeneratorConfig
+from ddlsched.core.generators import GeneratorConfig, with_tuples
 from ddlsched.core.model import InputError
 from ddlsched.core.params import PLACEMENTS, ExactParams, OnlineParams
 
 SCHEMA_VERSION = 1
+
+
+LATER_FIELDS = ("gpu_types", "type_bandwidth", "type_slowdown")
+"""Generator settings added after result files existed: left out of a task's key when empty."""
 
 
 @dataclass(frozen=True)
@@ -69,12 +73,18 @@ class Task:
     def key(self) -> str:
         """SHA-256 of the canonical JSON of the inputs (and the schema version).
 
-        The default placement is left out, so files written before placement
-        rules existed keep their keys (and resume).
+        The default placement and the GPU-type settings left empty are left
+        out, so files written before placement rules and GPU types existed
+        keep their keys (and resume).
         """
         document = {"version": SCHEMA_VERSION, **dataclasses.asdict(self)}
         if self.placement == "any":
             del document["placement"]
+        document["generator"] = {
+            name: value
+            for name, value in document["generator"].items()
+            if not (name in LATER_FIELDS and not value)
+        }
         text = json.dumps(document, sort_keys=True, separators=(",", ":"))
         return hashlib.sha256(text.encode()).hexdigest()
 
@@ -95,18 +105,10 @@ class SweepConfig:
         names = sorted(self.grid)
         for values in itertools.product(*(self.grid[n] for n in names)):
             settings = {**self.fixed, **dict(zip(names, values, strict=True))}
-            generator = dataclasses.asdict(GeneratorConfig(**_tuples(settings)))
+            generator = dataclasses.asdict(GeneratorConfig(**with_tuples(settings)))
             for seed in self.seeds:
                 for method in self.methods:
                     yield Task(method, generator, seed, self.time_limit, self.placement)
-
-
-def _tuples(settings: dict[str, Any]) -> dict[str, Any]:
-    out = dict(settings)
-    for key in ("size_weights", "models", "duration_slots"):
-        if key in out and isinstance(out[key], list):
-            out[key] = tuple(tuple(v) if isinstance(v, list) else v for v in out[key])
-    return out
 
 
 def read_sweep(path: str | Path) -> SweepConfig:
@@ -210,7 +212,7 @@ def run_task(task: Task) -> dict[str, Any]:
     from ddlsched.core.generators import generate
     from proofs_checks.verifier import verify
 
-    instance = generate(GeneratorConfig(**_tuples(task.generator)), task.seed)
+    instance = generate(GeneratorConfig(**with_tuples(task.generator)), task.seed)
     params: ExactParams | OnlineParams = (
         ExactParams(time_limit=task.time_limit)
         if task.method in exact_method_names()

@@ -158,7 +158,31 @@ def test_placement_is_part_of_a_task_but_not_of_old_keys(tmp_path: Path) -> None
     assert task.placement == "consolidated"
     plain = Task(task.method, task.generator, task.seed, task.time_limit)
     assert plain.key != task.key
-    document = {"version": 1, "method": "fifo", "generator": task.generator, "seed": 0}
+    # The generator as it was before GPU types existed: their empty settings are not in the key.
+    before = {k: v for k, v in task.generator.items() if not k.startswith(("gpu_", "type_"))}
+    document = {"version": 1, "method": "fifo", "generator": before, "seed": 0}
     document["time_limit"] = task.time_limit
     text = json.dumps(document, sort_keys=True, separators=(",", ":"))
     assert plain.key == hashlib.sha256(text.encode()).hexdigest()
+
+
+def test_mixed_cluster_sweep(tmp_path: Path) -> None:
+    """GPU types in a sweep: a fixed [generator] setting (TOML lists of pairs), keyed apart
+    from the same sweep without types; every schedule verified."""
+    from ddlsched.sweep import run_sweep
+
+    body = (
+        '[sweep]\nmethods = ["gavel", "fifo"]\nseeds = 1\n[sweep.grid]\nnum_jobs = [4]\n'
+        "[generator]\nservers = 2\ngpus_per_server = 2\nintegral = true\nbandwidth_intra = 2.0\n"
+    )
+    plain, mixed = tmp_path / "plain.toml", tmp_path / "mixed.toml"
+    plain.write_text(body)
+    mixed.write_text(body + 'gpu_types = [["v100", 1], ["k80", 1]]\n')
+    keys = {task.key for path in (plain, mixed) for task in read_sweep(path).tasks()}
+    assert len(keys) == 4
+    (task, *_) = read_sweep(mixed).tasks()
+    assert task.generator["gpu_types"] == (("v100", 1), ("k80", 1))
+    db = tmp_path / "r.sqlite"
+    run_sweep(read_sweep(mixed), db)
+    frame = load_results(db)
+    assert len(frame) == 2 and frame.verified.all()

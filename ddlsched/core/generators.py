@@ -263,18 +263,27 @@ class GeneratorConfig:
         table = doc.get("generator", doc)
         if not isinstance(table, dict):
             raise InputError(f"{path}: [generator] must be a table")
-        values = dict(table)
-        for key in (
-            "size_weights",
-            "models",
-            "duration_slots",
-            "gpu_types",
-            "type_bandwidth",
-            "type_slowdown",
-        ):
-            if isinstance(values.get(key), list):
-                values[key] = tuple(tuple(v) if isinstance(v, list) else v for v in values[key])
-        return from_table(cls, values, f"{path}: generator")
+        return from_table(cls, with_tuples(table), f"{path}: generator")
+
+
+TUPLE_FIELDS = (
+    "size_weights",
+    "models",
+    "duration_slots",
+    "gpu_types",
+    "type_bandwidth",
+    "type_slowdown",
+)
+"""Settings that are tuples (of pairs): TOML and JSON give them as lists."""
+
+
+def with_tuples(settings: dict[str, Any]) -> dict[str, Any]:
+    """``settings`` with the lists of :data:`TUPLE_FIELDS` (and their inner lists) as tuples."""
+    out = dict(settings)
+    for key in TUPLE_FIELDS:
+        if isinstance(out.get(key), list):
+            out[key] = tuple(tuple(v) if isinstance(v, list) else v for v in out[key])
+    return out
 
 
 def _choose_parallelism(
