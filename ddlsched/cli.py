@@ -323,6 +323,13 @@ def _load_replay(args: argparse.Namespace) -> tuple[Any, Any, float, float]:
         cluster = Cluster.uniform(
             args.servers, args.gpus_per_server, args.bandwidth_intra, args.bandwidth_inter
         )
+        if args.gpu_types:
+            kinds = tuple(name for name, count in args.gpu_types for _ in range(count))
+            if len(kinds) != args.servers:
+                raise InputError(
+                    f"--gpu-types: lists {len(kinds)} servers but --servers is {args.servers}"
+                )
+            cluster = cluster.replace(server_types=kinds)
         loaded = load_trace(
             args.trace,
             cluster,
@@ -403,7 +410,8 @@ def _cmd_simulate(args: argparse.Namespace) -> int:
         print(
             f"{args.policy} on {args.trace} ({loaded.format}, {loaded.instance.num_jobs} jobs; "
             f"{loaded.dropped_wide} too wide, {loaded.skipped_invalid} invalid rows skipped) "
-            f"on {args.servers} x {args.gpus_per_server} GPUs, offered load "
+            f"on {args.servers} x {args.gpus_per_server} GPUs{_types_text(instance.cluster)}, "
+            f"offered load "
             f"{f'{load:.3g}' if math.isfinite(load) else 'unbounded (all jobs arrive at once)'}"
             f"{f' (arrivals compressed x{factor:.4g})' if factor != 1 else ''}:"
         )
@@ -943,6 +951,12 @@ def build_parser() -> argparse.ArgumentParser:
         cmd.add_argument("--gpus-per-server", type=_count, default=8, help="GPUs per server")
         cmd.add_argument("--bandwidth-intra", type=_positive, default=20.0, help="GB/s")
         cmd.add_argument("--bandwidth-inter", type=_positive, default=1.0, help="GB/s")
+        cmd.add_argument(
+            "--gpu-types",
+            type=_type_list(_count),
+            help="a mixed cluster: servers per type adding up to --servers, e.g. "
+            "v100:64,k80:192 (per-type times from Gavel's measurements)",
+        )
         cmd.add_argument("--limit", type=_count, help="only the first N jobs by submit time")
         load = cmd.add_mutually_exclusive_group()
         load.add_argument(

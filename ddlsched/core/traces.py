@@ -69,7 +69,7 @@ from ddlsched.core.model import (
     Parallelism,
     Schedule,
 )
-from ddlsched.core.zoo import DRAWN_MODELS, ZOO, ModelProfile
+from ddlsched.core.zoo import DRAWN_MODELS, ZOO, ModelProfile, type_compute_times
 
 DATA_ENV = "DDLSCHED_DATA"
 """The environment variable naming the data folder (traces/, profiles/)."""
@@ -551,13 +551,28 @@ def zoo_job(
     profile = ZOO[model]
     parallelism = _parallelism(profile, gpus, cluster.max_gpus_per_server)
     compute, edges = build_job_graph(profile, parallelism)
+    typed: dict[str, float] = {}
+    reference = cluster
+    if cluster.server_types:
+        # GPU types: the zoo's per-type times (V100 = the zoo's); a recorded duration is
+        # read as the job's consolidated duration on the types' fastest bandwidth *(choice)*.
+        every = type_compute_times(model, compute)
+        unknown = [t for t in cluster.types if t not in every]
+        if unknown:
+            raise InputError(
+                f"GPU type {unknown[0]!r}: no measured compute times for trace jobs "
+                f"(measured: {', '.join(every)})"
+            )
+        typed = {t: every[t] for t in cluster.types}
+        fastest = max(cluster.intra_of(t) for t in cluster.types)
+        reference = Cluster(cluster.gpus_per_server, fastest, cluster.bandwidth_inter)
     scale = 1.0
     count = iterations
     if duration is not None:
         unscaled = Job(
             id="x", release=0.0, iterations=1, compute_time=compute, gpus=gpus, edges=edges
         )
-        packed = alpha(unscaled, cluster, packed_mapping(gpus, cluster))
+        packed = alpha(unscaled, reference, packed_mapping(gpus, reference))
         count = iterations if iterations and iterations >= 1 else max(1, round(duration / packed))
         scale = duration / (count * packed)
     if count is None:
@@ -571,6 +586,7 @@ def zoo_job(
         parallelism=parallelism,
         edges=tuple((u, v, q * scale) for u, v, q in edges),
         features=features,
+        compute_times=tuple((t, c * scale) for t, c in typed.items()),
     )
 
 

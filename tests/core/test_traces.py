@@ -280,3 +280,28 @@ def test_stretched_jobs_counts_runs_over_twice_the_record(tmp_path: Path) -> Non
     instance = load_trace(path, cluster).instance
     assert stretched_jobs(instance, Schedule((ScheduledJob(job.id, 0.0, ran, spread),))) == 1
     assert stretched_jobs(instance, Schedule((ScheduledJob(job.id, 0.0, 100.0),))) == 0
+
+
+def test_trace_on_a_mixed_cluster(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """On a mixed cluster each trace job gets its zoo model's per-type times (Gavel's
+    slowdowns), its recorded duration stays its consolidated time on the fastest setting,
+    and every policy's schedule passes the verifier."""
+    from ddlsched import simulate
+    from ddlsched.core.zoo import GAVEL_MATCH, GAVEL_SLOWDOWN
+    from proofs_checks.verifier import verify
+
+    path = tmp_path / "t.csv"
+    path.write_text("submit_time,duration,num_gpu\n0,100,1\n5,200,2\n7,50,4\n")
+    cluster = Cluster((4, 4), 20.0, 1.0, server_types=("v100", "k80"))
+    loaded = load_trace(path, cluster)
+    k80, _, v100 = GAVEL_SLOWDOWN[GAVEL_MATCH["resnet50"][0]]  # the data-parallel rule's model
+    for job in loaded.instance.jobs:
+        times = dict(job.compute_times)
+        assert times["k80"] / times["v100"] == pytest.approx(k80 / v100)
+        assert times["v100"] == pytest.approx(job.compute_time)
+    first = loaded.instance.jobs[0]  # 1 GPU, no edges: K * c(v100) is the recorded 100 s
+    assert first.iterations * dict(first.compute_times)["v100"] == pytest.approx(100.0)
+    for policy in ("fifo", "las", "gavel", "asrpt"):
+        result = simulate(loaded.instance, policy)
+        assert result.schedule is not None
+        assert verify(loaded.instance, result.schedule).feasible
