@@ -54,7 +54,7 @@ from __future__ import annotations
 import math
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
@@ -262,7 +262,7 @@ def _solve_a2(
     cancel: threading.Event | None,
 ) -> Result:
     """Problem A2 with CP-SAT: the same slotted data and honesty as the MILP's A2."""
-    from formulations.exact import estimate_size, honest_status, objectives
+    from formulations.exact import estimate_size
     from formulations.problem_a2 import schedule_from_slots, single_machine, srpt_slots
 
     began = time.perf_counter()
@@ -283,26 +283,84 @@ def _solve_a2(
         remaining,
     )
     answer = _run_child(task, cancel)
+    fallback = [(i, s) for i, run in enumerate(hint) for s in run]  # SRPT's (job, slot) pairs
+
+    def schedule_of(pairs: list[tuple[int, int]]) -> Schedule:
+        slots: dict[int, list[int]] = {}
+        for i, s in pairs:
+            slots.setdefault(i, []).append(s)
+        return schedule_from_slots(slots, data)
+
+    return _result(
+        instance,
+        Problem.A2,
+        answer,
+        began,
+        build_time,
+        seconds=_seconds(weights, data.weights, data.delta),
+        fallback=(fallback, "preemptive SRPT"),
+        schedule_of=schedule_of,
+        exact=data.exact,
+    )
+
+
+def _seconds(integer: Sequence[int], weights: Sequence[float], unit: float) -> float:
+    """Seconds per unit of CP-SAT's objective: slots of ``unit`` s, weights scaled to integers."""
+    return unit * sum(weights) / sum(integer)
+
+
+def _result(
+    instance: Instance,
+    problem: Problem,
+    answer: _Answer,
+    began: float,
+    build_time: float,
+    *,
+    seconds: float,
+    fallback: tuple[list[tuple[int, int]], str],
+    schedule_of: Callable[[list[tuple[int, int]]], Schedule],
+    exact: bool,
+    unproven: tuple[str, ...] = (),
+    metrics: Callable[[list[tuple[int, int]]], dict[str, float]] | None = None,
+) -> Result:
+    """The :class:`Result` of a CP-SAT answer (problems A, A1 and A2 alike).
+
+    Without a CP-SAT solution the ``fallback`` plan (and its name, for the note) is
+    returned, never no schedule; the status and bound are then made honest
+    (:func:`formulations.exact.honest_status`).
+    """
+    from formulations.exact import honest_status, objectives
+
     runtime = time.perf_counter() - began
     notes = [f"CP-SAT: {answer.status}"]
+    if answer.status == "INFEASIBLE":
+        return Result(
+            "cpsat",
+            problem,
+            SolveStatus.INFEASIBLE,
+            math.nan,
+            math.nan,
+            math.nan,
+            runtime,
+            None,
+            build_time,
+            notes=tuple(notes),
+        )
     if answer.plan is not None:
-        slots: dict[int, list[int]] = {}
-        for i, s in answer.plan:
-            slots.setdefault(i, []).append(s)
+        plan = answer.plan
         status = SolveStatus.OPTIMAL if answer.status == "OPTIMAL" else SolveStatus.FEASIBLE
-        factor = sum(weights) / sum(data.weights)
-        bound = answer.bound * data.delta / factor
-    else:  # never return without a schedule: preemptive SRPT on the slots
-        slots = dict(enumerate(hint))
+        bound = answer.bound * seconds
+    else:
+        plan, name = fallback
         status = SolveStatus.ERROR if answer.status.startswith("ERROR") else SolveStatus.FEASIBLE
         bound = math.nan
-        notes.append("no CP-SAT solution; preemptive SRPT is returned")
-    schedule = schedule_from_slots(slots, data)
-    status, bound, caveats = honest_status(status, bound, data.exact, ())
+        notes.append(f"no CP-SAT solution; {name} is returned")
+    schedule = schedule_of(plan)
+    status, bound, caveats = honest_status(status, bound, exact, unproven)
     objective, total_jct = objectives(instance, schedule)
     return Result(
         method="cpsat",
-        problem=Problem.A2,
+        problem=problem,
         status=status,
         objective=objective,
         total_jct=total_jct,
@@ -310,7 +368,12 @@ def _solve_a2(
         runtime_s=runtime,
         schedule=schedule,
         build_time_s=build_time,
-        facts={"integral": data.exact, "slotted_optimal": answer.status == "OPTIMAL"},
+        metrics=metrics(plan) if metrics is not None else {},
+        facts={
+            "integral": exact,
+            "modes_proven": not unproven,
+            "slotted_optimal": answer.status == "OPTIMAL",
+        },
         notes=(*notes, *caveats),
     )
 
@@ -335,7 +398,7 @@ def solve_cpsat(
     seed: int = 0,
     cancel: threading.Event | None = None,
 ) -> Result:
-    """Solve problem A or A1 of ``instance`` with CP-SAT (see the module docstring).
+    """Solve problem A, A1 or A2 of ``instance`` with CP-SAT (see the module docstring).
 
     Setting ``cancel`` from another thread stops the child
     (:class:`formulations.isolation.Cancelled` is raised).
@@ -343,9 +406,9 @@ def solve_cpsat(
     Raises
     ------
     ValueError
-        For problem A2, or weights CP-SAT cannot scale to integers exactly.
+        For weights CP-SAT cannot scale to integers exactly.
     """
-    from formulations.exact import honest_status, objectives, prepare_slotted, schedule_from_plan
+    from formulations.exact import prepare_slotted, schedule_from_plan
 
     problem = Problem(problem)
     params = params or ExactParams()
@@ -372,52 +435,16 @@ def solve_cpsat(
         ),
         cancel,
     )
-    runtime = time.perf_counter() - began
-    # CP-SAT counts slots with integer weights w_i * factor; seconds = value * slot / factor.
-    factor = sum(weights) / sum(job.weight for job in slotted.jobs)
-    notes: list[str] = [f"CP-SAT: {answer.status}"]
-    if answer.status == "INFEASIBLE":
-        return Result(
-            "cpsat",
-            problem,
-            SolveStatus.INFEASIBLE,
-            math.nan,
-            math.nan,
-            math.nan,
-            runtime,
-            None,
-            build_time,
-            notes=tuple(notes),
-        )
-    if answer.plan is not None:
-        plan = answer.plan
-        status = SolveStatus.OPTIMAL if answer.status == "OPTIMAL" else SolveStatus.FEASIBLE
-        bound = answer.bound * slotted.slot / factor
-    else:
-        plan = prepared.plan  # never return without a schedule: the list schedule
-        status = SolveStatus.ERROR if answer.status.startswith("ERROR") else SolveStatus.FEASIBLE
-        bound = math.nan
-        notes.append("no CP-SAT solution; the list schedule is returned")
-    schedule = schedule_from_plan(instance, problem, slotted, plan)
-    unproven = slotted.unproven_modes
-    status, bound, caveats = honest_status(status, bound, slotted.exact, unproven)
-    notes += caveats
-    objective, total_jct = objectives(instance, schedule)
-    return Result(
-        method="cpsat",
-        problem=problem,
-        status=status,
-        objective=objective,
-        total_jct=total_jct,
-        best_bound=bound,
-        runtime_s=runtime,
-        schedule=schedule,
-        build_time_s=build_time,
-        metrics={"slotted_objective": slotted.objective(plan)},
-        facts={
-            "integral": slotted.exact,
-            "modes_proven": not unproven,
-            "slotted_optimal": answer.status == "OPTIMAL",
-        },
-        notes=tuple(notes),
+    return _result(
+        instance,
+        problem,
+        answer,
+        began,
+        build_time,
+        seconds=_seconds(weights, [job.weight for job in slotted.jobs], slotted.slot),
+        fallback=(prepared.plan, "the list schedule"),
+        schedule_of=lambda plan: schedule_from_plan(instance, problem, slotted, plan),
+        exact=slotted.exact,
+        unproven=slotted.unproven_modes,
+        metrics=lambda plan: {"slotted_objective": slotted.objective(plan)},
     )
