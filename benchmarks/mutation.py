@@ -310,8 +310,15 @@ CATALOGUE: tuple[Mutant, ...] = (
     Mutant(
         "alpha_min: typed levels stop one too early",
         "ddlsched/core/alpha.py",
-        "        if best <= level:  # communication is never negative",
-        "        if best <= 2 * level:  # communication is never negative",
+        "        if found_levels and min(found_levels)[0] <= level:",
+        "        if found_levels and min(found_levels)[0] <= 2 * level:",
+        ("tests/core/test_types.py",),
+    ),
+    Mutant(
+        "alpha_min: typed value called exact though its level ran out of budget",
+        "ddlsched/core/alpha.py",
+        "any(proven and value == best for value, proven in found_levels)",
+        "any(value == best for value, proven in found_levels)",
         ("tests/core/test_types.py",),
     ),
     Mutant(

@@ -238,10 +238,10 @@ def alpha_min(job: Job, cluster: Cluster, search_budget: int = DEFAULT_SEARCH_BU
 
 def _typed_alpha_min(job: Job, cluster: Cluster, search_budget: int) -> Bound:
     inter = cluster.bandwidth_inter
-    best, exact = math.inf, True
+    found_levels: list[tuple[float, bool]] = []  # (value or lower bound, proven) per level
     for level in sorted({job.compute_on(t) for t in cluster.types}):
-        if best <= level:  # communication is never negative: no later level is better
-            break
+        if found_levels and min(found_levels)[0] <= level:
+            break  # communication is never negative: no later level is better
         allowed = [
             h for h in range(cluster.num_servers) if job.compute_on(cluster.type_of(h)) <= level
         ]
@@ -263,11 +263,13 @@ def _typed_alpha_min(job: Job, cluster: Cluster, search_budget: int) -> Bound:
                 cut = min_cut_bound(job, max(capacities))
                 comm = job.total_traffic / fastest + cut * (1 / inter - 1 / fastest)
                 proven = False
-        if level + comm < best:
-            best, exact = level + comm, proven
-        else:
-            exact &= proven or level + comm > best
-    return Bound(best, exact)
+        found_levels.append((level + comm, proven))
+    if not found_levels:  # the job fits no servers at all
+        return Bound(math.inf, True)
+    best = min(value for value, _ in found_levels)
+    # Exact when a proven level attains the least value: any other level's true value is
+    # at least its (possibly lower-bound) value, hence at least the least one.
+    return Bound(best, any(proven and value == best for value, proven in found_levels))
 
 
 def min_cut_bound(job: Job, max_part: int) -> float:

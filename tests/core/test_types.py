@@ -168,3 +168,15 @@ def test_slow_type_wins_when_it_consolidates() -> None:
     assert min(all_alphas(job, cluster)) == pytest.approx(6.0)
     assert alpha_min(job, cluster).value == pytest.approx(6.0) and alpha_min(job, cluster).exact
     assert fastest_time(job, cluster).value == pytest.approx(6.0)
+
+
+def test_typed_alpha_min_out_of_budget_is_a_flagged_lower_bound() -> None:
+    """A search stopped by its budget gives a lower bound, flagged as such, never a value
+    above the true least alpha."""
+    cluster = Cluster((2, 2), 8.0, 1.0, server_types=("v100", "k80"))
+    ring = ((0, 1, 2.0), (1, 2, 2.0), (2, 3, 2.0), (0, 3, 2.0))
+    job = Instance(cluster, (_mixed().jobs[0].replace(gpus=4, edges=ring),)).jobs[0]
+    stopped = alpha_min(job, cluster, search_budget=1)
+    assert not stopped.exact
+    assert stopped.value <= min(all_alphas(job, cluster)) + 1e-12
+    assert alpha_min(job, cluster).exact
