@@ -148,8 +148,8 @@ def _cmd_generate(args: argparse.Namespace) -> int:
         "type_bandwidth": args.type_bandwidth,
         "type_slowdown": args.type_slowdown,
     }
-    if args.gpu_types and args.servers is None:
-        changes["servers"] = sum(count for _, count in args.gpu_types)
+    if args.gpu_types:
+        changes["servers"] = _servers(args, GeneratorConfig.servers)
     if args.integral and args.bandwidth_intra is None and not args.config:
         # The realistic default ratio (20) would make tiny MILP instances
         # long; integral instances default to a ratio of 2.
@@ -166,6 +166,15 @@ def _cmd_generate(args: argparse.Namespace) -> int:
         file=sys.stderr,
     )
     return EXIT_OK
+
+
+def _servers(args: argparse.Namespace, default: int) -> int:
+    """``--servers`` if given, else the servers ``--gpu-types`` lists, else ``default``."""
+    if args.servers is not None:
+        return int(args.servers)
+    if args.gpu_types:
+        return sum(count for _, count in args.gpu_types)
+    return default
 
 
 def _types_text(cluster: Any) -> str:
@@ -316,7 +325,7 @@ def _progress_bar(total: int, label: str) -> tuple[Any, Any]:
 def _load_replay(args: argparse.Namespace) -> tuple[Any, Any, float, float]:
     """The trace as an instance, at the asked load: (loaded, instance, factor, offered load)."""
     from ddlsched.core.load import at_load, offered_load, scale_arrivals
-    from ddlsched.core.model import Cluster
+    from ddlsched.core.model import Cluster, expand_types
     from ddlsched.core.traces import load_trace, parse_columns
 
     try:
@@ -324,7 +333,7 @@ def _load_replay(args: argparse.Namespace) -> tuple[Any, Any, float, float]:
             args.servers, args.gpus_per_server, args.bandwidth_intra, args.bandwidth_inter
         )
         if args.gpu_types:
-            kinds = tuple(name for name, count in args.gpu_types for _ in range(count))
+            kinds = expand_types(args.gpu_types)
             if len(kinds) != args.servers:
                 raise InputError(
                     f"--gpu-types: lists {len(kinds)} servers but --servers is {args.servers}"
@@ -488,8 +497,7 @@ def _cmd_check(args: argparse.Namespace) -> int:
     from ddlsched.core.io import read_instance
     from ddlsched.experiments import check_instance
 
-    if args.servers is None:
-        args.servers = sum(n for _, n in args.gpu_types) if args.gpu_types else 2
+    args.servers = _servers(args, 2)
     if args.adversarial:
         if args.gpu_types:
             raise InputError(
@@ -595,13 +603,9 @@ def _cmd_compare(args: argparse.Namespace) -> int:
     from ddlsched.experiments import CompareConfig, compare
 
     try:
-        servers = args.servers
-        if servers is None:
-            types = args.gpu_types or ()
-            servers = sum(n for _, n in types) if types else CompareConfig.servers
         config = CompareConfig(
             jobs=args.jobs,
-            servers=servers,
+            servers=_servers(args, CompareConfig.servers),
             gpu_types=args.gpu_types or (),
             gpus_per_server=args.gpus_per_server,
             instances=args.instances,

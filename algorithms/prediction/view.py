@@ -15,7 +15,7 @@ from typing import Protocol
 
 import numpy as np
 
-from ddlsched.core.model import Edge, Job, Parallelism
+from ddlsched.core.model import Edge, Job, Parallelism, time_on
 
 
 @dataclass(frozen=True)
@@ -39,7 +39,7 @@ class JobView:
 
     def compute_on(self, gpu_type: str) -> float:
         """``c_i(type)``, as :meth:`ddlsched.core.model.Job.compute_on`."""
-        return dict(self.compute_times).get(gpu_type, self.compute_time)
+        return time_on(self.compute_times, self.compute_time, gpu_type)
 
     @classmethod
     def of(cls, job: Job) -> JobView:

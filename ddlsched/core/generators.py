@@ -44,7 +44,14 @@ import numpy as np
 
 from ddlsched.core.alpha import alpha_from_cut
 from ddlsched.core.graphs import build_job_graph
-from ddlsched.core.model import Cluster, InputError, Instance, Job, Parallelism
+from ddlsched.core.model import (
+    Cluster,
+    InputError,
+    Instance,
+    Job,
+    Parallelism,
+    expand_types,
+)
 from ddlsched.core.params import from_table, read_toml
 from ddlsched.core.zoo import DRAWN_MODELS, MEASURED_TYPES, ZOO, ModelProfile, type_compute_times
 
@@ -136,12 +143,11 @@ class GeneratorConfig:
 
     def cluster(self) -> Cluster:
         """The cluster this configuration draws jobs for (validated)."""
-        kinds = tuple(name for name, count in self.gpu_types for _ in range(count))
         return Cluster(
             (self.gpus_per_server,) * self.servers,
             self.bandwidth_intra,
             self.bandwidth_inter,
-            server_types=kinds,
+            server_types=expand_types(self.gpu_types),
             type_bandwidth=self.type_bandwidth,
         )
 

@@ -255,6 +255,23 @@ class Cluster:
         return out
 
 
+def time_on(
+    compute_times: tuple[tuple[str, float], ...], compute_time: float, gpu_type: str
+) -> float:
+    """The time listed for ``gpu_type`` in ``compute_times``, else ``compute_time``
+    (:meth:`Job.compute_on`, shared with the online policies' job views)."""
+    for name, value in compute_times:
+        if name == gpu_type:
+            return value
+    return compute_time
+
+
+def expand_types(counts: Iterable[tuple[str, int]]) -> tuple[str, ...]:
+    """Server types from ``(type, servers)`` pairs: ``[("v100", 2), ("k80", 1)]`` gives
+    ``("v100", "v100", "k80")`` (the ``--gpu-types`` and ``gpu_types`` settings)."""
+    return tuple(name for name, count in counts for _ in range(count))
+
+
 _TYPE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.+-]{0,63}")
 
 
@@ -419,10 +436,7 @@ class Job:
 
     def compute_on(self, gpu_type: str) -> float:
         """``c_i(type)``: seconds per iteration on ``gpu_type`` (``compute_time`` if unlisted)."""
-        for name, value in self.compute_times:
-            if name == gpu_type:
-                return value
-        return self.compute_time
+        return time_on(self.compute_times, self.compute_time, gpu_type)
 
     def __getstate__(self) -> dict[str, Any]:
         # Pickling (child processes): a plain dict for the read-only view,
