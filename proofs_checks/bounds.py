@@ -52,7 +52,7 @@ alpha^max``, and ``alpha^max`` an upper bound on every mapping's ``alpha``.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 import networkx as nx
@@ -133,26 +133,37 @@ def _fastest_typed(job: Job, cluster: Cluster) -> Checked:
     return Checked(bound + penalty * parts * lam / 2, False)
 
 
-def _mapped_times(job: Job, cluster: Cluster) -> list[float]:
-    """``alpha`` of every node-to-server map that fits, in chunks."""
+def _fitting_maps(job: Job, cluster: Cluster) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+    """Every node-to-server map within the servers' sizes, in chunks: ``(digits, counts)``,
+    the server of each node and the nodes on each server, one row per map."""
     servers = len(cluster.gpus_per_server)
     capacity = np.asarray(cluster.gpus_per_server)
-    compute = np.array([job.compute_on(cluster.type_of(h)) for h in range(servers)])
-    inverse = np.array([1 / cluster.intra_of(cluster.type_of(h)) for h in range(servers)])
-    u = np.array([e[0] for e in job.edges], dtype=np.int64)
-    v = np.array([e[1] for e in job.edges], dtype=np.int64)
-    q = np.array([e[2] for e in job.edges], dtype=float)
     powers = servers ** np.arange(job.gpus)
-    times: list[float] = []
     chunk = 1 << 16
     for begin in range(0, servers**job.gpus, chunk):
         codes = np.arange(begin, min(begin + chunk, servers**job.gpus))
-        digits = (codes[:, None] // powers[None, :]) % servers
+        digits = (codes[:, None] // powers[None, :]) % servers  # mapping per row
         counts = np.stack([(digits == h).sum(axis=1) for h in range(servers)], axis=1)
         fits = np.all(counts <= capacity[None, :], axis=1)
-        if not fits.any():
-            continue
-        digits, counts = digits[fits], counts[fits]
+        if fits.any():
+            yield digits[fits], counts[fits]
+
+
+def _edges(job: Job) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    u = np.array([e[0] for e in job.edges], dtype=np.int64)
+    v = np.array([e[1] for e in job.edges], dtype=np.int64)
+    q = np.array([e[2] for e in job.edges], dtype=float)
+    return u, v, q
+
+
+def _mapped_times(job: Job, cluster: Cluster) -> list[float]:
+    """``alpha`` of every node-to-server map that fits."""
+    servers = range(len(cluster.gpus_per_server))
+    compute = np.array([job.compute_on(cluster.type_of(h)) for h in servers])
+    inverse = np.array([1 / cluster.intra_of(cluster.type_of(h)) for h in servers])
+    u, v, q = _edges(job)
+    times: list[float] = []
+    for digits, counts in _fitting_maps(job, cluster):
         slowest = np.where(counts > 0, compute[None, :], -np.inf).max(axis=1)
         same = digits[:, u] == digits[:, v]
         cost = np.where(same, inverse[digits[:, u]], 1 / cluster.bandwidth_inter) * q[None, :]
@@ -161,22 +172,10 @@ def _mapped_times(job: Job, cluster: Cluster) -> list[float]:
 
 
 def _least_cut(job: Job, cluster: Cluster) -> float:
-    servers = len(cluster.gpus_per_server)
-    capacity = np.asarray(cluster.gpus_per_server)
-    u = np.array([e[0] for e in job.edges])
-    v = np.array([e[1] for e in job.edges])
-    q = np.array([e[2] for e in job.edges])
-    powers = servers ** np.arange(job.gpus)
+    u, v, q = _edges(job)
     best = math.inf
-    chunk = 1 << 16
-    for begin in range(0, servers**job.gpus, chunk):
-        codes = np.arange(begin, min(begin + chunk, servers**job.gpus))
-        digits = (codes[:, None] // powers[None, :]) % servers  # mapping per row
-        counts = np.stack([(digits == h).sum(axis=1) for h in range(servers)], axis=1)
-        fits = np.all(counts <= capacity[None, :], axis=1)
-        if not fits.any():
-            continue
-        cut = ((digits[fits][:, u] != digits[fits][:, v]) * q[None, :]).sum(axis=1)
+    for digits, _ in _fitting_maps(job, cluster):
+        cut = ((digits[:, u] != digits[:, v]) * q[None, :]).sum(axis=1)
         best = min(best, float(cut.min()))
     return best
 
