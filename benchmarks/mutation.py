@@ -167,8 +167,22 @@ CATALOGUE: tuple[Mutant, ...] = (
     Mutant(
         "exact: warm start not relabelled",
         "formulations/exact.py",
-        "return Prepared(slotted, relabel_for_anchor(slotted, plan, anchor), latest, anchor)",
-        "return Prepared(slotted, plan, latest, anchor)",
+        "return Prepared(slotted, relabel_for_anchor(slotted, plan, anchors), latest, anchors)",
+        "return Prepared(slotted, plan, latest, anchors)",
+        EXACT_TESTS,
+    ),
+    Mutant(
+        "timeindexed: second anchor sorted within whole classes, not ties",
+        "formulations/timeindexed.py",
+        "        ties = refine_classes(problem.server_classes, mode.usage)\n",
+        "        ties = tuple(tuple(g) for g in problem.server_classes if len(g) > 1)\n",
+        EXACT_TESTS,
+    ),
+    Mutant(
+        "timeindexed: relabelling ignores the second anchor",
+        "formulations/timeindexed.py",
+        "usages = [problem.jobs[a].modes[plan[a][0]].usage for a in anchors]",
+        "usages = [problem.jobs[a].modes[plan[a][0]].usage for a in anchors[:1]]",
         EXACT_TESTS,
     ),
     Mutant(

@@ -2,7 +2,7 @@
 
 The model is built from the same slotted problem as the MILP
 (:func:`formulations.exact.prepare_slotted`: modes, release slots, each job's
-latest completion slot, the symmetry anchor and the list-schedule incumbent),
+latest completion slot, the symmetry anchors and the list-schedule incumbent),
 so both backends answer the same question, and their optima are compared in
 the tests. Constraint families, each one function:
 
@@ -11,8 +11,11 @@ the tests. Constraint families, each one function:
   (``S_i``, length ``d_im``), exactly one of them present;
 - :func:`_horizon_and_symmetry`: a mode's interval ends by ``L_i``; the
   anchor job keeps only modes whose counts are sorted within each class of
-  identical servers (the MILP's symmetry rule: any schedule can be relabelled
-  so);
+  identical servers, and a second anchor only modes sorted within the ties
+  the anchor's mode leaves (the MILP's symmetry rules: any schedule can be
+  relabelled so). The second anchor cut CP-SAT's median time from 2.2 to
+  1.7 s (4 x 4 / 24 jobs), 2.9 to 2.5 s (4 x 8 / 32) and 2.5 to 2.1 s
+  (4 x 4 / 28), three seeds each, one worker;
 - :func:`_capacity`: one cumulative per resource (server) over the present
   intervals, with the mode's GPUs on that resource as demand;
 - :func:`_pooled_capacity` (redundant): one cumulative over all ``M`` GPUs, each job
@@ -63,7 +66,7 @@ from ddlsched.core.model import Instance, Problem, Schedule
 from ddlsched.core.params import ExactParams
 from ddlsched.core.result import Result, SolveStatus
 from formulations.isolation import Cancelled, run_isolated
-from formulations.timeindexed import SlottedProblem, sorted_within_classes
+from formulations.timeindexed import SlottedProblem, sorted_within_classes, tie_groups
 
 
 def _integer_weights(ids: Sequence[str], weights: Sequence[float]) -> list[int]:
@@ -110,13 +113,20 @@ def _one_mode_per_job(model, slotted, latest):
     return starts, presences, intervals
 
 
-def _horizon_and_symmetry(model, slotted, latest, anchor, starts, presences) -> None:
-    """Family 2: a mode ends by the job's latest slot; the anchor keeps sorted modes only."""
+def _horizon_and_symmetry(model, slotted, latest, anchors, starts, presences) -> None:
+    """Family 2: a mode ends by the job's latest slot; the anchor keeps sorted modes only,
+    and the second anchor, if any, modes sorted within the ties the anchor's mode leaves."""
+    anchor = anchors[0] if anchors else None
     for i, job in enumerate(slotted.jobs):
         for m, mode in enumerate(job.modes):
             model.Add(starts[i] + mode.slots <= latest[i]).OnlyEnforceIf(presences[i][m])
             if i == anchor and not sorted_within_classes(mode.usage, slotted.server_classes):
                 model.Add(presences[i][m] == 0)
+    if len(anchors) > 1:
+        for modes, unsorted in tie_groups(slotted, anchors[0], anchors[1]).values():
+            for m in modes:
+                for k in unsorted:
+                    model.AddImplication(presences[anchors[0]][m], presences[anchors[1]][k].Not())
 
 
 def _capacity(model, slotted, intervals) -> None:
@@ -155,7 +165,7 @@ class _Task:
 
     slotted: SlottedProblem
     latest: list[int]
-    anchor: int | None
+    anchors: tuple[int, ...]
     plan: list[tuple[int, int]]
     weights: list[int]
     options: ExactParams
@@ -179,7 +189,7 @@ def _solve_in_child(task: _Task) -> _Answer:
     slotted, latest = task.slotted, task.latest
     model = cp_model.CpModel()
     starts, presences, intervals = _one_mode_per_job(model, slotted, latest)
-    _horizon_and_symmetry(model, slotted, latest, task.anchor, starts, presences)
+    _horizon_and_symmetry(model, slotted, latest, task.anchors, starts, presences)
     _capacity(model, slotted, intervals)
     ends = _pooled_capacity(model, slotted, starts, presences)
     model.minimize(sum(w * end for w, end in zip(task.weights, ends, strict=True)))
@@ -426,7 +436,7 @@ def solve_cpsat(
         _Task(
             slotted,
             prepared.latest,
-            prepared.anchor,
+            prepared.anchors,
             prepared.plan,
             weights,
             params,

@@ -32,7 +32,7 @@ from formulations.solver import solve_model
 from formulations.timeindexed import (
     SlottedProblem,
     build_model,
-    choose_anchor,
+    choose_anchors,
     greedy_schedule,
     latest_completions,
     place_in_order,
@@ -132,7 +132,7 @@ class Prepared:
     slotted: SlottedProblem
     plan: list[tuple[int, int]]
     latest: list[int]
-    anchor: int | None
+    anchors: tuple[int, ...]
 
 
 def prepare_slotted(
@@ -142,7 +142,7 @@ def prepare_slotted(
     options: ExactParams | None,
 ) -> Prepared:
     """The slotted problem, the incumbent plan (list schedules or the warm start, relabelled
-    for symmetry), each job's latest completion slot and the symmetry anchor."""
+    for symmetry), each job's latest completion slot and the symmetry anchors."""
     estimate_size(instance, Problem(problem))
     slotted = problem_a(instance, options) if problem == "A" else problem_a1(instance)
     horizon = slotted.covering_horizon()
@@ -154,8 +154,8 @@ def prepare_slotted(
         if slotted.objective(given) < slotted.objective(plan):
             plan = given
     latest = latest_completions(slotted, slotted.objective(plan))
-    anchor = choose_anchor(slotted) if problem == "A" else None
-    return Prepared(slotted, relabel_for_anchor(slotted, plan, anchor), latest, anchor)
+    anchors = choose_anchors(slotted) if problem == "A" else ()
+    return Prepared(slotted, relabel_for_anchor(slotted, plan, anchors), latest, anchors)
 
 
 def build(
@@ -200,7 +200,7 @@ def build(
             count * mode.slots * sum(1 for u in mode.usage if u) for count, mode in starts
         ),
     )
-    model = build_model(slotted, latest, prepared.anchor)
+    model = build_model(slotted, latest, prepared.anchors)
     return BuiltModel(
         problem, model, instance, slotted, None, slotted.exact, plan, time.perf_counter() - began
     )

@@ -24,6 +24,15 @@ Constraint families:
   feasibility nor any job's duration, since ``alpha`` depends only on which
   nodes share a server) so that the anchor's counts are sorted; hence some
   optimum survives.
+- ``_lex_symmetry`` (lexicographic, a second anchor): the anchor's counts
+  leave *ties*, runs of identical servers where it uses the same number of
+  GPUs (its mode ``(4, 0, 0, 0)`` leaves servers 2-4 interchangeable).
+  Permuting servers within a tie keeps the anchor's mode, so a second anchor
+  may be sorted within the ties as well: for every set ``R`` of ties, ``sum
+  of x[a, m, t] over the anchor's modes leaving R + sum of x[b, m', t] over
+  the second anchor's modes unsorted within R <= 1``. Relabelling by the
+  anchors' counts in turn (:func:`relabel_for_anchor`) shows some optimum
+  survives both.
 
 Objective: ``sum_i w_i Delta (t + d_im) x[i, m, t]``, the total weighted
 completion time of the slotted schedule.
@@ -57,6 +66,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import pyomo.environ as pyo
+from pyomo.core.expr import identify_variables
 from pyomo.core.expr.numeric_expr import LinearExpression
 
 EPS = 1e-9
@@ -237,15 +247,18 @@ def latest_completions(problem: SlottedProblem, incumbent: float) -> list[int]:
 
 
 def build_model(
-    problem: SlottedProblem, latest: Sequence[int], anchor: int | None = None
+    problem: SlottedProblem, latest: Sequence[int], anchors: Sequence[int] = ()
 ) -> pyo.ConcreteModel:
-    """The Pyomo model; ``latest[i]`` is ``L_i``; ``anchor`` the symmetry job."""
+    """The Pyomo model; ``latest[i]`` is ``L_i``; ``anchors`` the symmetry jobs (at most two
+    used: the anchor and the second anchor of ``_lex_symmetry``)."""
     model = pyo.ConcreteModel(name="time_indexed")
-    index = _start_index(problem, latest, anchor)
+    index = _start_index(problem, latest, anchors[0] if anchors else None)
     model.INDEX = pyo.Set(initialize=index, dimen=3, ordered=True)
     model.x = pyo.Var(model.INDEX, within=pyo.Binary)
     _one_start_per_job(model, problem, index)
     _capacity(model, problem, index)
+    if len(anchors) > 1:
+        _lex_symmetry(model, problem, index, anchors[0], anchors[1])
     costs = [
         problem.jobs[i].weight * problem.slot * (t + problem.jobs[i].modes[m].slots)
         for i, m, t in index
@@ -332,6 +345,57 @@ def _capacity(
     )
 
 
+def tie_groups(
+    problem: SlottedProblem, anchor: int, second: int
+) -> dict[tuple[tuple[int, ...], ...], tuple[list[int], list[int]]]:
+    """For ``_lex_symmetry``: per set of ties, the anchor's kept modes leaving it and the
+    second anchor's modes unsorted within it (sets with no such mode left out)."""
+    groups: dict[tuple[tuple[int, ...], ...], tuple[list[int], list[int]]] = {}
+    for m, mode in enumerate(problem.jobs[anchor].modes):
+        if not sorted_within_classes(mode.usage, problem.server_classes):
+            continue  # not in the model (``_start_index``)
+        ties = refine_classes(problem.server_classes, mode.usage)
+        groups.setdefault(ties, ([], []))[0].append(m)
+    for ties, (_, unsorted) in groups.items():
+        unsorted.extend(
+            m
+            for m, mode in enumerate(problem.jobs[second].modes)
+            if not sorted_within_classes(mode.usage, ties)
+        )
+    return {ties: pair for ties, pair in groups.items() if pair[1]}
+
+
+def _lex_symmetry(
+    model: pyo.ConcreteModel,
+    problem: SlottedProblem,
+    index: list[tuple[int, int, int]],
+    anchor: int,
+    second: int,
+) -> None:
+    """The second anchor is sorted within the ties the anchor's mode leaves."""
+    keys: dict[tuple[int, int], list[tuple[int, int, int]]] = {}
+    for key in index:
+        keys.setdefault(key[:2], []).append(key)
+    groups = list(tie_groups(problem, anchor, second).values())
+
+    def row(m: pyo.ConcreteModel, g: int) -> object:
+        modes, unsorted = groups[g]
+        chosen = [k for mode in modes for k in keys.get((anchor, mode), [])]
+        chosen += [k for mode in unsorted for k in keys.get((second, mode), [])]
+        if not chosen:
+            return pyo.Constraint.Skip
+        return (
+            LinearExpression(
+                constant=0.0,
+                linear_coefs=[1.0] * len(chosen),
+                linear_vars=[m.x[k] for k in chosen],
+            )
+            <= 1
+        )
+
+    model.lex_symmetry = pyo.Constraint(range(len(groups)), rule=row)
+
+
 def _max_load(coefs: list[float], keys: list[int], index: list[tuple[int, int, int]]) -> float:
     """The most a row can sum to: each job contributes at most its largest use."""
     per_job: dict[int, float] = {}
@@ -346,37 +410,59 @@ def sorted_within_classes(usage: Sequence[int], classes: Sequence[Sequence[int]]
     return all(usage[a] >= usage[b] for group in classes for a, b in itertools.pairwise(group))
 
 
-def choose_anchor(problem: SlottedProblem) -> int | None:
-    """The job whose symmetric modes are most numerous (most pruned), if any."""
+def refine_classes(
+    classes: Sequence[Sequence[int]], usage: Sequence[int]
+) -> tuple[tuple[int, ...], ...]:
+    """The ties ``usage`` leaves: each class split into runs of equal usage (runs of one dropped).
+
+    ``usage`` is sorted within each class (a kept anchor mode), so equal
+    counts are adjacent.
+    """
+    ties = []
+    for group in classes:
+        for _, run in itertools.groupby(group, key=lambda h: usage[h]):
+            members = tuple(run)
+            if len(members) > 1:
+                ties.append(members)
+    return tuple(ties)
+
+
+def choose_anchors(problem: SlottedProblem, depth: int = 2) -> tuple[int, ...]:
+    """Up to ``depth`` jobs whose symmetric modes are most numerous (most pruned), first first.
+
+    Empty when no two servers are identical.
+    """
     if not any(len(group) > 1 for group in problem.server_classes):
-        return None
+        return ()
     counts = [
         sum(not sorted_within_classes(mode.usage, problem.server_classes) for mode in job.modes)
         for job in problem.jobs
     ]
-    best = int(np.argmax(counts))
-    return best if counts[best] > 0 else None
+    ranked = sorted(range(len(counts)), key=lambda i: (-counts[i], i))
+    return tuple(i for i in ranked[:depth] if counts[i] > 0)
 
 
 def relabel_for_anchor(
-    problem: SlottedProblem, plan: Sequence[tuple[int, int]], anchor: int | None
+    problem: SlottedProblem, plan: Sequence[tuple[int, int]], anchors: Sequence[int]
 ) -> list[tuple[int, int]]:
-    """The same schedule with identical servers renamed so the anchor's mode survives symmetry.
+    """The same schedule with identical servers renamed so the anchors' modes survive symmetry.
 
     Symmetry breaking keeps only the anchor's modes whose counts are sorted
-    within each class of identical servers; a plan (a list schedule, a warm
-    start) may put the anchor on counts such as ``(0, 4)``. Renaming servers
-    within their class changes no duration and no feasibility, so every job's
-    mode is mapped to the mode with the renamed counts, and the plan then
-    lies inside the model's index. Without this, the MIP start was silently
-    dropped (issue 12).
+    within each class of identical servers (and the second anchor's sorted
+    within the ties the first leaves); a plan (a list schedule, a warm start)
+    may put the anchor on counts such as ``(0, 4)``. Renaming servers within
+    their class changes no duration and no feasibility, so every job's mode
+    is mapped to the mode with the renamed counts, sorting servers by the
+    anchors' counts in turn; the plan then lies inside the model's index.
+    Without this, the MIP start was silently dropped (issue 12).
     """
-    if anchor is None:
+    if not anchors:
         return list(plan)
-    usage = problem.jobs[anchor].modes[plan[anchor][0]].usage
+    usages = [problem.jobs[a].modes[plan[a][0]].usage for a in anchors]
     source = list(range(len(problem.capacities)))  # new server h takes old server source[h]
     for group in problem.server_classes:
-        for new, old in zip(group, sorted(group, key=lambda h: -usage[h]), strict=True):
+        order = sorted(group, key=lambda h: tuple(-usage[h] for usage in usages))
+        for new, old in zip(group, order, strict=True):
             source[new] = old
     renamed = []
     for job, (m, t) in zip(problem.jobs, plan, strict=True):
@@ -387,10 +473,17 @@ def relabel_for_anchor(
 
 
 def set_warm_start(model: pyo.ConcreteModel, plan: Sequence[tuple[int, int]]) -> bool:
-    """Set ``x`` to the plan; False if the plan lies outside the model's index."""
+    """Set ``x`` to the plan; False (and nothing set) if the plan lies outside the model's
+    index or breaks a ``_lex_symmetry`` row: HiGHS would drop such a start silently."""
     chosen = {(i, m, t) for i, (m, t) in enumerate(plan)}
     if not all(key in model.INDEX for key in chosen):
         return False
+    rows = getattr(model, "lex_symmetry", None)
+    if rows is not None:
+        for row in rows.values():
+            used = sum(1 for var in identify_variables(row.body) if var.index() in chosen)
+            if used > row.upper:
+                return False
     for key in model.INDEX:
         model.x[key].set_value(1 if key in chosen else 0)
     return True
