@@ -65,7 +65,7 @@ from typing import Any
 from ddlsched.core.model import Instance, Problem, Schedule
 from ddlsched.core.params import ExactParams
 from ddlsched.core.result import Result, SolveStatus
-from formulations.isolation import Cancelled, run_isolated
+from formulations.isolation import Cancelled, report, run_isolated
 from formulations.timeindexed import SlottedProblem, sorted_within_classes, tie_groups
 
 
@@ -171,6 +171,7 @@ class _Task:
     options: ExactParams
     seed: int
     remaining: float
+    stream: bool = False  # report each improving plan to the caller (the portfolio)
 
 
 @dataclass(frozen=True)
@@ -199,15 +200,26 @@ def _solve_in_child(task: _Task) -> _Answer:
             model.add_hint(present, k == m)
     solver = cp_model.CpSolver()
     _parameters(solver, task.options, task.seed, task.remaining)
-    code = solver.Solve(model)
-    if code in (cp_model.OPTIMAL, cp_model.FEASIBLE):
-        plan = [
+
+    def plan_of(read: Any) -> list[tuple[int, int]]:
+        """The (mode, start) per job from ``read`` (the solver or a solution callback)."""
+        return [
             (
-                next(m for m, p in enumerate(presences[i]) if solver.BooleanValue(p)),
-                int(solver.Value(starts[i])),
+                next(m for m, p in enumerate(presences[i]) if read.BooleanValue(p)),
+                int(read.Value(starts[i])),
             )
             for i in range(len(slotted.jobs))
         ]
+
+    class Reporter(cp_model.CpSolverSolutionCallback):
+        """Each improving solution's plan to the caller (:func:`formulations.isolation.report`)."""
+
+        def on_solution_callback(self) -> None:
+            report(plan_of(self))
+
+    code = solver.Solve(model, Reporter() if task.stream else None)
+    if code in (cp_model.OPTIMAL, cp_model.FEASIBLE):
+        plan = plan_of(solver)
         return _Answer(solver.StatusName(code), plan, float(solver.BestObjectiveBound()))
     return _Answer(solver.StatusName(code), None, math.nan)
 
@@ -388,11 +400,15 @@ def _result(
     )
 
 
-def _run_child(task: _Task | _A2Task, cancel: threading.Event | None) -> _Answer:
+def _run_child(
+    task: _Task | _A2Task,
+    cancel: threading.Event | None,
+    on_report: Callable[[Any], None] | None = None,
+) -> _Answer:
     """:func:`_solve_in_child` in a fresh interpreter; a crash becomes an ``ERROR`` answer."""
     try:
         solver = _solve_a2_in_child if isinstance(task, _A2Task) else _solve_in_child
-        return run_isolated(solver, task, cancel=cancel, fresh=True)
+        return run_isolated(solver, task, cancel=cancel, fresh=True, on_report=on_report)
     except Cancelled:
         raise
     except Exception as error:  # the child crashed or raised: reported as a status
@@ -407,11 +423,14 @@ def solve_cpsat(
     warm_start: Schedule | None = None,
     seed: int = 0,
     cancel: threading.Event | None = None,
+    on_incumbent: Callable[[Schedule], None] | None = None,
 ) -> Result:
     """Solve problem A, A1 or A2 of ``instance`` with CP-SAT (see the module docstring).
 
     Setting ``cancel`` from another thread stops the child
-    (:class:`formulations.isolation.Cancelled` is raised).
+    (:class:`formulations.isolation.Cancelled` is raised). ``on_incumbent``
+    (problems A and A1) is called in this process with each improving
+    schedule as CP-SAT finds it (the portfolio passes them to the MILP).
 
     Raises
     ------
@@ -442,8 +461,12 @@ def solve_cpsat(
             params,
             seed,
             remaining,
+            stream=on_incumbent is not None,
         ),
         cancel,
+        None
+        if on_incumbent is None
+        else lambda plan: on_incumbent(schedule_from_plan(instance, problem, slotted, plan)),
     )
     return _result(
         instance,

@@ -10,17 +10,26 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import queue
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 
+import numpy as np
 import pyomo.environ as pyo
 
 from ddlsched.core.alpha import all_cut_alpha
 from ddlsched.core.model import PROBLEMS, Instance, Problem, Schedule, ScheduledJob
 from ddlsched.core.params import ExactParams
 from ddlsched.core.result import Result, SolveStatus
-from formulations.isolation import SolverCrashed, run_isolated
+from formulations.isolation import (
+    DeadlineExceeded,
+    SolverCrashed,
+    received,
+    report,
+    run_isolated,
+)
 from formulations.modes import count_vectors_total, problem_a, problem_a1
 from formulations.problem_a2 import (
     SingleMachine,
@@ -28,7 +37,7 @@ from formulations.problem_a2 import (
     schedule_from_a2_model,
     single_machine,
 )
-from formulations.solver import solve_model
+from formulations.solver import MipHooks, solve_model
 from formulations.timeindexed import (
     SlottedProblem,
     build_model,
@@ -50,6 +59,16 @@ MAX_NONZEROS = 20_000_000
 
 MAX_HORIZON = 100_000
 """Most slots in a horizon (the list schedules keep a timeline this long)."""
+
+
+TIME_INDEXED_HIGHS_OPTIONS: dict[str, object] = {"presolve": "off"}
+"""HiGHS options for the time-indexed models of A and A1. HiGHS's presolve spent most of
+the solve probing these models (18.9 of 23.2 s on a 16-job 4 x 4 instance, for a model
+it then solved in 4 s); without it, one thread, 60 s, the three 16-job 4 x 4 instances of
+``bench_exact`` took 1.8, 37.6 and 11.8 s instead of 8.4, 61.6 (unproven) and 28.7 s.
+Measured and not adopted (no change beyond noise): ``mip_heuristic_effort`` 0, 0.01 and
+0.2; ``mip_pscost_minreliable`` 0 and 2; no cuts at nodes; no symmetry detection;
+``mip_abs_gap`` just under the objective's granularity."""
 
 
 class ModelTooLarge(ValueError):
@@ -123,6 +142,7 @@ class BuiltModel:
     exact: bool
     incumbent_plan: list[tuple[int, int]] | None
     build_time_s: float
+    anchors: tuple[int, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -202,7 +222,15 @@ def build(
     )
     model = build_model(slotted, latest, prepared.anchors)
     return BuiltModel(
-        problem, model, instance, slotted, None, slotted.exact, plan, time.perf_counter() - began
+        problem,
+        model,
+        instance,
+        slotted,
+        None,
+        slotted.exact,
+        plan,
+        time.perf_counter() - began,
+        prepared.anchors,
     )
 
 
@@ -243,13 +271,20 @@ def schedule_from_plan(
     return Schedule(tuple(entries), problem=problem)
 
 
-def solve_built(built: BuiltModel, options: ExactParams) -> Result:
+def solve_built(
+    built: BuiltModel, options: ExactParams, *, stop_at: float | None = None, stream: bool = False
+) -> Result:
     """Solve a built model and turn its solution into a :class:`Result`.
 
     The time limit covers building too: the solver gets ``time_limit -
     build_time_s`` (at least a hundredth of a second, to read the MIP
-    start). ``runtime_s`` is building plus solving; ``metrics["solver_s"]``
-    the solver's part.
+    start), and is interrupted at ``stop_at`` (``time.monotonic()``) if it
+    overruns. ``runtime_s`` is building plus solving; ``metrics["solver_s"]``
+    the solver's part. With ``stream`` (problems A and A1, in a child of
+    :func:`formulations.isolation.run_isolated`) each improving schedule is
+    reported to the caller with HiGHS's bound (``nan`` where it is not
+    honest), and schedules the caller sends are offered to HiGHS when better
+    than its incumbent (:func:`_exchange`).
     """
     if built.single is not None:
         warm = bool(built.model.has_start)
@@ -259,7 +294,11 @@ def solve_built(built: BuiltModel, options: ExactParams) -> Result:
         )
     if options.time_limit is not None:
         options = options.replace(time_limit=max(0.01, options.time_limit - built.build_time_s))
-    outcome = solve_model(built.model, options, warm_start=warm)
+    extra = TIME_INDEXED_HIGHS_OPTIONS if built.slotted is not None else None
+    hooks = _exchange(built, stop_at) if stream and built.slotted is not None else None
+    if hooks is None and stop_at is not None:
+        hooks = MipHooks(variables=(), stop_at=stop_at)
+    outcome = solve_model(built.model, options, warm_start=warm, highs_options=extra, hooks=hooks)
     notes: list[str] = []
     schedule = None
     if outcome.has_solution:
@@ -303,6 +342,47 @@ def solve_built(built: BuiltModel, options: ExactParams) -> Result:
             "modes_proven": not unproven,
         },
         notes=(*notes, f"HiGHS: {outcome.message}"),
+    )
+
+
+def _exchange(built: BuiltModel, stop_at: float | None) -> MipHooks:
+    """The MILP's side of the portfolio's incumbents crossing (``solve_built(stream=True)``)."""
+    slotted, instance = built.slotted, built.instance
+    assert slotted is not None
+    keys = list(built.model.INDEX)
+    position = {key: k for k, key in enumerate(keys)}
+    honest = built.exact and not slotted.unproven_modes
+
+    def on_incumbent(values: np.ndarray, objective: float, bound: float) -> None:
+        plan = [(0, 0)] * len(slotted.jobs)
+        for k in np.flatnonzero(values > 0.5):
+            i, m, t = keys[k]
+            plan[i] = (m, t)
+        schedule = schedule_from_plan(instance, built.problem, slotted, plan)
+        report(("incumbent", schedule, bound if honest else math.nan))
+
+    def offer(best: float) -> np.ndarray | None:
+        offered = received()
+        if not offered:
+            return None
+        schedule = offered[-1]  # the sender's newest is its best
+        plan = relabel_for_anchor(
+            slotted, _plan_from_schedule(instance, slotted, schedule), built.anchors
+        )
+        if slotted.objective(plan) >= best - 1e-9:
+            return None
+        chosen = [position.get((i, m, t)) for i, (m, t) in enumerate(plan)]
+        if any(k is None for k in chosen):
+            return None  # outside this model's horizon or symmetry rows
+        values = np.zeros(len(keys))
+        values[[k for k in chosen if k is not None]] = 1.0
+        return values
+
+    return MipHooks(
+        variables=[built.model.x[key] for key in keys],
+        on_incumbent=on_incumbent,
+        offer=offer,
+        stop_at=stop_at,
     )
 
 
@@ -360,6 +440,8 @@ def solve_milp(
     *,
     warm_start: Schedule | None = None,
     cancel: threading.Event | None = None,
+    on_incumbent: Callable[[Schedule, float], None] | None = None,
+    offers: queue.Queue[Schedule] | None = None,
 ) -> Result:
     """Solve problem ``problem`` (A, A1 or A2) of ``instance`` exactly.
 
@@ -377,6 +459,13 @@ def solve_milp(
     cancel
         Set from another thread to stop the solve (isolated runs only):
         :class:`formulations.isolation.Cancelled` is raised.
+    on_incumbent
+        Isolated runs of A and A1: called (in this process) with each
+        improving schedule HiGHS finds and its bound at that moment (``nan``
+        where it is not a bound for the instance).
+    offers
+        Isolated runs of A and A1: schedules put here (e.g. by another
+        method) are offered to the running HiGHS as solutions.
 
     Returns
     -------
@@ -385,15 +474,40 @@ def solve_milp(
         problem (i.e. the instance is integral); objective and JCT
         recomputed from the schedule; ``best_bound`` HiGHS's bound (``nan``
         on non-integral instances, where it bounds only the slotted problem).
+
+    The time limit is a hard one: HiGHS is interrupted at it, and an
+    isolated run still going :data:`OVERRUN_GRACE` seconds later is stopped,
+    returning the last incumbent it reported (or the list schedule).
     """
     params = params or ExactParams()
     problem = _problem(problem)
-    if not params.isolate:
-        return _build_and_solve(instance, problem, params, warm_start)
     began = time.perf_counter()
+    # HiGHS's own limit comes first; the interrupt only if it overruns, the kill after that.
+    stop_at = None if params.time_limit is None else time.monotonic() + params.time_limit + 0.5
+    if not params.isolate:
+        return _build_and_solve(instance, problem, params, warm_start, stop_at, False)
+    last: list[tuple[Schedule, float]] = []
+
+    def on_report(payload: tuple[str, Schedule, float]) -> None:
+        _, schedule, bound = payload
+        last.append((schedule, bound))
+        if on_incumbent is not None:
+            on_incumbent(schedule, bound)
+
+    stream = on_incumbent is not None or offers is not None or stop_at is not None
     try:
         result = run_isolated(
-            _build_and_solve, instance, problem, params, warm_start, cancel=cancel
+            _build_and_solve,
+            instance,
+            problem,
+            params,
+            warm_start,
+            stop_at,
+            stream,
+            cancel=cancel,
+            on_report=on_report,
+            inbox=offers,
+            deadline=None if stop_at is None else stop_at - 0.5 + OVERRUN_GRACE,
         )
     except SolverCrashed as crash:
         return Result.unsolved(
@@ -402,10 +516,58 @@ def solve_milp(
             f"HiGHS crashed: {crash}; no result (solve a smaller model, or report it)",
             time.perf_counter() - began,
         )
+    except DeadlineExceeded:
+        return _stopped_at_deadline(instance, problem, warm_start, last, began)
     return dataclasses.replace(result, runtime_s=time.perf_counter() - began)
 
 
-def _build_and_solve(
-    instance: Instance, problem: Problem, params: ExactParams, warm_start: Schedule | None
+OVERRUN_GRACE = 2.0
+"""Seconds past its time limit after which an isolated MILP is stopped (HiGHS is interrupted
+at the limit, but parts of it, such as presolve, do not stop when asked)."""
+
+
+def _stopped_at_deadline(
+    instance: Instance,
+    problem: Problem,
+    warm_start: Schedule | None,
+    last: list[tuple[Schedule, float]],
+    began: float,
 ) -> Result:
-    return solve_built(build(instance, problem, warm_start, params), params)
+    """The result of a MILP stopped past its deadline: its last reported incumbent, else the
+    warm start or the list schedule, with the last reported bound; never ``optimal``."""
+    note = f"HiGHS overran its time limit by over {OVERRUN_GRACE:g} s and was stopped"
+    schedule, bound = last[-1] if last else (warm_start, math.nan)
+    source = "its last reported incumbent" if last else "the warm start"
+    if schedule is None and problem != Problem.A2:
+        prepared = prepare_slotted(instance, problem, None, None)
+        schedule = schedule_from_plan(instance, problem, prepared.slotted, prepared.plan)
+        source = "the list schedule"
+    if schedule is None:
+        elapsed = time.perf_counter() - began
+        return Result.unsolved("milp", problem, f"{note}; no schedule", elapsed)
+    objective, total_jct = objectives(instance, schedule)
+    return Result(
+        method="milp",
+        problem=problem,
+        status=SolveStatus.FEASIBLE,
+        objective=objective,
+        total_jct=total_jct,
+        best_bound=bound,
+        runtime_s=time.perf_counter() - began,
+        schedule=schedule,
+        metrics={"milp_objective": math.nan},
+        facts={"slotted_optimal": False, "integral": False, "modes_proven": False},
+        notes=(f"{note}; {source} is returned",),
+    )
+
+
+def _build_and_solve(
+    instance: Instance,
+    problem: Problem,
+    params: ExactParams,
+    warm_start: Schedule | None,
+    stop_at: float | None = None,
+    stream: bool = False,
+) -> Result:
+    built = build(instance, problem, warm_start, params)
+    return solve_built(built, params, stop_at=stop_at, stream=stream)

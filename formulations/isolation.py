@@ -16,15 +16,25 @@ thread pool would not survive a plain ``fork``). With ``fresh=True``
 where the platform has no fork server) each child is a fresh interpreter.
 Ctrl-C in the caller (or any exception there, such as the ``SystemExit`` the
 command line raises on SIGTERM) stops the child and is re-raised.
+
+**Messages while the child runs** (the portfolio's incumbents crossing): the
+child calls :func:`report` to hand a value to the caller's ``on_report``
+(called in the caller's thread as the value arrives), and :func:`received`
+to collect what the caller put in its ``inbox`` queue. Outside a child both
+do nothing. A ``deadline`` (``time.monotonic()``) stops the child there and
+raises :class:`DeadlineExceeded`: the hard end of a time limit that the
+native solver overran.
 """
 
 from __future__ import annotations
 
 import contextlib
 import multiprocessing
+import queue
 import signal
 import sys
 import threading
+import time
 from collections.abc import Callable, Iterator
 from multiprocessing.connection import Connection
 from typing import Any, TypeVar
@@ -33,6 +43,29 @@ T = TypeVar("T")
 
 _PRELOAD = ["formulations.exact"]
 _forkserver: Any = None
+_reports: Connection | None = None  # in a child: the answer pipe, which carries reports too
+_messages: Connection | None = None  # in a child: what the caller sends
+
+
+def report(payload: Any) -> None:
+    """Hand ``payload`` (picklable) to the caller's ``on_report``; nothing outside a child.
+
+    Advisory: a report that cannot be sent is dropped, never an error.
+    """
+    if _reports is not None:
+        with contextlib.suppress(Exception):
+            _reports.send(("report", payload))
+
+
+def received() -> list[Any]:
+    """What the caller put in this child's ``inbox`` since the last call, oldest first
+    (always empty outside a child, or without an inbox)."""
+    items: list[Any] = []
+    if _messages is not None:
+        with contextlib.suppress(EOFError, OSError):
+            while _messages.poll():
+                items.append(_messages.recv())
+    return items
 
 
 class SolverCrashed(RuntimeError):
@@ -41,6 +74,10 @@ class SolverCrashed(RuntimeError):
 
 class Cancelled(RuntimeError):
     """The caller's ``cancel`` event was set: the child was stopped."""
+
+
+class DeadlineExceeded(RuntimeError):
+    """The child was still running at the caller's ``deadline`` and was stopped."""
 
 
 def _get_context(fresh: bool) -> Any:
@@ -53,7 +90,14 @@ def _get_context(fresh: bool) -> Any:
     return _forkserver
 
 
-def _child(connection: Connection, function: Callable[..., Any], args: tuple[Any, ...]) -> None:
+def _child(
+    connection: Connection,
+    function: Callable[..., Any],
+    args: tuple[Any, ...],
+    messages: Connection | None = None,
+) -> None:
+    global _reports, _messages
+    _reports, _messages = connection, messages
     try:
         answer: tuple[str, Any] = ("ok", function(*args))
     except BaseException as error:  # sent back and re-raised in the caller
@@ -104,6 +148,9 @@ def run_isolated(
     *args: Any,
     cancel: threading.Event | None = None,
     fresh: bool = False,
+    on_report: Callable[[Any], None] | None = None,
+    inbox: queue.Queue[Any] | None = None,
+    deadline: float | None = None,
 ) -> T:
     """``function(*args)`` computed in a child process.
 
@@ -111,19 +158,27 @@ def run_isolated(
     plain data). Setting ``cancel`` (from another thread) stops the child and
     raises :class:`Cancelled` here. ``fresh`` starts a new interpreter that
     has imported nothing but ``function``'s module, instead of forking one
-    from the fork server.
+    from the fork server. ``on_report`` receives what the child passes to
+    :func:`report`; what is put in ``inbox`` reaches the child's
+    :func:`received` (both within 50 ms). At ``deadline`` (a
+    ``time.monotonic()`` value) the child is stopped.
 
     Raises
     ------
     SolverCrashed
         If the child died without an answer (a native crash, an
         out-of-memory kill), naming how it died.
+    DeadlineExceeded
+        If the child had not answered by ``deadline``.
     BaseException
         Whatever ``function`` raised, re-raised here.
     """
     context = _get_context(fresh)
     receiver, sender = context.Pipe(duplex=False)
-    process = context.Process(target=_child, args=(sender, function, args), daemon=True)
+    child_inbox, to_child = context.Pipe(duplex=False) if inbox is not None else (None, None)
+    process = context.Process(
+        target=_child, args=(sender, function, args, child_inbox), daemon=True
+    )
     # A daemonic caller (a Dask or multiprocessing worker) may not start
     # children; the rule guards against orphans, and this child is joined
     # below and ends with its time limit, so the flag is lifted for start().
@@ -136,24 +191,51 @@ def run_isolated(
         if daemonic is not None:
             config["daemon"] = daemonic
     sender.close()
+    if child_inbox is not None:
+        child_inbox.close()
     try:
-        while cancel is not None and not receiver.poll(0.05):
-            if cancel.is_set():
+        while True:
+            _forward(inbox, to_child)
+            if receiver.poll(0.05):
+                try:
+                    kind, payload = receiver.recv()
+                except EOFError:
+                    process.join()
+                    raise SolverCrashed(
+                        "the solver process died without an answer "
+                        f"({_describe(process.exitcode)})"
+                    ) from None
+                if kind != "report":
+                    break
+                if on_report is not None:
+                    on_report(payload)
+                continue
+            if cancel is not None and cancel.is_set():
                 raise Cancelled("stopped: another method finished first")
-        try:
-            kind, payload = receiver.recv()
-        except EOFError:
-            process.join()
-            raise SolverCrashed(
-                f"the solver process died without an answer ({_describe(process.exitcode)})"
-            ) from None
-    except BaseException:  # cancelled, Ctrl-C, SystemExit (a SIGTERM handler)
+            if deadline is not None and time.monotonic() > deadline:
+                raise DeadlineExceeded("stopped at the deadline: the solver overran its limit")
+    except BaseException:  # cancelled, deadline, Ctrl-C, SystemExit (a SIGTERM handler)
         process.terminate()
         raise
     finally:
         process.join()
         receiver.close()
+        if to_child is not None:
+            to_child.close()
     if kind == "error":
         raise payload
     result: T = payload
     return result
+
+
+def _forward(inbox: queue.Queue[Any] | None, to_child: Connection | None) -> None:
+    """Send what waits in ``inbox`` to the child (dropped if the child has gone)."""
+    if inbox is None or to_child is None:
+        return
+    while True:
+        try:
+            item = inbox.get_nowait()
+        except queue.Empty:
+            return
+        with contextlib.suppress(OSError):
+            to_child.send(item)

@@ -22,16 +22,22 @@ Both bounds are honest (:func:`formulations.exact.honest_status`): on a
 non-integral instance or with unproven mode durations neither has a bound,
 and the portfolio claims none. Problems A, A1 and A2 alike.
 
-*Not done*: incumbents do not cross while both run (HiGHS through Pyomo
-offers no callback to receive a new incumbent, and restarting either solver
-to pass one costs its search state); each starts from the same list schedule
-(or the caller's warm start).
+**Incumbents cross** from CP-SAT to the MILP: CP-SAT's child reports each
+improving schedule as it finds it (a solution callback); the MILP starts
+from CP-SAT's best so far (which also shortens every job's horizon, hence
+the MILP: with CP-SAT's optimum as start the three 16-job 4 x 4 instances of
+``bench_exact`` took the MILP 0.8, 12.1 and 2.4 s instead of 1.5, 35.8 and
+12.0 s), and CP-SAT's later ones are offered to the running HiGHS (its
+user-solution callback) when better than its incumbent. The other way is
+not possible: CP-SAT takes hints only before it starts, and it starts
+first. The MILP's deadline is hard (:func:`formulations.exact.solve_milp`).
 """
 
 from __future__ import annotations
 
 import dataclasses
 import math
+import queue
 import threading
 import time
 from collections.abc import Callable
@@ -63,7 +69,7 @@ def solve_exact(
     which proved first (1) if one did.
     """
     from formulations.cpsat import solve_cpsat
-    from formulations.exact import solve_milp
+    from formulations.exact import objectives, solve_milp
 
     params = params or ExactParams()
     problem = Problem(problem)
@@ -74,10 +80,36 @@ def solve_exact(
     late = each if limit is None else each.replace(time_limit=max(0.01, limit - head))
     cancel = threading.Event()
     cpsat_done = threading.Event()
+    offers: queue.Queue[Schedule] = queue.Queue()  # CP-SAT's incumbents, for the running MILP
+    found: list[Schedule] = []  # CP-SAT's incumbents so far, best last
+
+    def from_cpsat(schedule: Schedule) -> None:
+        found.append(schedule)
+        offers.put(schedule)
+
+    def milp_start() -> Schedule | None:
+        """The MILP's warm start: CP-SAT's best so far when it beats the caller's (a smaller
+        incumbent shortens every job's horizon, hence the model)."""
+        while not offers.empty():  # what is already the warm start need not be offered
+            offers.get_nowait()
+        if not found:
+            return warm_start
+        if warm_start is None:
+            return found[-1]
+        return min(warm_start, found[-1], key=lambda s: objectives(instance, s)[0])
+
     backends: dict[str, Callable[[], Result]] = {
-        "milp": lambda: solve_milp(instance, problem, late, warm_start=warm_start, cancel=cancel),
+        "milp": lambda: solve_milp(
+            instance, problem, late, warm_start=milp_start(), cancel=cancel, offers=offers
+        ),
         "cpsat": lambda: solve_cpsat(
-            instance, problem, each, warm_start=warm_start, seed=seed, cancel=cancel
+            instance,
+            problem,
+            each,
+            warm_start=warm_start,
+            seed=seed,
+            cancel=cancel,
+            on_incumbent=None if problem is Problem.A2 else from_cpsat,
         ),
     }
     outcomes: dict[str, Result | BaseException] = {}

@@ -102,3 +102,56 @@ def test_crashed_cpsat_returns_the_list_schedule(monkeypatch: pytest.MonkeyPatch
     result = cpsat.solve_cpsat(instance, "A", ExactParams(time_limit=5))
     assert result.status == "error" and "SIGSEGV" in " ".join(result.notes)
     assert result.schedule is not None and verify(instance, result.schedule).feasible
+
+
+def _echo_inbox(count: int) -> int:
+    """Report every message received until ``count`` have come, then return how many."""
+    import time
+
+    from formulations.isolation import received, report
+
+    seen = 0
+    while seen < count:
+        for item in received():
+            report(("echo", item))
+            seen += 1
+        time.sleep(0.01)
+    return seen
+
+
+def _sleep(seconds: float) -> None:
+    import time
+
+    time.sleep(seconds)
+
+
+def test_messages_cross_both_ways_in_order() -> None:
+    """What the caller puts in the inbox reaches the child's received(); what the child
+    reports reaches on_report, in order (the portfolio's incumbents crossing)."""
+    import queue
+
+    inbox: queue.Queue[int] = queue.Queue()
+    for k in range(5):
+        inbox.put(k)
+    reports: list[object] = []
+    assert run_isolated(_echo_inbox, 5, inbox=inbox, on_report=reports.append) == 5
+    assert reports == [("echo", k) for k in range(5)]
+
+
+def test_report_and_received_do_nothing_outside_a_child() -> None:
+    from formulations.isolation import received, report
+
+    report("nobody listens")
+    assert received() == []
+
+
+def test_deadline_stops_an_overrunning_child() -> None:
+    import time
+
+    from formulations.isolation import DeadlineExceeded
+
+    began = time.monotonic()
+    with pytest.raises(DeadlineExceeded):
+        run_isolated(_sleep, 60.0, deadline=began + 0.5)
+    assert time.monotonic() - began < 10  # stopped, not waited for
+    assert run_isolated(_square, 4)[0] == 16  # and the next call works

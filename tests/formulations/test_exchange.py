@@ -1,0 +1,119 @@
+"""Incumbents crossing between the exact backends, and the MILP's hard deadline (issue 12).
+
+The MILP reports each improving schedule while HiGHS runs and takes schedules offered
+from outside (the portfolio offers CP-SAT's); CP-SAT reports its improving schedules.
+Checked against the verifier and against what each solver proves on its own.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import queue
+import time
+
+import pytest
+
+from ddlsched import ExactParams, GeneratorConfig, Schedule, generate
+from formulations.cpsat import solve_cpsat
+from formulations.exact import (
+    OVERRUN_GRACE,
+    _stopped_at_deadline,
+    build,
+    objectives,
+    solve_milp,
+)
+from formulations.solver import MipHooks, solve_model
+from formulations.timeindexed import set_warm_start
+from proofs_checks.verifier import verify
+
+HARD = GeneratorConfig.exact_friendly(16, 4, 4, 1.0)
+"""Seed 1 of this: the MILP alone (one thread) holds the list schedule's 247 for its first
+10 s; CP-SAT proves the optimum, 232, in about 1.5 s."""
+
+
+@pytest.fixture(scope="module")
+def hard() -> tuple[object, Schedule, float]:
+    instance = generate(HARD, 1)
+    optimum = solve_cpsat(instance, "A", ExactParams(time_limit=60, threads=1))
+    assert optimum.proven_optimal and optimum.schedule is not None
+    return instance, optimum.schedule, optimum.objective
+
+
+def test_an_offered_schedule_becomes_the_milps_incumbent(hard) -> None:  # type: ignore[no-untyped-def]
+    """Offered CP-SAT's optimum, a MILP that alone ends at 247 after 5 s returns the optimum.
+
+    Catches: offers never forwarded to the child, the schedule put on the wrong columns
+    (HiGHS rejects an infeasible start), and the incumbent lost when HiGHS is stopped.
+    """
+    instance, schedule, optimum = hard
+    params = ExactParams(time_limit=5, threads=1)
+    alone = solve_milp(instance, "A", params)
+    assert alone.objective > optimum  # the test means something only if so
+    offers: queue.Queue[Schedule] = queue.Queue()
+    offers.put(schedule)
+    helped = solve_milp(instance, "A", params, offers=offers)
+    assert helped.objective == pytest.approx(optimum), helped.notes
+    assert helped.schedule is not None and verify(instance, helped.schedule).feasible
+
+
+def test_the_milp_reports_each_improving_schedule() -> None:
+    """Every reported schedule is feasible, each better than the last, none better than the
+    optimum the MILP then proves, and every reported bound is at most that optimum."""
+    instance = generate(GeneratorConfig.exact_friendly(10, 2, 4, 1.0), 3)
+    seen: list[tuple[Schedule, float]] = []
+    result = solve_milp(
+        instance,
+        "A",
+        ExactParams(time_limit=60, threads=1),
+        on_incumbent=lambda schedule, bound: seen.append((schedule, bound)),
+    )
+    assert result.proven_optimal and seen
+    values = [objectives(instance, schedule)[0] for schedule, _ in seen]
+    assert all(verify(instance, schedule).feasible for schedule, _ in seen)
+    assert all(b < a for a, b in itertools.pairwise(values))
+    assert values[-1] >= result.objective - 1e-9
+    assert all(math.isnan(bound) or bound <= result.objective + 1e-6 for _, bound in seen)
+
+
+def test_cpsat_reports_each_improving_schedule(hard) -> None:  # type: ignore[no-untyped-def]
+    instance, _, optimum = hard
+    seen: list[Schedule] = []
+    result = solve_cpsat(
+        instance, "A", ExactParams(time_limit=60, threads=1), on_incumbent=seen.append
+    )
+    assert result.proven_optimal and seen
+    values = [objectives(instance, schedule)[0] for schedule in seen]
+    assert all(verify(instance, schedule).feasible for schedule in seen)
+    assert all(b < a for a, b in itertools.pairwise(values))
+    assert values[-1] == pytest.approx(optimum)
+
+
+def test_a_stopped_highs_keeps_its_incumbent() -> None:
+    """HiGHS interrupted by the hard stop before it proves anything still returns its MIP
+    start as a feasible solution (APPSI reports the interrupt as 'unknown', with no values)."""
+    instance = generate(HARD, 1)
+    built = build(instance, "A")
+    assert built.incumbent_plan is not None and set_warm_start(built.model, built.incumbent_plan)
+    hooks = MipHooks(variables=(), stop_at=time.monotonic())  # past: stop at the first check
+    outcome = solve_model(
+        built.model, ExactParams(time_limit=60, threads=1), warm_start=True, hooks=hooks
+    )
+    assert outcome.status == "feasible" and outcome.message == "maxTimeLimit"
+    assert outcome.objective == pytest.approx(built.slotted.objective(built.incumbent_plan))
+    chosen = [key for key in built.model.INDEX if (built.model.x[key].value or 0) > 0.5]
+    assert sorted(chosen) == sorted((i, m, t) for i, (m, t) in enumerate(built.incumbent_plan))
+
+
+def test_a_milp_stopped_at_its_deadline_returns_a_feasible_schedule() -> None:
+    """Past the deadline the last reported incumbent (or else the list schedule) is returned,
+    never called optimal; its bound is the last one reported."""
+    instance = generate(GeneratorConfig.exact_friendly(10, 2, 4, 1.0), 3)
+    began = time.perf_counter()
+    fallback = _stopped_at_deadline(instance, "A", None, [], began)
+    assert fallback.status == "feasible" and fallback.schedule is not None
+    assert verify(instance, fallback.schedule).feasible
+    assert "list schedule" in fallback.notes[0] and f"{OVERRUN_GRACE:g} s" in fallback.notes[0]
+    reported = _stopped_at_deadline(instance, "A", None, [(fallback.schedule, 12.5)], began)
+    assert reported.best_bound == 12.5 and not reported.proven_optimal
+    assert reported.objective == pytest.approx(fallback.objective)
