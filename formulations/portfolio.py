@@ -140,7 +140,7 @@ def solve_exact(
     try:
         for thread in threads:
             while thread.is_alive():
-                thread.join(0.1)
+                thread.join(0.01)
     except KeyboardInterrupt:
         cancel.set()
         for thread in threads:

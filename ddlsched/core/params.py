@@ -37,7 +37,7 @@ def _number(value: object, name: str, minimum: float, *, strict: bool) -> None:
 
 @dataclass(frozen=True)
 class ExactParams:
-    """Settings of an exact method (the HiGHS MILP today).
+    """Settings of an exact method (the HiGHS MILP, CP-SAT and the portfolio ``exact``).
 
     Attributes
     ----------
