@@ -408,7 +408,9 @@ def _run_child(
     """:func:`_solve_in_child` in a fresh interpreter; a crash becomes an ``ERROR`` answer."""
     try:
         solver = _solve_a2_in_child if isinstance(task, _A2Task) else _solve_in_child
-        return run_isolated(solver, task, cancel=cancel, fresh=True, on_report=on_report)
+        return run_isolated(
+            solver, task, cancel=cancel, fresh=True, reuse=True, on_report=on_report
+        )
     except Cancelled:
         raise
     except Exception as error:  # the child crashed or raised: reported as a status

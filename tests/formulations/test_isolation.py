@@ -155,3 +155,32 @@ def test_deadline_stops_an_overrunning_child() -> None:
         run_isolated(_sleep, 60.0, deadline=began + 0.5)
     assert time.monotonic() - began < 10  # stopped, not waited for
     assert run_isolated(_square, 4)[0] == 16  # and the next call works
+
+
+def test_a_reused_interpreter_serves_call_after_call() -> None:
+    """reuse=True keeps the fresh interpreter (CP-SAT's: its start and OR-Tools' import are
+    paid once); an exception raised by the function does not discard it."""
+    first = run_isolated(_square, 2, fresh=True, reuse=True)
+    with pytest.raises(ValueError, match="still reusable"):
+        run_isolated(_raise, "still reusable", fresh=True, reuse=True)
+    second = run_isolated(_square, 3, fresh=True, reuse=True)
+    assert (first[0], second[0]) == (4, 9)
+    assert first[1] == second[1] != os.getpid()
+
+
+def test_a_crashed_or_stopped_reused_interpreter_is_replaced() -> None:
+    import threading
+
+    from formulations.isolation import Cancelled
+
+    before = run_isolated(_square, 1, fresh=True, reuse=True)[1]
+    with pytest.raises(SolverCrashed, match="SIGSEGV"):
+        run_isolated(_segfault, fresh=True, reuse=True)
+    after_crash = run_isolated(_square, 1, fresh=True, reuse=True)[1]
+    assert after_crash != before
+    stop = threading.Event()
+    stop.set()
+    with pytest.raises(Cancelled):
+        run_isolated(_sleep, 60.0, fresh=True, reuse=True, cancel=stop)
+    after_cancel = run_isolated(_square, 1, fresh=True, reuse=True)[1]
+    assert after_cancel not in (before, after_crash)
