@@ -13,6 +13,7 @@ says why, and is not counted against the score.
     python benchmarks/mutation.py                 # every mutant
     python benchmarks/mutation.py --only verifier # mutants whose name contains it
     python benchmarks/mutation.py --list
+    python benchmarks/mutation.py --start 21      # resume a run at the 21st mutant
 
 Prints, per module, how many non-equivalent mutants were killed, and lists every
 survivor. The exit code is 1 when any non-equivalent mutant survives.
@@ -209,8 +210,8 @@ CATALOGUE: tuple[Mutant, ...] = (
     Mutant(
         "isolation: the deadline ignored",
         "formulations/isolation.py",
-        "            if deadline is not None and time.monotonic() > deadline:",
-        "            if deadline is not None and time.monotonic() > deadline + 3600:",
+        "        if deadline is not None and time.monotonic() > deadline:",
+        "        if deadline is not None and time.monotonic() > deadline + 3600:",
         EXACT_TESTS,
     ),
     Mutant(
@@ -484,8 +485,16 @@ def main() -> int:
     parser.add_argument("--only", help="run only mutants whose name contains this")
     parser.add_argument("--list", action="store_true", help="list the catalogue and stop")
     parser.add_argument("--timeout", type=float, default=600.0, help="seconds per mutant")
+    parser.add_argument(
+        "--start", type=int, default=1, help="begin at this mutant (1-based), to resume a run"
+    )
     args = parser.parse_args()
-    chosen = [m for m in CATALOGUE if not args.only or args.only in m.name]
+    chosen = [m for m in CATALOGUE if not args.only or args.only in m.name][args.start - 1 :]
+    counts = [(m, (ROOT / m.path).read_text().count(m.old)) for m in chosen]
+    stale = [f"{m.name!r}: its snippet occurs {n} times in {m.path}" for m, n in counts if n != 1]
+    if stale:  # checked before any mutant runs, not after twenty minutes of them
+        print("update the catalogue:\n  " + "\n  ".join(stale), file=sys.stderr)
+        return 2
     if args.list:
         for mutant in chosen:
             flag = f"  [equivalent: {mutant.equivalent}]" if mutant.equivalent else ""
