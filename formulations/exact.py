@@ -354,10 +354,13 @@ def _exchange(built: BuiltModel, stop_at: float | None) -> MipHooks:
     honest = built.exact and not slotted.unproven_modes
 
     def on_incumbent(values: np.ndarray, objective: float, bound: float) -> None:
-        plan = [(0, 0)] * len(slotted.jobs)
+        chosen: dict[int, tuple[int, int]] = {}
         for k in np.flatnonzero(values > 0.5):
             i, m, t = keys[k]
-            plan[i] = (m, t)
+            chosen[i] = (m, t)
+        if len(chosen) != len(slotted.jobs):
+            return  # not one start per job: nothing to report (HiGHS's are integral)
+        plan = [chosen[i] for i in range(len(slotted.jobs))]
         schedule = schedule_from_plan(instance, built.problem, slotted, plan)
         report(("incumbent", schedule, bound if honest else math.nan))
 

@@ -94,8 +94,8 @@ def solve_exact(
             offers.get_nowait()
         if not found:
             return warm_start
-        if warm_start is None:
-            return found[-1]
+        if warm_start is None or any(entry.end is None for entry in warm_start.jobs):
+            return found[-1]  # a start without ends cannot be compared; CP-SAT's has them
         return min(warm_start, found[-1], key=lambda s: objectives(instance, s)[0])
 
     backends: dict[str, Callable[[], Result]] = {
