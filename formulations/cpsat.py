@@ -45,7 +45,8 @@ instances.
 HiGHS, and whichever loads first in a process breaks the other (undefined
 symbols at import). The CP-SAT model is therefore built and solved in a
 fresh child interpreter that never imports ``highspy``
-(:func:`formulations.isolation.run_isolated` with ``fresh=True``; the
+(:func:`formulations.isolation.run_isolated` with ``reuse=True``: a fresh
+interpreter kept for the next call; the
 parent prepares the slotted problem, which needs the mapping MILP, and sends
 it as plain data). The child also contains a native crash: the parent then
 reports an error with the list schedule instead of dying. Ctrl-C stops the
@@ -408,9 +409,7 @@ def _run_child(
     """:func:`_solve_in_child` in a fresh interpreter; a crash becomes an ``ERROR`` answer."""
     try:
         solver = _solve_a2_in_child if isinstance(task, _A2Task) else _solve_in_child
-        return run_isolated(
-            solver, task, cancel=cancel, fresh=True, reuse=True, on_report=on_report
-        )
+        return run_isolated(solver, task, cancel=cancel, reuse=True, on_report=on_report)
     except Cancelled:
         raise
     except Exception as error:  # the child crashed or raised: reported as a status

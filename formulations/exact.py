@@ -45,6 +45,7 @@ from formulations.timeindexed import (
     greedy_schedule,
     latest_completions,
     place_in_order,
+    plan_fits,
     plan_from_model,
     relabel_for_anchor,
     set_warm_start,
@@ -272,7 +273,7 @@ def schedule_from_plan(
 
 
 def solve_built(
-    built: BuiltModel, options: ExactParams, *, stop_at: float | None = None, stream: bool = False
+    built: BuiltModel, options: ExactParams, *, stop_at: float | None = None
 ) -> Result:
     """Solve a built model and turn its solution into a :class:`Result`.
 
@@ -280,11 +281,11 @@ def solve_built(
     build_time_s`` (at least a hundredth of a second, to read the MIP
     start), and is interrupted at ``stop_at`` (``time.monotonic()``) if it
     overruns. ``runtime_s`` is building plus solving; ``metrics["solver_s"]``
-    the solver's part. With ``stream`` (problems A and A1, in a child of
-    :func:`formulations.isolation.run_isolated`) each improving schedule is
-    reported to the caller with HiGHS's bound (``nan`` where it is not
-    honest), and schedules the caller sends are offered to HiGHS when better
-    than its incumbent (:func:`_exchange`).
+    the solver's part. In a child of :func:`formulations.isolation.run_isolated`
+    (problems A and A1) each improving schedule is reported to the caller with
+    HiGHS's bound (``nan`` where it is not honest), and schedules the caller
+    sends are offered to HiGHS when better than its incumbent (:func:`_exchange`;
+    in this process both are no-ops).
     """
     if built.single is not None:
         warm = bool(built.model.has_start)
@@ -295,9 +296,10 @@ def solve_built(
     if options.time_limit is not None:
         options = options.replace(time_limit=max(0.01, options.time_limit - built.build_time_s))
     extra = TIME_INDEXED_HIGHS_OPTIONS if built.slotted is not None else None
-    hooks = _exchange(built, stop_at) if stream and built.slotted is not None else None
-    if hooks is None and stop_at is not None:
-        hooks = MipHooks(variables=(), stop_at=stop_at)
+    if built.slotted is not None:
+        hooks: MipHooks | None = _exchange(built, stop_at)
+    else:
+        hooks = None if stop_at is None else MipHooks(variables=(), stop_at=stop_at)
     outcome = solve_model(built.model, options, warm_start=warm, highs_options=extra, hooks=hooks)
     notes: list[str] = []
     schedule = None
@@ -346,7 +348,7 @@ def solve_built(
 
 
 def _exchange(built: BuiltModel, stop_at: float | None) -> MipHooks:
-    """The MILP's side of the portfolio's incumbents crossing (``solve_built(stream=True)``)."""
+    """The MILP's side of the portfolio's incumbents crossing (in a child of ``run_isolated``)."""
     slotted, instance = built.slotted, built.instance
     assert slotted is not None
     keys = list(built.model.INDEX)
@@ -372,13 +374,10 @@ def _exchange(built: BuiltModel, stop_at: float | None) -> MipHooks:
         plan = relabel_for_anchor(
             slotted, _plan_from_schedule(instance, slotted, schedule), built.anchors
         )
-        if slotted.objective(plan) >= best - 1e-9:
+        if slotted.objective(plan) >= best - 1e-9 or not plan_fits(built.model, plan):
             return None
-        chosen = [position.get((i, m, t)) for i, (m, t) in enumerate(plan)]
-        if any(k is None for k in chosen):
-            return None  # outside this model's horizon or symmetry rows
         values = np.zeros(len(keys))
-        values[[k for k in chosen if k is not None]] = 1.0
+        values[[position[i, m, t] for i, (m, t) in enumerate(plan)]] = 1.0
         return values
 
     return MipHooks(
@@ -478,17 +477,19 @@ def solve_milp(
         recomputed from the schedule; ``best_bound`` HiGHS's bound (``nan``
         on non-integral instances, where it bounds only the slotted problem).
 
-    The time limit is a hard one: HiGHS is interrupted at it, and an
-    isolated run still going :data:`OVERRUN_GRACE` seconds later is stopped,
+    The time limit is a hard one: HiGHS is interrupted :data:`INTERRUPT_SLACK`
+    seconds past it, and an isolated run still going :data:`OVERRUN_GRACE`
+    seconds past it is stopped,
     returning the last incumbent it reported (or the list schedule).
     """
     params = params or ExactParams()
     problem = _problem(problem)
     began = time.perf_counter()
-    # HiGHS's own limit comes first; the interrupt only if it overruns, the kill after that.
-    stop_at = None if params.time_limit is None else time.monotonic() + params.time_limit + 0.5
+    # HiGHS's own limit comes first, then our interrupt, then the kill.
+    ends = None if params.time_limit is None else time.monotonic() + params.time_limit
+    stop_at = None if ends is None else ends + INTERRUPT_SLACK
     if not params.isolate:
-        return _build_and_solve(instance, problem, params, warm_start, stop_at, False)
+        return _build_and_solve(instance, problem, params, warm_start, stop_at)
     last: list[tuple[Schedule, float]] = []
 
     def on_report(payload: tuple[str, Schedule, float]) -> None:
@@ -497,7 +498,6 @@ def solve_milp(
         if on_incumbent is not None:
             on_incumbent(schedule, bound)
 
-    stream = on_incumbent is not None or offers is not None or stop_at is not None
     try:
         result = run_isolated(
             _build_and_solve,
@@ -506,11 +506,10 @@ def solve_milp(
             params,
             warm_start,
             stop_at,
-            stream,
             cancel=cancel,
             on_report=on_report,
             inbox=offers,
-            deadline=None if stop_at is None else stop_at - 0.5 + OVERRUN_GRACE,
+            deadline=None if ends is None else ends + OVERRUN_GRACE,
         )
     except SolverCrashed as crash:
         return Result.unsolved(
@@ -524,9 +523,13 @@ def solve_milp(
     return dataclasses.replace(result, runtime_s=time.perf_counter() - began)
 
 
+INTERRUPT_SLACK = 0.5
+"""Seconds past its time limit at which HiGHS is interrupted (its own limit usually ends it
+first; a 5 s limit took 6.3-6.5 s in ``solve_model`` on a 16-job 4 x 4 instance)."""
+
 OVERRUN_GRACE = 2.0
-"""Seconds past its time limit after which an isolated MILP is stopped (HiGHS is interrupted
-at the limit, but parts of it, such as presolve, do not stop when asked)."""
+"""Seconds past its time limit after which an isolated MILP that has not answered is
+stopped (the interrupt is only seen where HiGHS checks for it)."""
 
 
 def _stopped_at_deadline(
@@ -570,7 +573,5 @@ def _build_and_solve(
     params: ExactParams,
     warm_start: Schedule | None,
     stop_at: float | None = None,
-    stream: bool = False,
 ) -> Result:
-    built = build(instance, problem, warm_start, params)
-    return solve_built(built, params, stop_at=stop_at, stream=stream)
+    return solve_built(build(instance, problem, warm_start, params), params, stop_at=stop_at)

@@ -14,7 +14,7 @@ a 2-core machine), and no child inherits threads of the caller (HiGHS's
 thread pool would not survive a plain ``fork``). With ``fresh=True``
 (CP-SAT, whose bundled HiGHS breaks ``highspy`` in the same process, and
 where the platform has no fork server) each child is a fresh interpreter;
-with ``reuse=True`` too (CP-SAT) that interpreter is kept for the next call,
+with ``reuse=True`` (CP-SAT) such an interpreter is kept for the next call,
 which saves its start and OR-Tools' import (0.61 s, median of 5), and is
 discarded when a call is stopped or crashes.
 Ctrl-C in the caller (or any exception there, such as the ``SystemExit`` the
@@ -47,8 +47,8 @@ T = TypeVar("T")
 
 _PRELOAD = ["formulations.exact"]
 _forkserver: Any = None
-_reports: Connection | None = None  # in a child: the answer pipe, which carries reports too
-_messages: Connection | None = None  # in a child: what the caller sends
+_reports: Connection | None = None  # in a child: the pipe to the caller (answer and reports)
+_messages: Connection | None = None  # in a child: the same pipe, read for the caller's messages
 
 
 def report(payload: Any) -> None:
@@ -63,7 +63,8 @@ def report(payload: Any) -> None:
 
 def received() -> list[Any]:
     """What the caller put in this child's ``inbox`` since the last call, oldest first
-    (always empty outside a child, or without an inbox)."""
+    (always empty outside a child, or without an inbox). Anything else on the pipe (a
+    reused worker's next call cannot arrive while it runs one) is dropped."""
     items: list[Any] = []
     if _messages is not None:
         with contextlib.suppress(EOFError, OSError):
@@ -108,14 +109,10 @@ def _answer(connection: Connection, function: Callable[..., Any], args: tuple[An
         connection.send(("error", RuntimeError(f"{type(error).__name__}: {error}")))
 
 
-def _child(
-    connection: Connection,
-    function: Callable[..., Any],
-    args: tuple[Any, ...],
-    messages: Connection | None = None,
-) -> None:
+def _child(connection: Connection, function: Callable[..., Any], args: tuple[Any, ...]) -> None:
+    """A one-call child: the answer, the reports and the caller's messages share one pipe."""
     global _reports, _messages
-    _reports, _messages = connection, messages
+    _reports = _messages = connection
     _answer(connection, function, args)
     connection.close()
 
@@ -234,7 +231,7 @@ def run_isolated(
     plain data). Setting ``cancel`` (from another thread) stops the child and
     raises :class:`Cancelled` here. ``fresh`` starts a new interpreter that
     has imported nothing but ``function``'s module, instead of forking one
-    from the fork server; ``reuse`` (with ``fresh``) keeps that interpreter
+    from the fork server; ``reuse`` runs it in such a fresh interpreter kept
     for the next call once this one has answered (a call stopped, crashed or
     interrupted discards it; calls at the same time get one each).
     ``on_report`` receives what the child passes to :func:`report`; what is
@@ -251,28 +248,21 @@ def run_isolated(
     BaseException
         Whatever ``function`` raised, re-raised here.
     """
-    if fresh and reuse:
+    if reuse:
         return _run_on_worker(function, args, cancel, on_report, inbox, deadline)
     context = _get_context(fresh)
-    receiver, sender = context.Pipe(duplex=False)
-    child_inbox, to_child = context.Pipe(duplex=False) if inbox is not None else (None, None)
-    process = context.Process(
-        target=_child, args=(sender, function, args, child_inbox), daemon=True
-    )
+    connection, child_end = context.Pipe(duplex=True)
+    process = context.Process(target=_child, args=(child_end, function, args), daemon=True)
     _start(process)
-    sender.close()
-    if child_inbox is not None:
-        child_inbox.close()
+    child_end.close()
     try:
-        kind, payload = _await(receiver, to_child, process, cancel, on_report, inbox, deadline)
+        kind, payload = _await(connection, process, cancel, on_report, inbox, deadline)
     except BaseException:  # cancelled, deadline, Ctrl-C, SystemExit (a SIGTERM handler)
         process.terminate()
         raise
     finally:
         process.join()
-        receiver.close()
-        if to_child is not None:
-            to_child.close()
+        connection.close()
     if kind == "error":
         raise payload
     result: T = payload
@@ -297,13 +287,7 @@ def _run_on_worker(
     try:
         worker.connection.send(("call", function, args))
         kind, payload = _await(
-            worker.connection,
-            worker.connection,
-            worker.process,
-            cancel,
-            on_report,
-            inbox,
-            deadline,
+            worker.connection, worker.process, cancel, on_report, inbox, deadline
         )
     except BaseException:  # cancelled, deadline, crash, Ctrl-C: this worker is not reused
         worker.stop()
@@ -317,8 +301,7 @@ def _run_on_worker(
 
 
 def _await(
-    receiver: Connection,
-    to_child: Connection | None,
+    connection: Connection,
     process: Any,
     cancel: threading.Event | None,
     on_report: Callable[[Any], None] | None,
@@ -327,10 +310,10 @@ def _await(
 ) -> tuple[str, Any]:
     """The child's answer, passing reports and the inbox on while waiting for it."""
     while True:
-        _forward(inbox, to_child)
-        if receiver.poll(0.05):
+        _forward(inbox, connection)
+        if connection.poll(0.05):
             try:
-                kind, payload = receiver.recv()
+                kind, payload = connection.recv()
             except EOFError:
                 process.join()
                 raise SolverCrashed(
@@ -347,9 +330,9 @@ def _await(
             raise DeadlineExceeded("stopped at the deadline: the solver overran its limit")
 
 
-def _forward(inbox: queue.Queue[Any] | None, to_child: Connection | None) -> None:
+def _forward(inbox: queue.Queue[Any] | None, to_child: Connection) -> None:
     """Send what waits in ``inbox`` to the child (dropped if the child has gone)."""
-    if inbox is None or to_child is None:
+    if inbox is None:
         return
     while True:
         try:

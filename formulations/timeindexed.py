@@ -472,18 +472,25 @@ def relabel_for_anchor(
     return renamed
 
 
-def set_warm_start(model: pyo.ConcreteModel, plan: Sequence[tuple[int, int]]) -> bool:
-    """Set ``x`` to the plan; False (and nothing set) if the plan lies outside the model's
-    index or breaks a ``_lex_symmetry`` row: HiGHS would drop such a start silently."""
+def plan_fits(model: pyo.ConcreteModel, plan: Sequence[tuple[int, int]]) -> bool:
+    """Whether a plan (feasible for the slotted problem) is a solution of the model: every
+    start inside its index and no ``_lex_symmetry`` row broken. HiGHS silently drops a
+    start that is not."""
     chosen = {(i, m, t) for i, (m, t) in enumerate(plan)}
     if not all(key in model.INDEX for key in chosen):
         return False
     rows = getattr(model, "lex_symmetry", None)
-    if rows is not None:
-        for row in rows.values():
-            used = sum(1 for var in identify_variables(row.body) if var.index() in chosen)
-            if used > row.upper:
-                return False
+    return rows is None or all(
+        sum(1 for var in identify_variables(row.body) if var.index() in chosen) <= row.upper
+        for row in rows.values()
+    )
+
+
+def set_warm_start(model: pyo.ConcreteModel, plan: Sequence[tuple[int, int]]) -> bool:
+    """Set ``x`` to the plan; False (and nothing set) unless :func:`plan_fits`."""
+    if not plan_fits(model, plan):
+        return False
+    chosen = {(i, m, t) for i, (m, t) in enumerate(plan)}
     for key in model.INDEX:
         model.x[key].set_value(1 if key in chosen else 0)
     return True

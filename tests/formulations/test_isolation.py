@@ -160,10 +160,10 @@ def test_deadline_stops_an_overrunning_child() -> None:
 def test_a_reused_interpreter_serves_call_after_call() -> None:
     """reuse=True keeps the fresh interpreter (CP-SAT's: its start and OR-Tools' import are
     paid once); an exception raised by the function does not discard it."""
-    first = run_isolated(_square, 2, fresh=True, reuse=True)
+    first = run_isolated(_square, 2, reuse=True)
     with pytest.raises(ValueError, match="still reusable"):
-        run_isolated(_raise, "still reusable", fresh=True, reuse=True)
-    second = run_isolated(_square, 3, fresh=True, reuse=True)
+        run_isolated(_raise, "still reusable", reuse=True)
+    second = run_isolated(_square, 3, reuse=True)
     assert (first[0], second[0]) == (4, 9)
     assert first[1] == second[1] != os.getpid()
 
@@ -173,14 +173,14 @@ def test_a_crashed_or_stopped_reused_interpreter_is_replaced() -> None:
 
     from formulations.isolation import Cancelled
 
-    before = run_isolated(_square, 1, fresh=True, reuse=True)[1]
+    before = run_isolated(_square, 1, reuse=True)[1]
     with pytest.raises(SolverCrashed, match="SIGSEGV"):
-        run_isolated(_segfault, fresh=True, reuse=True)
-    after_crash = run_isolated(_square, 1, fresh=True, reuse=True)[1]
+        run_isolated(_segfault, reuse=True)
+    after_crash = run_isolated(_square, 1, reuse=True)[1]
     assert after_crash != before
     stop = threading.Event()
     stop.set()
     with pytest.raises(Cancelled):
-        run_isolated(_sleep, 60.0, fresh=True, reuse=True, cancel=stop)
-    after_cancel = run_isolated(_square, 1, fresh=True, reuse=True)[1]
+        run_isolated(_sleep, 60.0, reuse=True, cancel=stop)
+    after_cancel = run_isolated(_square, 1, reuse=True)[1]
     assert after_cancel not in (before, after_crash)
