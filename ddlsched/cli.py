@@ -1081,6 +1081,12 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+_UNWINDING_SIGNALS = tuple(
+    getattr(signal, name) for name in ("SIGTERM", "SIGHUP") if hasattr(signal, name)
+)
+"""Signals turned into a clean exit ``128 + signal`` (SIGINT is Python's KeyboardInterrupt)."""
+
+
 def _terminated(signum: int, frame: object) -> NoReturn:
     print("ddlsched: terminated", file=sys.stderr)
     raise SystemExit(128 + signum)
@@ -1096,9 +1102,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     in_main_thread = threading.current_thread() is threading.main_thread()
     if in_main_thread:
-        # `kill` (SIGTERM) unwinds like Ctrl-C, so solver children are stopped, not orphaned;
-        # the caller's handler is back when main() returns (tests call it in-process).
-        previous = signal.signal(signal.SIGTERM, _terminated)
+        # `kill` (SIGTERM) and a closed terminal or ssh session (SIGHUP) unwind like Ctrl-C,
+        # so solver children are stopped, not orphaned, and partial results are kept; the
+        # caller's handlers are back when main() returns (tests call it in-process).
+        previous = {
+            number: signal.signal(number, _terminated) for number in _UNWINDING_SIGNALS
+        }
     try:
         return int(args.handler(args))
     except InputError as error:
@@ -1126,7 +1135,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _internal_error(error)
     finally:
         if in_main_thread:
-            signal.signal(signal.SIGTERM, previous or signal.SIG_DFL)
+            for number, handler in previous.items():
+                signal.signal(number, handler if handler is not None else signal.SIG_DFL)
 
 
 def _internal_error(error: Exception) -> int:

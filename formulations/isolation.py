@@ -18,7 +18,11 @@ with ``reuse=True`` (CP-SAT) such an interpreter is kept for the next call,
 which saves its start and OR-Tools' import (0.61 s, median of 5), and is
 discarded when a call is stopped or crashes.
 Ctrl-C in the caller (or any exception there, such as the ``SystemExit`` the
-command line raises on SIGTERM) stops the child and is re-raised.
+command line raises on SIGTERM) stops the child and is re-raised. **No
+orphans**: every child watches its caller (:func:`_watch_caller`) and ends
+itself within :data:`WATCH_INTERVAL` of the caller's death, however it died
+(SIGKILL, a signal that arrived while the child was starting, a crash); the
+fork server ends with its last child.
 
 **Messages while the child runs** (the portfolio's incumbents crossing): the
 child calls :func:`report` to hand a value to the caller's ``on_report``
@@ -34,6 +38,7 @@ from __future__ import annotations
 import atexit
 import contextlib
 import multiprocessing
+import os
 import queue
 import signal
 import sys
@@ -41,6 +46,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from multiprocessing.connection import Connection
+from pathlib import Path
 from typing import Any, TypeVar
 
 T = TypeVar("T")
@@ -109,17 +115,61 @@ def _answer(connection: Connection, function: Callable[..., Any], args: tuple[An
         connection.send(("error", RuntimeError(f"{type(error).__name__}: {error}")))
 
 
-def _child(connection: Connection, function: Callable[..., Any], args: tuple[Any, ...]) -> None:
+WATCH_INTERVAL = 0.2
+"""Seconds between a child's checks that its caller is still alive."""
+
+
+def _alive(pid: int) -> bool:
+    """Whether process ``pid`` exists and has not exited (a zombie, exited but not yet reaped
+    by its own parent, counts as gone: it will never read an answer)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except FileNotFoundError:
+        return False
+    except OSError:  # no /proc (macOS): existence only
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return False
+        except PermissionError:
+            return True
+        return True
+    return stat.rsplit(")", 1)[-1].split()[0] not in ("Z", "X")
+
+
+def _watch_caller(caller: int) -> None:
+    """In a child: a daemon thread that ends this process at once when ``caller`` is gone.
+
+    The caller stops its children when it unwinds, but not when it is killed outright
+    (SIGKILL, a crash) or when a signal lands while a child is still starting (the child is
+    not yet known to the code that would stop it). A native solver does not notice on its
+    own; this thread does, within :data:`WATCH_INTERVAL`. Polling the caller's pid, not the
+    parent's: a fork server's children have the fork server as their parent.
+    """
+
+    def watch() -> None:
+        while _alive(caller):
+            time.sleep(WATCH_INTERVAL)
+        os._exit(1)
+
+    threading.Thread(target=watch, name="ddlsched-watch-caller", daemon=True).start()
+
+
+def _child(
+    connection: Connection, function: Callable[..., Any], args: tuple[Any, ...], caller: int
+) -> None:
     """A one-call child: the answer, the reports and the caller's messages share one pipe."""
     global _reports, _messages
+    _watch_caller(caller)
     _reports = _messages = connection
     _answer(connection, function, args)
     connection.close()
 
 
-def _serve(connection: Connection) -> None:
+def _serve(connection: Connection, caller: int) -> None:
     """A reusable worker's loop: one call at a time, over one two-way pipe, until it closes."""
     global _reports, _messages
+    _watch_caller(caller)
     _reports = _messages = connection
     while True:
         try:
@@ -137,7 +187,7 @@ class _Worker:
     def __init__(self) -> None:
         context = multiprocessing.get_context("spawn")
         self.connection, child_end = context.Pipe(duplex=True)
-        self.process = context.Process(target=_serve, args=(child_end,), daemon=True)
+        self.process = context.Process(target=_serve, args=(child_end, os.getpid()), daemon=True)
         _start(self.process)
         child_end.close()
 
@@ -252,7 +302,9 @@ def run_isolated(
         return _run_on_worker(function, args, cancel, on_report, inbox, deadline)
     context = _get_context(fresh)
     connection, child_end = context.Pipe(duplex=True)
-    process = context.Process(target=_child, args=(child_end, function, args), daemon=True)
+    process = context.Process(
+        target=_child, args=(child_end, function, args, os.getpid()), daemon=True
+    )
     _start(process)
     child_end.close()
     try:

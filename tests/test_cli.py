@@ -320,35 +320,6 @@ def test_json_has_no_infinity_when_all_jobs_arrive_at_once(tmp_path: Path) -> No
     assert json.loads(done.stdout)["offered_load"] is None
 
 
-def test_sigterm_stops_the_solver_child(tmp_path: Path) -> None:
-    """`kill` on a solve ends it with 143 and leaves no solver process behind."""
-    import signal
-    import time
-
-    path = tmp_path / "big.json"
-    assert main(["generate", "--jobs", "24", "--servers", "4", "--gpus-per-server", "4",
-                 "--integral", "--seed", "1", "--out", str(path)]) == 0  # fmt: skip
-    process = subprocess.Popen(
-        [sys.executable, "-m", "ddlsched.cli", "solve", str(path), "--method", "milp"],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        start_new_session=True,
-    )
-    time.sleep(4)
-    process.send_signal(signal.SIGTERM)
-    _, err = process.communicate(timeout=60)
-    assert process.returncode == 143 and "terminated" in err
-    for _ in range(100):  # the fork server notices its parent is gone within moments
-        left = subprocess.run(
-            ["pgrep", "-a", "-s", str(process.pid)], capture_output=True, text=True, check=False
-        )
-        if not left.stdout.strip():
-            break
-        time.sleep(0.1)
-    assert left.stdout.strip() == ""  # nothing of its session is still running
-
-
 def test_mixed_clusters_from_the_command_line(tmp_path: Path, capsys) -> None:  # type: ignore[no-untyped-def]
     """--gpu-types sets the servers and their types; solve and check run on the file;
     bad type lists are one clear line (exit 2)."""
