@@ -63,3 +63,53 @@ def test_no_preemption_between_rounds() -> None:
 def test_bad_round_length_is_named() -> None:
     with pytest.raises(ValueError, match="round_length"):
         HeterogeneityAwareRounds(Cluster((1,), 1.0, 1.0), round_length=0)
+
+
+def test_gavel_weights_divide_service_so_heavier_jobs_run_more() -> None:
+    """Fairness is by attained service **divided** by the weight: a job of weight 2
+    may receive twice the service of a job of weight 1 before it yields.
+
+    One GPU, rounds of 360 s, both jobs 720 s. At 0 both have 0: arrival order,
+    'light' (weight 1) runs [0, 360). At 360: 'light' 360, 'heavy' 0: 'heavy'
+    runs [360, 720). At 720: 'light' 360/1 = 360, 'heavy' 360/2 = 180: 'heavy'
+    keeps the GPU and ends at 1080; 'light' resumes and ends at 1440.
+
+    Catches the slip: service multiplied by the weight (then 'light' runs
+    [720, 1080) and 'heavy' ends last).
+    """
+    instance = Instance(
+        Cluster((1,), 1.0, 1.0),
+        (Job("light", 0.0, 720, 1.0, 1), Job("heavy", 0.0, 720, 1.0, 1, weight=2.0)),
+    )
+    entries = _entries(instance, simulate(instance, "gavel", params=NO_RESTART))
+    assert [tuple(p[:2]) for p in entries["light"].pieces] == [(0.0, 360.0), (1080.0, 1440.0)]
+    assert entries["heavy"].start == 360.0 and entries["heavy"].end == 1080.0
+    assert entries["heavy"].pieces is None
+
+
+def test_gavel_counts_service_on_a_slow_type_at_its_normalised_rate() -> None:
+    """Service is normalised: a second on a GPU where the job runs at ``alpha`` counts
+    ``alpha_min / alpha`` seconds (progress at the job's best speed).
+
+    One V100 and one K80 GPU; three 1-GPU jobs, each 1 s per iteration on the
+    V100 and 2 s on the K80 (``alpha_min`` = 1), with counts far beyond the
+    rounds. At 0 'p' and 'q' run ('p' on the V100, 'q' on the K80), 'r' waits.
+    At 360: 'p' has 360 s of normalised service, 'q' only 360 / 2 = 180, 'r' 0:
+    so 'r' and 'q' are chosen, 'p' is preempted, 'q' keeps the K80 and 'r'
+    takes the V100 until the next boundary, 720, where all three tie at 360
+    and arrival order puts 'r' out. 'q' is never the most served, so it runs
+    [0, 2000) on the K80 in one piece.
+
+    Catches the slips: the rate inverted (``alpha / alpha_min``: 'q' would
+    have 720 and be preempted instead of 'p') or not normalised (raw seconds:
+    'p' and 'q' tie and 'q', the later, is preempted).
+    """
+    cluster = Cluster((1, 1), 1.0, 1.0, server_types=("v100", "k80"))
+    times = {"v100": 1.0, "k80": 2.0}
+    jobs = tuple(Job(name, 0.0, 1000, 1.0, 1, compute_times=times) for name in "pqr")
+    instance = Instance(cluster, jobs)
+    entries = _entries(instance, simulate(instance, "gavel", params=NO_RESTART))
+    assert entries["p"].pieces[0][:3] == (0.0, 360.0, (0,))
+    # 'q' is never the most served: it runs [0, 2000) on the K80 in one piece.
+    assert (entries["q"].start, entries["q"].end, entries["q"].mapping) == (0.0, 2000.0, (1,))
+    assert entries["r"].pieces[0][:3] == (360.0, 720.0, (0,))

@@ -41,3 +41,53 @@ def test_las_preempts_and_restarts_verifiably() -> None:
     assert pieces["a"] == [(0.0, 7.0), (9.5, 13.0)]
     assert pieces["b"] == [(2.0, 7.0), (9.5, 25.0)]
     assert pieces["wide"] == [(7.0, 9.5), (25.0, 26.0)]
+
+
+def test_las_keeps_an_admitted_job_it_could_not_place_at_the_head_of_its_queue() -> None:
+    """An admitted job the mapper refuses waits at the head of its queue's waiting
+    part, holding no GPUs in the policy's books.
+
+    Three servers of 2 GPUs, ``consolidated`` placement, one queue (no
+    demotions), unit compute, no edges. At 0: 'a' (3 GPUs, until 20) takes
+    servers 0 and 1 (2 + 1), 'b' (1 GPU, until 5) server 1, 'c' (1 GPU, until
+    100) server 2. After 5, one GPU is free on servers 1 and 2. 'w' (2 GPUs)
+    arrives at 6: LAS admits it (2 GPUs free in all) but the rule refuses to
+    split it, so it waits at the head. 'z' (7) and 'y' (8), 1 GPU each, queue
+    behind it: at each pass 'w' is admitted first and takes the whole room, so
+    they wait (Tiresias's order). At 20 'a' ends: 'w' starts on server 0, 'z'
+    on server 2, 'y' on server 1. By hand: every start below.
+
+    Catches the slips: a refused job appended at the end of the waiting part
+    (then 'z' and 'y' start at 8 around it), or left in the running books
+    (then its phantom GPUs shrink the room and 'y' starts late).
+    """
+    from algorithms.las import LeastAttainedService
+    from algorithms.mapping import FirstFitMapper, PlacementRule
+
+    cluster = Cluster((2, 2, 2), 1.0, 1.0)
+    jobs = (
+        Job(id="a", release=0.0, iterations=20, compute_time=1.0, gpus=3),
+        Job(id="b", release=0.0, iterations=5, compute_time=1.0, gpus=1),
+        Job(id="c", release=0.0, iterations=100, compute_time=1.0, gpus=1),
+        Job(id="w", release=6.0, iterations=10, compute_time=1.0, gpus=2),
+        Job(id="z", release=7.0, iterations=10, compute_time=1.0, gpus=1),
+        Job(id="y", release=8.0, iterations=10, compute_time=1.0, gpus=1),
+    )
+    instance = Instance(cluster, jobs)
+    policy = LeastAttainedService(
+        cluster, PlacementRule("consolidated", FirstFitMapper()), thresholds=(1e9,)
+    )
+    result = simulate(instance, policy, restart_cost=0.0)
+    assert result.schedule is not None
+    report = verify(instance, result.schedule)
+    assert report.feasible, report.violations
+    entries = result.schedule.by_id()
+    assert {k: (e.start, e.mapping) for k, e in entries.items()} == {
+        "a": (0.0, (0, 0, 1)),
+        "b": (0.0, (1,)),
+        "c": (0.0, (2,)),
+        "w": (20.0, (0, 0)),
+        "z": (20.0, (2,)),
+        "y": (20.0, (1,)),
+    }
+    assert all(e.pieces is None for e in entries.values())  # nothing was preempted
