@@ -1,0 +1,118 @@
+"""Every number the command line takes is checked at the door, in one line naming the option.
+
+The options are found by walking the real parser (every subcommand, every option with a
+converter), so an option added later is covered without editing this file, and a converter
+loosened by one character (``>=`` for ``>``, a dropped finiteness test) fails here.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+import pytest
+
+from ddlsched.cli import build_parser, main
+
+ZERO_ALLOWED = {
+    ("compare", "--load"): "0 means: no load scaling",
+    ("solve", "--mip-gap"): "0 asks for a proven optimum",
+    ("simulate", "--restart-cost"): "0 is Tiresias's own restart cost",
+    **{(command, "--seed"): "seeds start at 0" for command in
+       ("compare", "generate", "solve", "simulate", "bound", "check", "predict")},
+}  # fmt: skip
+"""Numeric options for which 0 is a meaningful value (each with the reason)."""
+
+NEVER_ACCEPTED = ("-1", "-0.5", "nan", "inf", "-inf", "1e400", "x", "", "1,5")
+"""Values no numeric option takes: negatives, non-finite, not a number."""
+
+
+def _numeric_options() -> list[tuple[str, str, str]]:
+    """(command, option, a valid value) for every option whose converter reads a number."""
+    parser = build_parser()
+    subparsers = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    found = []
+    for command, sub in subparsers.choices.items():
+        for action in sub._actions:
+            if action.type is None or not action.option_strings:
+                continue
+            option = action.option_strings[-1]
+            for valid in ("2.5", "1", "v100:1"):
+                try:
+                    action.type(valid)
+                except (argparse.ArgumentTypeError, ValueError, TypeError):
+                    continue
+                if valid != "v100:1":
+                    found.append((command, option, valid))
+                break
+    return found
+
+
+OPTIONS = _numeric_options()
+
+
+def test_the_walk_finds_the_options_that_once_let_bad_numbers_through() -> None:
+    """The parametrised tests below cover at least these (they were once unchecked)."""
+    names = {(command, option) for command, option, _ in OPTIONS}
+    assert {("simulate", "--restart-cost"), ("compare", "--load"), ("solve", "--mip-gap"),
+            ("bound", "--lp-max-variables"), ("sweep", "--workers")} <= names  # fmt: skip
+    assert len(OPTIONS) >= 40
+
+
+def _refused(capsys: pytest.CaptureFixture[str], command: str, option: str, value: str) -> str:
+    with pytest.raises(SystemExit) as stopped:
+        main([command, f"{option}={value}"])
+    err = capsys.readouterr().err
+    assert stopped.value.code == 2, (command, option, value)
+    assert "Traceback" not in err
+    return err
+
+
+@pytest.mark.parametrize(("command", "option", "valid"), OPTIONS, ids=lambda v: str(v))
+def test_negative_non_finite_and_non_numbers_are_refused(
+    capsys: pytest.CaptureFixture[str], command: str, option: str, valid: str
+) -> None:
+    """Negative, NaN, infinite, overflowing and non-numeric values are refused with exit 2
+    and an error line naming the option and the value.
+
+    Catches: a negative ``--restart-cost`` or ``--load`` accepted (a job resuming in negative
+    time; arrivals compressed by a negative factor), a NaN slipping through a ``>`` test.
+    """
+    for value in NEVER_ACCEPTED:
+        err = _refused(capsys, command, option, value)
+        last = err.strip().splitlines()[-1]
+        assert f"argument {option}" in last and "error" in last, last
+
+
+@pytest.mark.parametrize(("command", "option", "valid"), OPTIONS, ids=lambda v: str(v))
+def test_zero_only_where_it_means_something(
+    capsys: pytest.CaptureFixture[str], command: str, option: str, valid: str
+) -> None:
+    """0 is refused (a zero time limit, bandwidth, count, LP size or load factor has no
+    meaning) except for the options listed in :data:`ZERO_ALLOWED`, which parse it.
+
+    Catches: ``--lp-max-variables 0`` or ``--time-limit 0`` accepted, and a converter made
+    strict where 0 is the documented default (``--mip-gap 0``).
+    """
+    if (command, option) in ZERO_ALLOWED:
+        parser = build_parser()
+        subparsers = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+        action = next(
+            a for a in subparsers.choices[command]._actions if option in a.option_strings
+        )
+        assert action.type is not None
+        assert action.type("0") == 0
+    else:
+        _refused(capsys, command, option, "0")
+
+
+@pytest.mark.parametrize(
+    ("command", "option", "valid"),
+    [entry for entry in OPTIONS if entry[2] == "1"],
+    ids=lambda v: str(v),
+)
+def test_whole_number_options_refuse_fractions(
+    capsys: pytest.CaptureFixture[str], command: str, option: str, valid: str
+) -> None:
+    """Counts (jobs, servers, GPUs, workers, seeds, LP variables) refuse 2.5 and 1e3.5
+    rather than rounding them. Catches: ``int(float(text))`` in a count's converter."""
+    _refused(capsys, command, option, "2.5")
