@@ -162,3 +162,64 @@ def typed_instances(draw: st.DrawFn, max_jobs: int = 3, integral: bool = False) 
             )
         chosen.append(job.replace(**changes))
     return Instance(cluster=cluster, jobs=tuple(chosen))
+
+
+FRACTIONAL_WEIGHTS = (0.5, 2.0 / 3.0, 1.0, 1.5)
+"""Weights that are not integers, some below 1: a bound that drops or misplaces a
+weight, or takes equal weights for unit ones, overshoots the optimum with them."""
+
+
+@st.composite
+def same_shape_jobs(
+    draw: st.DrawFn, cluster: Cluster, max_jobs: int = 4, max_gpus: int = 5
+) -> list[Job]:
+    """Jobs that share a GPU count and an edge set but differ in everything else.
+
+    Traffic per edge, compute time and per-type compute times are drawn per
+    job (one job may be another scaled by a factor, the case a cache may
+    legitimately share): exactly what a cache keyed on the shape alone
+    would confuse. Types are those of ``cluster``.
+    """
+    gpus = draw(st.integers(min(2, cluster.num_gpus), min(max_gpus, cluster.num_gpus)))
+    pairs = [(u, v) for u in range(gpus) for v in range(u + 1, gpus)]
+    chosen = draw(st.lists(st.sampled_from(pairs), min_size=1, unique=True)) if pairs else []
+    traffic = st.sampled_from([0.25, 0.5, 1.0, 2.0, 3.0])
+    times = st.sampled_from([0.25, 0.5, 1.0, 3.0])
+    kinds = [t for t in cluster.server_types if t] or [""]
+    made: list[Job] = []
+    for k in range(draw(st.integers(2, max_jobs))):
+        if made and draw(st.booleans()):
+            base = made[-1]
+            factor = draw(st.sampled_from([0.5, 2.0, 3.0]))
+            edges = tuple((u, v, q * factor) for u, v, q in base.edges)
+        else:
+            edges = tuple((u, v, draw(traffic)) for u, v in chosen)
+        listed = draw(st.lists(st.sampled_from(sorted(set(kinds))), unique=True))
+        made.append(
+            Job(
+                id=f"s{k}",
+                release=0.0,
+                iterations=draw(st.integers(1, 3)),
+                compute_time=draw(times),
+                gpus=gpus,
+                edges=edges,
+                compute_times={t: draw(times) for t in listed if t},
+            )
+        )
+    return made
+
+
+@st.composite
+def weighted_instances(draw: st.DrawFn, max_jobs: int = 3, typed: bool = False) -> Instance:
+    """Tiny instances with fractional weights (:data:`FRACTIONAL_WEIGHTS`),
+    non-integral releases and multi-GPU jobs; ``typed``: on :func:`typed_clusters`
+    with per-type compute times."""
+    base = draw(typed_instances(max_jobs=max_jobs) if typed else hand_instances(max_jobs))
+    jobs_ = tuple(
+        job.replace(
+            weight=draw(st.sampled_from(FRACTIONAL_WEIGHTS)),
+            release=draw(st.sampled_from([0.0, 0.3, 1.0, 2.5])),
+        )
+        for job in base.jobs
+    )
+    return base.replace(jobs=jobs_)
