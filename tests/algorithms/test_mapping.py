@@ -193,3 +193,75 @@ def test_typed_mapper_takes_the_least_alpha_choice(mapper: object) -> None:
     mapping = mapper(chatty, cluster, [4, 2, 2])  # type: ignore[operator]
     assert set(mapping) == {0}
     assert alpha(chatty, cluster, mapping) == pytest.approx(8.0)
+
+
+def _cut(adjacency: np.ndarray, part: np.ndarray) -> float:
+    """Traffic between nodes of different parts, summed edge by edge (the tests' own)."""
+    n = len(part)
+    return sum(
+        float(adjacency[u, v]) for u in range(n) for v in range(u + 1, n) if part[u] != part[v]
+    )
+
+
+def test_kl_swap_gain_subtracts_twice_the_edge_between_the_swapped_pair() -> None:
+    """The swap gain of ``u`` and ``v`` counts their own edge twice: it stays cut.
+
+    Four nodes in parts {0, 2} | {1, 3}, one edge 0-1 of traffic 10 (cut 10).
+    Swapping 0 and 1 keeps the edge cut (true gain 10 + 10 - 2 * 10 = 0);
+    swapping 0 and 3 (or 2 and 1) joins 0 and 1 (true gain 10). By hand the
+    best swap is 0-3, giving parts {2, 3} | {0, 1} and cut 0, a fixed point.
+
+    Catches the slip: the pair's edge subtracted once, added, or left out:
+    then the useless 0-1 swap looks at least as good, is taken first (lowest
+    index), and the refinement cycles on it and ends with cut 10.
+    """
+    from algorithms.mapping import refine_swaps
+
+    adjacency = np.zeros((4, 4))
+    adjacency[0, 1] = adjacency[1, 0] = 10.0
+    refined = refine_swaps(adjacency, np.array([0, 1, 0, 1]))
+    assert refined.tolist() == [1, 1, 0, 0]
+    assert _cut(adjacency, refined) == 0.0
+    assert refine_swaps(adjacency, refined).tolist() == [1, 1, 0, 0]
+
+
+@settings(max_examples=30)
+@given(
+    st.integers(3, 7).flatmap(
+        lambda n: st.tuples(
+            st.just(n),
+            st.lists(st.sampled_from([0.0, 0.0, 0.5, 1.0, 3.0]), min_size=n * n, max_size=n * n),
+            st.lists(st.integers(0, 2), min_size=n, max_size=n),
+        )
+    )
+)
+def test_kl_refinement_never_raises_the_cut_and_ends_swap_optimal(
+    drawn: tuple[int, list[float], list[int]],
+) -> None:
+    """Against a brute force over every single swap: the refined partition keeps the
+    part sizes, its cut is at most the start's, and no swap of two nodes in
+    different parts lowers the cut (recomputed edge by edge), so refining it
+    again changes nothing.
+
+    Catches slips in the swap gain's terms (a sign, a missing ``W(v, A)``, the
+    pair's edge counted once), which take swaps that raise the cut or stop
+    while an improving one remains, and a stopping rule that takes swaps of
+    zero gain.
+    """
+    from algorithms.mapping import refine_swaps
+
+    n, weights, labels = drawn
+    upper = np.triu(np.array(weights).reshape(n, n), 1)
+    adjacency = upper + upper.T
+    start = np.array(labels)
+    refined = refine_swaps(adjacency, start)
+    assert sorted(np.bincount(refined, minlength=3)) == sorted(np.bincount(start, minlength=3))
+    assert _cut(adjacency, refined) <= _cut(adjacency, start) + 1e-9
+    for limit in (1, 1000):  # an odd limit: a zero-gain swap taken would show
+        assert np.array_equal(refine_swaps(adjacency, refined, max_swaps=limit), refined)
+    best = _cut(adjacency, refined)
+    for u, v in itertools.combinations(range(n), 2):
+        if refined[u] != refined[v]:
+            swapped = refined.copy()
+            swapped[u], swapped[v] = refined[v], refined[u]
+            assert _cut(adjacency, swapped) >= best - 1e-9
