@@ -100,3 +100,55 @@ def test_fast_forest_path_equals_the_pipeline() -> None:
         hist = pd.DataFrame([predictor._history.of(row)], columns=list(HISTORY))
         expected = predictor._model.predict(_design(frame, hist, predictor._features))[0]
         assert predictor._fast_predict(row) == pytest.approx(expected, rel=1e-6)
+
+
+def test_history_features_exclude_the_rows_own_target() -> None:
+    """Row ``k``'s history features come from rows before ``k`` only, never from
+    row ``k``'s own count (hand-worked on three recurrences of one configuration).
+
+    Counts 10, 100, 1000 of one (user, model): row 0 has no history (NaN, count
+    0); row 1 sees only log 10; row 2 the mean and median of log 10 and log
+    100, count 2.
+
+    Catches the slip: the running statistics updated with a row's count
+    before its features are read (leakage of the target).
+    """
+    frame = pd.DataFrame(
+        {"user": ["u"] * 3, "model": ["resnet50"] * 3, "iterations": [10.0, 100.0, 1000.0]}
+    )
+    features = FeatureSet.of(list(frame.columns), "iterations")
+    history = history_features(frame, features, "iterations")
+    logs = np.log([10.0, 100.0])
+    assert history.loc[0].drop("group_count").isna().all()
+    assert history.loc[0, "group_count"] == 0.0
+    expected_1 = [logs[0], logs[0], 1.0, logs[0], logs[0]]
+    expected_2 = [logs.mean(), logs.mean(), 2.0, logs.mean(), logs.mean()]
+    assert history.loc[1, list(HISTORY)].tolist() == pytest.approx(expected_1)
+    assert history.loc[2, list(HISTORY)].tolist() == pytest.approx(expected_2)
+
+
+@pytest.mark.parametrize("k", [600, 650])
+def test_no_leakage_prediction_unchanged_when_the_rows_own_target_changes(k: int) -> None:
+    """Job ``k``'s predictions (forest, baselines, history features) do not change
+    when only job ``k``'s own count changes: at the first row of a refit block
+    (600) and inside one (650).
+
+    Catches the slips: the forest fitted on rows up to and including the
+    block's first row (``[0, block]``), or any running statistic updated with
+    a row before it is predicted.
+    """
+    frame = _history()
+    features = FeatureSet.of(list(frame.columns), "iterations")
+    changed = frame.copy()
+    changed.loc[k, "iterations"] = frame["iterations"].max() * 50  # a wild own target
+    before = forest_predictions(frame, features, "iterations", 600, retrain_every=100, trees=20)
+    after = forest_predictions(changed, features, "iterations", 600, retrain_every=100, trees=20)
+    assert after[k - 600] == before[k - 600]
+    pd.testing.assert_series_equal(
+        baseline_predictions(frame, features, "iterations").loc[k],
+        baseline_predictions(changed, features, "iterations").loc[k],
+    )
+    pd.testing.assert_series_equal(
+        history_features(frame, features, "iterations").loc[k],
+        history_features(changed, features, "iterations").loc[k],
+    )
