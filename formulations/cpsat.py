@@ -88,6 +88,8 @@ def _parameters(solver: object, options: ExactParams, seed: int, remaining: floa
     params = solver.parameters  # type: ignore[attr-defined]
     if options.time_limit is not None:
         params.max_time_in_seconds = max(0.01, remaining)
+    if options.deterministic_limit is not None:
+        params.max_deterministic_time = options.deterministic_limit
     params.num_workers = options.threads or 1
     params.random_seed = seed
     params.relative_gap_limit = options.mip_gap
@@ -160,6 +162,19 @@ def _pooled_capacity(model, slotted, starts, presences) -> list:
     return ends
 
 
+def _status(solver: Any, code: int) -> str:
+    """CP-SAT's status name, ``OPTIMAL`` only when its bound meets its objective.
+
+    CP-SAT also says ``OPTIMAL`` when it stops at ``relative_gap_limit`` (a
+    ``mip_gap`` above zero); the objective is integral, so the gap is closed
+    exactly when the bound equals it.
+    """
+    name: str = solver.StatusName(code)
+    if name == "OPTIMAL" and solver.ObjectiveValue() > solver.BestObjectiveBound() + 0.5:
+        return "FEASIBLE"
+    return name
+
+
 @dataclass(frozen=True)
 class _Task:
     """What the child needs: plain, picklable data."""
@@ -221,7 +236,7 @@ def _solve_in_child(task: _Task) -> _Answer:
     code = solver.Solve(model, Reporter() if task.stream else None)
     if code in (cp_model.OPTIMAL, cp_model.FEASIBLE):
         plan = plan_of(solver)
-        return _Answer(solver.StatusName(code), plan, float(solver.BestObjectiveBound()))
+        return _Answer(_status(solver, code), plan, float(solver.BestObjectiveBound()))
     return _Answer(solver.StatusName(code), None, math.nan)
 
 
@@ -274,7 +289,7 @@ def _solve_a2_in_child(task: _A2Task) -> _Answer:
     code = solver.Solve(model)
     if code in (cp_model.OPTIMAL, cp_model.FEASIBLE):
         plan = [key for key, run in runs.items() if solver.BooleanValue(run)]
-        return _Answer(solver.StatusName(code), plan, float(solver.BestObjectiveBound()))
+        return _Answer(_status(solver, code), plan, float(solver.BestObjectiveBound()))
     return _Answer(solver.StatusName(code), None, math.nan)
 
 

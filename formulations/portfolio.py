@@ -6,8 +6,11 @@ CP-SAT does not). :func:`solve_exact` runs both at once, one thread each,
 each in its own child process, under the same time limit:
 
 - CP-SAT starts first; the MILP follows after a head start of
-  :data:`HEAD_START` seconds (or at once when CP-SAT stops sooner without a
-  proof), with the rest of the limit, so both end by the same deadline;
+  :data:`HEAD_START` seconds (:func:`head_start`; or at once when CP-SAT stops
+  sooner without a proof), with what remains of the limit when it starts
+  (:func:`milp_params`), so both end by the same deadline; deterministic
+  limits (``node_limit``, ``solution_limit``, ``deterministic_limit``) pass
+  to both unchanged;
 - the first to prove optimality stops the other and its result is returned;
 - otherwise, when both stop, the best schedule of either is returned with
   the best bound of either; if that bound meets that schedule's objective
@@ -76,9 +79,7 @@ def solve_exact(
     problem = Problem(problem)
     began = time.perf_counter()
     each = params.replace(threads=1, isolate=True)
-    limit = params.time_limit
-    head = HEAD_START if limit is None else min(HEAD_START, HEAD_START_SHARE * limit)
-    late = each if limit is None else each.replace(time_limit=max(0.01, limit - head))
+    head = head_start(params.time_limit)
     cancel = threading.Event()
     cpsat_done = threading.Event()
     offers: queue.Queue[Schedule] = queue.Queue()  # CP-SAT's incumbents, for the running MILP
@@ -101,7 +102,12 @@ def solve_exact(
 
     backends: dict[str, Callable[[], Result]] = {
         "milp": lambda: solve_milp(
-            instance, problem, late, warm_start=milp_start(), cancel=cancel, offers=offers
+            instance,
+            problem,
+            milp_params(params, time.perf_counter() - began),
+            warm_start=milp_start(),
+            cancel=cancel,
+            offers=offers,
         ),
         "cpsat": lambda: solve_cpsat(
             instance,
@@ -147,16 +153,36 @@ def solve_exact(
         for thread in threads:
             thread.join()
         raise
-    return _combine(outcomes, first, params, time.perf_counter() - began)
+    return _combine(outcomes, first, time.perf_counter() - began)
+
+
+def head_start(limit: float | None) -> float:
+    """Seconds CP-SAT runs alone under a time limit of ``limit``: :data:`HEAD_START`, at most
+    :data:`HEAD_START_SHARE` of the limit."""
+    return HEAD_START if limit is None else min(HEAD_START, HEAD_START_SHARE * limit)
+
+
+def milp_params(params: ExactParams, elapsed: float) -> ExactParams:
+    """The MILP's settings when it starts ``elapsed`` seconds into the race.
+
+    One thread, isolated, the caller's deterministic limits, and what remains of
+    the time limit (at least a hundredth of a second, to read its start), so that
+    the MILP ends by the portfolio's deadline, not a head start later.
+    """
+    each = params.replace(threads=1, isolate=True)
+    if params.time_limit is None:
+        return each
+    return each.replace(time_limit=max(0.01, params.time_limit - elapsed))
 
 
 def _combine(
     outcomes: dict[str, Result | BaseException],
     first: list[str],
-    params: ExactParams,
     wall: float,
 ) -> Result:
     """One result from the backends' outcomes (the module docstring's rules)."""
+    from formulations.solver import gap_closed
+
     results = {name: r for name, r in outcomes.items() if isinstance(r, Result)}
     errors = {name: e for name, e in outcomes.items() if not isinstance(e, Result)}
     if not results:
@@ -177,8 +203,7 @@ def _combine(
         if with_schedule:
             chosen = min(with_schedule, key=lambda r: r.objective)
             status = SolveStatus.FEASIBLE
-            gap = chosen.objective - bound
-            if math.isfinite(bound) and gap <= params.mip_gap * abs(chosen.objective):
+            if gap_closed(chosen.objective, bound):
                 status = SolveStatus.OPTIMAL
                 notes.insert(0, "optimal, proven jointly: the best bound meets the best schedule")
         else:

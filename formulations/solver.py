@@ -117,7 +117,7 @@ def solve_model(
     model
         A linear (mixed-integer) Pyomo model with one active objective.
     options
-        Time limit, gap, threads, verbosity.
+        Time limit, gap, threads, node and solution limits, verbosity.
     warm_start
         Pass the values currently set on the variables to HiGHS as a MIP
         start.
@@ -138,6 +138,10 @@ def solve_model(
     translated: dict[str, object] = {"random_seed": 0}
     if options.threads is not None:
         translated["threads"] = options.threads
+    if options.node_limit is not None:
+        translated["mip_max_nodes"] = options.node_limit
+    if options.solution_limit is not None:
+        translated["mip_max_improving_sols"] = options.solution_limit
     solver.highs_options = {**translated, **(highs_options or {})}
 
     began = time.perf_counter()
@@ -163,8 +167,10 @@ def solve_model(
         # unknown and gives no incumbent: read it from HiGHS itself.
         condition = TerminationCondition.maxTimeLimit
         objective, bound = _read_interrupted(solver)
-    if condition == TerminationCondition.optimal:
+    if condition == TerminationCondition.optimal and gap_closed(objective, bound):
         status = SolveStatus.OPTIMAL
+    elif condition == TerminationCondition.optimal:  # stopped at a gap of mip_gap
+        status = SolveStatus.FEASIBLE
     elif condition in _LIMITS:
         status = SolveStatus.FEASIBLE if math.isfinite(objective) else SolveStatus.TIME_LIMIT
     elif condition == TerminationCondition.infeasible:
@@ -174,6 +180,20 @@ def solve_model(
     if status in (SolveStatus.OPTIMAL, SolveStatus.FEASIBLE) and not stopped:
         solver.load_vars()
     return SolveOutcome(status, objective, bound, runtime, condition.name)
+
+
+CLOSED_GAP = 1e-6
+"""The gap that counts as closed: ``objective - bound <= CLOSED_GAP * max(1, |objective|)``
+(HiGHS's default relative and absolute MIP gaps, and so what its proofs leave at the default
+``mip_gap``). A solve stopped at a larger ``mip_gap`` is ``feasible``, not ``optimal``."""
+
+
+def gap_closed(objective: float, bound: float) -> bool:
+    """Whether ``bound`` proves ``objective`` optimal (:data:`CLOSED_GAP`; false on ``nan``).
+
+    Relative for objectives above 1 and absolute below, as HiGHS measures its gap.
+    """
+    return objective - bound <= CLOSED_GAP * max(1.0, abs(objective)) * (1 + 1e-9)
 
 
 _FEASIBLE_SOLUTION = 2  # HiGHS's kSolutionStatusFeasible

@@ -35,6 +35,12 @@ def _number(value: object, name: str, minimum: float, *, strict: bool) -> None:
         raise ValueError(f"{name}: must be a finite number {relation} {minimum:g}, got {value!r}")
 
 
+def _count(value: object, name: str, minimum: int) -> None:
+    """Raise a ``ValueError`` naming ``name`` unless ``value`` is an integer ``>= minimum``."""
+    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+        raise ValueError(f"{name}: must be an integer >= {minimum}, got {value!r}")
+
+
 @dataclass(frozen=True)
 class ExactParams:
     """Settings of an exact method (the HiGHS MILP, CP-SAT and the portfolio ``exact``).
@@ -55,9 +61,30 @@ class ExactParams:
         Run the native solver in a child process (default), so that a crash
         inside it becomes an error result instead of ending the caller;
         ``False`` solves in this process (for debuggers and profilers).
+    node_limit
+        Most branch-and-bound nodes HiGHS explores (its ``mip_max_nodes``),
+        or ``None`` (default) for no limit. HiGHS only: the MILP, and the
+        mapping MILPs that the modes of problem A may need.
+    solution_limit
+        Most improving solutions HiGHS finds before it stops (its
+        ``mip_max_improving_sols``; a MIP start counts), or ``None``
+        (default). HiGHS only.
+    deterministic_limit
+        CP-SAT's deterministic time budget (its ``max_deterministic_time``,
+        a work count in nominal seconds), or ``None`` (default). CP-SAT only.
 
     The time limit covers the whole call: enumerating modes and building the
     model count against it, and the solver gets what remains.
+
+    **Deterministic limits.** ``node_limit``, ``solution_limit`` and
+    ``deterministic_limit`` stop a solve after the same amount of work on
+    every machine, where a time limit stops it after whatever work the
+    machine managed: with one thread (``threads=1``, or ``None`` for CP-SAT,
+    whose default is one worker) and a fixed seed the same call returns the
+    same result anywhere. Tests that need an unfinished solve use them. A
+    backend ignores the limits of the other. A solve stopped by any limit is
+    ``optimal`` only when its bound meets its objective (the gap is closed);
+    else ``feasible`` with an incumbent, or ``time_limit`` without one.
     """
 
     time_limit: float | None = 60.0
@@ -65,6 +92,9 @@ class ExactParams:
     threads: int | None = None
     verbose: bool = False
     isolate: bool = True
+    node_limit: int | None = None
+    solution_limit: int | None = None
+    deterministic_limit: float | None = None
 
     def __post_init__(self) -> None:
         if self.time_limit is not None:
@@ -79,6 +109,12 @@ class ExactParams:
             isinstance(self.threads, bool) or not isinstance(self.threads, int) or self.threads < 1
         ):
             raise ValueError(f"threads: must be a positive integer, got {self.threads!r}")
+        if self.node_limit is not None:
+            _count(self.node_limit, "node_limit", minimum=0)
+        if self.solution_limit is not None:
+            _count(self.solution_limit, "solution_limit", minimum=1)
+        if self.deterministic_limit is not None:
+            _number(self.deterministic_limit, "deterministic_limit", 0, strict=True)
 
     def replace(self, **changes: Any) -> ExactParams:
         """A copy with ``changes`` applied (validated again)."""

@@ -65,18 +65,15 @@ def test_joint_proof_needs_a_bound_meeting_a_schedule() -> None:
     cpsat = _result("cpsat", SolveStatus.FEASIBLE, 10.0, 7.0)
     cpsat = Result(**{**cpsat.__dict__, "schedule": schedule})
     milp = Result(**{**milp.__dict__, "schedule": schedule})
-    joint = _combine({"milp": milp, "cpsat": cpsat}, [], LIMIT, 2.0)
+    joint = _combine({"milp": milp, "cpsat": cpsat}, [], 2.0)
     assert joint.status is SolveStatus.OPTIMAL and joint.objective == 10.0
     assert joint.best_bound == 10.0 and joint.runtime_s == 2.0
     apart = _combine(
-        {"milp": Result(**{**milp.__dict__, "best_bound": 9.0}), "cpsat": cpsat}, [], LIMIT, 2.0
+        {"milp": Result(**{**milp.__dict__, "best_bound": 9.0}), "cpsat": cpsat}, [], 2.0
     )
     assert apart.status is SolveStatus.FEASIBLE and apart.best_bound == 9.0
     unbounded = _combine(
-        {"milp": Result(**{**milp.__dict__, "best_bound": math.nan}), "cpsat": cpsat},
-        [],
-        LIMIT,
-        2.0,
+        {"milp": Result(**{**milp.__dict__, "best_bound": math.nan}), "cpsat": cpsat}, [], 2.0
     )
     assert unbounded.best_bound == 7.0 and unbounded.status is SolveStatus.FEASIBLE
 
