@@ -305,3 +305,101 @@ def test_trace_on_a_mixed_cluster(tmp_path) -> None:  # type: ignore[no-untyped-
         result = simulate(loaded.instance, policy)
         assert result.schedule is not None
         assert verify(loaded.instance, result.schedule).feasible
+
+
+LOAD_TRACE = "submit_time,duration,num_gpus\n100,50,1\n104,30,2\n110,20.5,4\n112.5,10,1\n"
+"""Four data-parallel rows on 4 x 4 GPUs, each job fitting one server (so its recorded
+duration is its fastest time ``K alpha_min``), submitted at non-integral gaps."""
+
+
+def test_offered_load_and_arrival_scaling_on_a_trace_whose_first_release_is_not_zero(
+    tmp_path: Path,
+) -> None:
+    """Offered load counts from the first release, and scaling keeps the first release.
+
+    The trace without its first row releases at 4, 10 and 12.5 (span 8.5); it
+    needs 30 * 2 + 20.5 * 4 + 10 * 1 = 152 GPU-seconds at its fastest, on 16
+    GPUs: load 152 / (16 * 8.5). Scaling arrivals by 2 gives releases 4, 7,
+    8.25 and twice the load; asking for load 1.5 gives load 1.5, first
+    release still 4.
+
+    Catches the slips: the span taken as ``r_max`` (from time 0) instead of
+    ``r_max - r_min``; releases scaled as ``r_i / factor`` (moving the first
+    release too); the factor applied inverted.
+    """
+    from ddlsched.core.load import at_load, offered_load, scale_arrivals
+
+    trace = load_trace(write(tmp_path, "load.csv", LOAD_TRACE), CLUSTER).instance
+    instance = trace.replace(jobs=trace.jobs[1:])
+    assert [job.release for job in instance.jobs] == [4.0, 10.0, 12.5]
+    load = 152.0 / (16 * 8.5)
+    assert offered_load(instance) == pytest.approx(load, rel=1e-9)
+    faster = scale_arrivals(instance, 2.0)
+    assert [job.release for job in faster.jobs] == pytest.approx([4.0, 7.0, 8.25])
+    assert offered_load(faster) == pytest.approx(2 * load, rel=1e-9)
+    target, factor = at_load(instance, 1.5)
+    assert factor == pytest.approx(1.5 / load)
+    assert target.jobs[0].release == pytest.approx(4.0)
+    assert offered_load(target) == pytest.approx(1.5, rel=1e-9)
+
+
+@pytest.mark.parametrize(
+    ("per_server", "expected_tp"), [(2, 2), (4, 4), (8, 8)], ids=["2-gpu", "4-gpu", "8-gpu"]
+)
+def test_tensor_groups_never_wider_than_a_server(
+    tmp_path: Path, per_server: int, expected_tp: int
+) -> None:
+    """A trace job's tensor-parallel group fits one server: ``tp`` is the largest power
+    of two dividing the GPUs, at most the model's ``max_tp`` (8 for Megatron) and at
+    most a server's GPUs; its tensor edges join only workers of one group.
+
+    An 8-GPU Megatron row on servers of 2, 4 and 8 GPUs: ``tp`` 2, 4, 8.
+
+    Catches the slip: the server's size left out of the bound (then a 2-GPU
+    server cluster gets tensor groups of 8, split across servers).
+    """
+    path = write(
+        tmp_path, "tp.csv", "submit_time,duration,num_gpus,model_name\n0,100,8,megatron\n"
+    )
+    cluster = Cluster.uniform(8 // per_server, per_server, 20.0, 1.0)
+    job = load_trace(path, cluster).instance.jobs[0]
+    assert job.parallelism is not None
+    assert (job.parallelism.dp, job.parallelism.pp, job.parallelism.tp) == (
+        8 // expected_tp,
+        1,
+        expected_tp,
+    )
+    groups = [node // expected_tp for node in range(8)]
+    heaviest = max(q for *_, q in job.edges)
+    assert all(groups[u] == groups[v] for u, v, q in job.edges if q == heaviest)
+
+
+def test_recorded_duration_is_read_on_the_fastest_types_bandwidth(tmp_path: Path) -> None:
+    """On a mixed cluster a recorded duration ``D`` is the job's consolidated time with
+    the zoo's (V100) compute and the **fastest** intra-server bandwidth of the
+    cluster's types: ``K * (c + sum_e q_e / B_fastest) = D``, recomputed edge by edge.
+
+    A 4-GPU data-parallel job (all its edges inside one server) on a V100
+    server (default ``B_intra`` 20) and a K80 server given 40 GB/s: the
+    fastest is the K80's 40, neither the first server's nor ``bandwidth_intra``.
+    Without iterations in the file, ``K = round(D / alpha_packed)`` with the
+    zoo's unscaled times, so the times are scaled by less than ``1 / (2K)``.
+
+    Catches the slips: the slowest type's bandwidth, ``bandwidth_intra``, or
+    the typed cluster's own servers used to read ``D``; the count derived as
+    anything but ``round(D / alpha_packed)``.
+    """
+    from ddlsched.core.graphs import build_job_graph
+    from ddlsched.core.model import Parallelism
+    from ddlsched.core.zoo import ZOO
+
+    path = write(tmp_path, "bw.csv", "submit_time,duration,num_gpus\n0,3600,4\n")
+    cluster = Cluster((4, 4), 20.0, 1.0, server_types=("v100", "k80"), type_bandwidth={"k80": 40})
+    job = load_trace(path, cluster).instance.jobs[0]
+    assert job.edges and job.parallelism == Parallelism(dp=4)
+    per_iteration = job.compute_time + sum(q for *_, q in job.edges) / 40.0
+    assert job.iterations * per_iteration == pytest.approx(3600.0, rel=1e-12)
+    compute, edges = build_job_graph(ZOO["resnet50"], Parallelism(dp=4))
+    unscaled = compute + sum(q for *_, q in edges) / 40.0
+    assert job.iterations == max(1, round(3600.0 / unscaled))
+    assert abs(job.compute_time / compute - 1) <= 0.5 / job.iterations + 1e-12
