@@ -11,7 +11,7 @@ from proofs_checks.verifier import verify
 
 def solve_verified(instance: Instance, problem: str, **kwargs: object) -> float:
     """Solve exactly, require OPTIMAL, and check the schedule and objective with the verifier."""
-    result = solve_milp(instance, problem, ExactParams(time_limit=60), **kwargs)  # type: ignore[arg-type]
+    result = solve_milp(instance, problem, ExactParams(time_limit=600), **kwargs)  # type: ignore[arg-type]
     assert result.status == SolveStatus.OPTIMAL, result.notes
     assert result.schedule is not None
     report = verify(instance, result.schedule)

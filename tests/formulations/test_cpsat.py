@@ -14,7 +14,7 @@ from proofs_checks.verifier import verify
 from tests.oracles import brute_force_a, brute_force_a1, brute_force_a2
 from tests.strategies import TINY_INTEGRAL, typed_instances
 
-LIMIT = ExactParams(time_limit=60)
+LIMIT = ExactParams(time_limit=600)
 
 
 def _verified(instance: Instance, problem: Problem) -> float:

@@ -28,33 +28,65 @@ from formulations.timeindexed import set_warm_start
 from proofs_checks.verifier import verify
 
 HARD = GeneratorConfig.exact_friendly(16, 4, 4, 1.0)
-"""Seed 1 of this: the MILP alone (one thread) holds the list schedule's 247 for its first
-10 s; CP-SAT proves the optimum, 232, in about 1.5 s."""
+"""Seed 1 of this: CP-SAT proves the optimum, 232, in about 1.5 s, through several
+improving schedules (the time limits below are safety nets, never expected to end a solve)."""
 
 
 @pytest.fixture(scope="module")
 def hard() -> tuple[object, Schedule, float]:
     instance = generate(HARD, 1)
-    optimum = solve_cpsat(instance, "A", ExactParams(time_limit=60, threads=1))
+    optimum = solve_cpsat(instance, "A", ExactParams(time_limit=600, threads=1))
     assert optimum.proven_optimal and optimum.schedule is not None
     return instance, optimum.schedule, optimum.objective
 
 
-def test_an_offered_schedule_becomes_the_milps_incumbent(hard) -> None:  # type: ignore[no-untyped-def]
-    """Offered CP-SAT's optimum, a MILP that alone ends at 247 after 5 s returns the optimum.
+OFFERED = GeneratorConfig.exact_friendly(10, 2, 4, 1.0)
+"""Seed 8 of this: stopped at its first improving solution (``solution_limit=1``, one thread,
+a deterministic point of HiGHS's search) the MILP alone holds 205; the optimum is 204."""
 
-    Catches: offers never forwarded to the child, the schedule put on the wrong columns
+
+def test_an_offered_schedule_becomes_the_milps_incumbent(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Offered the optimum, a MILP stopped by a deterministic limit returns the optimum.
+
+    HiGHS asks for a user solution right after its setup, before its own heuristics
+    (its ``kUserMipSolutionCallbackOriginAfterSetup``); stopped at its first improving
+    solution it then holds the offered one, where alone it holds 205. No clock is
+    involved: in this process, with what the child would receive given directly.
+
+    Catches: the offer never made to HiGHS, the schedule put on the wrong columns
     (HiGHS rejects an infeasible start), and the incumbent lost when HiGHS is stopped.
     """
-    instance, schedule, optimum = hard
-    params = ExactParams(time_limit=5, threads=1)
+    import formulations.exact as exact
+
+    instance = generate(OFFERED, 8)
+    optimum = solve_milp(instance, "A", ExactParams(time_limit=600, threads=1, isolate=False))
+    assert optimum.proven_optimal and optimum.schedule is not None
+    params = ExactParams(time_limit=600, threads=1, isolate=False, solution_limit=1)
     alone = solve_milp(instance, "A", params)
-    assert alone.objective > optimum  # the test means something only if so
-    offers: queue.Queue[Schedule] = queue.Queue()
-    offers.put(schedule)
-    helped = solve_milp(instance, "A", params, offers=offers)
-    assert helped.objective == pytest.approx(optimum), helped.notes
+    assert alone.objective > optimum.objective  # the test means something only if so
+    monkeypatch.setattr(exact, "received", lambda: [optimum.schedule])
+    helped = solve_milp(instance, "A", params)
+    assert helped.objective == pytest.approx(optimum.objective), helped.notes
     assert helped.schedule is not None and verify(instance, helped.schedule).feasible
+
+
+def test_offers_reach_the_milps_child(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``solve_milp(offers=...)`` hands its queue to the child's inbox and listens to its
+    reports. Catches: offers never forwarded to the child (the inbox dropped)."""
+    import formulations.exact as exact
+
+    seen: dict[str, object] = {}
+
+    def recording(function: object, *args: object, **options: object) -> object:
+        seen.update(options)
+        return function(*args)  # type: ignore[operator]
+
+    monkeypatch.setattr(exact, "run_isolated", recording)
+    offers: queue.Queue[Schedule] = queue.Queue()
+    solve_milp(generate(OFFERED, 8), "A", ExactParams(time_limit=600), offers=offers)
+    assert seen["inbox"] is offers and seen["on_report"] is not None
 
 
 def test_the_milp_reports_each_improving_schedule() -> None:
@@ -65,7 +97,7 @@ def test_the_milp_reports_each_improving_schedule() -> None:
     result = solve_milp(
         instance,
         "A",
-        ExactParams(time_limit=60, threads=1),
+        ExactParams(time_limit=600, threads=1),
         on_incumbent=lambda schedule, bound: seen.append((schedule, bound)),
     )
     assert result.proven_optimal and seen
@@ -80,7 +112,7 @@ def test_cpsat_reports_each_improving_schedule(hard) -> None:  # type: ignore[no
     instance, _, optimum = hard
     seen: list[Schedule] = []
     result = solve_cpsat(
-        instance, "A", ExactParams(time_limit=60, threads=1), on_incumbent=seen.append
+        instance, "A", ExactParams(time_limit=600, threads=1), on_incumbent=seen.append
     )
     assert result.proven_optimal and seen
     values = [objectives(instance, schedule)[0] for schedule in seen]
@@ -91,13 +123,14 @@ def test_cpsat_reports_each_improving_schedule(hard) -> None:  # type: ignore[no
 
 def test_a_stopped_highs_keeps_its_incumbent() -> None:
     """HiGHS interrupted by the hard stop before it proves anything still returns its MIP
-    start as a feasible solution (APPSI reports the interrupt as 'unknown', with no values)."""
-    instance = generate(HARD, 1)
+    start as a feasible solution (APPSI reports the interrupt as 'unknown', with no values).
+    The stop lies in the past, so HiGHS stops at its first check on any machine."""
+    instance = generate(OFFERED, 8)
     built = build(instance, "A")
     assert built.incumbent_plan is not None and set_warm_start(built.model, built.incumbent_plan)
     hooks = MipHooks(variables=(), stop_at=time.monotonic())  # past: stop at the first check
     outcome = solve_model(
-        built.model, ExactParams(time_limit=60, threads=1), warm_start=True, hooks=hooks
+        built.model, ExactParams(time_limit=600, threads=1), warm_start=True, hooks=hooks
     )
     assert outcome.status == "feasible" and outcome.message == "maxTimeLimit"
     assert outcome.objective == pytest.approx(built.slotted.objective(built.incumbent_plan))

@@ -18,9 +18,11 @@ def test_count_vectors() -> None:
 def test_time_limited_mapping_is_never_called_optimal() -> None:
     """Regression (an "optimal" that was not): one 16-GPU job with random traffic on 4 x 4.
 
-    Its only mode (4, 4, 4, 4) needs the mapping MILP, which a 1 s limit stops
+    Its only mode (4, 4, 4, 4) needs the mapping MILP, which a limit of one
+    branch-and-bound node (deterministic: the same work on every machine) stops
     before it proves the best mapping; the mode's duration may then be too long,
     so the A model's optimum must not be reported optimal, nor its bound used.
+    Catches: a time-limited mapping counted as proven (``modes_proven`` kept).
     """
     import numpy as np
 
@@ -38,7 +40,7 @@ def test_time_limited_mapping_is_never_called_optimal() -> None:
     )
     job = Job(id="wide", release=0, iterations=1, compute_time=1.0, gpus=16, edges=edges)
     instance = Instance(Cluster.uniform(4, 4, 4.0, 1.0), (job,))
-    result = solve_milp(instance, "A", ExactParams(time_limit=1))
+    result = solve_milp(instance, "A", ExactParams(time_limit=600, threads=1, node_limit=1))
     assert not result.facts["modes_proven"]
     assert result.status is SolveStatus.FEASIBLE
     assert result.best_bound != result.best_bound  # nan: no bound is claimed

@@ -30,7 +30,7 @@ def test_warm_start_accepted_and_optimum_unchanged() -> None:
     """A (poor) warm start is repaired onto the grid; the optimum does not change."""
     config = GeneratorConfig(num_jobs=5, integral=True, bandwidth_intra=2.0, max_job_gpus=4)
     instance = generate(config, 11)
-    plain = solve_milp(instance, "A", ExactParams(time_limit=60))
+    plain = solve_milp(instance, "A", ExactParams(time_limit=600))
     # Serial schedule: every job alone, nodes filling servers in order.
     entries, time = [], 0.0
     for job in instance.jobs:
@@ -38,7 +38,7 @@ def test_warm_start_accepted_and_optimum_unchanged() -> None:
         entries.append(ScheduledJob(job.id, max(time, job.release), None, mapping))
         time = max(time, job.release) + 100.0
     warm = solve_milp(
-        instance, "A", ExactParams(time_limit=60), warm_start=Schedule(tuple(entries))
+        instance, "A", ExactParams(time_limit=600), warm_start=Schedule(tuple(entries))
     )
     assert warm.status == plain.status == SolveStatus.OPTIMAL
     assert warm.objective == pytest.approx(plain.objective)
@@ -96,7 +96,7 @@ def test_durations_are_rounded_up_to_the_slot() -> None:
         Job(id=f"j{k}", release=0.0, iterations=1, compute_time=1.3, gpus=1) for k in range(2)
     )
     instance = Instance(Cluster((1,), 1.0, 1.0), jobs)
-    result = solve_milp(instance, "A", ExactParams(time_limit=30))
+    result = solve_milp(instance, "A", ExactParams(time_limit=600))
     assert result.schedule is not None
     assert verify(instance, result.schedule).feasible
     assert result.objective == pytest.approx(1.3 + 3.3)  # second starts at slot 2
@@ -107,6 +107,6 @@ def test_near_integral_is_not_integral() -> None:
     for the continuous instance (a loose grid test would let it through)."""
     job = Job(id="j", release=0.0, iterations=1, compute_time=1.05, gpus=1)
     instance = Instance(Cluster((1,), 1.0, 1.0), (job,))
-    result = solve_milp(instance, "A", ExactParams(time_limit=30))
+    result = solve_milp(instance, "A", ExactParams(time_limit=600))
     assert result.facts["integral"] is False
     assert result.status is SolveStatus.FEASIBLE
