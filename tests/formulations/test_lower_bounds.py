@@ -19,9 +19,10 @@ from formulations.lower_bounds import (
     preemptive_wspt_mean_busy_times,
 )
 from tests.oracles import brute_force_a
-from tests.strategies import TINY_INTEGRAL, hand_instances, typed_instances
+from tests.strategies import TINY_INTEGRAL, hand_instances, typed_instances, weighted_instances
 
-LP = LpSettings(max_variables=5_000, time_limit=60)
+LP = LpSettings(max_variables=5_000, time_limit=1e7)
+"""The LP as the tests solve it: a limit no run reaches, so no test depends on speed."""
 
 
 def _all_bounds_valid(instance: Instance, optimum: float) -> None:
@@ -63,7 +64,7 @@ def test_bounds_below_the_proven_milp_optimum(
         num_jobs=5, servers=shape[0], gpus_per_server=shape[1], load=load, max_job_gpus=None
     )
     instance = generate(config, seed)
-    optimum = solve_milp(instance, "A", ExactParams(time_limit=60))
+    optimum = solve_milp(instance, "A", ExactParams(time_limit=None))
     assert optimum.proven_optimal
     _all_bounds_valid(instance, optimum.objective)
 
@@ -130,3 +131,142 @@ def test_inexact_alpha_min_is_said() -> None:
     assert inputs.inexact == 1
     bound = lower_bounds(instance, inputs=inputs)[0]
     assert bound.valid and "lower bound of alpha_min" in bound.notes[0]
+
+
+# Issue 23 ("trust"): each test below names the one-line slip it catches; every one was
+# planted by hand in formulations/lower_bounds.py (or ddlsched/core/alpha.py) and seen to
+# fail the test.
+
+
+@settings(max_examples=25)
+@given(weighted_instances())
+def test_bounds_below_optimum_with_fractional_weights(instance: Instance) -> None:
+    """Catches a bound that drops or misplaces a weight (unweighted sums, WSPT by
+    ``v / w``, equal weights taken for unit ones): weights 1/2, 2/3, 1.5, releases 0.3
+    and 2.5, multi-GPU jobs; every bound and the LP stay at most the brute-force optimum."""
+    _all_bounds_valid(instance, brute_force_a(instance))
+
+
+@settings(max_examples=20)
+@given(weighted_instances(typed=True))
+def test_bounds_below_optimum_with_fractional_weights_on_mixed_clusters(
+    instance: Instance,
+) -> None:
+    """Catches the same weight slips, and typed alpha_min slips, on clusters of several GPU
+    types: fractional weights, non-integral releases; every bound at most the optimum."""
+    _all_bounds_valid(instance, brute_force_a(instance))
+
+
+def _weighted_pair() -> Instance:
+    """One GPU; a: K = 2, w = 1/2, r = 0; b: K = 1, w = 3/2, r = 1/2 (1 s per iteration).
+    OPT = 4 (hand, and the oracle): idle until 0.5, b on [0.5, 1.5], a on [1.5, 3.5]:
+    1.5 * 1.5 + 0.5 * 3.5 (a first costs 0.5 * 2 + 1.5 * 3 = 5.5)."""
+    return Instance(
+        Cluster((1,), 1.0, 1.0),
+        (_unit("a", 0.0, 2, weight=0.5), _unit("b", 0.5, 1, weight=1.5)),
+    )
+
+
+def test_fractional_weights_hand_worked() -> None:
+    """Catches a dropped weight or an inverted WSPT density in any fast bound. On
+    :func:`_weighted_pair`: job bound 0.5 * 2 + 1.5 * 1.5 = 3.25; preemptive WSPT (density
+    0.25 vs 1.5) runs a on [0, 0.5], b on [0.5, 1.5], a on [1.5, 3]: M_a = 3.5 / 2 = 1.75,
+    M_b = 1; squashed area and mean busy time (M = 1: v = p) both 0.5 * (1.75 + 1) +
+    1.5 * (1 + 0.5) = 3.625. Unweighted they would give 4.25 > OPT; by ``v / w`` 5.5."""
+    instance = _weighted_pair()
+    assert brute_force_a(instance) == pytest.approx(4.0)
+    values = {b.name: b.value / SAFETY for b in lower_bounds(instance)}
+    assert values == pytest.approx({"job": 3.25, "squashed-area": 3.625, "mean-busy-time": 3.625})
+    _all_bounds_valid(instance, 4.0)
+
+
+def test_equal_fractional_weights_are_not_unit_weights() -> None:
+    """Catches SRPT's unweighted total used whenever all weights are *equal* (not 1): two
+    1 s jobs on one GPU, both of weight 1/2: OPT = 0.5 * 1 + 0.5 * 2 = 1.5; unweighted
+    SRPT would claim 3. Every bound must stay at most 1.5, the squashed one equal to it."""
+    instance = Instance(
+        Cluster((1,), 1.0, 1.0), (_unit("a", 0, 1, weight=0.5), _unit("b", 0, 1, weight=0.5))
+    )
+    assert brute_force_a(instance) == pytest.approx(1.5)
+    _all_bounds_valid(instance, 1.5)
+    squashed = lower_bounds(instance, names=["squashed-area"])[0]
+    assert squashed.value == pytest.approx(1.5 * SAFETY)
+
+
+def test_typed_jobs_of_one_shape_bounds_below_optimum() -> None:
+    """Catches alpha_min's cache keyed without per-type compute times, seen through the
+    bounds: a slow server and a fast one, 1 GPU each; two 1-GPU jobs, K = 1, compute 1 s
+    unless listed; b computes 0.25 s on the fast type. OPT (oracle) = 1 + 0.25 = 1.25
+    (each on its own server, b on the fast one). The slip gives b a's alpha_min 1, and
+    the job bound 2 > OPT."""
+    cluster = Cluster((1, 1), 1.0, 1.0, server_types=("slow", "fast"))
+    a = _unit("a", 0.0, 1)
+    b = _unit("b", 0.0, 1).replace(compute_times={"fast": 0.25})
+    instance = Instance(cluster, (a, b))
+    optimum = brute_force_a(instance)
+    assert optimum == pytest.approx(1.25)
+    _all_bounds_valid(instance, optimum)
+    assert BoundInputs.of(instance).processing.tolist() == pytest.approx([1.0, 0.25])
+
+
+@settings(max_examples=15)
+@given(weighted_instances(typed=True))
+def test_bounds_valid_when_every_alpha_min_search_gives_up(instance: Instance) -> None:
+    """Catches a typed fallback above the true alpha_min (slowest B_intra, smallest server)
+    reaching the bounds: with a search budget of 1 every alpha_min with an edge is its
+    fallback, each bound is still at most the optimum, and the inexact count says so."""
+    inputs = BoundInputs.of(instance, search_budget=1)
+    optimum = brute_force_a(instance)
+    for bound in lower_bounds(instance, inputs=inputs):
+        assert bound.valid
+        assert bound.value <= optimum * (1 + 1e-9)
+    assert inputs.inexact == sum(1 for job in instance.jobs if job.edges)
+
+
+def _lp_instance() -> Instance:
+    """Four jobs of 1-2 GPUs on two GPUs, releases 0, 0.5, 1, 1.5: an LP that needs
+    several simplex iterations."""
+    return Instance(
+        Cluster((2,), 1.0, 1.0),
+        tuple(_unit(f"j{k}", 0.5 * k, k + 1, gpus=1 + k % 2) for k in range(4)),
+    )
+
+
+def test_iteration_limited_lp_is_not_a_valid_bound(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Catches an LP stopped early whose objective is reported as a valid bound. HiGHS is
+    stopped deterministically (presolve off, simplex, one iteration, no clock): the LP's
+    bound must be invalid, and ``best_lower_bound`` must pass over it."""
+    import highspy
+
+    class StopsAfterOneIteration(highspy.Highs):  # type: ignore[misc]
+        def run(self) -> object:
+            self.setOptionValue("presolve", "off")
+            self.setOptionValue("solver", "simplex")
+            self.setOptionValue("simplex_iteration_limit", 1)
+            return super().run()
+
+    instance = _lp_instance()
+    assert lower_bounds(instance, names=[], lp=LP)[0].valid  # solved, it is valid
+    monkeypatch.setattr(highspy, "Highs", StopsAfterOneIteration)
+    found = lower_bounds(instance, lp=LP)
+    lp = next(b for b in found if b.name == "lp")
+    assert not lp.valid
+    assert "Iteration limit" in lp.notes[-1]
+    best = best_lower_bound(found)
+    assert best is not None and best.name != "lp"
+
+
+def test_time_limited_lp_is_not_a_valid_bound(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Catches a time limit counted as a finished LP (``status in (optimal, time limit)``).
+    No clock is involved: HiGHS solves to the end, then reports the status a time limit
+    gives; the bound must be invalid even though its number would be fine."""
+    import highspy
+
+    class ReportsTimeLimit(highspy.Highs):  # type: ignore[misc]
+        def getModelStatus(self) -> object:
+            return highspy.HighsModelStatus.kTimeLimit
+
+    monkeypatch.setattr(highspy, "Highs", ReportsTimeLimit)
+    lp = lower_bounds(_lp_instance(), names=[], lp=LP)[0]
+    assert not lp.valid
+    assert best_lower_bound([lp]) is None
