@@ -148,3 +148,22 @@ def test_own_type_with_slowdown() -> None:
     for job in generate(config, 0).jobs:
         times = dict(job.compute_times)
         assert times["t4"] == pytest.approx(1.5 * times["v100"])
+
+
+@pytest.mark.parametrize("load", [0.5, 2.0])
+@pytest.mark.parametrize("seed", [0, 1])
+def test_generated_offered_load_matches_the_setting(load: float, seed: int) -> None:
+    """The generated arrivals give the asked offered load, recomputed independently
+    (:func:`ddlsched.core.load.offered_load`: GPU-seconds at ``alpha_min`` over
+    ``M`` times the arrival span) within 10% on 400 jobs that fit one server
+    (where the generator's one-server estimate is ``alpha_min``).
+
+    Catches the slip: an arrival rate wrong by a load-independent factor
+    (``load * mean(work) / M``, the cluster size left out, ...), which the
+    span-ratio test cannot see.
+    """
+    from ddlsched.core.load import offered_load
+
+    config = GeneratorConfig(num_jobs=400, load=load, max_job_gpus=4)
+    measured = offered_load(generate(config, seed))
+    assert measured == pytest.approx(load, rel=0.1)
