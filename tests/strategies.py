@@ -223,3 +223,25 @@ def weighted_instances(draw: st.DrawFn, max_jobs: int = 3, typed: bool = False) 
         for job in base.jobs
     )
     return base.replace(jobs=jobs_)
+
+
+@st.composite
+def exact_family_instances(draw: st.DrawFn, integral: bool = True) -> Instance:
+    """Tiny instances of the hard families for the exact methods: fractional weights
+    (:data:`FRACTIONAL_WEIGHTS`: 1/2 and 2/3 together), multi-GPU jobs, on plain or typed
+    clusters (``ddlsched.instance/2``); integral durations, so that the exact methods
+    prove optima and the brute-force oracles (A2's included) apply.
+
+    Not ``integral``: one job's release moves by 0.3 s, off the slot grid of A and A1
+    and off A2's grid of ``Delta / M`` for every ``M`` below 10.
+    """
+    typed = draw(st.booleans())
+    if typed:
+        instance = draw(typed_instances(max_jobs=3, integral=True))
+    else:
+        instance = generate(TINY_INTEGRAL.replace(num_jobs=3), draw(st.integers(0, 10_000)))
+    jobs = [job.replace(weight=draw(st.sampled_from(FRACTIONAL_WEIGHTS))) for job in instance.jobs]
+    if not integral:
+        k = draw(st.integers(0, len(jobs) - 1))
+        jobs[k] = jobs[k].replace(release=jobs[k].release + 0.3)
+    return instance.replace(jobs=tuple(jobs))

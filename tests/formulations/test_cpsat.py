@@ -94,3 +94,66 @@ def test_honest_status_and_clear_refusals() -> None:
     odd = instance.replace(jobs=(job.replace(weight=2**0.5),))
     with pytest.raises(ValueError, match="ratio of small integers"):
         solve_cpsat(odd, Problem.A, LIMIT)
+
+
+def _fractional_instance(slot: float) -> Instance:
+    """Three jobs weighted 1/2, 2/3 and 3/2 on 2 x 2 GPUs, durations multiples of ``slot``."""
+    instance = generate(TINY_INTEGRAL.replace(num_jobs=3, load=1.0), 3)
+    weights = (0.5, 2 / 3, 1.5)
+    jobs = tuple(
+        j.replace(weight=w, compute_time=j.compute_time * slot, release=j.release * slot)
+        for j, w in zip(instance.jobs, weights, strict=True)
+    )
+    return instance.replace(jobs=jobs, slot=slot)
+
+
+def test_weights_half_and_two_thirds_scale_by_their_common_multiple() -> None:
+    """1/2 and 2/3 together scale to 3 and 4 (by 6), keeping every ratio exact.
+
+    Catches: scaling by the largest denominator (3: 1/2 becomes 1, ratio 1:2 not 3:4) or
+    truncating a fraction."""
+    from formulations.cpsat import _integer_weights
+
+    assert _integer_weights(["a", "b"], [0.5, 2 / 3]) == [3, 4]
+    scaled = _integer_weights(["a", "b", "c"], [1.5, 2 / 3, 0.5])
+    assert scaled == [9, 4, 3]
+
+
+@pytest.mark.parametrize("problem", [Problem.A, Problem.A2])
+def test_cpsat_bound_is_in_seconds_and_meets_the_optimum(problem: Problem) -> None:
+    """Slots of 0.5 s and weights 1/2, 2/3, 3/2: CP-SAT's proven bound, converted from its
+    integer units back to ``sum w C`` in seconds, equals the brute-force optimum.
+
+    Catches: the bound left in CP-SAT's units, the slot length (or A2's ``Delta / M``)
+    left out of the conversion, or the weight scale inverted."""
+    instance = _fractional_instance(0.5)
+    optimum = (brute_force_a if problem is Problem.A else brute_force_a2)(instance)
+    result = solve_cpsat(instance, problem, LIMIT)
+    assert result.status is SolveStatus.OPTIMAL, result.notes
+    assert result.objective == pytest.approx(optimum)
+    assert result.best_bound == pytest.approx(optimum)
+
+
+def test_cpsat_stopped_by_its_deterministic_limit_is_feasible_not_optimal() -> None:
+    """CP-SAT stopped by a tiny deterministic time on a 16-job instance answers FEASIBLE
+    (its own status, in ``facts``); the result is ``feasible``, its bound below its
+    objective. Catches: CP-SAT's FEASIBLE mapped to ``optimal``."""
+    from ddlsched.core.generators import GeneratorConfig
+
+    instance = generate(GeneratorConfig.exact_friendly(16, 4, 4, 1.0), 1)
+    stopped = solve_cpsat(instance, Problem.A, LIMIT.replace(deterministic_limit=0.02))
+    assert "CP-SAT: FEASIBLE" in stopped.notes, stopped.notes  # the test means something
+    assert stopped.status is SolveStatus.FEASIBLE
+    assert stopped.best_bound < stopped.objective
+
+
+def test_cpsat_stopped_at_mip_gap_is_feasible_not_optimal() -> None:
+    """With ``mip_gap=0.5`` CP-SAT stops at once and calls that OPTIMAL; its bound does
+    not meet its objective, so the result is ``feasible``. Catches: a gap stop trusted as a
+    proof (ExactParams: optimal only when the gap is closed)."""
+    from ddlsched.core.generators import GeneratorConfig
+
+    instance = generate(GeneratorConfig.exact_friendly(16, 4, 4, 1.0), 1)
+    result = solve_cpsat(instance, Problem.A, LIMIT.replace(mip_gap=0.5))
+    assert result.best_bound < result.objective - 1e-6
+    assert result.status is SolveStatus.FEASIBLE, result.notes

@@ -91,3 +91,119 @@ def test_milp_starts_at_once_when_cpsat_refuses() -> None:
     assert result.status is SolveStatus.OPTIMAL and result.metrics["first_proof_milp"] == 1
     assert any("cpsat failed" in note for note in result.notes)
     assert result.objective == pytest.approx(brute_force_a(weighted))
+
+
+def _with_schedule(result: Result) -> Result:
+    from ddlsched.core.model import Schedule, ScheduledJob
+
+    return Result(
+        **{**result.__dict__, "schedule": Schedule((ScheduledJob("j", 0.0, 1.0, (0,)),))}
+    )
+
+
+def test_without_a_proof_the_portfolio_says_feasible() -> None:
+    """Neither backend proved and the best bound stays below the best schedule: ``feasible``
+    with the larger bound. Catches: the status reported without a proof (``optimal``, or a
+    backend's own status carried over)."""
+    milp = _with_schedule(_result("milp", SolveStatus.FEASIBLE, 12.0, 9.0))
+    cpsat = _with_schedule(_result("cpsat", SolveStatus.FEASIBLE, 11.0, 8.0))
+    combined = _combine({"milp": milp, "cpsat": cpsat}, [], 2.0)
+    assert combined.status is SolveStatus.FEASIBLE and combined.best_bound == 9.0
+    assert combined.objective == 11.0
+    assert combined.metrics["first_proof_milp"] == combined.metrics["first_proof_cpsat"] == 0
+
+
+@pytest.mark.parametrize(
+    ("objective", "bound", "proven"),
+    [
+        (1e7, 1e7 - 5.0, True),  # relative gap 5e-7: closed, though 5 apart
+        (1e7, 1e7 - 50.0, False),  # relative gap 5e-6: open
+        (0.5, 0.5 - 8e-7, True),  # below 1 the gap is absolute: 8e-7 is closed
+        (1e-3, 1e-3 - 5e-6, False),  # absolute 5e-6: open
+    ],
+)
+def test_the_joint_proof_gap_is_relative_above_one_absolute_below(
+    objective: float, bound: float, proven: bool
+) -> None:
+    """The joint proof needs the gap closed as HiGHS measures it: ``1e-6`` of the objective
+    above 1, ``1e-6`` absolute below. Catches: an absolute test (a gap of 5 on 1e7 refused),
+    a purely relative one (8e-7 on 0.5 refused), or the caller's ``mip_gap`` used instead."""
+    milp = _with_schedule(_result("milp", SolveStatus.FEASIBLE, objective, bound))
+    cpsat = _with_schedule(_result("cpsat", SolveStatus.FEASIBLE, objective, math.nan))
+    combined = _combine({"milp": milp, "cpsat": cpsat}, [], 2.0)
+    assert combined.proven_optimal is proven
+
+
+def _fake_race(
+    monkeypatch: pytest.MonkeyPatch, cpsat: Result, milp: Result, *, cpsat_waits: bool = False
+) -> dict[str, ExactParams]:
+    """Replace both backends by fakes returning ``cpsat`` and ``milp``; record their params.
+    ``cpsat_waits``: CP-SAT returns only once the MILP has started (after the head start)."""
+    import threading
+
+    import formulations.cpsat as cpsat_module
+    import formulations.exact as exact_module
+
+    seen: dict[str, ExactParams] = {}
+    milp_started = threading.Event()
+
+    def fake_cpsat(instance: object, problem: object, params: ExactParams, **_: object) -> Result:
+        seen["cpsat"] = params
+        if cpsat_waits:
+            milp_started.wait(600)
+        return cpsat
+
+    def fake_milp(instance: object, problem: object, params: ExactParams, **_: object) -> Result:
+        seen["milp"] = params
+        milp_started.set()
+        return milp
+
+    monkeypatch.setattr(cpsat_module, "solve_cpsat", fake_cpsat)
+    monkeypatch.setattr(exact_module, "solve_milp", fake_milp)
+    return seen
+
+
+def test_the_milps_budget_ends_by_the_portfolios_deadline(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The MILP starts after CP-SAT's head start (1 s of a 10 s limit) and gets at most what
+    remains (9 s), with the caller's deterministic limits, one thread, in a child; CP-SAT gets
+    the whole limit. Checked on the budget passed, not by timing a race. Catches: the MILP
+    given the whole limit after the head start (the portfolio overruns its limit)."""
+    from formulations.portfolio import head_start, milp_params
+
+    assert head_start(10.0) == pytest.approx(1.0) and head_start(None) == pytest.approx(2.0)
+    assert milp_params(ExactParams(time_limit=10), 4.0).time_limit == pytest.approx(6.0)
+    instance = generate(TINY_INTEGRAL.replace(num_jobs=3), 0)
+    feasible = _with_schedule(_result("x", SolveStatus.FEASIBLE, 5.0, 4.0))
+    seen = _fake_race(monkeypatch, feasible, feasible, cpsat_waits=True)
+    params = ExactParams(time_limit=10, threads=4, node_limit=7, deterministic_limit=3.0)
+    solve(instance, "exact", params=params, bound=False)
+    assert seen["cpsat"].time_limit == 10
+    milp = seen["milp"]
+    assert milp.time_limit is not None and 0 < milp.time_limit <= 10 - head_start(10)
+    assert (milp.threads, milp.isolate, milp.node_limit, milp.deterministic_limit) == (
+        1,
+        True,
+        7,
+        3.0,
+    )
+
+
+@pytest.mark.parametrize("prover", ["cpsat", "milp"])
+def test_the_first_proof_is_recorded_for_the_backend_that_proved(
+    monkeypatch: pytest.MonkeyPatch, prover: str
+) -> None:
+    """The backend whose result is proven optimal is the one named first prover, and its
+    result is returned (the other, unproven, differs in objective). Catches: the wrong
+    backend recorded as the first proof, or the other's result returned."""
+    instance = generate(TINY_INTEGRAL.replace(num_jobs=3), 0)
+    proof = _with_schedule(_result(prover, SolveStatus.OPTIMAL, 5.0, 5.0))
+    other = _with_schedule(_result("other", SolveStatus.FEASIBLE, 6.0, math.nan))
+    results = (
+        {"cpsat": proof, "milp": other} if prover == "cpsat" else {"cpsat": other, "milp": proof}
+    )
+    _fake_race(monkeypatch, results["cpsat"], results["milp"])
+    combined = solve(instance, "exact", params=LIMIT, bound=False)
+    assert combined.metrics[f"first_proof_{prover}"] == 1
+    assert sum(combined.metrics[f"first_proof_{name}"] for name in ("milp", "cpsat")) == 1
+    assert combined.proven_optimal and combined.objective == 5.0
+    assert combined.notes[0].startswith(f"{prover} proved optimality first")
