@@ -184,20 +184,21 @@ def _check_gang(
         if entry is None:
             continue
         where = f"job {job.id!r}"
-        if entry.start < job.release and not _close(entry.start, job.release, tol):
-            violations.append(
-                f"{where}: starts at {entry.start:g} before its release {job.release:g}"
-            )
         if entry.pieces is not None:
             if problem != "A":
                 violations.append(f"{where}: has pieces, but problem {problem} is non-preemptive")
                 continue
+            # Its release is checked against its first piece there (once, not twice).
             end = _check_preempted(
                 job, entry, schedule.restart_cost, cluster, tol, events, violations
             )
             if end is not None:
                 completions[job.id] = end
             continue
+        if entry.start < job.release and not _close(entry.start, job.release, tol):
+            violations.append(
+                f"{where}: starts at {entry.start:g} before its release {job.release:g}"
+            )
         usage: dict[int, int]
         if problem == "A":
             trouble = _mapping_problem(job, entry.mapping, cluster.num_servers)
@@ -271,7 +272,9 @@ def _check_preempted(
     if not _close(pieces[0].start, entry.start, tol):
         violations.append(f"{where}: start {entry.start:g} is not its first piece's start")
     if pieces[0].start < job.release and not _close(pieces[0].start, job.release, tol):
-        violations.append(f"{where}: runs at {pieces[0].start:g} before its release")
+        violations.append(
+            f"{where}: runs at {pieces[0].start:g} before its release {job.release:g}"
+        )
     if not math.isclose(work, job.iterations, rel_tol=1e-7, abs_tol=1e-7):
         violations.append(
             f"{where}: its pieces do {work:.9g} iterations of work, it needs {job.iterations}"
