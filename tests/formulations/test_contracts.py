@@ -183,3 +183,17 @@ def test_the_covering_horizon_holds_every_jobs_longest_mode() -> None:
     latest = latest_completions(slotted, 1e9)  # no incumbent: the covering horizon alone
     for i, sjob in enumerate(slotted.jobs):
         assert all(sjob.release_slot + mode.slots <= latest[i] for mode in sjob.modes)
+
+
+def test_highs_stopped_at_mip_gap_is_feasible_not_optimal() -> None:
+    """With ``mip_gap=0.5`` HiGHS stops at once and reports "optimal" (205 against a bound of
+    184, one thread: deterministic); the gap is open, so the result is ``feasible`` with that
+    bound. Catches: a gap stop trusted as a proof (ExactParams: optimal only when closed)."""
+    from ddlsched.core.generators import GeneratorConfig, generate
+    from formulations.exact import solve_milp
+
+    instance = generate(GeneratorConfig.exact_friendly(10, 2, 4, 1.0), 8)
+    result = solve_milp(instance, Problem.A, SAFETY_NET.replace(mip_gap=0.5, isolate=False))
+    assert "HiGHS: optimal" in result.notes  # the test means something only if so
+    assert result.best_bound < result.objective - 1e-6
+    assert result.status is SolveStatus.FEASIBLE
