@@ -113,3 +113,27 @@ def test_gavel_counts_service_on_a_slow_type_at_its_normalised_rate() -> None:
     # 'q' is never the most served: it runs [0, 2000) on the K80 in one piece.
     assert (entries["q"].start, entries["q"].end, entries["q"].mapping) == (0.0, 2000.0, (1,))
     assert entries["r"].pieces[0][:3] == (360.0, 720.0, (0,))
+
+
+def test_gavel_banks_the_raw_service_of_a_preempted_weighted_job() -> None:
+    """A preempted job banks the service it received (seconds at its best speed), and
+    only the fairness key divides it by the weight, once.
+
+    One GPU, rounds of 360 s, two long jobs, 'light' (weight 1) and 'heavy'
+    (weight 2). By hand: 'light' [0, 360); 'heavy' [360, 1080) (at 720 its key
+    is 180 < 360); at 1080 the keys tie at 360 and arrival order preempts
+    'heavy', which banks 720 s; 'light' [1080, 1440); 'heavy' [1440, 2160); at
+    2160 the keys tie again (720 = 1440 / 2) and 'heavy' is preempted again.
+
+    Catches the slip: the weighted key (service / weight) banked as the
+    service, so the weight divides twice and 'heavy' keeps the GPU at 2160.
+    """
+    instance = Instance(
+        Cluster((1,), 1.0, 1.0),
+        (Job("light", 0.0, 2000, 1.0, 1), Job("heavy", 0.0, 2000, 1.0, 1, weight=2.0)),
+    )
+    entries = _entries(instance, simulate(instance, "gavel", params=NO_RESTART))
+    light = [tuple(p[:2]) for p in entries["light"].pieces]
+    heavy = [tuple(p[:2]) for p in entries["heavy"].pieces]
+    assert light[:2] == [(0.0, 360.0), (1080.0, 1440.0)] and light[2][0] == 2160.0
+    assert heavy[:2] == [(360.0, 1080.0), (1440.0, 2160.0)]

@@ -237,3 +237,43 @@ def test_predictions_below_one_iteration_are_clamped_to_one(
     assert verify(instance, result.schedule).feasible
     assert {e.id: (e.start, e.end) for e in result.schedule.jobs} == expected
     assert policy.predicted["tiny"] == 1.0
+
+
+def test_greedy_asrpt_rekeys_a_virtually_preempted_job_by_its_remaining_size() -> None:
+    """Greedy A-SRPT keys a virtually incomplete job by its **remaining** virtual size,
+    updated when the virtual machine preempts it.
+
+    Two 1-GPU servers, unit compute unless said, no edges (``v = g K c / 2``).
+    'b' (K=10) and 'l' (K=40) start at 0 on the two GPUs. Virtually: 'b' [0, 5],
+    'l' from 5; 'x' (K=16, v=8) arrives at 6 and displaces 'l'; 'w' (2 GPUs,
+    K=69, c=0.1, v=6.9) arrives at 7 and displaces 'x', whose remaining is 7;
+    'y' (K=15, v=7.5) arrives at 8 and waits. At 10 'b' ends and one GPU frees:
+    'w' does not fit, 'x' (remaining 7) goes before 'y' (7.5). By hand: 'x'
+    [10, 26], 'y' [26, 41], 'w' [41, 47.9] once both GPUs are free.
+
+    Catches the slip: a virtually preempted job keeps the key of its full size
+    (then 'y', 7.5 < 8, starts at 10 instead).
+    """
+    cluster = Cluster((1, 1), 1.0, 1.0)
+    jobs = (
+        Job(id="b", release=0.0, iterations=10, compute_time=1.0, gpus=1),
+        Job(id="l", release=0.0, iterations=40, compute_time=1.0, gpus=1),
+        Job(id="x", release=6.0, iterations=16, compute_time=1.0, gpus=1),
+        Job(id="w", release=7.0, iterations=69, compute_time=0.1, gpus=2),
+        Job(id="y", release=8.0, iterations=15, compute_time=1.0, gpus=1),
+    )
+    instance = Instance(cluster, jobs)
+    result = simulate(instance, GreedyASRPT(cluster, OraclePredictor(instance)))
+    assert result.schedule is not None
+    assert verify(instance, result.schedule).feasible
+    spans = {e.id: (e.start, e.end) for e in result.schedule.jobs}
+    expected = {
+        "b": (0.0, 10.0),
+        "l": (0.0, 40.0),
+        "x": (10.0, 26.0),
+        "y": (26.0, 41.0),
+        "w": (41.0, 47.9),
+    }
+    assert spans.keys() == expected.keys()
+    for job_id, (start, end) in expected.items():
+        assert spans[job_id] == pytest.approx((start, end), rel=1e-12)
