@@ -144,17 +144,28 @@ def _inequality(
 
 
 def srpt_optimal_a2(instance: Instance, srpt_schedule: Schedule, opt_a2: Value) -> ClaimRecord:
-    """Claim 1: the SRPT schedule's total (recomputed) equals ``OPT(A2)``."""
+    """Claim 1: the SRPT schedule's total (recomputed) equals ``OPT(A2)``.
+
+    Conclusive only with unit weights (SRPT is optimal for ``sum C_i``, not
+    for ``sum w_i C_i``), a feasible SRPT schedule and an exact ``OPT(A2)``.
+    """
     report = verify(instance, srpt_schedule)
-    detail = "" if report.feasible else "SRPT schedule infeasible: " + report.violations[0]
+    unit = all(job.weight == 1 for job in instance.jobs)
+    reasons = []
+    if not report.feasible:
+        reasons.append("SRPT schedule infeasible: " + report.violations[0])
+    if not unit:
+        reasons.append("weights are not all 1")
+    if not opt_a2.exact:
+        reasons.append("OPT(A2) not proven")
     return _inequality(
         "srpt_optimal_A2",
         "SRPT(A2) = OPT(A2)",
         report.total_completion_time,
         opt_a2.value,
-        opt_a2.exact and report.feasible,
+        opt_a2.exact and report.feasible and unit,
         equality=True,
-        detail=detail,
+        detail="; ".join(reasons),
     )
 
 

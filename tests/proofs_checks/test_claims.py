@@ -32,7 +32,7 @@ TINY = TINY_INTEGRAL
 def test_every_claim_holds_on_integral_instances(seed: int, load: float | None) -> None:
     """On tiny integral instances every claim is conclusive and holds."""
     instance = generate(TINY.replace(load=load), seed)
-    report = check_instance(instance)
+    report = check_instance(instance, time_limit=None)
     assert report.values["integral"] is True
     for record in report.claims:
         assert record.status == "holds", (record.name, record.detail, record.lhs, record.rhs)
@@ -51,7 +51,7 @@ def test_every_claim_holds_on_mixed_clusters(
     still holds (the derivation uses only alpha_min <= alpha(x) <= alpha_max); the
     optima equal the brute-force oracles, which time every map themselves."""
     instance = generate(TINY.replace(load=load, gpu_types=types), seed)
-    report = check_instance(instance)
+    report = check_instance(instance, time_limit=None)
     for record in report.claims:
         assert record.status == "holds", (record.name, record.detail, record.lhs, record.rhs)
     values = report.values
@@ -65,7 +65,7 @@ def test_every_claim_holds_on_mixed_clusters(
 def test_values_agree_with_independent_oracles(seed: int) -> None:
     """check's opt_A, opt_A1, opt_A2 equal the brute-force oracles of the formulation tests."""
     instance = generate(TINY.replace(num_jobs=3, load=1.0), seed)
-    values = check_instance(instance).values
+    values = check_instance(instance, time_limit=None).values
     assert values["opt_A"] == pytest.approx(brute_force_a(instance))
     assert values["opt_A1"] == pytest.approx(brute_force_a1(instance))
     assert values["opt_A2"] == pytest.approx(brute_force_a2(instance))
@@ -92,7 +92,7 @@ def test_non_integral_checks_only_ceil_rho() -> None:
             Job(id="c", release=0.0, iterations=1, compute_time=1.3, gpus=1),
         ),
     )
-    report = check_instance(instance, time_limit=30)
+    report = check_instance(instance, time_limit=None)
     assert report.values["integral"] is False
     lemma = next(r for r in report.claims if r.name == "lemma1")
     assert "ceil(rho)" in lemma.statement
@@ -109,7 +109,7 @@ def _integral_instance() -> Instance:
 def test_negative_control_wrong_rho() -> None:
     """Lemma 1 with rho replaced by 0.5 is violated (OPT(A1) > 0.5 OPT(A))."""
     instance = _integral_instance()
-    report = check_instance(instance)
+    report = check_instance(instance, time_limit=None)
     rho = rho_of(instance)
     wrong = dataclasses.replace(rho, rho=0.5)
     record = claims.lemma1(
@@ -164,7 +164,7 @@ def test_negative_control_needless_split() -> None:
 def test_negative_control_theorem1_with_slow_schedule() -> None:
     """A schedule far slower than the bound allows fails the Theorem 1 check."""
     instance = _integral_instance()
-    report = check_instance(instance)
+    report = check_instance(instance, time_limit=None)
     opt = float(report.values["opt_A"])
     slow_entries = []
     time = 1000.0 * opt
@@ -230,7 +230,7 @@ def test_theorem1_is_inconclusive_outside_its_assumptions() -> None:
     """Theorem 1 is proved for unit weights and an exact rho: with weights, or with rho only
     a bound, the record is inconclusive even when the inequality is true."""
     instance = _integral_instance()
-    report = check_instance(instance)
+    report = check_instance(instance, time_limit=None)
     opt = claims.Value(float(report.values["opt_A"]), True)
     from ddlsched import simulate
 
