@@ -91,3 +91,40 @@ def test_las_keeps_an_admitted_job_it_could_not_place_at_the_head_of_its_queue()
         "y": (20.0, (1,)),
     }
     assert all(e.pieces is None for e in entries.values())  # nothing was preempted
+
+
+def test_las_keeps_the_order_of_several_admitted_jobs_it_could_not_place() -> None:
+    """Several refused jobs return to the head of their queue in their own order.
+
+    Four servers of 3 GPUs, ``consolidated`` placement, unit compute, no edges.
+    At 0 'p', 'q', 'r', 's' (2 GPUs each, until 5, 6, 7, 8) take two GPUs of
+    servers 0-3 (best fit), leaving one free on each. 'w1' then 'w2' (2 GPUs)
+    arrive at 1: both are admitted (4 GPUs free in all) and both refused (each
+    wants one server). At 5 server 0 frees: 'w1', first in the queue, takes
+    it; at 6 'w2' takes server 1. By hand: 'w1' [5, 15] on server 0, 'w2'
+    [6, 16] on server 1.
+
+    Catches the slip: refused jobs put back in reverse order (then 'w2'
+    overtakes 'w1').
+    """
+    from algorithms.las import LeastAttainedService
+    from algorithms.mapping import FirstFitMapper, PlacementRule
+
+    cluster = Cluster((3, 3, 3, 3), 1.0, 1.0)
+    releases = {"p": 0.0, "q": 0.0, "r": 0.0, "s": 0.0, "w1": 1.0, "w2": 1.0}
+    counts = {"p": 5, "q": 6, "r": 7, "s": 8, "w1": 10, "w2": 10}
+    jobs = tuple(
+        Job(id=name, release=releases[name], iterations=counts[name], compute_time=1.0, gpus=2)
+        for name in releases
+    )
+    instance = Instance(cluster, jobs)
+    policy = LeastAttainedService(
+        cluster, PlacementRule("consolidated", FirstFitMapper()), thresholds=(1e9,)
+    )
+    result = simulate(instance, policy, restart_cost=0.0)
+    assert result.schedule is not None
+    assert verify(instance, result.schedule).feasible
+    entries = result.schedule.by_id()
+    assert [entries[k].mapping for k in "pqrs"] == [(0, 0), (1, 1), (2, 2), (3, 3)]
+    assert (entries["w1"].start, entries["w1"].mapping) == (5.0, (0, 0))
+    assert (entries["w2"].start, entries["w2"].mapping) == (6.0, (1, 1))
