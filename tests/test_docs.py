@@ -47,6 +47,6 @@ def test_every_module_has_an_api_page() -> None:
         ".".join(path.relative_to(root).with_suffix("").parts)
         for package in ("ddlsched", "formulations", "algorithms", "proofs_checks")
         for path in (root / package).rglob("*.py")
-        if path.name != "__init__.py"
+        if path.name not in ("__init__.py", "__main__.py")
     }
     assert modules - documented == set()

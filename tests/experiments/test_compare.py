@@ -67,6 +67,7 @@ def test_compare_cli_json_and_plot(tmp_path: Path) -> None:
 _READY_AFTER_FIRST = """
 import sys
 import ddlsched.cli as cli
+import ddlsched.cli.compare as command
 
 
 def _announce(total, label):
@@ -77,7 +78,7 @@ def _announce(total, label):
     return update, lambda: None
 
 
-cli._progress_bar = _announce
+command.progress_bar = _announce
 sys.exit(cli.main(sys.argv[1:]))
 """
 

@@ -1,0 +1,144 @@
+"""The ``ddlsched`` command line: parsing and printing, nothing else.
+
+One module per command (``compare``, ``generate``, ``verify``, ``solve``, ``simulate``,
+``bound``, ``check``, ``predict``, ``sweep`` and ``results``, ``info``), each with an
+``add(commands)`` that declares its options and a ``run(args)`` that calls the façades
+(:mod:`ddlsched.api`), the experiments (:mod:`ddlsched.experiments`), the sweeps
+(:mod:`ddlsched.sweep`) or the figures (:mod:`ddlsched.plotting`) and prints. What several
+commands share is defined once: converters and option groups in
+:mod:`ddlsched.cli.options`, JSON, tables, progress bars and figures in
+:mod:`ddlsched.cli.output`, the trace options in :mod:`ddlsched.cli.replay`. Every choice of
+a name (method, policy, predictor, mapper, problem) is read from the registries, so
+``--help`` lists exactly what the code knows. Heavy packages (Pyomo, scikit-learn,
+matplotlib, Dask) are imported by the command that needs them, so ``ddlsched generate`` never
+pays for Pyomo.
+
+Exit codes: 0 success, 1 a negative answer (an infeasible schedule, a violated claim, a
+solver that failed), 2 bad input (one line on stderr naming the field and the value; never a
+traceback), 3 an internal error (a bug: one line, the traceback with ``DDLSCHED_DEBUG=1``),
+130 interrupted (Ctrl-C), 128 + the signal for SIGTERM (143) and SIGHUP (129).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import signal
+import sys
+import threading
+from collections.abc import Sequence
+from typing import NoReturn
+
+from ddlsched.cli import (
+    bound,
+    check,
+    compare,
+    generate,
+    info,
+    predict,
+    simulate,
+    solve,
+    sweep,
+    verify,
+)
+from ddlsched.cli.options import (
+    EXIT_BAD_INPUT,
+    EXIT_INTERNAL,
+    EXIT_INTERRUPTED,
+    EXIT_OK,
+    Parser,
+)
+from ddlsched.cli.output import one_line
+from ddlsched.core.model import InputError
+
+__all__ = ["build_parser", "main"]
+
+COMMANDS = (compare, generate, verify, solve, simulate, bound, check, predict, sweep, info)
+"""The command modules, in the order ``--help`` lists them."""
+
+
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("ddlsched")
+    except PackageNotFoundError:  # pragma: no cover - running from a source tree
+        return "unknown"
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser of ``ddlsched`` (exposed for documentation and tests)."""
+    parser = Parser(
+        prog="ddlsched",
+        description="Scheduling distributed deep-learning jobs on GPU clusters: "
+        "exact optima, A-SRPT, baselines, and checks of the theory.",
+    )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
+    commands = parser.add_subparsers(dest="command", required=True)
+    for module in COMMANDS:
+        module.add(commands)
+    return parser
+
+
+_UNWINDING_SIGNALS = tuple(
+    getattr(signal, name) for name in ("SIGTERM", "SIGHUP") if hasattr(signal, name)
+)
+"""Signals turned into a clean exit ``128 + signal`` (SIGINT is Python's KeyboardInterrupt)."""
+
+
+def _terminated(signum: int, frame: object) -> NoReturn:
+    print("ddlsched: terminated", file=sys.stderr)
+    raise SystemExit(128 + signum)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run ``ddlsched``; returns the exit code."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    in_main_thread = threading.current_thread() is threading.main_thread()
+    previous = {}
+    if in_main_thread:
+        # `kill` (SIGTERM) and a closed terminal or ssh session (SIGHUP) unwind like Ctrl-C,
+        # so solver children are stopped, not orphaned, and partial results are kept; the
+        # caller's handlers are back when main() returns (tests call it in-process).
+        previous = {number: signal.signal(number, _terminated) for number in _UNWINDING_SIGNALS}
+    try:
+        return int(args.handler(args))
+    except InputError as error:
+        print(f"ddlsched: error: {one_line(error)}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    except KeyboardInterrupt:
+        print("ddlsched: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    except BrokenPipeError:
+        # The reader (e.g. "| head") stopped listening: not an error of ours.
+        sys.stderr.close()
+        return EXIT_OK
+    except OSError as error:
+        # A file we were asked to read or write: name it and the reason.
+        where = f"{error.filename}: " if error.filename else ""
+        print(f"ddlsched: error: {where}{one_line(error.strerror or error)}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    except ValueError as error:
+        if "null byte" not in str(error):
+            return _internal_error(error)
+        # The operating system's own refusal of a file name such as "a\x00b".
+        print("ddlsched: error: a file name contains a NUL byte", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    except Exception as error:
+        return _internal_error(error)
+    finally:
+        for number, handler in previous.items():
+            signal.signal(number, handler if handler is not None else signal.SIG_DFL)
+
+
+def _internal_error(error: Exception) -> int:
+    """One line for a bug (exit 3); the traceback with ``DDLSCHED_DEBUG=1``."""
+    if os.environ.get("DDLSCHED_DEBUG"):
+        raise error
+    print(
+        f"ddlsched: internal error (a bug, please report it): {type(error).__name__}: "
+        f"{one_line(error)}; set DDLSCHED_DEBUG=1 for the traceback",
+        file=sys.stderr,
+    )
+    return EXIT_INTERNAL

@@ -1,0 +1,7 @@
+"""``python -m ddlsched.cli``: the same as the ``ddlsched`` command."""
+
+import sys
+
+from ddlsched.cli import main
+
+sys.exit(main())

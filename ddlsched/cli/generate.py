@@ -1,0 +1,91 @@
+"""``ddlsched generate``: write a random instance."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+from ddlsched.cli.options import (
+    EXIT_OK,
+    add_gpu_types,
+    add_seed,
+    add_type_settings,
+    count,
+    new_command,
+    positive,
+    servers,
+)
+from ddlsched.cli.output import types_text
+
+
+def add(commands: Any) -> None:
+    """Register the command."""
+    gen = new_command(commands, "generate", "write a random instance")
+    gen.add_argument("--jobs", type=count, help="number of jobs (default 8)")
+    gen.add_argument("--servers", type=count, help="servers (default 2)")
+    gen.add_argument("--gpus-per-server", type=count, help="GPUs per server (default 4)")
+    add_seed(gen)
+    gen.add_argument(
+        "--integral",
+        action="store_true",
+        help="make every duration a multiple of the slot (exact MILPs)",
+    )
+    gen.add_argument(
+        "--load",
+        type=positive,
+        help="Poisson arrivals at this offered load (default: all jobs released at 0)",
+    )
+    gen.add_argument("--bandwidth-intra", type=positive, help="GB/s inside a server")
+    gen.add_argument("--bandwidth-inter", type=positive, help="GB/s between servers")
+    gen.add_argument("--parallelism", choices=("mixed", "dp"), help="parallelism mix")
+    gen.add_argument("--max-job-gpus", type=count, help="widest job")
+    add_gpu_types(
+        gen,
+        "a mixed cluster: servers per GPU type, e.g. v100:2,p100:2,k80:4 "
+        "(sets --servers; compute times from Gavel's measurements for k80, p100, v100)",
+    )
+    add_type_settings(gen)
+    gen.add_argument("--config", help="TOML file with a [generator] table")
+    gen.add_argument("--out", required=True, help="instance file to write")
+    gen.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Generate the instance and write it to ``--out``."""
+    from ddlsched.core.generators import GeneratorConfig, generate
+    from ddlsched.core.io import write_instance
+
+    config = GeneratorConfig.from_toml(args.config) if args.config else GeneratorConfig()
+    changes: dict[str, Any] = {
+        "num_jobs": args.jobs,
+        "servers": args.servers,
+        "gpus_per_server": args.gpus_per_server,
+        "integral": args.integral or None,
+        "load": args.load,
+        "bandwidth_intra": args.bandwidth_intra,
+        "bandwidth_inter": args.bandwidth_inter,
+        "parallelism": args.parallelism,
+        "max_job_gpus": args.max_job_gpus,
+        "gpu_types": args.gpu_types,
+        "type_bandwidth": args.type_bandwidth,
+        "type_slowdown": args.type_slowdown,
+    }
+    if args.gpu_types:
+        changes["servers"] = servers(args, GeneratorConfig.servers)
+    if args.integral and args.bandwidth_intra is None and not args.config:
+        # The realistic default ratio (20) would make tiny MILP instances
+        # long; integral instances default to a ratio of 2.
+        changes["bandwidth_intra"] = 2.0
+    config = config.replace(**{k: v for k, v in changes.items() if v is not None})
+    instance = generate(config, args.seed)
+    write_instance(instance, args.out)
+    print(
+        f"wrote {args.out}: {instance.num_jobs} jobs on "
+        f"{instance.cluster.num_servers} servers x "
+        f"{instance.cluster.max_gpus_per_server} GPUs"
+        f"{types_text(instance.cluster)} (seed {args.seed}"
+        f"{', integral' if config.integral else ''})",
+        file=sys.stderr,
+    )
+    return EXIT_OK

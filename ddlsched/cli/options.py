@@ -1,0 +1,158 @@
+"""What every command shares on the way in: converters of numbers, exit codes, option groups.
+
+A converter turns one command-line word into a value or fails with argparse's one-line
+error (exit 2, naming the option and the word); an option group adds the same options, with
+the same converter and help, to every command that takes them, so they are defined once.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+from collections.abc import Callable
+from typing import Any, NoReturn
+
+EXIT_OK, EXIT_NO, EXIT_BAD_INPUT, EXIT_INTERNAL, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
+OUT = "out"
+"""Where commands write files the user did not name."""
+
+MAX_COUNT = 1_000_000
+"""Largest count a flag accepts (jobs, servers, instances, ...)."""
+
+
+def _number(text: str, kind: type, test: Any, what: str) -> Any:
+    """Parse a command-line number, or fail with argparse's one-line error."""
+    try:
+        value = kind(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not (math.isfinite(value) and test(value)):
+        raise argparse.ArgumentTypeError(f"{text!r} must be {what}")
+    return value
+
+
+def count(text: str) -> int:
+    """A whole number from 1 to :data:`MAX_COUNT`."""
+    return int(
+        _number(
+            text, int, lambda v: 1 <= v <= MAX_COUNT, f"a whole number from 1 to {MAX_COUNT:,}"
+        )
+    )
+
+
+def big_count(text: str) -> int:
+    """A whole number from 1 to 10^9 (sizes of models)."""
+    return int(_number(text, int, lambda v: 1 <= v <= 10**9, "a whole number from 1 to 10^9"))
+
+
+def seed(text: str) -> int:
+    """A whole number >= 0 below 2^63."""
+    return int(_number(text, int, lambda v: 0 <= v < 2**63, "a whole number >= 0"))
+
+
+def positive(text: str) -> float:
+    """A finite number > 0 (at most 1e12)."""
+    return float(_number(text, float, lambda v: 0 < v <= 1e12, "a number > 0 (at most 1e12)"))
+
+
+def non_negative(text: str) -> float:
+    """A finite number >= 0 (at most 1e12)."""
+    return float(_number(text, float, lambda v: 0 <= v <= 1e12, "a number >= 0 (at most 1e12)"))
+
+
+def type_list(convert: Callable[[str], Any]) -> Callable[[str], tuple[tuple[str, Any], ...]]:
+    """An argparse type for ``name:value,name:value`` (GPU types), values by ``convert``;
+    each type is named once."""
+
+    def parse(text: str) -> tuple[tuple[str, Any], ...]:
+        pairs = []
+        for item in text.split(","):
+            name, colon, value = item.strip().partition(":")
+            if not colon or not name:
+                raise argparse.ArgumentTypeError(
+                    f"expected type:value pairs separated by commas (v100:2,k80:4), got {item!r}"
+                )
+            pairs.append((name, convert(value)))
+        names = [name for name, _ in pairs]
+        repeated = sorted({name for name in names if names.count(name) > 1})
+        if repeated:
+            raise argparse.ArgumentTypeError(f"{', '.join(repeated)} named more than once")
+        return tuple(pairs)
+
+    return parse
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse with one line on stderr for bad arguments (exit 2), like other bad input."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(EXIT_BAD_INPUT, f"{self.prog}: error: {message}\n")
+
+
+def servers(args: argparse.Namespace, default: int) -> int:
+    """``--servers`` if given, else the servers ``--gpu-types`` lists, else ``default``."""
+    if args.servers is not None:
+        return int(args.servers)
+    if args.gpu_types:
+        return sum(number for _, number in args.gpu_types)
+    return default
+
+
+# Option groups ---------------------------------------------------------------------------
+
+
+def add_json(command: argparse.ArgumentParser, what: str = "print JSON") -> None:
+    """``--json``: machine-readable output on stdout (nothing else on stdout)."""
+    command.add_argument("--json", action="store_true", help=what)
+
+
+def add_seed(
+    command: argparse.ArgumentParser, default: int = 0, what: str = "random seed"
+) -> None:
+    """``--seed``: every random draw of the command follows from it."""
+    command.add_argument("--seed", type=seed, default=default, help=what)
+
+
+def add_gpu_types(command: argparse.ArgumentParser, what: str) -> None:
+    """``--gpu-types v100:2,k80:4``: a mixed cluster, servers per GPU type."""
+    command.add_argument("--gpu-types", type=type_list(count), help=what)
+
+
+def add_type_settings(command: argparse.ArgumentParser) -> None:
+    """The generator's per-type settings: intra-server bandwidth and your own types' speed."""
+    command.add_argument(
+        "--type-bandwidth",
+        type=type_list(positive),
+        help="intra-server GB/s per type, e.g. v100:40,k80:10 (others: --bandwidth-intra)",
+    )
+    command.add_argument(
+        "--type-slowdown",
+        type=type_list(positive),
+        help="your own types: times slower than the zoo's V100 time, e.g. t4:1.6",
+    )
+
+
+def add_online(command: argparse.ArgumentParser, suffix: str = "") -> None:
+    """``--predictor`` and ``--mapper`` of the online policies (names from the registries)."""
+    from algorithms.registry import MAPPERS, PREDICTORS
+    from ddlsched.core.params import OnlineParams
+
+    command.add_argument(
+        "--predictor",
+        default=OnlineParams().predictor,
+        choices=PREDICTORS.names(),
+        help=f"iteration predictor{suffix}",
+    )
+    command.add_argument(
+        "--mapper",
+        choices=MAPPERS.names(),
+        help=f"GPU mapper replacing the policy's own{suffix}",
+    )
+
+
+def new_command(commands: Any, name: str, what: str) -> argparse.ArgumentParser:
+    """A subcommand ``name`` of ``commands`` (argparse's subparsers), defaults in its help."""
+    parser: argparse.ArgumentParser = commands.add_parser(
+        name, help=what, description=what, formatter_class=argparse.ArgumentDefaultsHelpFormatter
+    )
+    return parser

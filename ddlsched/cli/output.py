@@ -1,0 +1,68 @@
+"""What every command shares on the way out: JSON, tables, progress bars and figures."""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import sys
+from collections.abc import Sequence
+from typing import Any
+
+
+def print_json(document: Any) -> None:
+    """Print ``document`` as JSON; a number that is not finite (unknown, unbounded) is null."""
+    print(json.dumps(_finite(document), indent=1, allow_nan=False))
+
+
+def _finite(value: Any) -> Any:
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {key: _finite(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [_finite(item) for item in value]
+    return value
+
+
+def print_table(header: Sequence[str], rows: Sequence[Sequence[object]]) -> None:
+    """A Markdown table (pastes into notes and issues as it is)."""
+    print("| " + " | ".join(header) + " |")
+    print("|" + " --- |" * len(header))
+    for row in rows:
+        print("| " + " | ".join(str(cell) for cell in row) + " |")
+
+
+def one_line(message: object) -> str:
+    """``message`` with its whitespace runs (newlines included) made single spaces."""
+    return " ".join(str(message).split())
+
+
+def types_text(cluster: Any) -> str:
+    """`` (v100 x2, k80 x4)`` for a cluster with GPU types, else nothing."""
+    if not cluster.server_types:
+        return ""
+    counts = {t: cluster.server_types.count(t) for t in cluster.types}
+    return " (" + ", ".join(f"{t} x{n}" for t, n in counts.items()) + ")"
+
+
+def progress_bar(total: int, label: str) -> tuple[Any, Any]:
+    """A tqdm bar on a terminal (stderr), nothing otherwise; returns (callback, closer)."""
+    if not sys.stderr.isatty():
+        return None, lambda: None
+    from tqdm import tqdm
+
+    bar = tqdm(total=total, desc=label, unit="job", file=sys.stderr, leave=False)
+
+    def update(done: int, _total: int) -> None:
+        bar.update(done - bar.n)
+
+    return update, bar.close
+
+
+def save_figure(name: str, path: str, *data: Any) -> None:
+    """Draw the figure ``ddlsched.plotting.<name>(*data)`` into the PNG file ``path``."""
+    os.environ.setdefault("MPLBACKEND", "Agg")  # files only: no display needed
+    from ddlsched import plotting
+
+    plotting.save_png(getattr(plotting, name)(*data), path)

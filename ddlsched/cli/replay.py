@@ -1,0 +1,90 @@
+"""The trace options shared by ``simulate`` and ``bound``, and the trace they describe."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from ddlsched.cli.options import add_gpu_types, count, positive
+from ddlsched.core.model import InputError
+
+
+def add_replay_options(command: argparse.ArgumentParser, required: bool = True) -> None:
+    """``--trace`` and how to read it, the cluster it runs on, and the load to run it at."""
+    from ddlsched.core.traces import FIELDS, TIME_UNITS, UNNAMED_RULES
+
+    command.add_argument(
+        "--trace",
+        required=required,
+        help="CSV trace: philly, muri, tiresias, or minimal (submit time, duration, GPUs)",
+    )
+    command.add_argument(
+        "--columns",
+        help=f"map fields to your columns, e.g. submit=submission_time,gpus=num_gpu "
+        f"(fields: {', '.join(FIELDS)})",
+    )
+    command.add_argument(
+        "--time-unit",
+        choices=list(TIME_UNITS),
+        help="unit of numeric submit and duration columns (default: the format's)",
+    )
+    command.add_argument(
+        "--unnamed",
+        choices=UNNAMED_RULES,
+        default=UNNAMED_RULES[0],
+        help="how rows without a known model become jobs (see the README)",
+    )
+    command.add_argument("--servers", type=count, default=256, help="servers of the cluster")
+    command.add_argument("--gpus-per-server", type=count, default=8, help="GPUs per server")
+    command.add_argument("--bandwidth-intra", type=positive, default=20.0, help="GB/s")
+    command.add_argument("--bandwidth-inter", type=positive, default=1.0, help="GB/s")
+    add_gpu_types(
+        command,
+        "a mixed cluster: servers per type adding up to --servers, e.g. "
+        "v100:64,k80:192 (per-type times from Gavel's measurements)",
+    )
+    command.add_argument("--limit", type=count, help="only the first N jobs by submit time")
+    load = command.add_mutually_exclusive_group()
+    load.add_argument(
+        "--load-factor", type=positive, help="compress inter-arrival times by this factor"
+    )
+    load.add_argument(
+        "--target-load", type=positive, help="compress arrivals to this offered load"
+    )
+
+
+def load_replay(args: argparse.Namespace) -> tuple[Any, Any, float, float]:
+    """The trace as an instance, at the asked load: (loaded, instance, factor, offered load)."""
+    from ddlsched.core.load import at_load, offered_load, scale_arrivals
+    from ddlsched.core.model import Cluster, expand_types
+    from ddlsched.core.traces import load_trace, parse_columns
+
+    try:
+        cluster = Cluster.uniform(
+            args.servers, args.gpus_per_server, args.bandwidth_intra, args.bandwidth_inter
+        )
+        if args.gpu_types:
+            kinds = expand_types(args.gpu_types)
+            if len(kinds) != args.servers:
+                raise InputError(
+                    f"--gpu-types: lists {len(kinds)} servers but --servers is {args.servers}"
+                )
+            cluster = cluster.replace(server_types=kinds)
+        loaded = load_trace(
+            args.trace,
+            cluster,
+            seed=args.seed,
+            limit=args.limit,
+            unnamed=args.unnamed,
+            columns=parse_columns(args.columns) if args.columns else None,
+            time_unit=args.time_unit,
+        )
+        instance, factor = loaded.instance, 1.0
+        if args.target_load is not None:
+            instance, factor = at_load(instance, args.target_load)
+        elif args.load_factor is not None:
+            factor = args.load_factor
+            instance = scale_arrivals(instance, factor)
+    except ValueError as error:
+        raise InputError(str(error)) from None
+    return loaded, instance, factor, offered_load(instance)

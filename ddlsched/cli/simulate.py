@@ -1,0 +1,158 @@
+"""``ddlsched simulate``: replay a real trace with an online policy."""
+
+from __future__ import annotations
+
+import argparse
+import math
+from typing import Any
+
+from ddlsched.cli.options import (
+    EXIT_INTERRUPTED,
+    EXIT_OK,
+    add_json,
+    add_online,
+    add_seed,
+    new_command,
+    non_negative,
+)
+from ddlsched.cli.output import print_json, progress_bar, save_figure, types_text
+from ddlsched.cli.replay import add_replay_options, load_replay
+from ddlsched.core.model import InputError
+
+
+def add(commands: Any) -> None:
+    """Register the command."""
+    from algorithms.registry import POLICIES
+    from ddlsched.core.params import DEFAULT_RESTART_COST, PLACEMENTS, OnlineParams
+
+    sim = new_command(commands, "simulate", "replay a real trace with an online policy")
+    add_replay_options(sim)
+    sim.add_argument(
+        "--policy", default=POLICIES.names()[0], choices=POLICIES.names(), help="online policy"
+    )
+    add_online(sim)
+    sim.add_argument(
+        "--restart-cost",
+        type=non_negative,
+        help="seconds a preempted job restores on resuming (None: the policy's reference "
+        f"value: 0 for las-tiresias, else {DEFAULT_RESTART_COST:g})",
+    )
+    sim.add_argument(
+        "--placement",
+        choices=PLACEMENTS,
+        default=OnlineParams().placement,
+        help="any free GPUs, consolidated only (wait, as YARN), or consolidated when possible",
+    )
+    add_seed(sim)
+    sim.add_argument("--out", help="write the schedule here")
+    sim.add_argument("--plot", help="write a figure (JCT CDF; Gantt chart if small) to this PNG")
+    add_json(sim)
+    sim.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Simulate, then print the metrics, what the trace reader did, and the lower bound."""
+    from ddlsched.api import simulate
+    from ddlsched.core.io import write_schedule
+    from ddlsched.core.params import OnlineParams
+    from ddlsched.core.result import SolveStatus
+    from ddlsched.core.traces import stretched_jobs
+
+    loaded, instance, factor, load = load_replay(args)
+    progress, close = progress_bar(instance.num_jobs, args.policy)
+    try:
+        result = simulate(
+            instance,
+            args.policy,
+            params=OnlineParams(
+                predictor=args.predictor,
+                mapper=args.mapper,
+                restart_cost=args.restart_cost,
+                placement=args.placement,
+            ),
+            seed=args.seed,
+            progress=progress,
+        )
+    except ValueError as error:
+        raise InputError(str(error)) from None
+    finally:
+        close()
+    if args.out and result.schedule is not None:
+        write_schedule(result.schedule, args.out)
+    if args.plot and result.schedule is not None:
+        save_figure("simulation_figure", args.plot, instance, result.schedule, args.policy)
+    summary = result.summary()
+    idle = result.metrics.get("mean_queueing_delay") == 0
+    warning = (
+        "no job ever waited: every work-conserving policy gives this same schedule; raise the "
+        "load (--target-load, --load-factor) or shrink the cluster to compare policies"
+        if idle
+        else None
+    )
+    stretched = stretched_jobs(instance, result.schedule) if result.schedule is not None else None
+    summary.update(
+        {
+            "trace_format": loaded.format,
+            "jobs": instance.num_jobs,
+            "rows_skipped": loaded.skipped_invalid,
+            "jobs_dropped_too_wide": loaded.dropped_wide,
+            "unnamed_rule": loaded.unnamed_rule,
+            "jobs_without_known_model": loaded.unnamed_jobs,
+            "unmatched_models": loaded.unmatched_models,
+            "jobs_over_2x_recorded_duration": stretched,
+            "arrival_scale": factor,
+            "offered_load": load,
+        }
+    )
+    if warning:
+        summary["warning"] = warning
+    if args.json:
+        print_json(summary)
+    else:
+        _print(args, loaded, instance, factor, load, summary, result, stretched, warning)
+    return EXIT_INTERRUPTED if result.status is SolveStatus.ERROR else EXIT_OK
+
+
+def _print(
+    args: argparse.Namespace,
+    loaded: Any,
+    instance: Any,
+    factor: float,
+    load: float,
+    summary: dict[str, Any],
+    result: Any,
+    stretched: int | None,
+    warning: str | None,
+) -> None:
+    from algorithms.simulator import REPORTED_METRICS
+
+    print(
+        f"{args.policy} on {args.trace} ({loaded.format}, {loaded.instance.num_jobs} jobs; "
+        f"{loaded.dropped_wide} too wide, {loaded.skipped_invalid} invalid rows skipped) "
+        f"on {args.servers} x {args.gpus_per_server} GPUs{types_text(instance.cluster)}, "
+        f"offered load "
+        f"{f'{load:.3g}' if math.isfinite(load) else 'unbounded (all jobs arrive at once)'}"
+        f"{f' (arrivals compressed x{factor:.4g})' if factor != 1 else ''}:"
+    )
+    for key in REPORTED_METRICS:
+        value = summary.get(key)
+        if value is not None:
+            print(f"  {key:>20}: {value:.6g}")
+    print(
+        f"  {loaded.unnamed_jobs} jobs had no known model ({loaded.unnamed_rule} rule); "
+        f"{stretched} ran more than 2x their recorded duration"
+    )
+    if loaded.unmatched_models:
+        names = sorted(loaded.unmatched_models.items(), key=lambda kv: -kv[1])
+        shown = ", ".join(f"{name} ({count})" for name, count in names[:8])
+        print(f"  model names not in the zoo: {shown}{' ...' if len(names) > 8 else ''}")
+    bound = result.lower_bound
+    if bound is not None:
+        print(
+            f"  {'lower bound on OPT':>20}: {bound.value:.6g} ({bound.name}); sum C / LB = "
+            f"{bound.ratio(result.objective):.4f} (certified: sum C / OPT is at most this)"
+        )
+    for note in result.notes:
+        print(f"  note: {note}")
+    if warning:
+        print(f"  warning: {warning}")

@@ -1,0 +1,99 @@
+"""``ddlsched solve``: schedule one instance exactly (MILP, CP-SAT, portfolio) or by a policy."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+from ddlsched.cli.options import (
+    EXIT_NO,
+    EXIT_OK,
+    add_json,
+    add_online,
+    add_seed,
+    count,
+    new_command,
+    non_negative,
+    positive,
+)
+from ddlsched.cli.output import one_line, print_json
+from ddlsched.core.model import PROBLEMS, InputError
+
+
+def add(commands: Any) -> None:
+    """Register the command."""
+    from ddlsched.api import method_names
+    from ddlsched.core.params import ExactParams
+
+    exact = ExactParams()
+    solve = new_command(commands, "solve", "schedule an instance exactly or with a policy")
+    solve.add_argument("instance")
+    solve.add_argument("--method", default=method_names()[0], choices=method_names())
+    solve.add_argument("--problem", default=PROBLEMS[0].value, choices=[p.value for p in PROBLEMS])
+    solve.add_argument(
+        "--time-limit", type=positive, default=exact.time_limit, help="seconds (exact methods)"
+    )
+    solve.add_argument(
+        "--mip-gap", type=non_negative, default=exact.mip_gap, help="relative gap (exact methods)"
+    )
+    solve.add_argument("--threads", type=count, help="solver threads (exact methods)")
+    solve.add_argument("--warm-start", help="schedule file to start from (exact methods)")
+    add_online(solve, " (online methods)")
+    add_seed(solve)
+    solve.add_argument("--out", help="write the schedule here")
+    add_json(solve)
+    solve.add_argument("--verbose", action="store_true", help="show the solver log")
+    solve.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Solve, write the schedule if asked, print the result; exit 1 on a solver error."""
+    from ddlsched.api import exact_method_names, solve
+    from ddlsched.core.io import read_instance, read_schedule, write_schedule
+    from ddlsched.core.params import ExactParams, OnlineParams
+    from ddlsched.core.result import SolveStatus
+
+    instance = read_instance(args.instance)
+    warm = read_schedule(args.warm_start) if args.warm_start else None
+    try:
+        params: ExactParams | OnlineParams
+        if args.method in exact_method_names():
+            params = ExactParams(
+                time_limit=args.time_limit,
+                mip_gap=args.mip_gap,
+                threads=args.threads,
+                verbose=args.verbose,
+            )
+        else:
+            params = OnlineParams(predictor=args.predictor, mapper=args.mapper)
+        result = solve(
+            instance,
+            args.method,
+            problem=args.problem,
+            params=params,
+            seed=args.seed,
+            warm_start=warm,
+        )
+    except ValueError as error:
+        raise InputError(str(error)) from None
+    if args.out and result.schedule is not None:
+        write_schedule(result.schedule, args.out)
+    if args.json:
+        print_json(result.summary())
+    else:
+        print(
+            f"{result.method} on problem {result.problem.value}: {result.status.value}; "
+            f"total completion time {result.objective:.6g}, total JCT {result.total_jct:.6g}; "
+            f"bound {result.best_bound:.6g}, gap {result.gap:.3g}; "
+            f"{result.runtime_s:.2f} s in all (building {result.build_time_s:.2f} s)"
+        )
+        for note in result.notes:
+            print(f"  note: {note}")
+        if args.out and result.schedule is not None:
+            print(f"  schedule written to {args.out}")
+    if result.status is SolveStatus.ERROR:
+        reason = result.notes[0] if result.notes else "solver error"
+        print(f"ddlsched: error: {one_line(reason)}", file=sys.stderr)
+        return EXIT_NO
+    return EXIT_OK

@@ -1,0 +1,83 @@
+"""``ddlsched sweep`` (a grid of experiments on Dask, results in SQLite) and ``results``."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from typing import Any
+
+from ddlsched.cli.options import (
+    EXIT_INTERRUPTED,
+    EXIT_NO,
+    EXIT_OK,
+    OUT,
+    add_json,
+    count,
+    new_command,
+)
+from ddlsched.cli.output import print_json, progress_bar
+
+
+def add(commands: Any) -> None:
+    """Register ``sweep`` and ``results``."""
+    sweep = new_command(commands, "sweep", "run a grid of experiments on Dask, results in SQLite")
+    sweep.add_argument("config", help="TOML file with a [sweep] table")
+    sweep.add_argument(
+        "--scheduler", help="address of a running Dask scheduler (default: start a local cluster)"
+    )
+    sweep.add_argument("--workers", type=count, default=2, help="local cluster workers")
+    sweep.add_argument("--results", default=f"{OUT}/results.sqlite", help="SQLite results file")
+    sweep.set_defaults(handler=run)
+
+    results = new_command(commands, "results", "summarise a sweep's results file")
+    results.add_argument("results")
+    add_json(results)
+    results.set_defaults(handler=run_results)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run the tasks not yet in the results file; exit 1 if any failed, 130 if interrupted."""
+    from ddlsched.sweep import read_sweep, run_sweep
+
+    config = read_sweep(args.config)
+    total = sum(1 for _ in config.tasks())
+    progress, close = progress_bar(total, "sweep")
+    try:
+        outcome = run_sweep(
+            config, args.results, scheduler=args.scheduler, workers=args.workers, progress=progress
+        )
+    finally:
+        close()
+    resume = " (interrupted: finished rows are kept; run again to resume)"
+    failed = (
+        f", {outcome.failed} failed (their messages: ddlsched results {args.results}; a re-run "
+        "retries them)"
+        if outcome.failed
+        else ""
+    )
+    print(
+        f"{outcome.total} tasks: {outcome.skipped} already in {args.results}, {outcome.ran} run"
+        f"{failed}{resume if outcome.interrupted else ''}"
+    )
+    if outcome.interrupted:
+        return EXIT_INTERRUPTED
+    return EXIT_NO if outcome.failed else EXIT_OK
+
+
+def run_results(args: argparse.Namespace) -> int:
+    """Summarise a results file: one row per method and setting, and the failed tasks."""
+    from ddlsched.sweep import load_results, summarise
+
+    frame = load_results(args.results)
+    table = summarise(frame)
+    if args.json:
+        print_json(json.loads(table.to_json(orient="records")))
+    else:
+        print(f"{len(frame)} rows in {args.results}")
+        print(table.to_string(index=False))
+        failed = frame[frame["status"] == "failed"]
+        for row in failed.head(10).itertuples():
+            print(f"  failed: {row.method} seed {row.seed}: {row.message}")
+        if len(failed) > 10:
+            print(f"  ... and {len(failed) - 10} more failed tasks")
+    return EXIT_OK
