@@ -60,3 +60,48 @@ def test_missing_target_is_a_clear_error() -> None:
     bad = _history().assign(iterations=-1)
     with pytest.raises(InputError, match=r"row 2: iterations must be a positive number"):
         evaluate(bad)
+
+
+def test_relative_errors_are_predicted_over_true_minus_one_from_earlier_rows() -> None:
+    """``relative_errors`` gives ``K_hat / K - 1`` on the rows after the split, each
+    predicted from earlier rows only (hand-worked on one configuration).
+
+    Twelve recurrences of one (user, model): nine of 10 iterations, then 20, 5
+    and 10; the split at 0.75 predicts rows 9-11. The group's running mean is
+    10, then 110 / 10 = 11, then 115 / 11: errors 10/20 - 1, 11/5 - 1 and
+    (115/11)/10 - 1.
+
+    Catches the slips: the ratio inverted (``K / K_hat - 1``), the rows
+    before the split scored, or a row's own count in its prediction.
+    """
+    from ddlsched.experiments.prediction import relative_errors
+
+    counts = [10.0] * 9 + [20.0, 5.0, 10.0]
+    frame = pd.DataFrame({"user": ["u"] * 12, "model": ["resnet50"] * 12, "iterations": counts})
+    errors = relative_errors(frame, train_fraction=0.75)
+    expected = [10 / 20 - 1, 11 / 5 - 1, (115 / 11) / 10 - 1]
+    assert errors["group_mean"] == pytest.approx(expected)
+    assert errors["model_mean"] == pytest.approx(expected)
+    assert len(errors["forest"]) == 3 and np.all(np.isfinite(errors["forest"]))
+
+
+def test_history_frame_reads_a_trace_in_submit_order(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """A trace file becomes the evaluation's frame: typed rows sorted by submit time
+    (microseconds read as seconds for Muri lists), iterations kept.
+
+    Catches the slip: rows left in file order (the chronological split would
+    then train on the future).
+    """
+    from ddlsched.experiments.prediction import history_frame
+
+    path = tmp_path / "m.csv"
+    path.write_text(
+        "job_id,num_gpu,submit_time,iterations,model_name,duration,iteration_time\n"
+        "a,1,3000000,30,vgg16,1000000,10\n"
+        "b,2,1000000,10,bert,1000000,10\n"
+        "c,4,2000000,20,dqn,1000000,10\n"
+    )
+    frame = history_frame(path)
+    assert frame["submit_time"].tolist() == [1.0, 2.0, 3.0]
+    assert frame["iterations"].tolist() == [10, 20, 30]
+    assert frame["num_gpus"].tolist() == [2, 4, 1]
