@@ -245,3 +245,32 @@ def exact_family_instances(draw: st.DrawFn, integral: bool = True) -> Instance:
         k = draw(st.integers(0, len(jobs) - 1))
         jobs[k] = jobs[k].replace(release=jobs[k].release + 0.3)
     return instance.replace(jobs=tuple(jobs))
+
+
+@st.composite
+def fragmenting_instances(draw: st.DrawFn) -> Instance:
+    """Uneven servers of 1-4 GPUs and 3-8 jobs of 1 to (largest server + 2) GPUs,
+    released in a batch at 0 and spread at non-integral instants: jobs that span
+    servers leave GPUs free on several servers, where the ``consolidated`` rule
+    refuses a head that the free total would hold. Compute times are far from
+    each other's multiples, so a partly processed job seldom ties with an
+    arrival on the virtual machine (SRPT's tie-breaking is free)."""
+    servers = draw(st.integers(2, 4))
+    gpus = tuple(draw(st.integers(1, 4)) for _ in range(servers))
+    cluster = Cluster(gpus, 2.0, 1.0)
+    widest = min(sum(gpus), max(gpus) + 2)
+    count = draw(st.integers(3, 8))
+    return Instance(
+        cluster,
+        tuple(
+            Job(
+                id=f"j{k}",
+                release=draw(st.sampled_from([0.0, 0.0, 0.5, 1.0, 2.5, 4.0])),
+                iterations=draw(st.integers(1, 6)),
+                compute_time=draw(st.sampled_from([0.37, 1.13, 2.71])),
+                gpus=draw(st.integers(1, widest)),
+                weight=draw(st.sampled_from([1.0, 0.5, 2.5])),
+            )
+            for k in range(count)
+        ),
+    )

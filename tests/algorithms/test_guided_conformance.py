@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 from ddlsched import simulate
 from ddlsched.core.generators import GeneratorConfig, generate
 from ddlsched.core.model import Cluster, Instance, Job
-from tests.strategies import hand_instances
+from tests.strategies import fragmenting_instances, hand_instances
 
 EPS = 1e-7
 
@@ -144,35 +144,6 @@ def test_negative_control_backfilling_is_caught() -> None:
     check_guided(instance)
     with pytest.raises(AssertionError):
         check_guided(instance, "asrpt-greedy")
-
-
-@st.composite
-def fragmenting_instances(draw: st.DrawFn) -> Instance:
-    """Uneven servers of 1-4 GPUs and 3-8 jobs of 1 to (largest server + 2) GPUs,
-    released in a batch at 0 and spread at non-integral instants: jobs that span
-    servers leave GPUs free on several servers, where the ``consolidated`` rule
-    refuses a head that the free total would hold. Compute times are far from
-    each other's multiples, so a partly processed job seldom ties with an
-    arrival on the virtual machine (SRPT's tie-breaking is free)."""
-    servers = draw(st.integers(2, 4))
-    gpus = tuple(draw(st.integers(1, 4)) for _ in range(servers))
-    cluster = Cluster(gpus, 2.0, 1.0)
-    widest = min(sum(gpus), max(gpus) + 2)
-    count = draw(st.integers(3, 8))
-    return Instance(
-        cluster,
-        tuple(
-            Job(
-                id=f"j{k}",
-                release=draw(st.sampled_from([0.0, 0.0, 0.5, 1.0, 2.5, 4.0])),
-                iterations=draw(st.integers(1, 6)),
-                compute_time=draw(st.sampled_from([0.37, 1.13, 2.71])),
-                gpus=draw(st.integers(1, widest)),
-                weight=draw(st.sampled_from([1.0, 0.5, 2.5])),
-            )
-            for k in range(count)
-        ),
-    )
 
 
 @settings(max_examples=150)
