@@ -1,0 +1,42 @@
+"""Elastic jobs (issue 26): the round-based simulator, its policies and its independent check.
+
+- :mod:`~algorithms.elastic.simulator`: :func:`simulate_elastic`, 60 s rounds,
+  restarts on placement changes, goodput-driven progress;
+- :mod:`~algorithms.elastic.policies`: ``pollux`` (the harmonic mean of
+  speedups, solved exactly per round), ``las-pollux`` (Tiresias as the Pollux
+  study ran it), ``fifo`` (rigid);
+- :mod:`~algorithms.elastic.round_milp`: the per-round multiple-choice knapsack (HiGHS);
+- :mod:`~algorithms.elastic.packing`: placing GPU counts on nodes;
+- :mod:`~algorithms.elastic.verify`: recomputes a run from its record.
+
+:data:`ELASTIC_POLICIES` maps each policy's name to a factory of a fresh policy.
+"""
+
+from collections.abc import Callable
+
+from algorithms.elastic.policies import FifoRigid, LasPollux, Pollux
+from algorithms.elastic.simulator import (
+    Allocation,
+    ElasticPolicy,
+    ElasticResult,
+    ElasticSimParams,
+    simulate_elastic,
+)
+from ddlsched.core.registry import Registry
+
+__all__ = [
+    "ELASTIC_POLICIES",
+    "Allocation",
+    "ElasticPolicy",
+    "ElasticResult",
+    "ElasticSimParams",
+    "simulate_elastic",
+]
+
+ELASTIC_POLICIES: Registry[Callable[[], ElasticPolicy]] = Registry("elastic policy")
+"""Every elastic policy by name, each a factory of a fresh (stateful) policy object."""
+ELASTIC_POLICIES.add("pollux", Pollux, "Pollux's harmonic mean of speedups, exact per round")
+ELASTIC_POLICIES.add(
+    "las-pollux", LasPollux, "Tiresias as in the Pollux study: 2 queues, 16 GPU-h, rigid"
+)
+ELASTIC_POLICIES.add("fifo", FifoRigid, "first come first served, rigid, no backfilling")

@@ -1,0 +1,372 @@
+"""One trainable model of the Pollux study: its speed, its statistical efficiency, its budget.
+
+An :class:`Application` bundles what the round-based elastic simulator and the
+policies need to know about a model (bert, cifar10, ncf, imagenet,
+deepspeech2, yolov3), all read from ``shared/data`` (Pollux artifact,
+petuum/adaptdl, branch osdi21-artifact, Apache-2.0):
+
+- the **throughput model** (:class:`~ddlsched.core.elastic.throughput.PerfParams`)
+  fitted to ``profiles/pollux_MODEL_placements.csv`` and
+  ``pollux/scalability/MODEL.csv``;
+- the **gradient statistics** ``grad_sqr`` and ``grad_var`` of every epoch of
+  full training runs at several total batch sizes
+  (``pollux/efficiency/MODEL_BATCH.csv``);
+- the **progress** of each epoch and the **budget** in epochs.
+
+Statistical efficiency (Pollux, Section 3.1). Progress is counted in
+iterations at the initial batch size ``M0`` (the smallest measured batch
+size). With ``grad_sqr`` = |g|^2 and ``grad_var`` = the gradient variance at
+batch ``M0`` (so the noise at batch ``M`` is ``grad_var * M0 / M``), one
+iteration at batch ``M = scale * M0`` makes as much progress as
+
+    gain(M) = (grad_var + grad_sqr) / (grad_var / scale + grad_sqr)
+
+iterations at ``M0``; the efficiency per example is ``E(M) = gain(M) / scale``.
+Writing the gradient noise scale ``phi = M0 * grad_var / grad_sqr`` this is
+the paper's ``E(M) = (phi + M0) / (phi + M)``, so ``E(M0) = 1`` and
+``E`` falls towards ``(phi + M0) / M`` for large batches. Goodput (progress
+per second) is ``gain(M) / T_iter``. The statistics of epoch ``e`` at batch
+``M`` are interpolated linearly between the two measured batch sizes that
+bracket ``M`` (clamped at the ends), and held constant during the epoch, as
+the Pollux simulator does.
+
+Epochs and the target. Epoch ``e`` (1-based) ends at progress
+``min_M progress_M[e-1]`` over the measured runs (the Pollux simulator's
+``get_progress``; one epoch is the first row's value, within 0.1% across
+runs); a job is done at the end of its last budgeted epoch.
+"""
+
+from __future__ import annotations
+
+import csv
+import functools
+import math
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import MappingProxyType
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from ddlsched.core.elastic.throughput import (
+    FitError,
+    PerfParams,
+    ProfileRows,
+    fit_error,
+    fit_perf_params,
+)
+from ddlsched.core.model import InputError
+from ddlsched.core.traces import data_dir
+
+__all__ = [
+    "EPOCH_BUDGETS",
+    "MODELS",
+    "Application",
+    "BatchChoice",
+    "load_application",
+    "load_profile_rows",
+]
+
+EPOCH_BUDGETS: Mapping[str, int] = MappingProxyType(
+    {"bert": 2, "cifar10": 100, "ncf": 10, "imagenet": 90, "deepspeech2": 80, "yolov3": 50}
+)
+"""Epochs each model trains for in the Pollux study (its simulator's ``max_epochs``)."""
+
+MODELS = tuple(EPOCH_BUDGETS)
+"""The six models with profiles."""
+
+MAX_LOCAL_BSZ_OVERRIDE: Mapping[str, int] = MappingProxyType({"yolov3": 8})
+"""Per-GPU batch limits tighter than the profiles' largest (the Pollux simulator's setting)."""
+
+BATCH_CANDIDATES = 50
+"""How many total batch sizes (geometrically spaced) a batch-size search tries."""
+
+
+@dataclass(frozen=True)
+class BatchChoice:
+    """A per-GPU batch configuration and its goodput.
+
+    Attributes
+    ----------
+    atomic_bsz
+        Examples per GPU per micro-batch.
+    accum_steps
+        Extra micro-batches accumulated before each synchronisation.
+    goodput
+        Progress per second (iterations at ``M0`` per second); 0 if invalid.
+    """
+
+    atomic_bsz: int
+    accum_steps: int
+    goodput: float
+
+
+@dataclass(frozen=True, eq=False)
+class Application:
+    """A model's throughput, gradient statistics, progress units and limits (read-only).
+
+    Attributes
+    ----------
+    name
+        The model.
+    perf
+        The fitted throughput model.
+    fit
+        Its error against the profiles it was fitted to.
+    batch_sizes
+        The measured total batch sizes, ascending; ``batch_sizes[0]`` is
+        ``M0``, the initial batch size and unit of progress.
+    grad_sqr, grad_var
+        Arrays ``(len(batch_sizes), epochs)``: the statistics of each epoch.
+    epoch_ends
+        ``epoch_ends[e]`` = progress at the end of epoch ``e + 1``.
+    epochs
+        The budget; the target is ``epoch_ends[epochs - 1]``.
+    min_local_bsz, max_local_bsz
+        Per-GPU micro-batch limits (from the profiles).
+    max_batch_size
+        Largest total batch size (the largest measured).
+    """
+
+    name: str
+    perf: PerfParams
+    fit: FitError
+    batch_sizes: NDArray[np.int64]
+    grad_sqr: NDArray[np.float64]
+    grad_var: NDArray[np.float64]
+    epoch_ends: NDArray[np.float64]
+    epochs: int
+    min_local_bsz: int
+    max_local_bsz: int
+    max_batch_size: int = field(init=False)
+
+    def __post_init__(self) -> None:
+        if self.epochs < 1 or self.epochs > len(self.epoch_ends):
+            raise ValueError(
+                f"Application.epochs must be in 1..{len(self.epoch_ends)}, got {self.epochs}"
+            )
+        if not 1 <= self.min_local_bsz <= self.max_local_bsz:
+            raise ValueError(
+                f"Application local batch limits {self.min_local_bsz}..{self.max_local_bsz}"
+            )
+        if np.any(np.diff(self.epoch_ends) <= 0) or self.epoch_ends[0] <= 0:
+            raise ValueError("Application.epoch_ends must be positive and increasing")
+        for array in (self.batch_sizes, self.grad_sqr, self.grad_var, self.epoch_ends):
+            array.setflags(write=False)
+        object.__setattr__(self, "max_batch_size", int(self.batch_sizes[-1]))
+
+    @property
+    def init_batch_size(self) -> int:
+        """M0: the smallest measured batch size; progress counts iterations at it."""
+        return int(self.batch_sizes[0])
+
+    @property
+    def target_progress(self) -> float:
+        """The progress at which the job is done (end of its last epoch)."""
+        return float(self.epoch_ends[self.epochs - 1])
+
+    @property
+    def max_replicas(self) -> int:
+        """Most GPUs a job can use: every GPU needs at least ``min_local_bsz`` examples."""
+        return self.max_batch_size // self.min_local_bsz
+
+    def epoch_at(self, progress: float) -> int:
+        """Completed epochs at ``progress`` (0-based index of the epoch under way)."""
+        return int(np.searchsorted(self.epoch_ends, progress, side="right"))
+
+    def grad_stats(self, batch_size: ArrayLike, epoch: int) -> tuple[NDArray, NDArray]:
+        """``(grad_sqr, grad_var)`` during ``epoch`` (0-based) at total ``batch_size``.
+
+        Linear in the batch size between the bracketing measured runs, clamped
+        outside them; the last epoch's values after the budget.
+        """
+        row = min(epoch, self.grad_sqr.shape[1] - 1)
+        sizes = self.batch_sizes.astype(float)
+        batch = np.clip(np.asarray(batch_size, dtype=float), sizes[0], sizes[-1])
+        sqr = np.interp(batch, sizes, self.grad_sqr[:, row])
+        var = np.interp(batch, sizes, self.grad_var[:, row])
+        return sqr, var
+
+    def gain(self, batch_size: ArrayLike, epoch: int) -> NDArray[np.float64]:
+        """Progress per iteration at ``batch_size``: ``(var + sqr) / (var / scale + sqr)``."""
+        sqr, var = self.grad_stats(batch_size, epoch)
+        scale = np.asarray(batch_size, dtype=float) / self.init_batch_size
+        return (var + sqr) / (var / scale + sqr)
+
+    def efficiency(self, batch_size: ArrayLike, epoch: int) -> NDArray[np.float64]:
+        """E(M) = gain / scale, statistical efficiency per example relative to M0 (1 at M0)."""
+        scale = np.asarray(batch_size, dtype=float) / self.init_batch_size
+        return self.gain(batch_size, epoch) / scale
+
+    def goodput(
+        self,
+        num_nodes: ArrayLike,
+        replicas: ArrayLike,
+        atomic_bsz: ArrayLike,
+        accum_steps: ArrayLike,
+        epoch: int,
+    ) -> NDArray[np.float64]:
+        """Progress per second: ``gain(M) / T_iter`` with ``M = replicas * atomic * (accum+1)``."""
+        reps = np.asarray(replicas)
+        batch = reps * np.asarray(atomic_bsz) * (np.asarray(accum_steps) + 1)
+        time = self.perf.iteration_time(num_nodes, reps, atomic_bsz, accum_steps)
+        return self.gain(batch, epoch) / time
+
+    def rigid_batch(self, replicas: int, batch_size: int) -> tuple[int, int]:
+        """``(atomic_bsz, accum_steps)`` for a job fixed at ``batch_size`` on ``replicas`` GPUs.
+
+        The Pollux simulator's rule: split the per-GPU share into the fewest
+        micro-batches within ``max_local_bsz``; a single GPU above ``M0``
+        accumulates at least once; never beyond ``max_batch_size`` in total.
+        """
+        local = math.ceil(batch_size / replicas - 1e-8)
+        accum = math.ceil(local / self.max_local_bsz - 1e-8) - 1
+        if replicas == 1 and batch_size > self.init_batch_size:
+            accum = max(1, accum)
+        atomic = math.ceil(local / (accum + 1) - 1e-8)
+        atomic = min(atomic, self.max_batch_size // (replicas * (accum + 1)))
+        return max(atomic, 1), accum
+
+    def best_batch(self, num_nodes: int, replicas: int, epoch: int) -> BatchChoice:
+        """The goodput-maximising batch configuration on a placement, during ``epoch``.
+
+        See :meth:`best_batches`; goodput 0 if the placement cannot hold
+        ``min_local_bsz`` examples per GPU within ``max_batch_size``.
+        """
+        atomic, accum, good = self.best_batches(np.array([num_nodes]), np.array([replicas]), epoch)
+        return BatchChoice(int(atomic[0]), int(accum[0]), float(good[0]))
+
+    def best_batches(
+        self, num_nodes: NDArray[np.int64], replicas: NDArray[np.int64], epoch: int
+    ) -> tuple[NDArray[np.int64], NDArray[np.int64], NDArray[np.float64]]:
+        """:meth:`best_batch` for many placements at once: ``(atomic, accum, goodput)`` arrays.
+
+        Tries :data:`BATCH_CANDIDATES` total batch sizes geometrically spaced
+        from ``max(M0, min_local_bsz * replicas)`` to ``max_batch_size``,
+        splitting each per-GPU share as :meth:`rigid_batch` does (Pollux's
+        ``GoodputFunction.optimize`` with accumulation); invalid candidates
+        (micro-batch outside the local limits) count as goodput 0.
+        """
+        nodes = np.asarray(num_nodes)[:, None]
+        reps = np.asarray(replicas)[:, None]
+        low = np.maximum(self.init_batch_size, self.min_local_bsz * reps).astype(float)
+        feasible = low <= self.max_batch_size
+        low = np.minimum(low, self.max_batch_size)
+        steps = np.linspace(0.0, 1.0, BATCH_CANDIDATES)[None, :]
+        batch = np.exp(np.log(low) + steps * (np.log(self.max_batch_size) - np.log(low)))
+        local = batch / reps
+        accum = np.ceil(local / self.max_local_bsz - 1e-8) - 1
+        single_large = (reps == 1) & (local > self.init_batch_size + 1e-8)
+        accum = np.where(single_large, np.maximum(accum, 1), accum).astype(int)
+        atomic = np.ceil(local / (accum + 1) - 1e-8).astype(int)
+        valid = (atomic >= self.min_local_bsz) & (atomic <= self.max_local_bsz) & feasible
+        good = np.where(valid, self.goodput(nodes, reps, atomic, accum, epoch), 0.0)
+        best = np.argmax(good, axis=1)
+        rows = np.arange(len(best))
+        return atomic[rows, best], accum[rows, best], good[rows, best]
+
+
+def load_profile_rows(model: str, root: Path | None = None) -> ProfileRows:
+    """Every measured row of a model: the placements file and the scalability file."""
+    base = root or data_dir()
+    nodes: list[int] = []
+    reps: list[int] = []
+    bsz: list[int] = []
+    step: list[float] = []
+    sync: list[float] = []
+    placements = base / "profiles" / f"pollux_{model}_placements.csv"
+    for row in _read_csv(placements, ("placement", "local_bsz", "step_time", "sync_time")):
+        digits = row["placement"]
+        nodes.append(len(digits))
+        reps.append(sum(int(d) for d in digits))
+        bsz.append(int(row["local_bsz"]))
+        step.append(float(row["step_time"]))
+        sync.append(float(row["sync_time"]))
+    scalability = base / "pollux" / "scalability" / f"{model}.csv"
+    columns = ("num_nodes", "num_replicas", "local_bsz", "step_time", "sync_time")
+    for row in _read_csv(scalability, columns):
+        nodes.append(int(row["num_nodes"]))
+        reps.append(int(row["num_replicas"]))
+        bsz.append(int(row["local_bsz"]))
+        step.append(float(row["step_time"]))
+        sync.append(float(row["sync_time"]))
+    return ProfileRows(
+        np.array(nodes), np.array(reps), np.array(bsz), np.array(step), np.array(sync)
+    )
+
+
+def _read_csv(path: Path, columns: tuple[str, ...]) -> list[dict[str, str]]:
+    if not path.exists():
+        raise InputError(f"{path}: no such data file")
+    with path.open(newline="", encoding="utf-8") as handle:
+        reader = csv.DictReader(handle)
+        missing = [c for c in columns if c not in (reader.fieldnames or [])]
+        if missing:
+            raise InputError(f"{path}: missing column(s) {missing}")
+        return list(reader)
+
+
+def _efficiency_tables(model: str, base: Path) -> tuple[NDArray, NDArray, NDArray, NDArray]:
+    pattern = re.compile(rf"^{re.escape(model)}_(\d+)\.csv$")
+    runs: dict[int, list[dict[str, str]]] = {}
+    for path in sorted((base / "pollux" / "efficiency").glob(f"{model}_*.csv")):
+        match = pattern.match(path.name)
+        if match:
+            runs[int(match.group(1))] = _read_csv(
+                path, ("progress", "iteration", "grad_sqr", "grad_var")
+            )
+    if not runs:
+        raise InputError(f"{base / 'pollux' / 'efficiency'}: no {model}_BATCH.csv files")
+    sizes = sorted(runs)
+    epochs = min(len(rows) for rows in runs.values())
+    sqr = np.array([[float(r["grad_sqr"]) for r in runs[b][:epochs]] for b in sizes])
+    var = np.array([[float(r["grad_var"]) for r in runs[b][:epochs]] for b in sizes])
+    progress = np.array([[float(r["progress"]) for r in runs[b][:epochs]] for b in sizes])
+    return np.array(sizes), sqr, var, progress.min(axis=0)
+
+
+@functools.cache
+def _cached_application(model: str, epochs: int | None, root: str | None) -> Application:
+    base = Path(root) if root else data_dir()
+    rows = load_profile_rows(model, base)
+    perf = fit_perf_params(rows)
+    sizes, sqr, var, epoch_ends = _efficiency_tables(model, base)
+    max_local = int(rows.local_bsz.max())
+    return Application(
+        name=model,
+        perf=perf,
+        fit=fit_error(perf, rows),
+        batch_sizes=sizes,
+        grad_sqr=sqr,
+        grad_var=var,
+        epoch_ends=epoch_ends,
+        epochs=epochs if epochs is not None else EPOCH_BUDGETS[model],
+        min_local_bsz=int(rows.local_bsz.min()),
+        max_local_bsz=MAX_LOCAL_BSZ_OVERRIDE.get(model, max_local),
+    )
+
+
+def load_application(
+    model: str, epochs: int | None = None, root: Path | None = None
+) -> Application:
+    """The :class:`Application` of a model, fitted once per process (cached).
+
+    Parameters
+    ----------
+    model
+        One of :data:`MODELS`.
+    epochs
+        The budget; default :data:`EPOCH_BUDGETS`.
+    root
+        The data folder; default :func:`~ddlsched.core.traces.data_dir`.
+
+    Raises
+    ------
+    InputError
+        If the model is unknown or its files are missing.
+    """
+    if model not in EPOCH_BUDGETS:
+        raise InputError(f"unknown model {model!r}; expected one of {', '.join(MODELS)}")
+    return _cached_application(model, epochs, str(root) if root else None)
