@@ -143,6 +143,16 @@ class Result:
         object.__setattr__(self, "problem", Problem(self.problem))
         object.__setattr__(self, "status", SolveStatus(self.status))
 
+    def __repr__(self) -> str:
+        """One line: method, problem, status, objective, bound, gap and time (the schedule,
+        metrics and notes are in :meth:`summary`)."""
+        gap = "" if math.isnan(self.gap) else f", gap={self.gap:.2%}"
+        bound = "" if math.isnan(self.best_bound) else f", bound={self.best_bound:.6g}"
+        return (
+            f"Result({self.method!r}, problem {self.problem.value}, {self.status.value}, "
+            f"objective={self.objective:.6g}{bound}{gap}, {self.runtime_s:.3g} s)"
+        )
+
     @classmethod
     def unsolved(
         cls, method: str, problem: Problem | str, reason: str, runtime_s: float = 0.0
