@@ -104,6 +104,34 @@ def data_path(*parts: str) -> Path:
     return path
 
 
+def resolve_trace(path: str | os.PathLike[str]) -> Path:
+    """The trace file ``path`` names: the path itself when it exists, else the same name under
+    the data folder (:func:`data_dir`, then its ``traces/``), so ``philly_jobs.csv`` or
+    ``pollux/workloads/workload-6.csv`` work from any folder.
+
+    Raises
+    ------
+    InputError
+        If none exists, naming every place it looked and the setting to change.
+    """
+    given = Path(path)
+    if given.exists() or given.is_absolute():
+        if not given.exists():
+            raise InputError(f"{os.fspath(path)}: no such file")
+        return given
+    candidates = [given, data_dir() / given, data_dir() / "traces" / given]
+    if not given.suffix:
+        candidates += [c.with_name(c.name + ".csv") for c in candidates]
+    for candidate in candidates:
+        if candidate.exists():
+            return candidate
+    looked = ", ".join(str(c) for c in dict.fromkeys(candidates))
+    raise InputError(
+        f"{os.fspath(path)}: no such file (looked in {looked}; set {DATA_ENV} to the folder "
+        "holding traces/)"
+    )
+
+
 MODEL_ALIASES = {
     "resnet50": "resnet50",
     "resnet": "resnet50",
@@ -449,10 +477,8 @@ def read_rows(
         the column: unreadable or binary files, short or long rows, values
         that are not numbers, not whole, non-finite, or out of range.
     """
-    file = Path(path)
-    where = os.fspath(path)
-    if not file.exists():
-        raise InputError(f"{where}: no such file")
+    file = resolve_trace(path)
+    where = os.fspath(file)
     if not file.is_file():
         raise InputError(f"{where}: not a file")
     if time_unit is not None and time_unit not in TIME_UNITS:
