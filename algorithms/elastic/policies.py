@@ -58,7 +58,7 @@ class FifoRigid:
         """Keep running jobs; start waiting ones in order while they fit."""
         cluster = state.cluster
         running = {j.job.name: j.allocation for j in state.jobs if j.allocation is not None}
-        allocations: dict[str, Allocation] = dict(running)  # type: ignore[arg-type]
+        allocations: dict[str, Allocation] = dict(running)
         free = _free_after(allocations, cluster.num_nodes, cluster.gpus_per_node)
         for job in state.jobs:
             if job.job.name in allocations:
@@ -112,12 +112,12 @@ class LasPollux:
                 chosen.append(job)
                 left -= asked
         allocations = {j.job.name: j.allocation for j in chosen if j.allocation is not None}
-        free = _free_after(allocations, cluster.num_nodes, cluster.gpus_per_node)  # type: ignore[arg-type]
+        free = _free_after(allocations, cluster.num_nodes, cluster.gpus_per_node)
         for job in chosen:
             if job.job.name not in allocations:
                 asked = min(job.job.asked_replicas, cluster.total_gpus)
                 allocations[job.job.name] = rigid_allocation(job, most_free_placement(free, asked))
-        return allocations  # type: ignore[return-value]
+        return allocations
 
 
 @dataclass(frozen=True)

@@ -108,19 +108,21 @@ def solve_choice(problem: ChoiceProblem) -> list[int]:
     lp.row_lower_ = lower
     lp.row_upper_ = upper
     # Column-wise matrix: column k has a 1 in its job's row and its size in the last row.
-    starts, index, value = [], [], []
+    starts: list[int] = []
+    index: list[int] = []
+    entries: list[float] = []
     for k in range(count):
         starts.append(len(index))
         index.append(int(jobs[k]))
-        value.append(1.0)
+        entries.append(1.0)
         if sizes[k] > 0:
             index.append(num_jobs)
-            value.append(float(sizes[k]))
+            entries.append(float(sizes[k]))
     starts.append(len(index))
     lp.a_matrix_.format_ = highspy.MatrixFormat.kColwise
     lp.a_matrix_.start_ = np.array(starts, dtype=np.int32)
     lp.a_matrix_.index_ = np.array(index, dtype=np.int32)
-    lp.a_matrix_.value_ = np.array(value)
+    lp.a_matrix_.value_ = np.array(entries)
     lp.a_matrix_.num_col_ = count
     lp.a_matrix_.num_row_ = num_jobs + 1
     highs.passModel(lp)

@@ -39,6 +39,7 @@ runs); a job is done at the end of its last budgeted epoch.
 from __future__ import annotations
 
 import csv
+import dataclasses
 import functools
 import math
 import re
@@ -328,12 +329,11 @@ def _efficiency_tables(model: str, base: Path) -> tuple[NDArray, NDArray, NDArra
 
 
 @functools.cache
-def _cached_application(model: str, epochs: int | None, root: str | None) -> Application:
+def _fitted_application(model: str, root: str | None) -> Application:
     base = Path(root) if root else data_dir()
     rows = load_profile_rows(model, base)
     perf = fit_perf_params(rows)
     sizes, sqr, var, epoch_ends = _efficiency_tables(model, base)
-    max_local = int(rows.local_bsz.max())
     return Application(
         name=model,
         perf=perf,
@@ -342,10 +342,18 @@ def _cached_application(model: str, epochs: int | None, root: str | None) -> App
         grad_sqr=sqr,
         grad_var=var,
         epoch_ends=epoch_ends,
-        epochs=epochs if epochs is not None else EPOCH_BUDGETS[model],
+        epochs=EPOCH_BUDGETS[model],
         min_local_bsz=int(rows.local_bsz.min()),
-        max_local_bsz=MAX_LOCAL_BSZ_OVERRIDE.get(model, max_local),
+        max_local_bsz=MAX_LOCAL_BSZ_OVERRIDE.get(model, int(rows.local_bsz.max())),
     )
+
+
+@functools.cache
+def _cached_application(model: str, epochs: int | None, root: str | None) -> Application:
+    fitted = _fitted_application(model, root)
+    if epochs is None or epochs == fitted.epochs:
+        return fitted
+    return dataclasses.replace(fitted, epochs=epochs)
 
 
 def load_application(

@@ -1,0 +1,156 @@
+"""An independent check of an elastic run, recomputed from its record and the model.
+
+:func:`check_elastic` shares no code with the simulator: it imports only the
+data model (:mod:`ddlsched.core.elastic`), takes the per-round allocations a
+run recorded and recomputes, with its own integration, everything the run
+claims: no node holds more GPUs than it has in any round; no job runs before
+its arrival or after its completion; a restart delay follows every
+placement change; each job's progress at every round's end; that it reaches
+exactly its target at its reported completion time; and the mean JCT.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, Protocol
+
+from ddlsched.core.elastic import load_application
+
+__all__ = ["check_elastic"]
+
+TOLERANCE = 1e-6
+"""Relative tolerance of recomputed times and progress."""
+
+
+class _Run(Protocol):
+    workload: Any
+    cluster: Any
+    params: Any
+    completion: Mapping[str, float]
+    records: tuple[Any, ...]
+
+    @property
+    def mean_jct(self) -> float: ...
+
+
+def _close(a: float, b: float) -> bool:
+    return abs(a - b) <= TOLERANCE * max(1.0, abs(a), abs(b))
+
+
+def _run_round(
+    app: Any, progress: float, alloc: Any, start: float, length: float, delay: float
+) -> tuple[float, float | None]:
+    """Progress after one round and the completion instant if reached (own integration)."""
+    target = app.target_progress
+    t = start + min(delay, length)
+    end = start + length
+    while t < end:
+        done_epochs = sum(1 for e in app.epoch_ends if e <= progress)
+        stop = min(app.epoch_ends[done_epochs], target)
+        batch = alloc.replicas * alloc.atomic_bsz * (alloc.accum_steps + 1)
+        sqr, var = app.grad_stats(batch, done_epochs)
+        scale = batch / app.init_batch_size
+        per_iteration = (var + sqr) / (var / scale + sqr)
+        perf = app.perf
+        grad = perf.alpha_grad + perf.beta_grad * alloc.atomic_bsz
+        if alloc.replicas == 1:
+            sync = 0.0
+        elif alloc.num_nodes == 1:
+            sync = perf.alpha_local + perf.beta_local * max(alloc.replicas - 2, 0)
+        else:
+            sync = perf.alpha_node + perf.beta_node * max(alloc.replicas - 2, 0)
+        step = (grad**perf.gamma + sync**perf.gamma) ** (1 / perf.gamma)
+        rate = float(per_iteration) / (alloc.accum_steps * grad + step)
+        if t + (stop - progress) / rate <= end:
+            t += (stop - progress) / rate
+            progress = stop
+            if stop >= target:
+                return progress, t
+        else:
+            progress += rate * (end - t)
+            t = end
+    return progress, None
+
+
+def check_elastic(result: _Run) -> list[str]:
+    """Every violation found in a run (empty: the run is valid and its figures are right).
+
+    Parameters
+    ----------
+    result
+        An :class:`~algorithms.elastic.simulator.ElasticResult` (or anything
+        with the same fields).
+
+    Returns
+    -------
+    list of str
+        One message per violation.
+    """
+    problems: list[str] = []
+    cluster, params = result.cluster, result.params
+    jobs = {job.name: job for job in result.workload.jobs}
+    apps = {name: load_application(job.model, job.epochs) for name, job in jobs.items()}
+    progress = dict.fromkeys(jobs, 0.0)
+    finished: dict[str, float] = {}
+    last: dict[str, Any] = {}
+    pending_delay = dict.fromkeys(jobs, 0.0)
+    length = params.round_length
+    for number, record in enumerate(result.records):
+        start = record.time
+        if number and start <= result.records[number - 1].time:
+            problems.append(f"round {number}: time {start} not after the previous round")
+        used = [0] * cluster.num_nodes
+        for name, alloc in record.allocations.items():
+            if name not in jobs:
+                problems.append(f"round at {start}: unknown job {name!r}")
+                continue
+            if jobs[name].submit_time > start:
+                problems.append(f"round at {start}: {name} runs before its arrival")
+            if name in finished:
+                problems.append(f"round at {start}: {name} runs after completing")
+                continue
+            for node, gpus in alloc.placement:
+                if not 0 <= node < cluster.num_nodes or gpus < 1:
+                    problems.append(f"round at {start}: {name} on bad node/GPUs {node}/{gpus}")
+                    continue
+                used[node] += gpus
+            previous = last.get(name)
+            if previous is None or previous.placement != alloc.placement:
+                pending_delay[name] = params.restart_time
+            delay = pending_delay[name]
+            pending_delay[name] = max(delay - length, 0.0)
+            progress[name], done = _run_round(
+                apps[name], progress[name], alloc, start, length, delay
+            )
+            if done is not None:
+                finished[name] = done
+        for node, count in enumerate(used):
+            if count > cluster.gpus_per_node:
+                problems.append(
+                    f"round at {start}: node {node} holds {count} GPUs > {cluster.gpus_per_node}"
+                )
+        for name, claimed in record.progress.items():
+            if name in jobs and not _close(claimed, progress[name]):
+                problems.append(
+                    f"round at {start}: {name} progress {claimed} recorded, {progress[name]} "
+                    "recomputed"
+                )
+        last = {name: alloc for name, alloc in record.allocations.items()}
+    for name, job in jobs.items():
+        target = apps[name].target_progress
+        if not _close(progress[name], target):
+            problems.append(f"{name}: progress {progress[name]} never reaches target {target}")
+        claimed = result.completion.get(name)
+        if name not in finished or claimed is None:
+            problems.append(
+                f"{name}: not completed (recomputed {finished.get(name)}, reported {claimed})"
+            )
+        elif not _close(claimed, finished[name]):
+            problems.append(f"{name}: completion {claimed} reported, {finished[name]} recomputed")
+        elif claimed < job.submit_time:
+            problems.append(f"{name}: completes before its arrival")
+    if not problems:
+        mean = sum(finished[n] - j.submit_time for n, j in jobs.items()) / len(jobs)
+        if not _close(mean, result.mean_jct):
+            problems.append(f"mean JCT {result.mean_jct} reported, {mean} recomputed")
+    return problems

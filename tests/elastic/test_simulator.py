@@ -1,0 +1,185 @@
+"""The round-based elastic simulator and its independent check."""
+
+from __future__ import annotations
+
+import dataclasses
+from types import MappingProxyType
+
+import pytest
+
+from algorithms.elastic import ELASTIC_POLICIES
+from algorithms.elastic.policies import FifoRigid, LasPollux, Pollux
+from algorithms.elastic.simulator import (
+    Allocation,
+    ElasticSimParams,
+    RoundState,
+    simulate_elastic,
+)
+from algorithms.elastic.verify import check_elastic
+from ddlsched.core.elastic import (
+    ElasticCluster,
+    ElasticJob,
+    ElasticWorkload,
+    load_application,
+)
+
+
+def test_one_job_completes_at_the_hand_computed_time() -> None:
+    """BERT at its initial batch (12) on one GPU: 30 s restart, then one iteration per T_grad.
+
+    At M = M0 the gain is 1 whatever the epoch, and one replica has no sync,
+    so the job needs ``target`` iterations of ``alpha_grad + 12 beta_grad``
+    seconds after the 30 s start-up; it arrives at 10 s and starts at the
+    round at 60 s.
+    """
+    job = ElasticJob("bert-0", "bert", 10.0, 1, 12)
+    result = simulate_elastic(ElasticWorkload((job,)), FifoRigid(), ElasticCluster(1, 4))
+    app = load_application("bert")
+    per_iteration = app.perf.alpha_grad + 12 * app.perf.beta_grad
+    expected = 60.0 + 30.0 + app.target_progress * per_iteration
+    assert result.completion["bert-0"] == pytest.approx(expected, rel=1e-12)
+    assert result.mean_jct == pytest.approx(expected - 10.0, rel=1e-12)
+    assert check_elastic(result) == []
+
+
+def test_restart_costs_are_charged_on_every_placement_change() -> None:
+    """A policy that moves a job every round makes it lose 30 s each round (by hand).
+
+    BERT at batch 12 on one GPU, alternating between nodes 0 and 1: every
+    round gives 30 s of work, so the job needs ceil(T / 30) rounds and finishes
+    30 s into the last round plus the rest.
+    """
+
+    class Hopper:
+        name = "hopper"
+
+        def allocate(self, state: RoundState) -> dict[str, Allocation]:
+            node = int(state.time // 60) % 2
+            return {j.job.name: Allocation(((node, 1),), 12, 0) for j in state.jobs}
+
+    job = ElasticJob("bert-0", "bert", 0.0, 1, 12, epochs=1)
+    result = simulate_elastic(ElasticWorkload((job,)), Hopper(), ElasticCluster(2, 4))
+    app = load_application("bert", 1)
+    work = app.target_progress * (app.perf.alpha_grad + 12 * app.perf.beta_grad)
+    full_rounds = int(work // 30)
+    expected = full_rounds * 60 + 30 + (work - 30 * full_rounds)
+    assert result.completion["bert-0"] == pytest.approx(expected, rel=1e-9)
+    assert result.restarts["bert-0"] == full_rounds + 1
+    assert check_elastic(result) == []
+
+
+@pytest.mark.parametrize("name", ELASTIC_POLICIES.names())
+def test_every_policy_passes_the_independent_check(
+    name: str, mixed_workload: ElasticWorkload, small_cluster: ElasticCluster
+) -> None:
+    """Each policy's run completes every job and the check recomputes it exactly."""
+    result = simulate_elastic(mixed_workload, ELASTIC_POLICIES[name](), small_cluster)
+    assert set(result.completion) == {j.name for j in mixed_workload.jobs}
+    assert check_elastic(result) == []
+
+
+@pytest.mark.parametrize("name", ELASTIC_POLICIES.names())
+def test_simulation_is_deterministic(
+    name: str, mixed_workload: ElasticWorkload, small_cluster: ElasticCluster
+) -> None:
+    """The same workload and policy give the same allocations and completion times."""
+    first = simulate_elastic(mixed_workload, ELASTIC_POLICIES[name](), small_cluster)
+    second = simulate_elastic(mixed_workload, ELASTIC_POLICIES[name](), small_cluster)
+    assert first == second
+
+
+def _replace_round(result, number: int, **changes):  # type: ignore[no-untyped-def]
+    records = list(result.records)
+    records[number] = dataclasses.replace(records[number], **changes)
+    return dataclasses.replace(result, records=tuple(records))
+
+
+def test_check_catches_an_over_allocated_node(
+    mixed_workload: ElasticWorkload, small_cluster: ElasticCluster
+) -> None:
+    """A planted allocation putting 5 GPUs on a 4-GPU node is reported."""
+    result = simulate_elastic(mixed_workload, LasPollux(), small_cluster)
+    record = result.records[0]
+    name, alloc = next(iter(record.allocations.items()))
+    bigger = Allocation(((0, 5),), alloc.atomic_bsz, alloc.accum_steps)
+    planted = _replace_round(
+        result, 0, allocations=MappingProxyType({**record.allocations, name: bigger})
+    )
+    assert any("node 0 holds" in p for p in check_elastic(planted))
+
+
+def test_check_catches_missing_progress(
+    mixed_workload: ElasticWorkload, small_cluster: ElasticCluster
+) -> None:
+    """Dropping a job's allocation from one round leaves its reported progress unexplained."""
+    result = simulate_elastic(mixed_workload, Pollux(), small_cluster)
+    number, record = next(
+        (i, r) for i, r in enumerate(result.records) if "cifar10-a" in r.allocations
+    )
+    kept = {k: v for k, v in record.allocations.items() if k != "cifar10-a"}
+    planted = _replace_round(result, number, allocations=MappingProxyType(kept))
+    problems = check_elastic(planted)
+    assert any("cifar10-a" in p for p in problems)
+
+
+def test_check_catches_a_wrong_completion_time(
+    mixed_workload: ElasticWorkload, small_cluster: ElasticCluster
+) -> None:
+    """A reported completion time 1 s off is reported."""
+    result = simulate_elastic(mixed_workload, FifoRigid(), small_cluster)
+    completion = dict(result.completion)
+    completion["ncf-a"] += 1.0
+    planted = dataclasses.replace(result, completion=MappingProxyType(completion))
+    assert any(p.startswith("ncf-a: completion") for p in check_elastic(planted))
+
+
+def test_simulator_refuses_an_over_allocating_policy() -> None:
+    """A policy asking 5 GPUs of a 4-GPU node is stopped with the round and node named."""
+
+    class Greedy:
+        name = "greedy"
+
+        def allocate(self, state: RoundState) -> dict[str, Allocation]:
+            return {j.job.name: Allocation(((0, 5),), 12, 0) for j in state.jobs}
+
+    workload = ElasticWorkload((ElasticJob("bert-0", "bert", 0.0, 1, 12),))
+    with pytest.raises(ValueError, match="round at 0 s: node 0 holds 5 GPUs"):
+        simulate_elastic(workload, Greedy(), ElasticCluster(1, 4))
+
+
+def test_pollux_resizes_and_rigid_policies_do_not(
+    mixed_workload: ElasticWorkload, small_cluster: ElasticCluster
+) -> None:
+    """Pollux changes GPU counts over time; LAS and FIFO always give the asked count."""
+    asked = {j.name: min(j.asked_replicas, 8) for j in mixed_workload.jobs}
+    for policy in (LasPollux(), FifoRigid()):
+        result = simulate_elastic(mixed_workload, policy, small_cluster)
+        for record in result.records:
+            assert all(a.replicas == asked[n] for n, a in record.allocations.items())
+    pollux = simulate_elastic(mixed_workload, Pollux(), small_cluster)
+    counts = {(n, a.replicas) for r in pollux.records for n, a in r.allocations.items()}
+    assert len(counts) > len({n for n, _ in counts})
+
+
+def test_las_demotes_after_the_threshold() -> None:
+    """With a 1-GPU-minute threshold, a long job yields to a later short one (Tiresias's LAS).
+
+    Two 1-GPU BERT jobs on one GPU: the first runs, exceeds the threshold,
+    is demoted, so the second (in queue 0) preempts it at the next round.
+    """
+    jobs = (
+        ElasticJob("long", "bert", 0.0, 1, 12),
+        ElasticJob("short", "bert", 30.0, 1, 12, epochs=1),
+    )
+    result = simulate_elastic(
+        ElasticWorkload(jobs), LasPollux(threshold=60.0), ElasticCluster(1, 1)
+    )
+    assert set(result.records[0].allocations) == {"long"}
+    assert set(result.records[1].allocations) == {"short"}
+    assert check_elastic(result) == []
+
+
+def test_params_are_validated() -> None:
+    """Simulation settings name the bad field."""
+    with pytest.raises(ValueError, match="round_length"):
+        ElasticSimParams(round_length=0)
