@@ -13,15 +13,21 @@ from __future__ import annotations
 
 import io
 from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING
 
-import matplotlib.pyplot as plt
 import numpy as np
-from matplotlib.axes import Axes
-from matplotlib.figure import Figure
-from matplotlib.patches import Rectangle
 
+from ddlsched.core.extras import require
 from ddlsched.core.io import write_bytes_atomic
 from ddlsched.core.model import Instance, Schedule
+
+# matplotlib is the [plot] extra: a miss names it, instead of a bare ModuleNotFoundError.
+plt = require("matplotlib.pyplot", "plotting")
+Rectangle = require("matplotlib.patches", "plotting").Rectangle
+
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
 
 
 def _axes(ax: Axes | None) -> Axes:

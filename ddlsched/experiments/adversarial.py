@@ -27,6 +27,9 @@ def adversarial_theorem1(
     search is reproducible: derandomized, or seeded by ``seed``; it keeps no
     example database (nothing is written to the working directory).
     """
+    from ddlsched.core.extras import require
+
+    require("hypothesis", "the adversarial search")
     from hypothesis import HealthCheck, given, settings, target
     from hypothesis import seed as seeded
     from hypothesis import strategies as st
