@@ -8,7 +8,9 @@ from hypothesis import strategies as st
 
 from ddlsched.core.alpha import alpha_max
 from ddlsched.core.generators import generate
+from ddlsched.core.model import Cluster, Instance, Job, Piece, Schedule, ScheduledJob
 from ddlsched.core.virtual import VirtualMachine, srpt
+from proofs_checks.verifier import verify
 from tests.oracles import brute_force_a2
 from tests.strategies import TINY_INTEGRAL
 
@@ -47,3 +49,139 @@ def test_srpt_is_optimal_on_a2(seed: int, load: float | None) -> None:
     ]
     completions, _ = srpt(sizes, [j.release for j in instance.jobs])
     assert sum(completions.values()) == pytest.approx(brute_force_a2(instance))
+
+
+# Issue 23 ("trust"): each test below names the one-line slip it catches; every one was
+# planted by hand in ddlsched/core/virtual.py and seen to fail the test.
+
+
+def test_job_finishing_exactly_at_the_target_time_completes() -> None:
+    """Catches ``finish < now`` for ``<=`` (with tolerance): a job of size 1 advanced to
+    exactly 1 completes there, and one of size 0.1 + 0.2 advanced to 0.3 too (the float
+    sum is 0.30000000000000004). Without it SRPT's own loop would never end."""
+    machine = VirtualMachine()
+    machine.add("a", 1.0, 0.0)
+    machine.advance(1.0)
+    assert machine.completion == {"a": 1.0} and len(machine) == 0
+    machine.add("b", 0.1 + 0.2, 1.0)
+    machine.advance(1.3)
+    assert machine.completion["b"] == pytest.approx(1.3)
+
+
+def test_shrinking_below_the_work_done_completes_now() -> None:
+    """Catches a resize that lets the remaining size go negative: a job of size 3 that has
+    done 2 is resized to 1; it completes at once (time 2), never in the past."""
+    done: list[tuple[str, float]] = []
+    machine = VirtualMachine(on_complete=lambda job, time: done.append((job, time)))
+    machine.add("a", 3.0, 0.0)
+    machine.advance(2.0)
+    machine.resize("a", 1.0, 2.0)
+    assert done == [("a", 2.0)]
+    assert machine.time == 2.0
+
+
+def test_resizing_twice_counts_work_from_the_latest_size() -> None:
+    """Catches a resize that forgets the new size: size 4 at 0; at 1 (done 1) resized to 6,
+    5 remain; at 2 (done 2) resized to 3, 1 remains (the slip computes the work done from
+    the old size 4 and leaves 3)."""
+    machine = VirtualMachine()
+    machine.add("a", 4.0, 0.0)
+    machine.resize("a", 6.0, 1.0)
+    assert machine.remaining("a") == pytest.approx(5.0)
+    machine.resize("a", 3.0, 2.0)
+    assert machine.remaining("a") == pytest.approx(1.0)
+    assert machine.next_completion() == pytest.approx(3.0)
+
+
+def test_preempt_hook_only_when_a_shorter_job_arrives() -> None:
+    """Catches the arrival hook fired on every arrival: a (size 5) runs; b (size 9) arrives
+    at 1: no preemption; c (size 2) arrives at 2: a is preempted with 3 remaining."""
+    preempted: list[tuple[str, float]] = []
+    machine = VirtualMachine(on_preempt=lambda job, remaining: preempted.append((job, remaining)))
+    machine.add("a", 5.0, 0.0)
+    machine.add("b", 9.0, 1.0)
+    assert preempted == []
+    machine.add("c", 2.0, 2.0)
+    assert preempted == [("a", pytest.approx(3.0))]
+
+
+def test_preempt_hook_on_resizes() -> None:
+    """Catches resize hooks left out: a (size 2) runs, b (size 3) waits. At 1 a grows to 6
+    (5 remaining > 3): a is displaced by b, hook (a, 5). At 2 a waiting job c (size 4)
+    shrinks to 0.5 below b's remaining 2: b is displaced, hook (b, 2)."""
+    preempted: list[tuple[str, float]] = []
+    machine = VirtualMachine(on_preempt=lambda job, remaining: preempted.append((job, remaining)))
+    machine.add("a", 2.0, 0.0)
+    machine.add("b", 3.0, 0.0)
+    machine.resize("a", 6.0, 1.0)
+    assert preempted == [("a", pytest.approx(5.0))]
+    machine.add("c", 4.0, 1.5)
+    machine.resize("c", 0.5, 2.0)
+    assert preempted[-1] == ("b", pytest.approx(2.0))
+    assert len(preempted) == 2
+
+
+def test_srpt_with_releases_out_of_order() -> None:
+    """Catches offline SRPT adding jobs in input order rather than by release: job 0 is
+    released at 5 (size 1), job 1 at 0 (size 2): completions 6 and 2."""
+    completions, pieces = srpt([1.0, 2.0], [5.0, 0.0])
+    assert completions == pytest.approx({"0": 6.0, "1": 2.0})
+    assert pieces == {"0": [(5.0, 6.0)], "1": [(0.0, 2.0)]}
+
+
+def test_a_completed_job_cannot_be_added_again() -> None:
+    """Catches re-adding a completed job (its completion would be overwritten)."""
+    machine = VirtualMachine()
+    machine.add("a", 1.0, 0.0)
+    machine.advance(2.0)
+    with pytest.raises(ValueError, match="already on the virtual machine"):
+        machine.add("a", 1.0, 3.0)
+
+
+def test_time_never_goes_back() -> None:
+    """Catches a backwards advance allowed with slack: after 2, advancing to 1.5 is an error."""
+    machine = VirtualMachine()
+    machine.advance(2.0)
+    with pytest.raises(ValueError, match="cannot go back in time"):
+        machine.advance(1.5)
+
+
+@settings(max_examples=30)
+@given(
+    st.lists(
+        st.tuples(
+            st.sampled_from([0.3, 0.5, 1.0, 1.7, 2.5]), st.sampled_from([0.0, 0.2, 1.0, 1.3])
+        ),
+        min_size=1,
+        max_size=5,
+    )
+)
+def test_srpt_schedule_passes_the_verifier(jobs: list[tuple[float, float]]) -> None:
+    """Catches pieces recorded wrongly (merged across a gap, overlapping, before a release,
+    not adding up to the size): SRPT's pieces, as an A2 schedule of 1-GPU jobs on one GPU
+    (size = K * compute), pass the independent verifier, whose total is SRPT's."""
+    sizes = [size for size, _ in jobs]
+    releases = [release for _, release in jobs]
+    completions, pieces = srpt(sizes, releases)
+    instance = Instance(
+        Cluster((1,), 1.0, 1.0),
+        tuple(
+            Job(id=str(k), release=r, iterations=1, compute_time=v, gpus=1)
+            for k, (v, r) in enumerate(jobs)
+        ),
+    )
+    schedule = Schedule(
+        tuple(
+            ScheduledJob(
+                str(k),
+                pieces[str(k)][0][0],
+                completions[str(k)],
+                pieces=tuple(Piece(*p) for p in pieces[str(k)]),
+            )
+            for k in range(len(jobs))
+        ),
+        problem="A2",
+    )
+    report = verify(instance, schedule)
+    assert report.feasible, report.violations
+    assert report.total_completion_time == pytest.approx(sum(completions.values()))
