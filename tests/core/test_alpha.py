@@ -365,3 +365,37 @@ def test_typed_exact_flag_honest_against_brute_force(
     assert found.value <= truth * (1 + 1e-12)
     if found.exact:
         assert found.value == pytest.approx(truth, rel=1e-12)
+
+
+@st.composite
+def _one_named_type(draw: st.DrawFn) -> Cluster:
+    """A cluster of one *named* GPU type with its own intra-server bandwidth: one type, so
+    the cut form of alpha applies, but with the type's bandwidth and compute times."""
+    base = draw(clusters(max_servers=3, max_gpus=3))
+    own = base.bandwidth_inter * draw(st.sampled_from([1.0, 3.0, 8.0]))
+    return base.replace(server_types=("v100",) * base.num_servers, type_bandwidth={"v100": own})
+
+
+@settings(max_examples=25)
+@given(_one_named_type(), st.data())
+def test_one_named_type_uses_its_own_bandwidth_and_compute(
+    cluster: Cluster, data: st.DataObject
+) -> None:
+    """Catches the one-type formula reading the cluster's default B_intra or the job's
+    default compute time instead of the type's: on a cluster of one named type with its
+    own bandwidth, jobs with their own compute time there get, cached and uncached, the
+    oracle's least alpha."""
+    _cache_agrees(cluster, data.draw(same_shape_jobs(cluster)))
+
+
+def test_edgeless_job_on_one_named_type_by_hand() -> None:
+    """Catches the no-traffic shortcut of the cache returning ``compute_time`` rather than
+    the compute time on the cluster's type: a 2-GPU job without edges computing 1 s by
+    default but 0.5 s on v100 has alpha_min 0.5 on a v100 cluster."""
+    cluster = Cluster((2, 2), 2.0, 1.0, server_types=("v100", "v100"))
+    job = Job(
+        id="free", release=0, iterations=1, compute_time=1.0, gpus=2, compute_times={"v100": 0.5}
+    )
+    assert min(all_alphas(job, cluster)) == pytest.approx(0.5)
+    assert AlphaMinCache(cluster)(job) == (pytest.approx(0.5), True)
+    assert alpha_min(job, cluster).value == pytest.approx(0.5)
