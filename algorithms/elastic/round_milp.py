@@ -2,7 +2,7 @@
 
 Each job ``j`` picks exactly one option ``c`` (a GPU count, 0 included) with
 a cost ``cost[j][c]`` and a size ``gpus[j][c]``; the sizes of the picked
-options fit the cluster's GPUs:
+options fit the cluster's GPUs::
 
     minimise    sum_j sum_c cost[j][c] * x[j][c]
     subject to  sum_c x[j][c] = 1                       for every job j  (_one_option_per_job)

@@ -15,9 +15,9 @@ petuum/adaptdl, branch osdi21-artifact, Apache-2.0):
 
 Statistical efficiency (Pollux, Section 3.1). Progress is counted in
 iterations at the initial batch size ``M0`` (the smallest measured batch
-size). With ``grad_sqr`` = |g|^2 and ``grad_var`` = the gradient variance at
+size). With ``grad_sqr`` = ``|g|^2`` and ``grad_var`` = the gradient variance at
 batch ``M0`` (so the noise at batch ``M`` is ``grad_var * M0 / M``), one
-iteration at batch ``M = scale * M0`` makes as much progress as
+iteration at batch ``M = scale * M0`` makes as much progress as::
 
     gain(M) = (grad_var + grad_sqr) / (grad_var / scale + grad_sqr)
 

@@ -3,7 +3,7 @@
 The per-iteration time of a job with ``replicas`` GPUs on ``num_nodes`` nodes,
 each GPU computing an atomic (micro-)batch of ``atomic_bsz`` examples and
 accumulating ``accum_steps`` extra micro-batches before each synchronisation
-(Qiao et al., *Pollux*, OSDI 2021, Section 3.2, eq. (5)-(7)):
+(Qiao et al., *Pollux*, OSDI 2021, Section 3.2, eq. (5)-(7))::
 
     T_grad = alpha_grad + beta_grad * atomic_bsz
     T_sync = 0                                            if replicas == 1
