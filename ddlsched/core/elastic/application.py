@@ -32,7 +32,7 @@ the Pollux simulator does.
 
 Epochs and the target. Epoch ``e`` (1-based) ends at progress
 ``min_M progress_M[e-1]`` over the measured runs (the Pollux simulator's
-``get_progress``; one epoch is the first row's value, within 0.1% across
+``get_progress``; one epoch is about the first row's value, within 1.2% across
 runs); a job is done at the end of its last budgeted epoch.
 """
 
