@@ -9,6 +9,7 @@ from hypothesis import strategies as st
 from ddlsched.core.generators import generate
 from ddlsched.core.model import Cluster, Instance, Job
 from ddlsched.core.params import ExactParams
+from ddlsched.core.result import LowerBound
 from formulations.exact import solve_milp
 from formulations.lower_bounds import (
     SAFETY,
@@ -270,3 +271,52 @@ def test_time_limited_lp_is_not_a_valid_bound(monkeypatch: pytest.MonkeyPatch) -
     lp = lower_bounds(_lp_instance(), names=[], lp=LP)[0]
     assert not lp.valid
     assert best_lower_bound([lp]) is None
+
+
+def test_lp_on_a_coarse_grid_by_hand() -> None:
+    """Catches a capacity row that counts a job in ``d - 1`` slots instead of ``d`` (a
+    valid but weaker LP). Two 2.5 s jobs on one GPU at 0, OPT 2.5 + 5 = 7.5. At most 10
+    variables give 1 s slots; durations round down to 2 slots; the LP's best is a at slot
+    0 and b at slot 2 (or both halves of each): 2.5 + (2 + 2.5) = 7. The slip lets b
+    start at slot 1: 6."""
+    jobs = tuple(
+        Job(id=name, release=0.0, iterations=1, compute_time=2.5, gpus=1) for name in "ab"
+    )
+    instance = Instance(Cluster((1,), 1.0, 1.0), jobs)
+    found = lower_bounds(instance, names=[], lp=LpSettings(max_variables=10, time_limit=1e7))
+    assert found[0].valid and "slot 1 s" in found[0].notes[-1]
+    assert found[0].value == pytest.approx(7.0 * SAFETY, rel=1e-12)
+
+
+def test_lp_horizon_covers_a_serial_schedule() -> None:
+    """Catches a horizon shorter than ``max r + sum K alpha_max`` (which every optimal
+    schedule starts within): three 1 s jobs on one GPU at 0 must run one after another
+    (OPT 1 + 2 + 3 = 6); without an upper bound the LP must be feasible, valid and at
+    most 6 (an LP whose windows end early is infeasible)."""
+    jobs = tuple(_unit(name, 0.0, 1) for name in "abc")
+    instance = Instance(Cluster((1,), 1.0, 1.0), jobs)
+    assert brute_force_a(instance) == pytest.approx(6.0)
+    lp = lower_bounds(instance, names=[], lp=LP)[0]
+    assert lp.valid and 5.9 <= lp.value <= 6.0
+
+
+def test_upper_bound_below_the_optimum_gives_no_valid_lp() -> None:
+    """Catches the fixed-start LP (every window closed by the upper bound) reported valid
+    without its capacity check: with a (wrong) upper bound of 2 for three 1 s jobs on one
+    GPU, each must start at 0, which does not fit: no valid bound."""
+    jobs = tuple(_unit(name, 0.0, 1) for name in "abc")
+    instance = Instance(Cluster((1,), 1.0, 1.0), jobs)
+    lp = lower_bounds(instance, names=[], lp=LP, upper_bound=2.0)[0]
+    assert not lp.valid
+
+
+def test_best_lower_bound_skips_invalid_ones() -> None:
+    """Catches ``best_lower_bound`` choosing by value alone: an invalid bound with a large
+    finite value (100) is passed over for the largest valid one (7)."""
+    bounds = [
+        LowerBound(5.0, "job", True, 0.0, ()),
+        LowerBound(100.0, "lp", False, 0.0, ("HiGHS stopped: Time limit reached",)),
+        LowerBound(7.0, "mean-busy-time", True, 0.0, ()),
+    ]
+    best = best_lower_bound(bounds)
+    assert best is not None and best.value == 7.0
