@@ -188,7 +188,8 @@ def same_shape_jobs(
     kinds = [t for t in cluster.server_types if t] or [""]
     made: list[Job] = []
     for k in range(draw(st.integers(2, max_jobs))):
-        if made and draw(st.booleans()):
+        scaled: bool = draw(st.booleans())
+        if made and scaled:
             base = made[-1]
             factor = draw(st.sampled_from([0.5, 2.0, 3.0]))
             edges = tuple((u, v, q * factor) for u, v, q in base.edges)

@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 
 from ddlsched.core.alpha import alpha_max
 from ddlsched.core.generators import generate
-from ddlsched.core.model import Cluster, Instance, Job, Piece, Schedule, ScheduledJob
+from ddlsched.core.model import Cluster, Instance, Job, Piece, Problem, Schedule, ScheduledJob
 from ddlsched.core.virtual import VirtualMachine, srpt
 from proofs_checks.verifier import verify
 from tests.oracles import brute_force_a2
@@ -181,7 +181,7 @@ def test_srpt_schedule_passes_the_verifier(jobs: list[tuple[float, float]]) -> N
             )
             for k in range(len(jobs))
         ),
-        problem="A2",
+        problem=Problem.A2,
     )
     report = verify(instance, schedule)
     assert report.feasible, report.violations

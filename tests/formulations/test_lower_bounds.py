@@ -239,8 +239,8 @@ def test_iteration_limited_lp_is_not_a_valid_bound(monkeypatch: pytest.MonkeyPat
     bound must be invalid, and ``best_lower_bound`` must pass over it."""
     import highspy
 
-    class StopsAfterOneIteration(highspy.Highs):  # type: ignore[misc]
-        def run(self) -> object:
+    class StopsAfterOneIteration(highspy.Highs):
+        def run(self) -> highspy.HighsStatus:
             self.setOptionValue("presolve", "off")
             self.setOptionValue("solver", "simplex")
             self.setOptionValue("simplex_iteration_limit", 1)
@@ -263,8 +263,8 @@ def test_time_limited_lp_is_not_a_valid_bound(monkeypatch: pytest.MonkeyPatch) -
     gives; the bound must be invalid even though its number would be fine."""
     import highspy
 
-    class ReportsTimeLimit(highspy.Highs):  # type: ignore[misc]
-        def getModelStatus(self) -> object:
+    class ReportsTimeLimit(highspy.Highs):
+        def getModelStatus(self) -> highspy.HighsModelStatus:
             return highspy.HighsModelStatus.kTimeLimit
 
     monkeypatch.setattr(highspy, "Highs", ReportsTimeLimit)

@@ -19,7 +19,7 @@ import pytest
 
 from ddlsched import simulate
 from ddlsched.core.graphs import ring_edges
-from ddlsched.core.model import Cluster, Instance, Job, Schedule, ScheduledJob
+from ddlsched.core.model import Cluster, Instance, Job, Piece, Problem, Schedule, ScheduledJob
 from proofs_checks import bounds, claims
 from proofs_checks.bounds import RhoCheck, rho_of
 from proofs_checks.claims import ClaimStatus, Value
@@ -43,10 +43,12 @@ def _long_and_short(weights: tuple[float, float] = (1.0, 1.0)) -> Instance:
 def _a2(long: tuple[tuple[float, float], ...], short: tuple[tuple[float, float], ...]) -> Schedule:
     return Schedule(
         (
-            ScheduledJob("long", long[0][0], long[-1][1], pieces=long),
-            ScheduledJob("short", short[0][0], short[-1][1], pieces=short),
+            ScheduledJob("long", long[0][0], long[-1][1], pieces=tuple(Piece(*p) for p in long)),
+            ScheduledJob(
+                "short", short[0][0], short[-1][1], pieces=tuple(Piece(*p) for p in short)
+            ),
         ),
-        problem="A2",
+        problem=Problem.A2,
     )
 
 

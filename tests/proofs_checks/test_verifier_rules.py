@@ -30,7 +30,7 @@ import math
 
 import pytest
 
-from ddlsched.core.model import Cluster, Instance, Job, Piece, Schedule, ScheduledJob
+from ddlsched.core.model import Cluster, Instance, Job, Piece, Problem, Schedule, ScheduledJob
 from proofs_checks.verifier import VerificationReport, verify
 
 
@@ -66,7 +66,7 @@ def _entries_a() -> dict[str, ScheduledJob]:
 def _schedule(
     entries: dict[str, ScheduledJob], problem: str = "A", restart: float = 0.0
 ) -> Schedule:
-    return Schedule(tuple(entries.values()), problem, restart)
+    return Schedule(tuple(entries.values()), Problem(problem), restart)
 
 
 def _with(base: dict[str, ScheduledJob], **changed: ScheduledJob) -> dict[str, ScheduledJob]:
@@ -329,7 +329,7 @@ def test_a1_pooled_capacity_overlap_of_a_fraction_of_a_second() -> None:
         Job(id=name, release=0.0, iterations=1, compute_time=1.0, gpus=2) for name in "xy"
     )
     instance = Instance(Cluster((2,), 1.0, 1.0), jobs)
-    schedule = Schedule((ScheduledJob("x", 0.0, 1.0), ScheduledJob("y", 0.7, 1.7)), "A1")
+    schedule = Schedule((ScheduledJob("x", 0.0, 1.0), ScheduledJob("y", 0.7, 1.7)), Problem.A1)
     _only(verify(instance, schedule), "the cluster: 4 GPUs in use at time 0.7")
 
 
