@@ -320,3 +320,27 @@ def test_best_lower_bound_skips_invalid_ones() -> None:
     ]
     best = best_lower_bound(bounds)
     assert best is not None and best.value == 7.0
+
+
+def test_jobs_of_one_graph_with_other_traffic_bounds_below_optimum() -> None:
+    """Catches alpha_min's cache keyed on the edge pairs without traffic, seen through the
+    bounds: two 4-node paths on 2 + 2 GPUs (B_intra 2, B_inter 1), traffic (1, 4, 1) then
+    (4, 1, 4), alpha_min 5 and 6 (the first cuts its two light end edges, the second its
+    light middle one). The second is released at 100, after the first ends: OPT = 5 + 106
+    = 111, which the job bound meets. Reusing the first job's cut fraction gives the
+    second 7 and a 'bound' of 112 > OPT."""
+    first = Job(
+        id="a",
+        release=0.0,
+        iterations=1,
+        compute_time=1.0,
+        gpus=4,
+        edges=((0, 1, 1.0), (1, 2, 4.0), (2, 3, 1.0)),
+    )
+    second = first.replace(id="b", release=100.0, edges=((0, 1, 4.0), (1, 2, 1.0), (2, 3, 4.0)))
+    instance = Instance(Cluster((2, 2), 2.0, 1.0), (first, second))
+    optimum = brute_force_a(instance)
+    assert optimum == pytest.approx(111.0)
+    _all_bounds_valid(instance, optimum)
+    job = lower_bounds(instance, names=["job"])[0]
+    assert job.value == pytest.approx(111.0 * SAFETY)
