@@ -97,11 +97,14 @@ def fastest_time(job: Job, cluster: Cluster) -> Checked:
     """``alpha_i^min`` by enumeration (exact) or the min-cut lower bound."""
     if cluster.heterogeneous:
         return _fastest_typed(job, cluster)
+    # One type, maybe named, with its own bandwidth and the job's compute time there.
+    (only,) = cluster.types
+    intra = cluster.intra_of(only)
     total = math.fsum(q for _, _, q in job.edges)
-    base = job.compute_time + total / cluster.bandwidth_intra
+    base = job.compute_on(only) + total / intra
     if job.gpus <= max(cluster.gpus_per_server) or not job.edges:
         return Checked(base, True)
-    penalty = 1 / cluster.bandwidth_inter - 1 / cluster.bandwidth_intra
+    penalty = 1 / cluster.bandwidth_inter - 1 / intra
     servers = len(cluster.gpus_per_server)
     if servers**job.gpus <= ENUMERATION_LIMIT:
         return Checked(base + penalty * _least_cut(job, cluster), True)

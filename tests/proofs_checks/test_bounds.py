@@ -218,3 +218,31 @@ def test_typed_fallback_cut_bound_by_hand(monkeypatch: pytest.MonkeyPatch) -> No
     found = fastest_time(ring, cluster)
     assert not found.exact
     assert found.value == pytest.approx(3.5)
+
+
+@settings(max_examples=25)
+@given(clusters(max_servers=3, max_gpus=3), st.data())
+def test_one_named_type_uses_its_own_bandwidth_and_compute(
+    cluster: Cluster, data: st.DataObject
+) -> None:
+    """Regression (a real bug, fixed): on a cluster of one *named* GPU type with its own
+    intra-server bandwidth, the independent alpha_min used the cluster's default B_intra
+    and the job's default compute time, not the type's, and could exceed the true least
+    alpha (then claim 4 reports a false breach and rho is wrong). Exact, it must equal
+    the oracle's least alpha; with enumeration disabled, stay at most it."""
+    own = cluster.bandwidth_inter * data.draw(st.sampled_from([1.0, 3.0, 8.0]))
+    cluster = cluster.replace(
+        server_types=("v100",) * cluster.num_servers, type_bandwidth={"v100": own}
+    )
+    job = data.draw(jobs(min(cluster.num_gpus, 5)))
+    job = job.replace(compute_times={"v100": data.draw(st.sampled_from([0.25, 1.0, 3.0]))})
+    truth = min(all_alphas(job, cluster))
+    found = fastest_time(job, cluster)
+    assert found.exact and found.value == pytest.approx(truth, rel=1e-12)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(bounds, "ENUMERATION_LIMIT", 0)
+        bounded = fastest_time(job, cluster)
+    assert bounded.value <= truth * (1 + 1e-12)
+    assert rho_of(Instance(cluster, (job,))).rho == pytest.approx(
+        all_cut_time(job, cluster) / truth
+    )
