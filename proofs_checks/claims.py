@@ -8,8 +8,12 @@ objectives through the verifier) and decides:
 - ``holds``: every quantity exact and the inequality true (to tolerance);
 - ``violated``: every quantity exact and the inequality false;
 - ``inconclusive``: some quantity is not exact (a time-limited MILP, a
-  bounded ``alpha_min``, a slotted optimum of a non-integral instance), so
-  nothing is concluded whatever the numbers say.
+  bounded ``alpha_min``, a slotted optimum of a non-integral instance), or
+  an assumption of the claim's proof fails (a schedule the verifier
+  rejects; weights not all 1 for claims 1 and 5; predicted iteration counts
+  for claim 5), so nothing is concluded whatever the numbers say. Claim 4
+  is the exception: a breach it finds is definite even against a bounded
+  ``alpha_min`` (which lies below the true one).
 
 Claims (unit weights), after SPEC "The claims to check by computation":
 
