@@ -259,7 +259,11 @@ class _Simulation:
             acted = self.preempt(now) or acted
             acted = self.start(now) or acted
             self.max_waiting = max(self.max_waiting, self.next_arrival - self.started)
-            stalls = 0 if acted else stalls + 1
+            # A wake-up that starts nothing is normal while jobs run or arrivals are due (a
+            # completion or an arrival comes next); with neither, only the policy's own
+            # wake-ups are left, and a long run of them without acting is a livelock.
+            progress_due = bool(self.running) or self.next_arrival < len(self.arrivals)
+            stalls = 0 if acted or progress_due else stalls + 1
             if stalls > 1000:
                 raise RuntimeError(
                     f"policy {self.policy.name!r} keeps waking at {now} without acting"

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from algorithms.policy import Policy
+from algorithms.simulator import simulate
 from ddlsched.core.alpha import alpha_min
 from ddlsched.core.model import Cluster, Instance, Job
 
@@ -125,3 +127,52 @@ def test_utilisation_counts_restoring_time_of_resumed_then_preempted_pieces() ->
         "b": [(360.0, 720.0), (1080.0, 1440.0), (1460.0, 1480.0)],
     }
     assert result.metrics["gpu_utilisation"] == pytest.approx(1.0)
+
+
+def test_many_wakeups_without_a_start_while_a_job_runs_are_not_a_livelock() -> None:
+    """Guided A-SRPT with one under-predicted long job: 1,001 small jobs complete on the
+    virtual machine one second apart while the long job holds the only GPU, so 1,001 wake-ups
+    in a row start nothing. That is progress (a completion is due), not a livelock; the run
+    ends with the hand-worked total. Regression: it raised 'keeps waking without acting'.
+    """
+    from ddlsched.experiments.prediction_error import guided_schedule, under_prediction_family
+    from proofs_checks.verifier import verify
+
+    instance, predictions, _ = under_prediction_family(1, 10_000, 1_001)
+    schedule = guided_schedule(instance, predictions)
+    report = verify(instance, schedule)
+    # The long job runs [10000, 20000) (it joins the queue when its prediction ends on the
+    # virtual machine); the small ones queue behind it in order, one second each.
+    assert report.feasible
+    assert report.total_completion_time == 20_000 + 1_001 * 20_000 + 1_001 * 1_002 // 2
+
+
+class _NeverStarts(Policy):
+    """A broken policy: takes every job, never starts one, asks to be woken every second."""
+
+    name = "never-starts"
+
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def on_arrival(self, job: object, now: float) -> None:
+        self.now = now
+
+    def dispatch(self, now: float, free: object) -> list[object]:
+        self.now = now
+        return []
+
+    def next_wakeup(self) -> float:
+        return self.now + 1.0
+
+
+def test_a_policy_that_wakes_forever_without_starting_anything_is_stopped() -> None:
+    """With nothing running and no arrival due, only the policy's own wake-ups are left: a
+    long run of them without a start is a livelock, stopped with an error naming the policy
+    (never an endless loop). Catches the guard removed or made to count time as progress."""
+    instance = Instance(
+        Cluster((1,), 1.0, 1.0),
+        (Job(id="a", release=0.0, iterations=1, compute_time=1.0, gpus=1),),
+    )
+    with pytest.raises(RuntimeError, match=r"never-starts.*without acting"):
+        simulate(instance, _NeverStarts())
