@@ -22,7 +22,7 @@ from algorithms.prediction.evaluation import evaluate
 from ddlsched.api import simulate
 from ddlsched.core.model import InputError, Instance
 from ddlsched.core.params import OnlineParams
-from ddlsched.core.traces import UnknownTraceColumns, read_rows
+from ddlsched.core.traces import UnknownTraceColumns, read_rows, resolve_trace
 
 __all__ = ["cost_of_errors", "evaluate", "history_frame", "relative_errors"]
 
@@ -44,6 +44,7 @@ def history_frame(path: str | os.PathLike[str]) -> pd.DataFrame:
     InputError
         One line naming the file, the row and the column.
     """
+    path = resolve_trace(path)  # a bare name is looked up in the data folder
     try:
         _, rows = read_rows(path)
     except UnknownTraceColumns:
