@@ -138,6 +138,11 @@ def solve_model(
     translated: dict[str, object] = {"random_seed": 0}
     if options.threads is not None:
         translated["threads"] = options.threads
+        # HiGHS keeps one thread scheduler per process, sized by the first solve that runs;
+        # a later solve asking for another count fails ('the scheduler has already been
+        # initialized'). Solves in this process (isolate=False, tests, notebooks) would then
+        # depend on what ran before them: reset it to the count asked for.
+        highspy.Highs.resetGlobalScheduler(True)
     if options.node_limit is not None:
         translated["mip_max_nodes"] = options.node_limit
     if options.solution_limit is not None:

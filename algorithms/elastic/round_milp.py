@@ -86,9 +86,11 @@ def solve_choice(problem: ChoiceProblem) -> list[int]:
     jobs, costs, sizes = _columns(problem)
     count = len(costs)
     highs = highspy.Highs()
+    # No "threads" option: HiGHS sizes one scheduler per process at its first solve and
+    # refuses a later, different count, so setting it would make this solve depend on what
+    # ran before it in the process. Its branch and bound is deterministic either way.
     for option, value in (
         ("output_flag", False),
-        ("threads", 1),
         ("mip_rel_gap", 0.0),
         ("mip_abs_gap", 0.0),
         ("random_seed", 0),
