@@ -3,8 +3,11 @@
 - :mod:`~algorithms.elastic.simulator`: :func:`simulate_elastic`, 60 s rounds,
   restarts on placement changes, goodput-driven progress;
 - :mod:`~algorithms.elastic.policies`: ``pollux`` (the harmonic mean of
-  speedups, solved exactly per round), ``las-pollux`` (Tiresias as the Pollux
-  study ran it), ``fifo`` (rigid);
+  speedups, solved exactly per round), ``sia`` (Sia's ILP, p = -0.5, solved
+  exactly per round), ``las-pollux`` (Tiresias as the Pollux study ran it),
+  ``fifo`` (rigid);
+- :mod:`~algorithms.elastic.hesrpt`: ``asrpt-elastic`` (SRPT order on the
+  remaining work, heSRPT widths);
 - :mod:`~algorithms.elastic.round_milp`: the per-round multiple-choice knapsack (HiGHS);
 - :mod:`~algorithms.elastic.packing`: placing GPU counts on nodes;
 - :mod:`~algorithms.elastic.verify`: recomputes a run from its record.
@@ -14,7 +17,8 @@
 
 from collections.abc import Callable
 
-from algorithms.elastic.policies import FifoRigid, LasPollux, Pollux
+from algorithms.elastic.hesrpt import AsrptElastic
+from algorithms.elastic.policies import FifoRigid, LasPollux, Pollux, Sia
 from algorithms.elastic.simulator import (
     Allocation,
     ElasticPolicy,
@@ -36,6 +40,10 @@ __all__ = [
 ELASTIC_POLICIES: Registry[Callable[[], ElasticPolicy]] = Registry("elastic policy")
 """Every elastic policy by name, each a factory of a fresh (stateful) policy object."""
 ELASTIC_POLICIES.add("pollux", Pollux, "Pollux's harmonic mean of speedups, exact per round")
+ELASTIC_POLICIES.add("sia", Sia, "Sia's ILP (p = -0.5, lambda_n = 1.1), exact per round")
+ELASTIC_POLICIES.add(
+    "asrpt-elastic", AsrptElastic, "SRPT on remaining work at 1 GPU, heSRPT widths"
+)
 ELASTIC_POLICIES.add(
     "las-pollux", LasPollux, "Tiresias as in the Pollux study: 2 queues, 16 GPU-h, rigid"
 )

@@ -1,4 +1,4 @@
-"""Round-based policies for elastic jobs: Pollux (exact), Tiresias as in the Pollux study, FIFO.
+"""Round-based elastic policies: Pollux and Sia (exact), Tiresias as in the Pollux study, FIFO.
 
 Each policy is a small class with one method, ``allocate(state) -> {job: Allocation}``
 (:class:`~algorithms.elastic.simulator.ElasticPolicy`); a fresh object per
@@ -20,11 +20,20 @@ from algorithms.elastic.simulator import Allocation, JobState, RoundState
 
 __all__ = [
     "FifoRigid",
+    "JobOptions",
     "LasPollux",
+    "OptionLimits",
     "Pollux",
     "PolluxParams",
-    "pollux_options",
+    "Sia",
+    "SiaParams",
+    "current_gpus",
+    "job_options",
+    "place_choice",
+    "pollux_costs",
+    "realloc_factor",
     "rigid_allocation",
+    "sia_costs",
 ]
 
 
@@ -121,6 +130,27 @@ class LasPollux:
 
 
 @dataclass(frozen=True)
+class OptionLimits:
+    """Caps on the options an elastic policy may give a job (defaults: the Pollux artifact's).
+
+    Attributes
+    ----------
+    max_gpus
+        Cap on any job's GPUs (the artifact's 64).
+    fixed_batch
+        Models trained at a fixed total batch size (the artifact: ncf at 32768).
+    max_replicas
+        Per-model GPU caps (the artifact: ncf 1).
+    """
+
+    max_gpus: int = 64
+    fixed_batch: Mapping[str, int] = field(
+        default_factory=lambda: MappingProxyType({"ncf": 32768})
+    )
+    max_replicas: Mapping[str, int] = field(default_factory=lambda: MappingProxyType({"ncf": 1}))
+
+
+@dataclass(frozen=True)
 class PolluxParams:
     """Settings of :class:`Pollux` (defaults: the Pollux artifact's).
 
@@ -131,51 +161,66 @@ class PolluxParams:
     epsilon
         Added to each speedup before the power mean (the artifact's 1e-3): a job
         left without GPUs costs ``1 / epsilon``.
-    max_gpus
-        Cap on any job's GPUs (the artifact's 64).
-    fixed_batch
-        Models trained at a fixed total batch size (the artifact: ncf at 32768).
-    max_replicas
-        Per-model GPU caps (the artifact: ncf 1).
+    limits
+        The options' caps.
     """
 
     restart_delay: float = 30.0
     epsilon: float = 1e-3
-    max_gpus: int = 64
-    fixed_batch: Mapping[str, int] = field(
-        default_factory=lambda: MappingProxyType({"ncf": 32768})
-    )
-    max_replicas: Mapping[str, int] = field(default_factory=lambda: MappingProxyType({"ncf": 1}))
+    limits: OptionLimits = field(default_factory=OptionLimits)
 
 
 @dataclass(frozen=True)
-class _Options:
-    """One job's options: GPUs (0 first), nodes, batch choice, speedup."""
+class JobOptions:
+    """One job's options in a round: GPUs (0 first), nodes, batch choice, goodput.
+
+    Attributes
+    ----------
+    gpus, nodes
+        GPUs and nodes of each option; option 0 is "no GPUs".
+    atomic, accum
+        The batch configuration of each option.
+    goodput
+        Progress per second of each option (0 for option 0).
+    fair_goodput
+        Goodput at the fair share ``ceil(M / J)`` GPUs on one node (capped at
+        what the job may use): Pollux's base.
+    """
 
     gpus: tuple[int, ...]
     nodes: tuple[int, ...]
     atomic: tuple[int, ...]
     accum: tuple[int, ...]
-    speedup: tuple[float, ...]
+    goodput: tuple[float, ...]
+    fair_goodput: float
+
+    @property
+    def speedup(self) -> tuple[float, ...]:
+        """Pollux's speedup of each option: its goodput over the fair-share goodput."""
+        base = self.fair_goodput if self.fair_goodput > 0 else max(self.goodput)
+        return tuple(g / base for g in self.goodput)
 
 
-def pollux_options(job: JobState, state: RoundState, params: PolluxParams) -> _Options:
-    """A job's options and their speedups (goodput over its fair-share goodput).
+def job_options(job: JobState, state: RoundState, limits: OptionLimits) -> JobOptions:
+    """A job's options and their goodputs (shared by every elastic policy).
 
     Options: 0 GPUs; a chain size on one node (1, 2, 4 on 4-GPU nodes); ``k``
-    whole nodes, ``k >= 2``; at most the job's cap. The batch size of each is
-    the goodput-maximising one at the job's current epoch (or the fixed one).
-    The base is the goodput at the fair share ``ceil(M / J)`` GPUs on one node
-    (the artifact's ``fair_replicas``), capped at what the job may use.
+    whole nodes, ``k >= 2``; at most the job's cap. These are the
+    configurations of Pollux's and Sia's artifacts for 4-GPU nodes, and any
+    set of them whose total fits the cluster packs onto the nodes
+    (:mod:`~algorithms.elastic.packing`). The batch size of each is the
+    goodput-maximising one at the job's current epoch (or the fixed one). The
+    fair share is ``ceil(M / J)`` GPUs on one node (the artifact's
+    ``fair_replicas``), capped at what the job may use.
     """
     cluster = state.cluster
     app = job.app
     size_g = cluster.gpus_per_node
     cap = min(
-        params.max_gpus,
+        limits.max_gpus,
         app.max_replicas,
         cluster.total_gpus,
-        params.max_replicas.get(job.job.model, cluster.total_gpus),
+        limits.max_replicas.get(job.job.model, cluster.total_gpus),
     )
     singles = [g for g in chain_sizes(size_g) if g <= cap]
     wholes = [k * size_g for k in range(2, cluster.num_nodes + 1) if k * size_g <= cap]
@@ -183,7 +228,7 @@ def pollux_options(job: JobState, state: RoundState, params: PolluxParams) -> _O
     nodes = np.where(gpus > size_g, gpus // size_g, 1)
     fair = min(math.ceil(cluster.total_gpus / len(state.jobs)), cap)
     epoch = job.epoch
-    fixed = params.fixed_batch.get(job.job.model)
+    fixed = limits.fixed_batch.get(job.job.model)
     if fixed is not None:
         pairs = [app.rigid_batch(int(g), fixed) for g in np.append(gpus, fair)]
         atomic = np.array([p[0] for p in pairs])
@@ -192,19 +237,34 @@ def pollux_options(job: JobState, state: RoundState, params: PolluxParams) -> _O
         good = app.goodput(all_nodes, np.append(gpus, fair), atomic, accum, epoch)
     else:
         atomic, accum, good = app.best_batches(np.append(nodes, 1), np.append(gpus, fair), epoch)
-    base = good[-1] if good[-1] > 0 else float(np.max(good))
-    speedup = good[:-1] / base
-    return _Options(
+    return JobOptions(
         gpus=(0, *gpus.tolist()),
         nodes=(0, *nodes.tolist()),
         atomic=(0, *atomic[:-1].tolist()),
         accum=(0, *accum[:-1].tolist()),
-        speedup=(0.0, *speedup.tolist()),
+        goodput=(0.0, *good[:-1].tolist()),
+        fair_goodput=float(good[-1]),
     )
 
 
+def realloc_factor(job: JobState, restart_delay: float) -> float:
+    """Pollux's re-allocation factor ``max(age - restarts * delta, 0) / (age + delta)``.
+
+    The share of the job's life not lost to restarts if it restarted once
+    more (Pollux Section 4.2); it scales the value of every option that
+    would move the job.
+    """
+    lost = job.num_restarts * restart_delay
+    return max(job.age - lost, 0.0) / (job.age + restart_delay)
+
+
+def current_gpus(job: JobState) -> int:
+    """GPUs the job held last round (0 if none)."""
+    return job.allocation.replicas if job.allocation is not None else 0
+
+
 def pollux_costs(
-    job: JobState, options: _Options, state: RoundState, params: PolluxParams
+    job: JobState, options: JobOptions, state: RoundState, params: PolluxParams
 ) -> tuple[float, ...]:
     """``1 / (scaled speedup x re-allocation factor + epsilon)`` per option.
 
@@ -213,9 +273,8 @@ def pollux_costs(
     option other than the job's current GPU count (a new job's first start
     included, as in the artifact where any change of state counts).
     """
-    current = job.allocation.replicas if job.allocation is not None else 0
-    delay = params.restart_delay
-    factor = max(job.age - job.num_restarts * delay, 0.0) / (job.age + delay)
+    current = current_gpus(job)
+    factor = realloc_factor(job, params.restart_delay)
     costs = []
     for gpus, speedup in zip(options.gpus, options.speedup, strict=True):
         scaled = speedup / state.cluster.gpus_per_node
@@ -225,11 +284,33 @@ def pollux_costs(
     return tuple(costs)
 
 
+def place_choice(
+    state: RoundState, options: list[JobOptions], picks: list[int]
+) -> dict[str, Allocation]:
+    """Allocations from one option per job: chain packing, batch of the option.
+
+    :func:`~algorithms.elastic.packing.pack_chain` keeps jobs whose GPU count
+    did not change where they were (so they do not restart).
+    """
+    counts = {}
+    for job, opts, pick in zip(state.jobs, options, picks, strict=True):
+        if opts.gpus[pick] > 0:
+            counts[job.job.name] = opts.gpus[pick]
+    previous = {j.job.name: j.allocation.placement for j in state.jobs if j.allocation is not None}
+    placements = pack_chain(counts, previous, state.cluster.num_nodes, state.cluster.gpus_per_node)
+    allocations = {}
+    for job, opts, pick in zip(state.jobs, options, picks, strict=True):
+        name = job.job.name
+        if name in placements:
+            allocations[name] = Allocation(placements[name], opts.atomic[pick], opts.accum[pick])
+    return allocations
+
+
 class Pollux:
     """Pollux's round objective solved exactly: the harmonic mean (p = -1) of speedups.
 
     Each round: for every active job, options and speedups
-    (:func:`pollux_options`), costs with the re-allocation penalty
+    (:func:`job_options`), costs with the re-allocation penalty
     (:func:`pollux_costs`); the exact optimum of the multiple-choice knapsack
     (:func:`~algorithms.elastic.round_milp.solve_choice`, HiGHS); placement by
     :func:`~algorithms.elastic.packing.pack_chain`, which keeps jobs whose GPU
@@ -246,9 +327,9 @@ class Pollux:
     def __init__(self, params: PolluxParams | None = None) -> None:
         self.params = params or PolluxParams()
 
-    def problem(self, state: RoundState) -> tuple[ChoiceProblem, list[_Options]]:
+    def problem(self, state: RoundState) -> tuple[ChoiceProblem, list[JobOptions]]:
         """The round's knapsack and each job's options (exposed for checks)."""
-        options = [pollux_options(job, state, self.params) for job in state.jobs]
+        options = [job_options(job, state, self.params.limits) for job in state.jobs]
         costs = tuple(
             pollux_costs(job, opts, state, self.params)
             for job, opts in zip(state.jobs, options, strict=True)
@@ -259,22 +340,118 @@ class Pollux:
     def allocate(self, state: RoundState) -> dict[str, Allocation]:
         """Solve the round exactly, then place."""
         problem, options = self.problem(state)
-        picks = solve_choice(problem)
-        counts = {}
-        for job, opts, pick in zip(state.jobs, options, picks, strict=True):
-            if opts.gpus[pick] > 0:
-                counts[job.job.name] = opts.gpus[pick]
-        previous = {
-            j.job.name: j.allocation.placement for j in state.jobs if j.allocation is not None
-        }
-        placements = pack_chain(
-            counts, previous, state.cluster.num_nodes, state.cluster.gpus_per_node
+        return place_choice(state, options, solve_choice(problem))
+
+
+@dataclass(frozen=True)
+class SiaParams:
+    """Settings of :class:`Sia` (defaults: Sia's artifact, SOSP 2023).
+
+    Attributes
+    ----------
+    p
+        The power of the normalised goodputs (Sia's ``p = -0.5``); must be
+        non-zero. With ``p < 0`` the round minimises ``sum (s f)^p``, with
+        ``p > 0`` it maximises ``sum (s f)^p``; either way the objective is
+        ``max sign(p) * sum_j (s_j f_j)^p - lambda_n * (jobs left without GPUs)``.
+    lambda_n
+        Cost of a job left without GPUs (Sia's 1.1: more than the value 1 of
+        a job's smallest option, ``1^p``, so that running a job at its
+        smallest configuration beats pausing it unless restarts discount it).
+    restart_delay
+        delta in the re-allocation factor (we keep the simulator's 30 s; Sia's
+        artifact uses measured per-model figures).
+    clip
+        Cap on ``(s f)^p`` (the artifact's 3000), which bounds the cost of an
+        option whose goodput is (near) zero.
+    limits
+        The options' caps (shared with Pollux).
+    """
+
+    p: float = -0.5
+    lambda_n: float = 1.1
+    restart_delay: float = 30.0
+    clip: float = 3000.0
+    limits: OptionLimits = field(default_factory=OptionLimits)
+
+    def __post_init__(self) -> None:
+        if self.p == 0 or not math.isfinite(self.p):
+            raise ValueError(f"SiaParams.p must be finite and non-zero, got {self.p!r}")
+        if not self.clip > 0:
+            raise ValueError(f"SiaParams.clip must be > 0, got {self.clip!r}")
+
+
+def sia_costs(job: JobState, options: JobOptions, params: SiaParams) -> tuple[float, ...]:
+    """Sia's per-option cost (to minimise): ``-sign(p) * min((s f)^p, clip)``, ``lambda_n`` for 0.
+
+    ``s`` is the option's goodput normalised by the job's smallest positive
+    goodput over its options (Sia normalises to the minimal configuration,
+    so every valid option has ``s >= 1``); ``f`` is Pollux's re-allocation
+    factor for options other than the job's current GPU count, taken as 1
+    while the job is younger than the restart delay (Sia's rule: a job that
+    has barely started is not penalised). An option with zero goodput gets
+    the clip value when ``p < 0`` (0 when ``p > 0``). Option 0 costs
+    ``lambda_n`` whatever the sign of ``p``: pausing a job is penalised.
+    """
+    positive = [g for g in options.goodput if g > 0]
+    base = min(positive) if positive else 1.0
+    current = current_gpus(job)
+    factor = 1.0 if job.age < params.restart_delay else realloc_factor(job, params.restart_delay)
+    sign = 1.0 if params.p < 0 else -1.0
+    costs = [params.lambda_n]
+    for gpus, good in zip(options.gpus[1:], options.goodput[1:], strict=True):
+        value = good / base * (1.0 if gpus == current else factor)
+        # A useless option (zero goodput) is as bad as the clip allows.
+        worst = math.inf if params.p < 0 else 0.0
+        powered = value**params.p if value > 0 else worst
+        costs.append(sign * min(powered, params.clip))
+    return tuple(costs)
+
+
+class Sia:
+    """Sia's round ILP on one GPU type, solved exactly (Jayaram Subramanya et al., SOSP 2023).
+
+    Each round, per active job, the options of :func:`job_options` (Sia's
+    configurations for 4-GPU nodes: 1, 2, 4 GPUs on a node, then whole nodes)
+    with the costs of :func:`sia_costs`; the exact optimum of the
+    multiple-choice knapsack with one capacity row per GPU type
+    (:func:`~algorithms.elastic.round_milp.solve_choice`; here one type);
+    placement by :func:`~algorithms.elastic.packing.pack_chain`.
+
+    Differences from Sia's artifact, each deliberate: the goodput model is the
+    oracle one of this package (Sia learns it online); the normalised
+    goodputs are not rounded to two decimals before the solve (rounding
+    creates ties the solver breaks arbitrarily); the ``lambda_a`` term
+    (penalty on allocation changes) is not used (the artifact defines it but
+    its objective does not contain it; the re-allocation factor plays that
+    role); one restart delay for every model. Single GPU type only:
+    :class:`~ddlsched.core.elastic.ElasticCluster` has one type; on typed
+    clusters Sia's ILP needs per-type goodputs and one capacity row per type,
+    which :class:`~algorithms.elastic.round_milp.ChoiceProblem` does not have
+    yet.
+
+    Parameters
+    ----------
+    params
+        The objective's settings.
+    """
+
+    name = "sia"
+
+    def __init__(self, params: SiaParams | None = None) -> None:
+        self.params = params or SiaParams()
+
+    def problem(self, state: RoundState) -> tuple[ChoiceProblem, list[JobOptions]]:
+        """The round's knapsack and each job's options (exposed for checks)."""
+        options = [job_options(job, state, self.params.limits) for job in state.jobs]
+        costs = tuple(
+            sia_costs(job, opts, self.params)
+            for job, opts in zip(state.jobs, options, strict=True)
         )
-        allocations = {}
-        for job, opts, pick in zip(state.jobs, options, picks, strict=True):
-            name = job.job.name
-            if name in placements:
-                allocations[name] = Allocation(
-                    placements[name], opts.atomic[pick], opts.accum[pick]
-                )
-        return allocations
+        gpus = tuple(opts.gpus for opts in options)
+        return ChoiceProblem(costs, gpus, state.cluster.total_gpus), options
+
+    def allocate(self, state: RoundState) -> dict[str, Allocation]:
+        """Solve the round exactly, then place."""
+        problem, options = self.problem(state)
+        return place_choice(state, options, solve_choice(problem))

@@ -71,7 +71,7 @@ def _columns(problem: ChoiceProblem) -> tuple[np.ndarray, np.ndarray, np.ndarray
 
 
 def solve_choice(problem: ChoiceProblem) -> list[int]:
-    """An optimal option per job (HiGHS branch and bound, gaps 0, one thread).
+    """An optimal option per job (HiGHS branch and bound, gaps 0).
 
     Raises
     ------

@@ -23,11 +23,22 @@ TOLERANCE = 1e-6
 
 
 class _Run(Protocol):
-    workload: Any
-    cluster: Any
-    params: Any
-    completion: Mapping[str, float]
-    records: tuple[Any, ...]
+    """What the check reads (read-only, so a frozen result matches)."""
+
+    @property
+    def workload(self) -> Any: ...
+
+    @property
+    def cluster(self) -> Any: ...
+
+    @property
+    def params(self) -> Any: ...
+
+    @property
+    def completion(self) -> Mapping[str, float]: ...
+
+    @property
+    def records(self) -> tuple[Any, ...]: ...
 
     @property
     def mean_jct(self) -> float: ...

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 from types import MappingProxyType
+from typing import Any
 
 import pytest
 
@@ -11,6 +12,7 @@ from algorithms.elastic import ELASTIC_POLICIES
 from algorithms.elastic.policies import FifoRigid, LasPollux, Pollux
 from algorithms.elastic.simulator import (
     Allocation,
+    ElasticResult,
     ElasticSimParams,
     RoundState,
     simulate_elastic,
@@ -88,7 +90,7 @@ def test_simulation_is_deterministic(
     assert first == second
 
 
-def _replace_round(result, number: int, **changes):  # type: ignore[no-untyped-def]
+def _replace_round(result: ElasticResult, number: int, **changes: Any) -> ElasticResult:
     records = list(result.records)
     records[number] = dataclasses.replace(records[number], **changes)
     return dataclasses.replace(result, records=tuple(records))
