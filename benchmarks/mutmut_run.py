@@ -20,7 +20,8 @@ What this script adds to a bare ``mutmut run``:
   it every function run only in a child would be "no tests".
 * **The message filter** (``--keep-messages`` turns it off). A mutant is left out of
   the score when everything it changes lies in message text: the arguments of the
-  exception raised by a ``raise``, the message of an ``assert``, the arguments of
+  exception constructed in a ``raise`` (a call of a capitalised name,
+  ``ValueError(...)``), the message of an ``assert``, the arguments of
   ``print``, ``warnings.warn`` or a logging call (``logger.info``, ``log.debug``,
   ``logging.warning``, ...), or a docstring. It is decided on the AST of the original
   and the mutated function, so a mutant that changes the raised exception's type, the
@@ -227,6 +228,16 @@ def _is_message_call(call: ast.AST) -> bool:
     return False
 
 
+def _is_exception_call(node: ast.AST | None) -> bool:
+    """``SomeError(...)``: a call of a capitalised name (an exception class), not
+    ``raise next(iter(errors))``, whose arguments are not a message."""
+    if not isinstance(node, ast.Call):
+        return False
+    func = node.func
+    name = func.id if isinstance(func, ast.Name) else getattr(func, "attr", "")
+    return name[:1].isupper()
+
+
 def _is_warn(call: ast.Call) -> bool:
     func = call.func
     return (isinstance(func, ast.Name) and func.id == "warn") or (
@@ -248,7 +259,11 @@ def _in_message(node: ast.AST, parents: list[ast.AST]) -> bool:
         child = chain[i + 1]
         if isinstance(anc, ast.Raise) and child is anc.exc:
             # inside the raised expression: only its arguments are message text
-            if isinstance(anc.exc, ast.Call) and i + 2 < len(chain):
+            if (
+                isinstance(anc.exc, ast.Call)
+                and _is_exception_call(anc.exc)
+                and i + 2 < len(chain)
+            ):
                 grand = chain[i + 2]
                 if grand in anc.exc.args or grand in [k.value for k in anc.exc.keywords]:
                     return True
@@ -272,7 +287,12 @@ def _message_call_args_only(orig: ast.AST, mutant: ast.AST, parents: list[ast.AS
         return False
     if _is_message_call(orig):
         return not _is_warn(orig)
-    return bool(parents) and isinstance(parents[-1], ast.Raise) and parents[-1].exc is orig
+    return (
+        bool(parents)
+        and isinstance(parents[-1], ast.Raise)
+        and parents[-1].exc is orig
+        and _is_exception_call(orig)
+    )
 
 
 def _differences(a: ast.AST, b: ast.AST, parents: list[ast.AST], out: list) -> None:
@@ -343,7 +363,9 @@ class Tally:
     filtered: int = 0
 
     def add(self, mutant: Mutant) -> None:
-        if mutant.message:
+        if mutant.status == "not checked":
+            self.counts["not checked"] += 1
+        elif mutant.message:
             self.filtered += 1
         else:
             self.counts[mutant.status] += 1
@@ -435,22 +457,22 @@ def render(mutants: list[Mutant], worktree: Path, notes: str = "") -> str:
     by_file: dict[str, Tally] = defaultdict(Tally)
     total = Tally()
     for m in mutants:
-        if m.status == "not checked":
-            continue
         by_package[package_of(m.path)].add(m)
         by_file[m.path].add(m)
         total.add(m)
     head = (
-        "| {} | score | killed | timeout | survived | no tests | other | message (filtered) |\n"
-        "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n"
+        "| {} | score | killed | timeout | survived | no tests | other | message (filtered) "
+        "| not run yet |\n"
+        "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n"
     )
 
     def row(label: str, t: Tally) -> str:
-        other = sum(t.counts.values()) - t.killed - t.not_killed
+        waiting = t.counts["not checked"]
+        other = sum(t.counts.values()) - t.killed - t.not_killed - waiting
         return (
             f"| {label} | {_pct(t.score())} | {t.killed - t.counts['timeout']} | "
             f"{t.counts['timeout']} | {t.counts['survived']} | {t.counts['no tests']} | "
-            f"{other} | {t.filtered} |\n"
+            f"{other} | {t.filtered} | {waiting} |\n"
         )
 
     lines = [
