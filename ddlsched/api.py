@@ -19,16 +19,19 @@ from __future__ import annotations
 import dataclasses
 import math
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
-from ddlsched.core.model import Instance, Problem, Schedule
+from ddlsched.core.model import InputError, Instance, Problem, Schedule
 from ddlsched.core.params import ExactParams, OnlineParams
-from ddlsched.core.result import LowerBound, Result
+from ddlsched.core.result import LowerBound, Result, SolveStatus
 
 if TYPE_CHECKING:
     from algorithms.mapping import Mapper
     from algorithms.policy import Policy
     from algorithms.prediction.view import Predictor
+    from ddlsched.core.generators import GeneratorConfig
+    from ddlsched.core.traces import LoadedTrace
+    from formulations.lower_bounds import LpSettings
 
 ProgressCallback = Callable[[int, int], None]
 
@@ -52,8 +55,40 @@ def method_names() -> tuple[str, ...]:
     return exact_method_names() + policy_names()
 
 
+def as_instance(instance: Instance | LoadedTrace, what: str = "instance") -> Instance:
+    """``instance`` itself, or the instance of a loaded trace (:func:`load_trace`'s answer).
+
+    Raises
+    ------
+    TypeError
+        Anything else, saying what was expected (and, for a file name, how to read it).
+    """
+    if isinstance(instance, Instance):
+        return instance
+    inner = getattr(instance, "instance", None)
+    if isinstance(inner, Instance):
+        return inner
+    hint = ""
+    if isinstance(instance, str | bytes) or hasattr(instance, "__fspath__"):
+        hint = (
+            "; a file name? read it first: ddlsched.core.io.read_instance(path), or "
+            "ddlsched.core.traces.load_trace(path, cluster) for a trace"
+        )
+    elif isinstance(instance, dict):
+        hint = "; a parsed JSON document? build it with ddlsched.core.io.instance_from_dict(doc)"
+    raise TypeError(
+        f"{what}: expected an Instance (or a loaded trace), got {type(instance).__name__}{hint}"
+    )
+
+
+def _seed(seed: Any) -> int:
+    if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**63:
+        raise ValueError(f"seed: expected a whole number >= 0, got {seed!r}")
+    return seed
+
+
 def solve(
-    instance: Instance,
+    instance: Instance | LoadedTrace,
     method: str = "exact",
     *,
     problem: Problem | str = Problem.A,
@@ -68,7 +103,7 @@ def solve(
     Parameters
     ----------
     instance
-        The instance.
+        The instance (or a loaded trace: its instance).
     method
         An exact method (``"exact"``, the default: the MILP and CP-SAT raced;
         ``"milp"``; ``"cpsat"``) or an online policy (``"asrpt"``,
@@ -94,9 +129,23 @@ def solve(
     ------
     ValueError
         On an unknown method or problem, or parameters of the wrong kind.
+    TypeError
+        When ``instance`` is not an instance, ``method`` not a name or
+        ``warm_start`` not a schedule.
+    KeyboardInterrupt
+        On Ctrl-C, whatever runs (solver children are stopped first).
     """
     from formulations.registry import EXACT_METHODS
 
+    instance = as_instance(instance)
+    if not isinstance(method, str):
+        raise TypeError(
+            f"method: expected a name ({', '.join(method_names())}), got "
+            f"{type(method).__name__}; an own policy object goes to simulate()"
+        )
+    if warm_start is not None and not isinstance(warm_start, Schedule):
+        raise TypeError(f"warm_start: expected a Schedule, got {type(warm_start).__name__}")
+    seed = _seed(seed)
     if problem not in tuple(Problem):
         raise ValueError(f"problem: expected one of {', '.join(Problem)}, got {problem!r}")
     problem = Problem(problem)
@@ -139,22 +188,24 @@ def online_start(instance: Instance) -> Schedule | None:
 
 
 def simulate(
-    instance: Instance,
+    instance: Instance | LoadedTrace,
     policy: str | Policy = "asrpt",
     *,
     params: OnlineParams | None = None,
     seed: int = 0,
-    predictor: Predictor | None = None,
-    mapper: Mapper | None = None,
+    predictor: Predictor | str | None = None,
+    mapper: Mapper | str | None = None,
     progress: ProgressCallback | None = None,
     bound: bool = True,
+    partial: bool = False,
 ) -> Result:
     """Run an online policy on ``instance`` in the event-driven simulator.
 
     Parameters
     ----------
     instance
-        The instance (a generated one or a loaded trace).
+        The instance: a generated or read one, or a loaded trace
+        (:func:`ddlsched.core.traces.load_trace`'s answer: its instance).
     policy
         A name of :data:`algorithms.registry.POLICIES`, or your own object
         implementing :class:`algorithms.policy.Policy` (subclass it for
@@ -164,26 +215,57 @@ def simulate(
     seed
         Seeds the predictor and the policy (named policies only).
     predictor, mapper
-        Your own objects, replacing the ones ``params`` names (named
-        policies only; an object policy brings its own).
+        Your own objects, replacing the ones ``params`` names, or names of
+        :data:`algorithms.registry.PREDICTORS` and
+        :data:`~algorithms.registry.MAPPERS` (named policies only; an
+        object policy brings its own).
     progress
         Called as ``progress(completed, total)`` now and then.
     bound
         Fill :attr:`Result.lower_bound` with the best fast lower bound on
         ``OPT(A)`` (:func:`certify`; about 1.5 s for 82,000 jobs), so that
         ``objective / lower_bound.value`` bounds the ratio to the optimum.
+    partial
+        On Ctrl-C, return what completed (status ERROR, no schedule, a note)
+        instead of raising :class:`KeyboardInterrupt` (the command line
+        prints such partial metrics; code that goes on with the result, such
+        as a warm start or an upper bound, must not take it for a schedule).
 
     Raises
     ------
     ValueError
         On an unknown policy, predictor or mapper name.
     TypeError
-        If a policy object lacks a method of the protocol.
+        If ``instance`` is not an instance, ``params`` not
+        :class:`OnlineParams`, or a policy, predictor or mapper object lacks
+        a method of its protocol.
+    KeyboardInterrupt
+        On Ctrl-C (unless ``partial``).
     """
     from algorithms.registry import build_policy
     from algorithms.simulator import simulate as run
 
+    instance = as_instance(instance)
+    if params is not None and not isinstance(params, OnlineParams):
+        raise TypeError(f"params: expected OnlineParams, got {type(params).__name__}")
     params = params or OnlineParams()
+    if isinstance(predictor, str):
+        params, predictor = params.replace(predictor=predictor), None
+    if isinstance(mapper, str):
+        params, mapper = params.replace(mapper=mapper), None
+    if predictor is not None and not all(
+        callable(getattr(predictor, name, None)) for name in ("predict", "observe")
+    ):
+        raise TypeError(
+            f"predictor: expected a name or an object with predict() and observe(), got "
+            f"{type(predictor).__name__}"
+        )
+    if mapper is not None and not callable(mapper):
+        raise TypeError(
+            "mapper: expected a name or a callable mapper(job, cluster, free) -> servers, "
+            f"got {type(mapper).__name__}"
+        )
+    seed = _seed(seed)
     if isinstance(policy, str):
         chosen = build_policy(policy, instance, params, seed, predictor=predictor, mapper=mapper)
     else:
@@ -191,6 +273,10 @@ def simulate(
             raise ValueError("predictor, mapper: only for a policy given by name")
         chosen = policy
     result = run(instance, chosen, progress, restart_cost=params.restart_cost)
+    if result.status is SolveStatus.ERROR and not partial:
+        # The simulator keeps what completed when Ctrl-C arrives; a caller that goes on
+        # (a warm start, an upper bound, a comparison) would go on without it.
+        raise KeyboardInterrupt
     if not bound or result.schedule is None:
         return result
     return dataclasses.replace(result, lower_bound=certify(instance))
@@ -214,3 +300,70 @@ def best_policy_objective(
     """The least ``sum w C`` of ``policies`` on ``instance``: a feasible schedule's objective,
     hence an upper bound on ``OPT(A)`` (it narrows the LP bound's job windows)."""
     return min(simulate(instance, policy, bound=False).objective for policy in policies)
+
+
+def lower_bounds(
+    instance: Instance | LoadedTrace, lp: LpSettings | None = None
+) -> list[LowerBound]:
+    """Every lower bound on ``OPT(A)`` of ``instance`` (``ddlsched bound``): the fast ones,
+    and with ``lp`` the LP relaxation too, its job windows narrowed by
+    :func:`best_policy_objective`.
+
+    The LP runs in a child process (:func:`formulations.isolation.run_isolated`): HiGHS
+    answers Ctrl-C only when it returns, which may be minutes, while the child is
+    stopped at once; and whatever HiGHS prints goes to stderr, never to this
+    process's stdout.
+
+    Returns
+    -------
+    list[LowerBound]
+        One per bound, each with its validity.
+    """
+    from formulations import lower_bounds as bounds
+
+    instance = as_instance(instance)
+    if lp is None:
+        return bounds.lower_bounds(instance)
+    from formulations.isolation import run_isolated
+
+    upper = best_policy_objective(instance)
+    found: list[LowerBound] = run_isolated(bounds.lower_bounds, instance, None, lp, None, upper)
+    return found
+
+
+def generate_checked(config: GeneratorConfig, seed: int = 0) -> Instance:
+    """:func:`ddlsched.core.generators.generate`, with a ``ValueError`` that names no setting
+    (NumPy's ``sigma < 0`` for a negative ``iteration_sigma``, which the configuration
+    does not check) turned into an :class:`InputError` naming the setting that causes it.
+
+    Raises
+    ------
+    InputError
+        Naming the setting (``iteration_sigma = -1: sigma < 0``) when one is found.
+    """
+    from ddlsched.core.generators import generate
+
+    try:
+        return generate(config, seed)
+    except InputError:
+        raise
+    except ValueError as error:
+        raise InputError(f"{_culprit(config, seed)}: {' '.join(str(error).split())}") from None
+
+
+def _culprit(config: GeneratorConfig, seed: int) -> str:
+    """The settings of ``config`` whose default makes the generation work (or "generator")."""
+    from ddlsched.core.generators import GeneratorConfig, generate
+
+    default = GeneratorConfig()
+    found = []
+    for field in dataclasses.fields(GeneratorConfig):
+        value = getattr(config, field.name)
+        if value == getattr(default, field.name):
+            continue
+        try:
+            generate(config.replace(**{field.name: getattr(default, field.name)}), seed)
+        except Exception:  # still failing, or the default does not fit the other settings
+            continue
+        found.append(f"{field.name} = {value!r}")
+    return ", ".join(found) or "generator settings"

@@ -33,11 +33,19 @@ present. :func:`load_results` reads the file into a pandas DataFrame and
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import hashlib
 import itertools
 import json
+import logging
+import math
+import os
+import signal
 import sqlite3
+import stat
+import sys
+import threading
 import time
 import tomllib
 from collections.abc import Callable, Iterator
@@ -47,12 +55,20 @@ from typing import Any
 
 import pandas as pd
 
-from ddlsched.api import exact_method_names, method_names, solve
+from ddlsched.api import exact_method_names, generate_checked, method_names, solve
 from ddlsched.core.generators import GeneratorConfig, with_tuples
+from ddlsched.core.io import check_regular_file
 from ddlsched.core.model import InputError
 from ddlsched.core.params import PLACEMENTS, ExactParams, OnlineParams
 
 SCHEMA_VERSION = 1
+
+MAX_TASKS = 100_000
+"""Most tasks a sweep file may ask for (methods x seeds x grid points): beyond it a typo
+(``seeds = 100000000``) would spend minutes listing tasks before the first one runs."""
+
+WORKERS_PER_CPU = 4
+"""Most local workers per CPU (``--workers``): each is a process, with solver children."""
 
 
 LATER_FIELDS = ("gpu_types", "type_bandwidth", "type_slowdown")
@@ -117,8 +133,10 @@ def read_sweep(path: str | Path) -> SweepConfig:
     Raises
     ------
     InputError
-        Naming the table and key that is wrong.
+        Naming the table and key that is wrong, or the size of a grid of more
+        than :data:`MAX_TASKS` tasks.
     """
+    check_regular_file(path, "TOML file")
     try:
         with open(path, "rb") as stream:
             doc = tomllib.load(stream)
@@ -126,6 +144,8 @@ def read_sweep(path: str | Path) -> SweepConfig:
         raise InputError(f"{path}: no such file") from None
     except tomllib.TOMLDecodeError as error:
         raise InputError(f"{path}: not valid TOML ({error})") from None
+    except UnicodeDecodeError:
+        raise InputError(f"{path}: not valid TOML (not UTF-8 text)") from None
     sweep = doc.get("sweep")
     if not isinstance(sweep, dict):
         raise InputError(f"{path}: missing [sweep] table")
@@ -175,20 +195,41 @@ def read_sweep(path: str | Path) -> SweepConfig:
         raise InputError(
             f"{path}: sweep.placement: expected one of {', '.join(PLACEMENTS)}, got {placement!r}"
         )
+    points = math.prod(len(values) for values in grid.values())
+    total = len(methods) * len(seeds) * points
+    if total > MAX_TASKS:
+        raise InputError(
+            f"{path}: {total:,} tasks ({len(methods)} methods x {len(seeds):,} seeds x "
+            f"{points:,} grid points), more than {MAX_TASKS:,}: split the sweep"
+        )
     config = SweepConfig(
         tuple(methods), seeds, float(time_limit), dict(grid), dict(fixed), placement
     )
     try:
         list(config.tasks())  # every grid point's generator settings, validated
+        _try_each_setting(config)
     except (ValueError, TypeError) as error:
         raise InputError(f"{path}: {' '.join(str(error).split())}") from None
     return config
+
+
+def _try_each_setting(config: SweepConfig) -> None:
+    """Generate a small instance with each value of each setting, so that a value only the
+    generator refuses (a negative ``iteration_sigma``) is named here, not on every worker."""
+    first = {name: values[0] for name, values in config.grid.items()}
+    tried: list[dict[str, Any]] = [first]
+    tried += [{**first, name: v} for name, values in config.grid.items() for v in values[1:]]
+    for point in tried:
+        settings = GeneratorConfig(**with_tuples({**config.fixed, **point}))
+        generate_checked(settings.replace(num_jobs=min(settings.num_jobs, 4)), config.seeds[0])
 
 
 def _seeds(value: Any, path: str | Path) -> tuple[int, ...]:
     def whole(v: Any) -> bool:
         return isinstance(v, int) and not isinstance(v, bool)
 
+    if whole(value) and value > MAX_TASKS:
+        raise InputError(f"{path}: sweep.seeds: at most {MAX_TASKS:,}, got {value:,}")
     if whole(value) and value >= 1:
         return tuple(range(value))
     if isinstance(value, list) and value and all(whole(v) and 0 <= v < 2**63 for v in value):
@@ -278,20 +319,59 @@ class ResultStore:
     """The SQLite file: one row per finished task, written atomically."""
 
     def __init__(self, path: str | Path) -> None:
+        """Open (or create) the file.
+
+        Raises
+        ------
+        InputError
+            When ``path`` is a folder, a device, not an SQLite file, or cannot be
+            written (a read-only place such as ``/proc``, a full disk), naming it.
+        """
         self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._connection = sqlite3.connect(self.path)
-        self._connection.execute("PRAGMA journal_mode=WAL")
-        self._connection.execute("PRAGMA synchronous=FULL")
-        self._connection.execute(
-            "CREATE TABLE IF NOT EXISTS results (key TEXT PRIMARY KEY, method TEXT, params TEXT, "
-            "seed INTEGER, status TEXT, objective REAL, total_jct REAL, best_bound REAL, "
-            "gap REAL, runtime_s REAL, verified INTEGER, finished_at REAL, message TEXT)"
-        )
-        present = {row[1] for row in self._connection.execute("PRAGMA table_info(results)")}
-        if "message" not in present:  # a file written before failures were recorded
-            self._connection.execute("ALTER TABLE results ADD COLUMN message TEXT")
-        self._connection.commit()
+        if not str(path).strip():
+            raise InputError("results: an empty path; give a file name")
+        with contextlib.suppress(FileNotFoundError):
+            mode = os.stat(self.path).st_mode
+            if stat.S_ISDIR(mode):
+                raise InputError(f"{path}: is a folder, not a results file")
+            if not stat.S_ISREG(mode):
+                raise InputError(f"{path}: not a regular file (a results file is SQLite)")
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self._connection = sqlite3.connect(self.path)
+        except (OSError, sqlite3.Error) as error:
+            raise InputError(f"{path}: cannot create a results file there ({error})") from None
+        try:
+            tables = {
+                row[0]
+                for row in self._connection.execute(
+                    "SELECT name FROM sqlite_master WHERE type = 'table'"
+                )
+            }
+            if tables and "results" not in tables:
+                raise sqlite3.DatabaseError(
+                    f"not a database of ours: its tables are {', '.join(sorted(tables))}"
+                )
+            self._connection.execute("PRAGMA journal_mode=WAL")
+            self._connection.execute("PRAGMA synchronous=FULL")
+            self._connection.execute(
+                "CREATE TABLE IF NOT EXISTS results (key TEXT PRIMARY KEY, method TEXT, "
+                "params TEXT, seed INTEGER, status TEXT, objective REAL, total_jct REAL, "
+                "best_bound REAL, gap REAL, runtime_s REAL, verified INTEGER, "
+                "finished_at REAL, message TEXT)"
+            )
+            present = {row[1] for row in self._connection.execute("PRAGMA table_info(results)")}
+            if "message" not in present:  # a file written before failures were recorded
+                self._connection.execute("ALTER TABLE results ADD COLUMN message TEXT")
+            self._connection.commit()
+        except sqlite3.Error as error:
+            self._connection.close()
+            what = (
+                "not a ddlsched results file"
+                if isinstance(error, sqlite3.DatabaseError) and "not a database" in str(error)
+                else "cannot use it as a results file"
+            )
+            raise InputError(f"{path}: {what} ({error})") from None
 
     def done(self) -> set[str]:
         """Keys stored with an answer (failed tasks are retried)."""
@@ -343,9 +423,26 @@ def run_sweep(
         of ``workers`` single-threaded worker processes.
     progress
         Called as ``progress(done, to_do)``.
+
+    Ctrl-C stops the sweep: the rows stored so far are kept, ``interrupted``
+    is set, the local cluster is shut down. Its workers never see the Ctrl-C
+    themselves (it would end each with a traceback): they are started with
+    SIGINT blocked, and they end when this process ends, ``kill -9``
+    included (Dask's workers watch their parent).
+
+    Raises
+    ------
+    InputError
+        On more than :data:`WORKERS_PER_CPU` workers per CPU, a scheduler
+        address that does not connect, or a results file that cannot be used.
     """
     from dask.distributed import Client, LocalCluster, as_completed
 
+    most = WORKERS_PER_CPU * (os.cpu_count() or 1)
+    if scheduler is None and not 1 <= workers <= most:
+        raise InputError(
+            f"workers: at most {most} on this machine ({WORKERS_PER_CPU} per CPU), got {workers:,}"
+        )
     store = ResultStore(results)
     tasks = list(config.tasks())
     done = store.done()
@@ -354,15 +451,20 @@ def run_sweep(
     if not todo:
         store.close()
         return outcome
-    cluster = None
-    if scheduler is None:
-        cluster = LocalCluster(
-            n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None
-        )
-        client = Client(cluster)
-    else:
-        client = Client(scheduler)
+    cluster = client = None
     try:
+        if scheduler is None:
+            with _interrupts_held():
+                cluster = LocalCluster(
+                    n_workers=workers,
+                    threads_per_worker=1,
+                    processes=True,
+                    dashboard_address=None,
+                    silence_logs=logging.ERROR,
+                )
+            client = Client(cluster)
+        else:
+            client = _connect(Client, scheduler)
         futures = {
             client.submit(
                 run_task_recording_failure, task, key=f"task-{task.key}", pure=False
@@ -382,11 +484,69 @@ def run_sweep(
     except KeyboardInterrupt:
         outcome.interrupted = True
     finally:
-        client.close()
-        if cluster is not None:
-            cluster.close()
+        _shut_down(client, cluster)
         store.close()
     return outcome
+
+
+@contextlib.contextmanager
+def _interrupts_held() -> Iterator[None]:
+    """SIGINT blocked while the local cluster starts (in the main thread, else nothing).
+
+    Threads and processes started meanwhile inherit the blocked signal, so a Ctrl-C
+    reaches this process alone; one pressed meanwhile waits, and is raised here as
+    :class:`KeyboardInterrupt` when the block is lifted.
+    """
+    from multiprocessing import resource_tracker
+
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    # Starting multiprocessing's resource tracker unblocks SIGINT in the thread that starts
+    # it (Dask's loop thread, whose threads then start the workers): start it first. It
+    # warns when it unlinks the semaphores of workers killed on an interrupt (the cleanup
+    # it exists for): that warning is silenced in its process only.
+    quiet = "ignore::UserWarning:multiprocessing.resource_tracker"
+    sys.warnoptions.append(quiet)
+    try:
+        resource_tracker.ensure_running()
+    finally:
+        sys.warnoptions.remove(quiet)
+    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+
+
+def _connect(client_class: Any, scheduler: str) -> Any:
+    """A client of the scheduler at ``scheduler``; an address that does not work is an
+    :class:`InputError` naming it (not a traceback from Dask)."""
+    try:
+        return client_class(scheduler, timeout=30)
+    except (ValueError, TypeError, OSError) as error:
+        raise InputError(
+            f"scheduler {scheduler!r}: cannot connect ({' '.join(str(error).split())}); "
+            "expected an address such as tcp://host:8786"
+        ) from None
+
+
+def _shut_down(client: Any, cluster: Any) -> None:
+    """Close the client and the local cluster at once: workers still running a task are
+    killed (a MILP may have minutes left; its solver children follow their worker)."""
+    if client is not None:
+        with contextlib.suppress(Exception):
+            client.close(timeout=2)
+    if cluster is None:
+        return
+    for nanny in list(cluster.workers.values()):
+        # Nanny -> WorkerProcess -> AsyncProcess: the worker's pid (None once it ended).
+        pid = getattr(getattr(getattr(nanny, "process", None), "process", None), "pid", None)
+        if pid is not None:
+            with contextlib.suppress(OSError):
+                os.kill(pid, signal.SIGKILL)
+    with contextlib.suppress(Exception):
+        cluster.close(timeout=5)
 
 
 def load_results(path: str | Path) -> pd.DataFrame:

@@ -31,6 +31,10 @@ to collect what the caller put in its ``inbox`` queue. Outside a child both
 do nothing. A ``deadline`` (``time.monotonic()``) stops the child there and
 raises :class:`DeadlineExceeded`: the hard end of a time limit that the
 native solver overran.
+
+**Output**: a child's file descriptor 1 is its caller's stderr
+(:func:`_logs_to_stderr`), so a solver's banner and log never mix with what
+the caller prints on stdout.
 """
 
 from __future__ import annotations
@@ -111,8 +115,11 @@ def _answer(connection: Connection, function: Callable[..., Any], args: tuple[An
         answer = ("error", error)
     try:
         connection.send(answer)
+    except OSError:  # the caller is gone (killed, or a Dask worker shut down): nobody reads
+        return
     except Exception as error:  # an unpicklable value or exception
-        connection.send(("error", RuntimeError(f"{type(error).__name__}: {error}")))
+        with contextlib.suppress(OSError):
+            connection.send(("error", RuntimeError(f"{type(error).__name__}: {error}")))
 
 
 WATCH_INTERVAL = 0.2
@@ -155,12 +162,21 @@ def _watch_caller(caller: int) -> None:
     threading.Thread(target=watch, name="ddlsched-watch-caller", daemon=True).start()
 
 
+def _logs_to_stderr() -> None:
+    """In a child: what it prints goes to the caller's stderr. HiGHS writes its banner and
+    log from C++ straight to file descriptor 1; the caller's stdout carries only the
+    caller's own output (``--json``: one document), the solver's log goes with the others."""
+    sys.stdout.flush()
+    os.dup2(2, 1)
+
+
 def _child(
     connection: Connection, function: Callable[..., Any], args: tuple[Any, ...], caller: int
 ) -> None:
     """A one-call child: the answer, the reports and the caller's messages share one pipe."""
     global _reports, _messages
     _watch_caller(caller)
+    _logs_to_stderr()
     _reports = _messages = connection
     _answer(connection, function, args)
     connection.close()
@@ -170,6 +186,7 @@ def _serve(connection: Connection, caller: int) -> None:
     """A reusable worker's loop: one call at a time, over one two-way pipe, until it closes."""
     global _reports, _messages
     _watch_caller(caller)
+    _logs_to_stderr()
     _reports = _messages = connection
     while True:
         try:

@@ -280,11 +280,64 @@ def test_check_on_the_readme_non_integral_example(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("target", ["folder", "under_file"])
 def test_unwritable_outputs_one_line_exit_2(tmp_path: Path, target: str) -> None:
+    """An output in a folder or under a plain file: one line naming why, exit 2."""
     (tmp_path / "plain").write_text("")
     out = {"folder": tmp_path, "under_file": tmp_path / "plain" / "x.json"}[target]
     done = run_cli("generate", "--jobs", "2", "--out", str(out))
     assert done.returncode == 2
-    assert done.stderr.count("\n") == 1 and "cannot write there" in done.stderr
+    why = {"folder": "is a folder", "under_file": "cannot write there"}[target]
+    assert done.stderr.count("\n") == 1 and why in done.stderr
+
+
+OUTPUT_CASES = {
+    "solve-out-is-the-instance": (["solve", "{i}", "--method", "fifo", "--out", "{i}"],
+                                  "is also an input"),
+    "solve-out-is-the-warm-start": (["solve", "{i}", "--warm-start", "{s}", "--out", "{s}"],
+                                    "is also an input"),
+    "solve-out-empty": (["solve", "{i}", "--method", "fifo", "--out", ""], "an empty path"),
+    "solve-out-slash": (["solve", "{i}", "--method", "fifo", "--out", "{d}/new/"], "is a folder"),
+    "solve-out-folder": (["solve", "{i}", "--method", "fifo", "--out", "{d}"], "is a folder"),
+    "generate-out-empty": (["generate", "--out", ""], "an empty path"),
+    "generate-out-is-the-config": (["generate", "--config", "{c}", "--out", "{c}"],
+                                   "is also an input"),
+    "simulate-out-is-the-trace": (["simulate", "--trace", "{t}", "--out", "{t}"],
+                                  "is also an input"),
+    "simulate-out-and-plot-same": (["simulate", "--trace", "{t}", "--out", "{d}/x",
+                                    "--plot", "{d}/x"], "the same file"),
+    "compare-plot-folder": (["compare", "--plot", "{d}/"], "is a folder"),
+    "check-out-dir-is-a-file": (["check", "{i}", "--out-dir", "{i}"], "is a file, not a folder"),
+    "check-out-dir-empty": (["check", "{i}", "--out-dir", ""], "an empty path"),
+    "sweep-results-is-the-config": (["sweep", "{c}", "--results", "{c}"], "is also an input"),
+    "sweep-results-folder": (["sweep", "{c}", "--results", "{d}"], "is a folder"),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("case", sorted(OUTPUT_CASES))
+def test_bad_output_paths_refused_before_any_work(
+    tmp_path: Path, case: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """An output path equal to an input, empty, or naming a folder is refused in one line
+    (exit 2) before anything runs, and every input is left as it was.
+
+    Catches: ``solve in.json --out in.json`` replacing the instance with a schedule, an
+    empty ``--out`` reaching the writer, a folder found only after minutes of work.
+    """
+    instance, schedule = tmp_path / "in.json", tmp_path / "s.json"
+    assert main(["generate", "--jobs", "3", "--integral", "--out", str(instance)]) == 0
+    assert main(["solve", str(instance), "--method", "fifo", "--out", str(schedule)]) == 0
+    config, trace = tmp_path / "c.toml", tmp_path / "t.csv"
+    config.write_text('[sweep]\nmethods = ["fifo"]\nseeds = 1\n')
+    trace.write_text("submit_time,duration,num_gpus\n0,50,1\n")
+    before = {p: p.read_bytes() for p in (instance, schedule, config, trace)}
+    names = {"i": instance, "s": schedule, "c": config, "t": trace, "d": tmp_path}
+    argv = [word.format(**names) for word in OUTPUT_CASES[case][0]]
+    capsys.readouterr()
+    assert main(argv) == 2
+    captured = capsys.readouterr()
+    assert captured.err.count("\n") == 1 and OUTPUT_CASES[case][1] in captured.err, captured
+    assert captured.out == ""
+    assert {p: p.read_bytes() for p in before} == before
+    assert not (tmp_path / "new").exists()
 
 
 def test_predict_evaluate_names_a_bad_submit_cell(tmp_path: Path) -> None:
@@ -341,3 +394,147 @@ def test_mixed_clusters_from_the_command_line(tmp_path: Path, capsys) -> None:  
     unknown = run_cli("generate", "--gpu-types", "h100:2", "--out", str(tmp_path / "x.json"))
     assert unknown.returncode == 2 and "gpu_types.h100" in unknown.stderr
     assert "Traceback" not in bad.stderr + unknown.stderr
+
+
+@pytest.mark.parametrize("kind", ["fifo", "dev-zero", "folder"])
+def test_inputs_that_are_not_regular_files_refused(tmp_path: Path, kind: str) -> None:
+    """A named pipe (reading it blocks for ever), ``/dev/zero`` (never ends: it filled the
+    memory) or a folder, wherever a file is read: one line naming it, exit 2, at once.
+
+    Catches: ``info /dev/zero`` killed by the kernel for memory, ``info fifo`` hanging,
+    a binary-file error from the TOML reader (exit 3).
+    """
+    import os
+
+    instance = tmp_path / "in.json"
+    assert main(["generate", "--jobs", "2", "--out", str(instance)]) == 0
+    bad = {"fifo": tmp_path / "pipe", "dev-zero": Path("/dev/zero"), "folder": tmp_path}[kind]
+    if kind == "fifo":
+        os.mkfifo(bad)
+    cases = [
+        ["info", str(bad)],
+        ["verify", str(instance), str(bad)],
+        ["solve", str(instance), "--warm-start", str(bad)],
+        ["generate", "--config", str(bad), "--out", str(tmp_path / "g.json")],
+        ["simulate", "--trace", str(bad)],
+        ["predict", "evaluate", "--trace", str(bad)],
+        ["sweep", str(bad), "--results", str(tmp_path / "r.sqlite")],
+    ]
+    # One interpreter for every case, in a subprocess: a hang (the bug) fails, not blocks.
+    done = subprocess.run(
+        [sys.executable, "-c", _EACH_CASE, json.dumps(cases)],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=300,  # only a hang gets near it
+    )
+    assert done.returncode == 0, done.stderr
+    for argv, (code, err) in zip(cases, json.loads(done.stdout), strict=True):
+        assert code == 2, (argv, err)
+        assert err.count("\n") == 1 and str(bad) in err, (argv, err)
+
+
+_EACH_CASE = """
+import contextlib, io, json, sys
+from ddlsched.cli import main
+found = []
+for argv in json.loads(sys.argv[1]):
+    err = io.StringIO()
+    with contextlib.redirect_stderr(err):
+        try:
+            code = main(argv)
+        except SystemExit as stop:
+            code = stop.code
+    found.append((code, err.getvalue()))
+print(json.dumps(found))
+"""
+
+
+def _json_commands(tmp_path: Path) -> dict[str, list[list[str]]]:
+    """Every command that takes --json, with small arguments (``--verbose`` where a solver
+    can print its log), keyed by the command's name."""
+    instance, schedule = tmp_path / "in.json", tmp_path / "s.json"
+    assert main(["generate", "--jobs", "3", "--servers", "1", "--gpus-per-server", "2",
+                 "--integral", "--out", str(instance)]) == 0  # fmt: skip
+    assert main(["solve", str(instance), "--method", "fifo", "--out", str(schedule)]) == 0
+    trace = tmp_path / "t.csv"
+    trace.write_text("submit_time,duration,num_gpus\n0,50,1\n5,80,2\n")
+    config, results = tmp_path / "c.toml", tmp_path / "r.sqlite"
+    config.write_text('[sweep]\nmethods = ["fifo"]\nseeds = 1\n[sweep.grid]\nnum_jobs = [2]\n')
+    from ddlsched.sweep import read_sweep, run_sweep
+
+    run_sweep(read_sweep(config), results, workers=1)
+    small = ["--servers", "1", "--gpus-per-server", "2"]
+    return {
+        "info": [["info", str(instance)]],
+        "verify": [["verify", str(instance), str(schedule)]],
+        "solve": [["solve", str(instance), "--method", m, "--verbose"] for m in ("milp", "cpsat")],
+        "bound": [["bound", str(instance), "--lp", "--lp-max-variables", "2000"],
+                  ["bound", "--trace", str(trace), *small]],
+        "simulate": [["simulate", "--trace", str(trace), *small]],
+        "check": [["check", str(instance)], ["check", "--random", "1", "--jobs", "2",
+                                             "--out-dir", str(tmp_path)]],
+        "compare": [["compare", "--jobs", "2", "--instances", "1", *small[:2], "--exact",
+                     "milp"]],
+        "predict": [["predict", "evaluate", "--jobs", "60"]],
+        "results": [["results", str(results)]],
+    }  # fmt: skip
+
+
+def test_json_stdout_is_exactly_one_document(
+    tmp_path: Path, capfd: pytest.CaptureFixture[str]
+) -> None:
+    """With --json, stdout is one JSON document and nothing else, in every command that
+    takes --json (found in the parser, so a new one must be added here), solver logs
+    (``--verbose``, the LP bound) included: they go to stderr.
+
+    Catches: HiGHS's banner and log written from C++ to file descriptor 1 ahead of the
+    document (``solve --verbose --json``, ``bound --lp --json``).
+    """
+    import argparse
+
+    from ddlsched.cli import build_parser
+
+    parser = build_parser()
+    subparsers = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+
+    def takes_json(sub: argparse.ArgumentParser) -> bool:
+        nested = [a for a in sub._actions if isinstance(a, argparse._SubParsersAction)]
+        if nested:
+            return any(takes_json(p) for p in nested[0].choices.values())
+        return any("--json" in a.option_strings for a in sub._actions)
+
+    with_json = {name for name, sub in subparsers.choices.items() if takes_json(sub)}
+    commands = _json_commands(tmp_path)
+    assert set(commands) == with_json
+    capfd.readouterr()
+    for argvs in commands.values():
+        for argv in argvs:
+            # In this process, stdout read at the file descriptor: what native code and
+            # solver children write there is caught too.
+            code = main([*argv, "--json"])
+            captured = capfd.readouterr()
+            assert code == 0, (argv, captured.err)
+            json.loads(captured.out)  # the whole of stdout, one document
+
+
+def test_no_wait_warning_only_when_no_job_waited(tmp_path: Path) -> None:
+    """LAS starts the second job on arrival by preempting the first, which then waits:
+    no "no job ever waited" warning (the mean queueing delay S - r is 0 all the same);
+    FIFO on a cluster with room for both warns, rightly.
+
+    Catches: the warning computed from the queueing delay alone (it was shown for LAS).
+    """
+    path = tmp_path / "t.csv"
+    # One GPU; the first job crosses LAS's first threshold (3,600 GPU-s) as the second
+    # arrives: the second runs at once, the first is preempted until it ends.
+    path.write_text("submit_time,duration,num_gpus\n0,5000,1\n3600,1000,1\n")
+    one = ["--servers", "1", "--gpus-per-server", "1"]
+    las = run_cli("simulate", "--trace", str(path), *one, "--policy", "las", "--json")
+    assert las.returncode == 0, las.stderr
+    summary = json.loads(las.stdout)
+    assert summary["mean_queueing_delay"] == 0 and summary["preempted_jobs"] == 1
+    assert "warning" not in summary
+    two = ["--servers", "1", "--gpus-per-server", "2"]
+    fifo = run_cli("simulate", "--trace", str(path), *two, "--policy", "fifo", "--json")
+    assert "no job ever waited" in json.loads(fifo.stdout)["warning"]

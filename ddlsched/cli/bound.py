@@ -40,8 +40,9 @@ def add(commands: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Compute every bound, print each with its validity and the best."""
+    from ddlsched.api import lower_bounds
     from ddlsched.core.io import read_instance
-    from formulations.lower_bounds import LpSettings, best_lower_bound, lower_bounds
+    from formulations.lower_bounds import LpSettings, best_lower_bound
 
     if (args.instance is None) == (args.trace is None):
         raise InputError("bound: give an INSTANCE file or --trace FILE (one of them)")
@@ -54,12 +55,7 @@ def run(args: argparse.Namespace) -> int:
         settings = LpSettings(args.lp_max_variables, args.lp_time_limit) if args.lp else None
     except ValueError as error:
         raise InputError(str(error)) from None
-    upper = None
-    if settings is not None:
-        from ddlsched.api import best_policy_objective
-
-        upper = best_policy_objective(instance)
-    found = lower_bounds(instance, lp=settings, upper_bound=upper)
+    found = lower_bounds(instance, lp=settings)
     best = best_lower_bound(found)
     if args.json:
         print_json(

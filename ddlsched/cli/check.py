@@ -14,6 +14,7 @@ from ddlsched.cli.options import (
     add_gpu_types,
     add_json,
     add_seed,
+    check_outputs,
     count,
     new_command,
     positive,
@@ -53,6 +54,7 @@ def run(args: argparse.Namespace) -> int:
     from ddlsched.core.io import read_instance
     from ddlsched.experiments import check_instance
 
+    check_outputs({"--out-dir": args.out_dir}, folders=("--out-dir",))
     args.servers = servers(args, 2)
     if args.adversarial:
         if args.gpu_types:

@@ -11,6 +11,7 @@ from ddlsched.cli.options import (
     add_gpu_types,
     add_json,
     add_seed,
+    check_outputs,
     count,
     new_command,
     non_negative,
@@ -73,6 +74,7 @@ def run(args: argparse.Namespace) -> int:
     """Run the comparison; print its table (what finished, if interrupted: exit 130)."""
     from ddlsched.experiments import CompareConfig, compare
 
+    check_outputs({"--plot": args.plot})
     try:
         config = CompareConfig(
             jobs=args.jobs,

@@ -11,6 +11,7 @@ from ddlsched.cli.options import (
     add_gpu_types,
     add_seed,
     add_type_settings,
+    check_outputs,
     count,
     new_command,
     positive,
@@ -53,9 +54,13 @@ def add(commands: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Generate the instance and write it to ``--out``."""
-    from ddlsched.core.generators import GeneratorConfig, generate
-    from ddlsched.core.io import write_instance
+    from ddlsched.api import generate_checked
+    from ddlsched.core.generators import GeneratorConfig
+    from ddlsched.core.io import check_regular_file, write_instance
 
+    check_outputs({"--out": args.out}, [args.config])
+    if args.config:
+        check_regular_file(args.config, "TOML file")
     config = GeneratorConfig.from_toml(args.config) if args.config else GeneratorConfig()
     changes: dict[str, Any] = {
         "num_jobs": args.jobs,
@@ -78,7 +83,7 @@ def run(args: argparse.Namespace) -> int:
         # long; integral instances default to a ratio of 2.
         changes["bandwidth_intra"] = 2.0
     config = config.replace(**{k: v for k, v in changes.items() if v is not None})
-    instance = generate(config, args.seed)
+    instance = generate_checked(config, args.seed)
     write_instance(instance, args.out)
     print(
         f"wrote {args.out}: {instance.num_jobs} jobs on "

@@ -38,6 +38,9 @@ def run(args: argparse.Namespace) -> int:
     from ddlsched.experiments.prediction import evaluate, history_frame
 
     if args.trace:
+        from ddlsched.core.io import check_regular_file
+
+        check_regular_file(args.trace, "CSV file")
         frame = history_frame(args.trace)
         source = args.trace
     else:

@@ -55,10 +55,12 @@ def add_replay_options(command: argparse.ArgumentParser, required: bool = True) 
 
 def load_replay(args: argparse.Namespace) -> tuple[Any, Any, float, float]:
     """The trace as an instance, at the asked load: (loaded, instance, factor, offered load)."""
+    from ddlsched.core.io import check_regular_file
     from ddlsched.core.load import at_load, offered_load, scale_arrivals
     from ddlsched.core.model import Cluster, expand_types
     from ddlsched.core.traces import load_trace, parse_columns
 
+    check_regular_file(args.trace, "CSV trace")
     try:
         cluster = Cluster.uniform(
             args.servers, args.gpus_per_server, args.bandwidth_intra, args.bandwidth_inter

@@ -12,6 +12,7 @@ from ddlsched.cli.options import (
     add_json,
     add_online,
     add_seed,
+    check_outputs,
     new_command,
     non_negative,
 )
@@ -58,6 +59,7 @@ def run(args: argparse.Namespace) -> int:
     from ddlsched.core.result import SolveStatus
     from ddlsched.core.traces import stretched_jobs
 
+    check_outputs({"--out": args.out, "--plot": args.plot}, [args.trace])
     loaded, instance, factor, load = load_replay(args)
     progress, close = progress_bar(instance.num_jobs, args.policy)
     try:
@@ -72,6 +74,7 @@ def run(args: argparse.Namespace) -> int:
             ),
             seed=args.seed,
             progress=progress,
+            partial=True,
         )
     except ValueError as error:
         raise InputError(str(error)) from None
@@ -82,7 +85,12 @@ def run(args: argparse.Namespace) -> int:
     if args.plot and result.schedule is not None:
         save_figure("simulation_figure", args.plot, instance, result.schedule, args.policy)
     summary = result.summary()
-    idle = result.metrics.get("mean_queueing_delay") == 0
+    # Waiting counts from the first start (S - r) and after a preemption (a preemptive
+    # policy such as LAS starts every job on arrival and still makes some wait).
+    idle = (
+        result.metrics.get("mean_queueing_delay") == 0
+        and result.metrics.get("preempted_jobs") == 0
+    )
     warning = (
         "no job ever waited: every work-conserving policy gives this same schedule; raise the "
         "load (--target-load, --load-factor) or shrink the cluster to compare policies"

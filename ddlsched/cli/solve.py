@@ -12,6 +12,7 @@ from ddlsched.cli.options import (
     add_json,
     add_online,
     add_seed,
+    check_outputs,
     count,
     new_command,
     non_negative,
@@ -54,6 +55,7 @@ def run(args: argparse.Namespace) -> int:
     from ddlsched.core.params import ExactParams, OnlineParams
     from ddlsched.core.result import SolveStatus
 
+    check_outputs({"--out": args.out}, [args.instance, args.warm_start])
     instance = read_instance(args.instance)
     warm = read_schedule(args.warm_start) if args.warm_start else None
     try:

@@ -12,6 +12,7 @@ from ddlsched.cli.options import (
     EXIT_OK,
     OUT,
     add_json,
+    check_outputs,
     count,
     new_command,
 )
@@ -39,6 +40,7 @@ def run(args: argparse.Namespace) -> int:
     """Run the tasks not yet in the results file; exit 1 if any failed, 130 if interrupted."""
     from ddlsched.sweep import read_sweep, run_sweep
 
+    check_outputs({"--results": args.results}, [args.config])
     config = read_sweep(args.config)
     total = sum(1 for _ in config.tasks())
     progress, close = progress_bar(total, "sweep")

@@ -14,6 +14,7 @@ import json
 import math
 import os
 import re
+import stat
 import tempfile
 from collections.abc import Mapping
 from pathlib import Path
@@ -212,14 +213,39 @@ def _position(text: str, index: int) -> str:
     return f"line {line}, column {column}"
 
 
+def check_regular_file(path: str | os.PathLike[str], kind: str = "file") -> None:
+    """Refuse, before reading, anything but an existing regular file (or a link to one).
+
+    A folder cannot be read; a named pipe blocks until someone writes to it;
+    ``/dev/zero`` never ends (reading it fills the memory). ``kind`` names
+    what was expected (``"JSON file"``).
+
+    Raises
+    ------
+    InputError
+        Naming the path and what it is.
+    """
+    name = os.fspath(path)
+    try:
+        mode = os.stat(path).st_mode
+    except FileNotFoundError:
+        raise InputError(f"{name}: no such file") from None
+    except OSError as error:
+        raise InputError(f"{name}: cannot read ({error.strerror or error})") from None
+    if stat.S_ISDIR(mode):
+        raise InputError(f"{name}: is a directory, not a {kind}")
+    if not stat.S_ISREG(mode):
+        what = "a named pipe" if stat.S_ISFIFO(mode) else "a device or socket"
+        raise InputError(f"{name}: is {what}, not a regular file (expected a {kind})")
+
+
 def _load_json(path: str | os.PathLike[str]) -> Any:
     name = os.fspath(path)
+    check_regular_file(path, "JSON file")
     try:
         text = Path(path).read_text(encoding="utf-8-sig")
     except FileNotFoundError:
         raise InputError(f"{name}: no such file") from None
-    except IsADirectoryError:
-        raise InputError(f"{name}: is a directory, not a JSON file") from None
     except (OSError, UnicodeDecodeError) as error:
         raise InputError(f"{name}: cannot read ({error})") from None
     try:

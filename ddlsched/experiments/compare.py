@@ -158,7 +158,7 @@ class CompareReport:
                 "verified": sum(r.verified[method] for r in self.rows),
                 "above_theorem1": len(above),
                 "flag": self.flag(method, above),
-                "mean_runtime_s": float(np.mean([r.results[method].runtime_s for r in self.rows])),
+                "mean_runtime_s": _mean([r.results[method].runtime_s for r in self.rows]),
             }
         tightness = [
             r.optimum.lower_bound.value / r.optimum.objective
