@@ -11,6 +11,7 @@ exist, then none is left), with a generous cap that only a broken build reaches.
 
 from __future__ import annotations
 
+import os
 import signal
 import subprocess
 import sys
@@ -108,3 +109,161 @@ def test_children_end_when_the_command_is_killed_outright(batch: Path) -> None:
     process.kill()
     process.wait(timeout=CAP)
     _wait(lambda: not _live(process.pid), "every child of the killed solve to end")
+
+
+def _started(argv: list[str], ready: object, what: str) -> subprocess.Popen[str]:
+    """``ddlsched argv`` in its own session, returned once ``ready(process)`` holds."""
+    process = subprocess.Popen(
+        [sys.executable, "-m", "ddlsched.cli", *argv],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
+    _wait(lambda: ready(process) or process.poll() is not None, what)  # type: ignore[operator]
+    assert process.poll() is None, f"ended before {what}: {process.communicate()}"
+    return process
+
+
+def _solver_child_runs(session: int) -> bool:
+    """Whether a child of a fork server runs in ``session``: the fork server has booted (a
+    signal reaching an interpreter as it starts ends it with "Fatal Python error")."""
+    listing = subprocess.run(
+        ["ps", "-o", "pid=,ppid=,args=", "-s", str(session)],
+        capture_output=True,
+        text=True,
+        check=False,
+    ).stdout.splitlines()
+    servers = {line.split()[0] for line in listing if "forkserver" in line}
+    return any(line.split()[1] in servers for line in listing)
+
+
+def _ctrl_c(process: subprocess.Popen[str]) -> tuple[str, str]:
+    """Ctrl-C as a terminal sends it (to the whole process group); the outputs."""
+    os.killpg(process.pid, signal.SIGINT)
+    out, err = process.communicate(timeout=CAP)
+    _wait(lambda: not _live(process.pid), "every process of the command to end")
+    return out, err
+
+
+def test_ctrl_c_stops_compare_with_the_milp(tmp_path: Path) -> None:
+    """Ctrl-C during ``compare --exact milp``: exit 130 with the (partial) table, no child
+    left. Catches: the interrupt swallowed by a policy run (the simulator keeps partial
+    results), after which the MILP ran its whole time limit, instance after instance."""
+    process = _started(
+        ["compare", "--exact", "milp", "--jobs", "24", "--load", "0", "--instances", "3"],
+        lambda p: _solver_child_runs(p.pid),
+        "the MILP's children",
+    )
+    out, err = _ctrl_c(process)
+    assert process.returncode == 130, err
+    assert "interrupted" in out and "Traceback" not in err and "Warning" not in err, err
+
+
+def test_ctrl_c_stops_the_lp_bound(tmp_path: Path) -> None:
+    """Ctrl-C while ``bound --lp`` solves its LP: exit 130 and one line, at once (the LP runs
+    in a child that is stopped; in this process HiGHS answered only when it returned)."""
+    path = tmp_path / "big.json"
+    assert subprocess.run(
+        [sys.executable, "-m", "ddlsched.cli", "generate", "--jobs", "300", "--servers", "8",
+         "--out", str(path)], capture_output=True, check=False,
+    ).returncode == 0  # fmt: skip
+    process = _started(
+        ["bound", str(path), "--lp"], lambda p: _solver_child_runs(p.pid), "the LP's child"
+    )
+    out, err = _ctrl_c(process)
+    assert process.returncode == 130, err
+    assert err.strip().splitlines() == ["ddlsched: interrupted"] and out == "", (out, err)
+
+
+def test_an_interrupted_policy_run_stops_its_caller(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Ctrl-C landing in a policy run that another computation builds on (the exact
+    solve's online start, the LP's upper bound) stops that computation: ``solve`` raises
+    KeyboardInterrupt and ``bound --lp`` exits 130 in one line.
+
+    Catches: "upper bound of nan" and exit 0 (the simulator keeps what completed on
+    Ctrl-C; taken for a schedule, the run went on), and an exact solve that went on for its
+    whole time limit without a warm start.
+    """
+    from algorithms import simulator
+    from ddlsched.api import best_policy_objective, solve
+    from ddlsched.core.io import read_instance
+
+    path = tmp_path / "in.json"
+    assert main(["generate", "--jobs", "4", "--integral", "--out", str(path)]) == 0
+    instance = read_instance(path)
+
+    def pressed(self: object) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(simulator._Simulation, "run", pressed)
+    with pytest.raises(KeyboardInterrupt):
+        solve(instance, "milp")
+    with pytest.raises(KeyboardInterrupt):
+        best_policy_objective(instance)
+    capsys.readouterr()
+    assert main(["bound", str(path), "--lp"]) == 130
+    captured = capsys.readouterr()
+    assert captured.out == "" and captured.err == "ddlsched: interrupted\n"
+    # The command that shows partial metrics still does.
+    trace = tmp_path / "t.csv"
+    trace.write_text("submit_time,duration,num_gpus\n0,50,1\n")
+    assert main(["simulate", "--trace", str(trace), "--servers", "1"]) == 130
+
+
+SWEEP = """[sweep]
+methods = ["milp", "asrpt"]
+seeds = 40
+time_limit = 60
+[sweep.grid]
+num_jobs = [16]
+servers = [4]
+gpus_per_server = [4]
+[generator]
+integral = true
+bandwidth_intra = 2.0
+load = 1.0
+"""
+
+
+def _rows(db: Path) -> int:
+    import sqlite3
+
+    try:
+        with sqlite3.connect(db) as connection:
+            return int(connection.execute("SELECT COUNT(*) FROM results").fetchone()[0])
+    except sqlite3.Error:
+        return 0
+
+
+def test_ctrl_c_stops_a_sweep_in_one_line_and_keeps_its_rows(tmp_path: Path) -> None:
+    """Ctrl-C during a sweep: one line (the summary, saying it was interrupted), nothing on
+    stderr, exit 130, the finished rows kept, every worker and solver child gone.
+
+    Catches: the workers receiving the Ctrl-C themselves (a traceback each and dozens of
+    Dask log lines), and a shutdown that waited for the running MILPs.
+    """
+    config, db = tmp_path / "s.toml", tmp_path / "r.sqlite"
+    config.write_text(SWEEP)
+    process = _started(
+        ["sweep", str(config), "--results", str(db)], lambda p: _rows(db) >= 1, "a first row"
+    )
+    out, err = _ctrl_c(process)
+    assert process.returncode == 130, err
+    assert err == "" and len(out.splitlines()) == 1 and "interrupted" in out, (out, err)
+    assert _rows(db) >= 1
+
+
+def test_sweep_workers_end_when_the_driver_is_killed(tmp_path: Path) -> None:
+    """``kill -9`` of the sweep's driver alone: its Dask workers and their solver children
+    end by themselves (no orphan burning a core)."""
+    config, db = tmp_path / "s.toml", tmp_path / "r.sqlite"
+    config.write_text(SWEEP)
+    process = _started(
+        ["sweep", str(config), "--results", str(db)], lambda p: _rows(db) >= 1, "a first row"
+    )
+    process.kill()
+    process.wait(timeout=CAP)
+    _wait(lambda: not _live(process.pid), "every worker of the killed sweep to end")

@@ -186,3 +186,87 @@ def test_mixed_cluster_sweep(tmp_path: Path) -> None:
     run_sweep(read_sweep(mixed), db)
     frame = load_results(db)
     assert len(frame) == 2 and frame.verified.all()
+
+
+def _refused(argv: list[str], capsys: pytest.CaptureFixture[str]) -> str:
+    from ddlsched.cli import main
+
+    capsys.readouterr()
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "internal error" not in err, err
+    return err
+
+
+@pytest.mark.parametrize(
+    ("body", "expected"),
+    [
+        ("seeds = 100000000", r"sweep\.seeds: at most 100,000"),
+        (
+            "seeds = 1000\n[sweep.grid]\nnum_jobs = [{}]\nservers = [1, 2]".format(
+                ", ".join(str(n) for n in range(2, 1002))
+            ),
+            r"2,000,000 tasks \(1 methods x 1,000 seeds x 2,000 grid points\), more than",
+        ),
+        ("[generator]\niteration_sigma = -1", r"iteration_sigma = -1: sigma < 0"),
+    ],
+    ids=["seeds-1e8", "two-million-tasks", "negative-sigma"],
+)
+def test_runaway_or_impossible_grids_refused_when_read(
+    tmp_path: Path, body: str, expected: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A grid too large to list (10^8 seeds, 2 million tasks) or a setting only the
+    generator refuses (NumPy's ``sigma < 0``) is one line naming it, before any worker
+    starts. Catches: minutes and gigabytes spent listing tasks; a task failing on every
+    worker, or exit 3."""
+    path = tmp_path / "s.toml"
+    body = body if body.startswith("seeds") else f"seeds = 1\n{body}"
+    path.write_text(f'[sweep]\nmethods = ["fifo"]\n{body}\n')
+    import re
+
+    err = _refused(["sweep", str(path), "--results", str(tmp_path / "r.sqlite")], capsys)
+    assert re.search(expected, err), err
+    assert not (tmp_path / "r.sqlite").exists()
+
+
+@pytest.mark.parametrize(
+    "results", ["folder", "/dev/full", "/proc/ddlsched.sqlite", "text", "other-sqlite"]
+)
+def test_unusable_results_files_are_bad_input(
+    tmp_path: Path, results: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A results path that is a folder, a device, in /proc, a text file or someone else's
+    SQLite database: one line naming it, exit 2 (it was exit 3, or a table added to the
+    other database). Catches: sqlite3 errors reported as internal errors."""
+    config = tmp_path / "s.toml"
+    config.write_text('[sweep]\nmethods = ["fifo"]\nseeds = 1\n')
+    (tmp_path / "text").write_text("not a database\n")
+    with sqlite3.connect(tmp_path / "other-sqlite") as connection:
+        connection.execute("CREATE TABLE accounts (id INTEGER)")
+    path = str(tmp_path / results) if not results.startswith("/") else results
+    if results == "folder":
+        path = str(tmp_path)
+    err = _refused(["sweep", str(config), "--results", path], capsys)
+    assert path in err
+    if results == "other-sqlite":
+        with sqlite3.connect(path) as connection:
+            tables = connection.execute("SELECT name FROM sqlite_master").fetchall()
+        assert tables == [("accounts",)]
+
+
+def test_binary_config_too_many_workers_and_bad_scheduler_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A binary TOML file, ``--workers 100000`` and ``--scheduler "not a url"``: one line
+    each, exit 2, naming the problem (they were tracebacks, exit 3, or 100,000 processes)."""
+    binary = tmp_path / "b.toml"
+    binary.write_bytes(bytes(range(256)))
+    err = _refused(["sweep", str(binary)], capsys)
+    assert "not valid TOML" in err
+    config = tmp_path / "s.toml"
+    config.write_text('[sweep]\nmethods = ["fifo"]\nseeds = 1\n')
+    db = str(tmp_path / "r.sqlite")
+    err = _refused(["sweep", str(config), "--results", db, "--workers", "100000"], capsys)
+    assert "workers: at most" in err and "100,000" in err
+    err = _refused(["sweep", str(config), "--results", db, "--scheduler", "not a url"], capsys)
+    assert "scheduler 'not a url': cannot connect" in err
