@@ -153,3 +153,42 @@ def test_online_start_is_the_best_non_preemptive_policy_schedule() -> None:
     mine = sum(job.weight * (ends[job.id] or 0.0) for job in instance.jobs)
     assert mine == pytest.approx(min(objectives))
     assert len(set(objectives)) > 1  # the choice means something on this instance
+
+
+def test_simulate_takes_a_loaded_trace(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """``simulate(load_trace(...))`` runs on the trace's instance, as the docstring says.
+    Catches: AttributeError on the LoadedTrace (it has no ``jobs``)."""
+    from ddlsched.core.traces import load_trace
+
+    path = tmp_path / "t.csv"
+    path.write_text("submit_time,duration,num_gpus\n0,50,1\n5,80,2\n")
+    loaded = load_trace(path, Cluster.uniform(1, 2, 20.0, 1.0))
+    result = simulate(loaded, "fifo")
+    assert result.schedule is not None
+    assert result.objective == simulate(loaded.instance, "fifo").objective
+    assert solve(loaded, "fifo").objective == result.objective
+
+
+def test_wrong_argument_types_say_what_was_expected() -> None:
+    """A dict or a file name where an Instance goes, a policy object given to solve, a
+    params object of the wrong kind, a mapper that is not callable: a TypeError or
+    ValueError naming the argument and what it takes (no "'str' object is not callable"
+    from deep inside the simulator). Registry names are taken for predictor and mapper."""
+    instance = _three_jobs()
+    with pytest.raises(TypeError, match=r"instance: expected an Instance.*instance_from_dict"):
+        simulate(instance.to_dict(), "fifo")  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match=r"instance: expected an Instance.*read_instance"):
+        solve("in.json", "fifo")  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="method: expected a name"):
+        solve(instance, StrictFCFS(instance.cluster))  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="params: expected OnlineParams"):
+        simulate(instance, "fifo", params=ExactParams())  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="mapper: expected a name or a callable"):
+        simulate(instance, "fifo", mapper=5)  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="seed: expected a whole number"):
+        simulate(instance, "fifo", seed="1")  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="mapper"):
+        simulate(instance, "fifo", mapper="no-such-mapper")
+    by_name = simulate(instance, "fifo", mapper="first-fit", predictor="oracle")
+    by_params = simulate(instance, "fifo", params=OnlineParams(mapper="first-fit"))
+    assert by_name.objective == by_params.objective
