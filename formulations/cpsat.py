@@ -447,18 +447,37 @@ def solve_cpsat(
     (:class:`formulations.isolation.Cancelled` is raised). ``on_incumbent``
     (problems A and A1) is called in this process with each improving
     schedule as CP-SAT finds it (the portfolio passes them to the MILP).
+    On problem A ``best_bound`` is the larger of CP-SAT's and the combinatorial
+    bounds, and a schedule meeting the latter is ``optimal``
+    (:func:`formulations.certify.with_best_bound`).
 
     Raises
     ------
     ValueError
         For weights CP-SAT cannot scale to integers exactly.
     """
-    from formulations.exact import prepare_slotted, schedule_from_plan
+    from formulations.certify import with_best_bound
 
     problem = Problem(problem)
     params = params or ExactParams()
     if problem is Problem.A2:
         return _solve_a2(instance, params, seed, cancel)
+    result = _solve_cluster(instance, problem, params, warm_start, seed, cancel, on_incumbent)
+    return with_best_bound(result, instance)
+
+
+def _solve_cluster(
+    instance: Instance,
+    problem: Problem,
+    params: ExactParams,
+    warm_start: Schedule | None,
+    seed: int,
+    cancel: threading.Event | None,
+    on_incumbent: Callable[[Schedule], None] | None,
+) -> Result:
+    """:func:`solve_cpsat` on problem A or A1, without the combinatorial bounds."""
+    from formulations.exact import prepare_slotted, schedule_from_plan
+
     began = time.perf_counter()
     prepared = prepare_slotted(instance, problem, warm_start, params)
     slotted = prepared.slotted

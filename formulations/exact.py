@@ -473,17 +473,36 @@ def solve_milp(
     -------
     Result
         ``status`` OPTIMAL only when proven optimal for the continuous
-        problem (i.e. the instance is integral); objective and JCT
-        recomputed from the schedule; ``best_bound`` HiGHS's bound (``nan``
-        on non-integral instances, where it bounds only the slotted problem).
+        problem (i.e. the instance is integral, or a combinatorial lower
+        bound meets the schedule); objective and JCT recomputed from the
+        schedule; ``best_bound`` the larger of HiGHS's bound (withdrawn on
+        non-integral instances, where it bounds only the slotted problem) and
+        the combinatorial bounds (problem A;
+        :func:`formulations.certify.with_best_bound`).
 
     The time limit is a hard one: HiGHS is interrupted :data:`INTERRUPT_SLACK`
     seconds past it, and an isolated run still going :data:`OVERRUN_GRACE`
     seconds past it is stopped,
     returning the last incumbent it reported (or the list schedule).
     """
+    from formulations.certify import with_best_bound
+
     params = params or ExactParams()
     problem = _problem(problem)
+    result = _solve_milp(instance, problem, params, warm_start, cancel, on_incumbent, offers)
+    return with_best_bound(result, instance)
+
+
+def _solve_milp(
+    instance: Instance,
+    problem: Problem,
+    params: ExactParams,
+    warm_start: Schedule | None,
+    cancel: threading.Event | None,
+    on_incumbent: Callable[[Schedule, float], None] | None,
+    offers: queue.Queue[Schedule] | None,
+) -> Result:
+    """:func:`solve_milp` without the combinatorial bounds."""
     began = time.perf_counter()
     # HiGHS's own limit comes first, then our interrupt, then the kill.
     ends = None if params.time_limit is None else time.monotonic() + params.time_limit

@@ -34,6 +34,17 @@ the MILP: with CP-SAT's optimum as start the three 16-job 4 x 4 instances of
 user-solution callback) when better than its incumbent. The other way is
 not possible: CP-SAT takes hints only before it starts, and it starts
 first. The MILP's deadline is hard (:func:`formulations.exact.solve_milp`).
+
+**Bounds race too** (problem A). The fast combinatorial bound is computed at
+once, and the LP bound (:func:`formulations.certify.exact_lp_bound`: on an
+integral instance set on the instance's own slot) in a third child, with
+windows from the best schedule known when it starts. A :class:`_Watch`
+sees every schedule (the warm start, CP-SAT's and the MILP's incumbents)
+and every bound; as soon as the best schedule meets the best valid bound it
+stops both backends and returns that schedule as ``optimal``, saying which
+bound proved it (a valid lower bound met by a feasible schedule is a proof,
+:mod:`formulations.certify`). The result's ``best_bound`` is the largest of
+the backends', the combinatorial and the LP bounds.
 """
 
 from __future__ import annotations
@@ -47,7 +58,7 @@ from collections.abc import Callable
 
 from ddlsched.core.model import Instance, Problem, Schedule
 from ddlsched.core.params import ExactParams
-from ddlsched.core.result import Result, SolveStatus
+from ddlsched.core.result import LowerBound, Result, SolveStatus
 from formulations.isolation import Cancelled
 
 HEAD_START = 2.0
@@ -56,6 +67,16 @@ limit). Starting both at once made the race 10-19% slower than CP-SAT alone wher
 proves in 1-3 s (measured before CP-SAT's interpreter was reused); instances CP-SAT proves
 within the head start never start the MILP."""
 HEAD_START_SHARE = 0.1
+
+STOP_SLACK = 0.75
+"""Seconds past the time limit at which the portfolio stops whatever still runs and answers
+from what was reported (:class:`_Watch`): a 60 s call ended after 64-68 s before, the
+MILP's own hard stop (``OVERRUN_GRACE``, 2 s past its limit) and the LP coming on top."""
+
+RACE_BOUNDS = True
+"""Whether the portfolio races the bounds too (problem A; module docstring). Off, only a
+backend's own proof or the joint one ends the race: tests of the racing itself, and
+``bench_exact`` to measure what the bounds add."""
 
 
 def solve_exact(
@@ -70,8 +91,10 @@ def solve_exact(
 
     ``params.threads`` is ignored: each backend gets one thread (two cores
     in all). ``metrics["first_proof_milp"]`` / ``["first_proof_cpsat"]`` say
-    which proved first (1) if one did.
+    which proved first (1) if one did; ``["proof_by_bound"]`` is 1 when a lower bound
+    met a schedule first (:class:`_Watch`).
     """
+    from formulations.certify import combinatorial_bound, with_best_bound
     from formulations.cpsat import solve_cpsat
     from formulations.exact import objectives, solve_milp
 
@@ -84,10 +107,21 @@ def solve_exact(
     cpsat_done = threading.Event()
     offers: queue.Queue[Schedule] = queue.Queue()  # CP-SAT's incumbents, for the running MILP
     found: list[Schedule] = []  # CP-SAT's incumbents so far, best last
+    racing = problem is Problem.A and RACE_BOUNDS
+    combinatorial = combinatorial_bound(instance) if racing else None
+    watch = _Watch(instance, cancel, combinatorial)
+    if warm_start is not None and problem is not Problem.A2:
+        watch.schedule(warm_start, "the warm start")
+    if watch.proof is not None:
+        return _from_watch(instance, problem, watch, {}, time.perf_counter() - began)
 
     def from_cpsat(schedule: Schedule) -> None:
         found.append(schedule)
         offers.put(schedule)
+        watch.schedule(schedule, "a CP-SAT incumbent")
+
+    def from_milp(schedule: Schedule, _bound: float) -> None:
+        watch.schedule(schedule, "a MILP incumbent")
 
     def milp_start() -> Schedule | None:
         """The MILP's warm start: CP-SAT's best so far when it beats the caller's (a smaller
@@ -107,6 +141,7 @@ def solve_exact(
             milp_params(params, time.perf_counter() - began),
             warm_start=milp_start(),
             cancel=cancel,
+            on_incumbent=None if problem is Problem.A2 else from_milp,
             offers=offers,
         ),
         "cpsat": lambda: solve_cpsat(
@@ -141,19 +176,162 @@ def solve_exact(
             first.append(name)
             cancel.set()
 
+    lp_stop = threading.Event()  # the race is over: the LP is no longer wanted
+
+    def lp_bound() -> None:
+        """The LP bound in its own child, stopped when the race ends."""
+        from formulations.certify import exact_lp_bound
+        from formulations.isolation import run_isolated
+
+        remaining = (
+            math.inf
+            if params.time_limit is None
+            else params.time_limit - (time.perf_counter() - began)
+        )
+        if remaining <= 0 or not math.isfinite(watch.objective):
+            return
+        try:
+            bound = run_isolated(
+                exact_lp_bound, instance, watch.objective, remaining, cancel=lp_stop
+            )
+        except Exception:
+            return
+        watch.bound(bound)
+
     threads = [threading.Thread(target=run, args=(name,), daemon=True) for name in backends]
+    if racing:
+        threads.append(threading.Thread(target=lp_bound, daemon=True))
     for thread in threads:
         thread.start()
+    stop_at = None if params.time_limit is None else began + params.time_limit + STOP_SLACK
+    stopped = False
     try:
-        for thread in threads:
+        for thread in threads[:2]:
             while thread.is_alive():
                 thread.join(0.01)
+                if stop_at is not None and not cancel.is_set() and time.perf_counter() > stop_at:
+                    stopped = True
+                    cancel.set()
     except KeyboardInterrupt:
         cancel.set()
+        lp_stop.set()
         for thread in threads:
             thread.join()
         raise
-    return _combine(outcomes, first, time.perf_counter() - began)
+    lp_stop.set()
+    if len(threads) > 2:
+        threads[2].join()
+    if (watch.proof is not None and not first) or (stopped and not outcomes):
+        return _from_watch(instance, problem, watch, outcomes, time.perf_counter() - began)
+    result = _combine(outcomes, first, time.perf_counter() - began)
+    if stopped:
+        result = dataclasses.replace(
+            result, notes=(*result.notes, f"stopped {STOP_SLACK:g} s past the time limit")
+        )
+    if not racing:
+        return result
+    result = with_best_bound(result, instance, watch.bounds, combinatorial)
+    return dataclasses.replace(result, runtime_s=time.perf_counter() - began)
+
+
+class _Watch:
+    """The best schedule and the valid bounds seen during a race; sets ``cancel`` once a
+    bound meets a schedule (a proof), remembering which (:attr:`proof`)."""
+
+    def __init__(
+        self, instance: Instance, cancel: threading.Event, combinatorial: LowerBound | None
+    ) -> None:
+        self.instance = instance
+        self.cancel = cancel
+        self.lock = threading.Lock()
+        self.best: tuple[Schedule, str] | None = None
+        self.objective = math.inf
+        self.bounds: list[LowerBound] = [] if combinatorial is None else [combinatorial]
+        self.proof: tuple[Schedule, str, LowerBound] | None = None
+
+    def schedule(self, schedule: Schedule, source: str) -> None:
+        """A feasible schedule (with ends) found by ``source``."""
+        from formulations.exact import objectives
+
+        if any(entry.end is None for entry in schedule.jobs):
+            return
+        objective, _ = objectives(self.instance, schedule)
+        with self.lock:
+            if objective < self.objective:
+                self.best, self.objective = (schedule, source), objective
+            self._check()
+
+    def bound(self, bound: LowerBound) -> None:
+        """A lower bound on ``OPT(A)`` (ignored unless valid)."""
+        if bound.valid and math.isfinite(bound.value):
+            with self.lock:
+                self.bounds.append(bound)
+                self._check()
+
+    def _check(self) -> None:
+        from formulations.solver import gap_closed
+
+        if self.proof is not None or self.best is None or not self.bounds:
+            return
+        best = max(self.bounds, key=lambda b: b.value)
+        if gap_closed(self.objective, best.value):
+            self.proof = (self.best[0], self.best[1], best)
+            self.cancel.set()
+
+
+def _from_watch(
+    instance: Instance,
+    problem: Problem,
+    watch: _Watch,
+    outcomes: dict[str, Result | BaseException],
+    wall: float,
+) -> Result:
+    """The result of a race ended by :class:`_Watch`'s proof (``optimal``, the bound that
+    proved it named) or stopped at :data:`STOP_SLACK` past its limit before either backend
+    answered (``feasible``: the best schedule reported, the best valid bound)."""
+    from formulations.exact import objectives
+
+    if watch.proof is not None:
+        schedule, source, bound = watch.proof
+        status = SolveStatus.OPTIMAL
+        notes = [
+            f"optimal: {source} meets the {bound.name} lower bound {bound.value:.8g}, a proof "
+            "for the instance; both backends were stopped"
+        ]
+    elif watch.best is not None:
+        schedule, source = watch.best
+        status = SolveStatus.FEASIBLE
+        bound = max(watch.bounds, key=lambda b: b.value, default=LowerBound(math.nan, "", False))
+        notes = [f"stopped {STOP_SLACK:g} s past the time limit; {source} is returned"]
+    else:
+        return Result.unsolved(
+            "exact", problem, "stopped at the time limit without a schedule", wall
+        )
+    notes += [
+        f"{name}: {r.status.value}, objective {r.objective:.6g}"
+        for name, r in outcomes.items()
+        if isinstance(r, Result)
+    ]
+    objective, total_jct = objectives(instance, schedule)
+    return Result(
+        method="exact",
+        problem=problem,
+        status=status,
+        objective=objective,
+        total_jct=total_jct,
+        best_bound=bound.value,
+        runtime_s=wall,
+        schedule=schedule,
+        metrics={
+            "milp_objective": math.nan,
+            "first_proof_milp": 0,
+            "first_proof_cpsat": 0,
+            "proof_by_bound": int(watch.proof is not None),
+        },
+        facts={"slotted_optimal": False, "integral": False, "modes_proven": False},
+        notes=tuple(notes),
+        lower_bound=bound if bound.valid else None,
+    )
 
 
 def head_start(limit: float | None) -> float:
@@ -210,6 +388,7 @@ def _combine(
             chosen = next(iter(results.values()))
             status = chosen.status
     metrics = {f"first_proof_{name}": int(name in first) for name in ("milp", "cpsat")}
+    metrics["proof_by_bound"] = 0
     return dataclasses.replace(
         chosen,
         method="exact",

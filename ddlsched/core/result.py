@@ -59,6 +59,11 @@ class LowerBound:
     notes
         What a reader must know (e.g. how many ``alpha_min`` were only bounds,
         which makes the bound weaker, still valid).
+    flow_value
+        The same bound on the optimal weighted flow time (total JCT)
+        ``min sum_i w_i (C_i - r_i) = OPT(A) - sum_i w_i r_i``, computed with it
+        job by job (see :mod:`formulations.lower_bounds`), or ``nan`` when not
+        known (then :attr:`Result.flow_lower_bound` translates ``value``).
     """
 
     value: float
@@ -66,6 +71,7 @@ class LowerBound:
     valid: bool
     runtime_s: float = 0.0
     notes: tuple[str, ...] = ()
+    flow_value: float = math.nan
 
     def ratio(self, objective: float) -> float:
         """``objective / value``: an upper bound on ``objective / OPT`` if valid, else ``nan``."""
@@ -81,6 +87,7 @@ class LowerBound:
             "valid": self.valid,
             "runtime_s": self.runtime_s,
             "notes": list(self.notes),
+            "flow_value": self.flow_value if math.isfinite(self.flow_value) else None,
         }
 
 
@@ -100,9 +107,12 @@ class Result:
     objective
         ``sum_i w_i C_i`` of :attr:`schedule` (``nan`` without one).
     total_jct
-        ``sum_i w_i (C_i - r_i)`` (``nan`` without a schedule).
+        ``sum_i w_i (C_i - r_i)``, the weighted flow time (``nan`` without a
+        schedule); also :attr:`total_flow_time`.
     best_bound
-        A proven lower bound on the optimal objective, or ``nan``.
+        A proven lower bound on the optimal objective, or ``nan``; for exact
+        methods on problem A the largest known (the solver's and the
+        combinatorial ones, :func:`formulations.certify.with_best_bound`).
     runtime_s
         Wall-clock seconds.
     schedule
@@ -190,6 +200,58 @@ class Result:
             return 0.0
         return max(0.0, (self.objective - self.best_bound) / abs(self.objective))
 
+    @property
+    def total_flow_time(self) -> float:
+        """``sum_i w_i (C_i - r_i)``, the weighted flow time (total JCT)."""
+        return self.total_jct
+
+    @property
+    def flow_lower_bound(self) -> float:
+        """The largest proven lower bound on the optimal weighted flow time, or ``nan``.
+
+        The larger of :attr:`lower_bound`'s ``flow_value`` and the translations
+        ``bound - sum_i w_i r_i`` of :attr:`best_bound` and ``lower_bound.value``
+        (for every schedule ``sum w (C - r) = sum w C - sum w r``, so a bound on
+        one, minus the constant, bounds the other). ``sum w r`` is read as
+        ``objective - total_jct``; each translation is lowered by ``1e-9`` of the
+        bound so that the rounding of that difference cannot lift it.
+        """
+        candidates = []
+        bound = self.lower_bound
+        if bound is not None and bound.valid and math.isfinite(bound.flow_value):
+            candidates.append(bound.flow_value)
+        release_weight = self.objective - self.total_jct
+        if math.isfinite(release_weight):
+            translated = [self.best_bound]
+            if bound is not None and bound.valid:
+                translated.append(bound.value)
+            candidates += [
+                value - release_weight - 1e-9 * abs(value)
+                for value in translated
+                if math.isfinite(value)
+            ]
+        return max(candidates) if candidates else math.nan
+
+    @property
+    def flow_ratio(self) -> float:
+        """``total_flow_time / flow_lower_bound``: an upper bound on the ratio of this
+        schedule's flow time to the optimal one (``nan`` without a positive bound)."""
+        bound = self.flow_lower_bound
+        if not (math.isfinite(bound) and bound > 0 and math.isfinite(self.total_flow_time)):
+            return math.nan
+        return self.total_flow_time / bound
+
+    @property
+    def flow_gap(self) -> float:
+        """Relative gap on the flow time, ``(total_flow_time - flow_lower_bound) /
+        total_flow_time``, or ``nan``."""
+        flow, bound = self.total_flow_time, self.flow_lower_bound
+        if not (math.isfinite(flow) and math.isfinite(bound)):
+            return math.nan
+        if flow == 0:
+            return 0.0
+        return max(0.0, (flow - bound) / abs(flow))
+
     def summary(self) -> dict[str, Any]:
         """The ``--json`` document of ``ddlsched solve``/``simulate``."""
 
@@ -202,8 +264,12 @@ class Result:
             "status": self.status.value,
             "total_completion_time": number(self.objective),
             "total_jct": number(self.total_jct),
+            "total_flow_time": number(self.total_flow_time),
             "best_bound": number(self.best_bound),
             "gap": number(self.gap),
+            "flow_lower_bound": number(self.flow_lower_bound),
+            "flow_ratio": number(self.flow_ratio),
+            "flow_gap": number(self.flow_gap),
             "runtime_s": self.runtime_s,
             "build_time_s": self.build_time_s,
         }

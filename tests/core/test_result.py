@@ -33,3 +33,36 @@ def test_gap_is_relative_to_the_objective_and_never_negative() -> None:
     assert _result(200.0, 150.0, SolveStatus.FEASIBLE).gap == 0.25
     assert _result(200.0, 200.0000001, SolveStatus.OPTIMAL).gap == 0.0
     assert math.isnan(_result(math.nan, 150.0, SolveStatus.ERROR).gap)
+
+
+def test_flow_keys_translate_the_best_bound_by_the_releases() -> None:
+    """Hand-worked: objective 200 with total JCT 150 (so sum w r = 50), best bound 180:
+    the flow bound is 130 (less the 1e-9 safety), its ratio 150 / 130 and flow gap
+    20 / 150. A lower bound whose own flow value (140) is larger wins over the
+    translation. Catches: the flow ratio taken as sum C / LB (200 / 180 = 1.11, the
+    releases hiding the gap), or the releases subtracted twice."""
+    from ddlsched.core.result import LowerBound
+
+    result = Result("exact", Problem.A, SolveStatus.FEASIBLE, 200.0, 150.0, 180.0, 1.0, None)
+    assert result.total_flow_time == 150.0
+    assert math.isclose(result.flow_lower_bound, 130.0, rel_tol=1e-8)
+    assert result.flow_lower_bound <= 130.0
+    assert math.isclose(result.flow_ratio, 150.0 / 130.0, rel_tol=1e-8)
+    assert math.isclose(result.flow_gap, 20.0 / 150.0, rel_tol=1e-8)
+    summary = result.summary()
+    assert summary["total_flow_time"] == summary["total_jct"] == 150.0
+    assert summary["flow_ratio"] == result.flow_ratio
+    stronger = LowerBound(185.0, "lp", True, flow_value=140.0)
+    with_bound = Result(**{**result.__dict__, "lower_bound": stronger})
+    assert with_bound.flow_lower_bound == 140.0
+    assert with_bound.summary()["lower_bound"]["flow_value"] == 140.0
+    invalid = LowerBound(199.0, "lp", False, flow_value=149.0)
+    assert Result(**{**result.__dict__, "lower_bound": invalid}).flow_lower_bound < 131.0
+
+
+def test_flow_keys_are_null_without_a_bound() -> None:
+    """No bound at all: flow bound, ratio and gap are unknown (JSON null), never 0 or inf."""
+    result = _result(200.0, math.nan, SolveStatus.FEASIBLE)
+    summary = result.summary()
+    assert summary["flow_lower_bound"] is None and summary["flow_ratio"] is None
+    assert summary["flow_gap"] is None

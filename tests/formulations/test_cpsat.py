@@ -83,14 +83,28 @@ def test_cpsat_and_milp_agree(seed: int, shape: tuple[int, int]) -> None:
 
 
 def test_honest_status_and_clear_refusals() -> None:
-    """Non-integral: feasible, never optimal, no bound (A and A2); odd weights: a clear error."""
+    """Non-integral: the slotted optimum is not 'optimal' and its solver bound is withdrawn
+    (A and A2); on A only a combinatorial bound that meets the schedule proves it (a lone
+    1.05 s job: the job bound is 1.05), while a job released at 0.5, rounded up to start
+    at 1, ends at 2 against the bound 1.5: feasible, gap from that bound. Odd weights: a
+    clear error."""
     job = Job(id="j", release=0.0, iterations=1, compute_time=1.05, gpus=1)
     instance = Instance(Cluster((1,), 1.0, 1.0), (job,))
-    for problem in (Problem.A, Problem.A2):
-        result = solve_cpsat(instance, problem, LIMIT)
-        assert result.status is SolveStatus.FEASIBLE and result.facts["integral"] is False
-        assert result.best_bound != result.best_bound  # nan
-        assert result.schedule is not None and verify(instance, result.schedule).feasible
+    a2 = solve_cpsat(instance, Problem.A2, LIMIT)
+    assert a2.status is SolveStatus.FEASIBLE and a2.facts["integral"] is False
+    assert a2.best_bound != a2.best_bound  # nan
+    proven = solve_cpsat(instance, Problem.A, LIMIT)
+    assert proven.status is SolveStatus.OPTIMAL and proven.facts["integral"] is False
+    assert any("a proof for the instance" in note for note in proven.notes)
+    late = instance.replace(jobs=(job.replace(release=0.5, compute_time=1.0),))
+    result = solve_cpsat(late, Problem.A, LIMIT)
+    assert result.status is SolveStatus.FEASIBLE and result.objective == pytest.approx(2.0)
+    assert result.best_bound == pytest.approx(1.5) and result.gap == pytest.approx(0.25)
+    for each in (a2, proven, result):
+        assert (
+            each.schedule is not None
+            and verify(late if each is result else instance, each.schedule).feasible
+        )
     odd = instance.replace(jobs=(job.replace(weight=2**0.5),))
     with pytest.raises(ValueError, match="ratio of small integers"):
         solve_cpsat(odd, Problem.A, LIMIT)

@@ -59,13 +59,22 @@ def test_a1_rigid_pool() -> None:
 
 
 def test_non_integral_is_not_called_optimal() -> None:
-    """On a non-integral instance the result is the slotted optimum, not 'optimal'."""
-    instance = Instance(Cluster((2,), 1.0, 1.0), (unit_job("a", 1, 1).replace(compute_time=0.4),))
+    """On a non-integral instance the result is the slotted optimum, not 'optimal', unless a
+    combinatorial bound meets it: a 0.4 s job released at 0.5 starts at slot 1 and ends at
+    1.4 against the job bound 0.9 (feasible); released at 0 it ends at 0.4, the job bound
+    (optimal, said to be proven by that bound)."""
+    job = unit_job("a", 1, 1).replace(compute_time=0.4, release=0.5)
+    instance = Instance(Cluster((2,), 1.0, 1.0), (job,))
     result = solve_milp(instance, "A", ExactParams(time_limit=600))
     assert result.status == SolveStatus.FEASIBLE
     assert any("not integral" in note for note in result.notes)
     assert result.schedule is not None and verify(instance, result.schedule).feasible
-    assert result.objective == pytest.approx(0.4)  # true completion, not the slot
+    assert result.objective == pytest.approx(1.4)  # true completion, not the slot
+    assert result.best_bound == pytest.approx(0.9)
+    at_zero = instance.replace(jobs=(job.replace(release=0.0),))
+    proven = solve_milp(at_zero, "A", ExactParams(time_limit=600))
+    assert proven.status == SolveStatus.OPTIMAL and proven.objective == pytest.approx(0.4)
+    assert any("a proof for the instance" in note for note in proven.notes)
 
 
 @settings(max_examples=15)

@@ -27,12 +27,16 @@ LP = LpSettings(max_variables=5_000, time_limit=1e7)
 
 
 def _all_bounds_valid(instance: Instance, optimum: float) -> None:
-    """Every bound, and the LP with the tightest windows (UB = OPT itself), is <= OPT."""
+    """Every bound, and the LP with the tightest windows (UB = OPT itself), is <= OPT, and
+    its flow value is <= OPT's flow time ``OPT - sum w r`` (the same schedule is optimal
+    for both)."""
     found = lower_bounds(instance, lp=LP)
     found += lower_bounds(instance, names=[], lp=LP, upper_bound=optimum)
+    flow = optimum - sum(job.weight * job.release for job in instance.jobs)
     for bound in found:
         assert bound.valid, bound
         assert bound.value <= optimum * (1 + 1e-9), (bound, optimum, instance)
+        assert bound.flow_value <= flow + 1e-9 * optimum, (bound, flow, instance)
 
 
 @settings(max_examples=30)
@@ -106,7 +110,9 @@ def test_squashing_and_congestion() -> None:
     jobs = tuple(_unit(f"j{k}", 0, 4, gpus=2) for k in range(4))
     instance = Instance(Cluster((4,), 1.0, 1.0), jobs)
     values = {b.name: b.value / SAFETY for b in lower_bounds(instance)}
-    assert values == pytest.approx({"job": 16.0, "squashed-area": 20.0, "mean-busy-time": 24.0})
+    assert values == pytest.approx(
+        {"job": 16.0, "squashed-area": 20.0, "mean-busy-time": 24.0, "lagrangian": 24.0}
+    )
     best = best_lower_bound(lower_bounds(instance))
     assert best is not None and best.name == "mean-busy-time"
 
@@ -177,7 +183,9 @@ def test_fractional_weights_hand_worked() -> None:
     instance = _weighted_pair()
     assert brute_force_a(instance) == pytest.approx(4.0)
     values = {b.name: b.value / SAFETY for b in lower_bounds(instance)}
+    lagrangian = values.pop("lagrangian")
     assert values == pytest.approx({"job": 3.25, "squashed-area": 3.625, "mean-busy-time": 3.625})
+    assert 3.625 * (1 - 1e-12) <= lagrangian <= 4.0
     _all_bounds_valid(instance, 4.0)
 
 

@@ -104,8 +104,9 @@ def test_durations_are_rounded_up_to_the_slot() -> None:
 
 def test_near_integral_is_not_integral() -> None:
     """A duration of 1.05 slots is not on the grid: the slotted optimum is not called optimal
-    for the continuous instance (a loose grid test would let it through)."""
-    job = Job(id="j", release=0.0, iterations=1, compute_time=1.05, gpus=1)
+    for the continuous instance (a loose grid test would let it through). Released at 0.5,
+    so that no combinatorial bound (1.55) meets the slotted schedule (2.05) either."""
+    job = Job(id="j", release=0.5, iterations=1, compute_time=1.05, gpus=1)
     instance = Instance(Cluster((1,), 1.0, 1.0), (job,))
     result = solve_milp(instance, "A", ExactParams(time_limit=600))
     assert result.facts["integral"] is False
