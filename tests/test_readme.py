@@ -27,7 +27,7 @@ TOP = ("ddlsched/", "formulations/", "algorithms/", "proofs_checks/", "tests/", 
 def _paths(text: str) -> set[str]:
     found = set()
     for word in re.findall(r"`([^`\s]+)`", text):
-        word = word.split("::", 1)[0].rstrip(".,;:)")
+        word = re.sub(r":\d+(-\d+)?$", "", word.split("::", 1)[0]).rstrip(".,;:)")
         if word.startswith(TOP) and not word.startswith(("ddlsched/cli ", "docs/_build")):
             found.add(word)
     return found
