@@ -436,6 +436,9 @@ def run_sweep(
         On more than :data:`WORKERS_PER_CPU` workers per CPU, a scheduler
         address that does not connect, or a results file that cannot be used.
     """
+    from ddlsched.core.extras import require
+
+    require("dask.distributed", "sweeps")  # the [sweep] extra, named on a miss
     from dask.distributed import Client, LocalCluster, as_completed
 
     most = WORKERS_PER_CPU * (os.cpu_count() or 1)

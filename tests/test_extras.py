@@ -35,15 +35,16 @@ def test_a_plain_install_needs_neither_dask_matplotlib_nor_hypothesis() -> None:
         ("import ddlsched.plotting", "plot"),
         ("from ddlsched.experiments.adversarial import adversarial_theorem1\n"
          "adversarial_theorem1(1, 2, 2, 1)", "search"),
+        ("from ddlsched.sweep import run_sweep\nrun_sweep(None, 'x.sqlite')", "sweep"),
     ],
-    ids=["plot", "search"],
+    ids=["plot", "search", "sweep"],
 )  # fmt: skip
 def test_a_missing_extra_is_named(code: str, extra: str) -> None:
     """With the optional package hidden, the import fails with the command to install it.
 
     Catches a top-level import of an optional package outside its own module (``import
     ddlsched`` would then fail for everyone without it) and a bare ModuleNotFoundError."""
-    hidden = "matplotlib" if extra == "plot" else "hypothesis"
+    hidden = {"plot": "matplotlib", "search": "hypothesis", "sweep": "dask"}[extra]
     script = (
         f"import sys\nsys.modules[{hidden!r}] = None\nimport ddlsched, ddlsched.cli\n"
         f"try:\n    exec({code!r})\nexcept ImportError as error:\n    print(error)\n"

@@ -39,7 +39,9 @@ def run(args: argparse.Namespace) -> int:
 
     if args.trace:
         from ddlsched.core.io import check_regular_file
+        from ddlsched.core.traces import resolve_trace
 
+        args.trace = str(resolve_trace(args.trace))  # a bare name: the data folder's file
         check_regular_file(args.trace, "CSV file")
         frame = history_frame(args.trace)
         source = args.trace

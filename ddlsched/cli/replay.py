@@ -58,8 +58,9 @@ def load_replay(args: argparse.Namespace) -> tuple[Any, Any, float, float]:
     from ddlsched.core.io import check_regular_file
     from ddlsched.core.load import at_load, offered_load, scale_arrivals
     from ddlsched.core.model import Cluster, expand_types
-    from ddlsched.core.traces import load_trace, parse_columns
+    from ddlsched.core.traces import load_trace, parse_columns, resolve_trace
 
+    args.trace = str(resolve_trace(args.trace))  # a bare name: the data folder's file
     check_regular_file(args.trace, "CSV trace")
     try:
         cluster = Cluster.uniform(
