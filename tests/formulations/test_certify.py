@@ -60,8 +60,8 @@ def test_flow_bounds_below_the_brute_force_optimum(instance: Instance) -> None:
     """Fractional weights, non-integral releases, typed clusters, multi-GPU jobs: every
     flow bound (the Lagrangian's included) is at most the optimal
     flow time, OPT - sum w r, by enumeration. Catches: a Lagrangian multiplier outside
-    ``[0, w_i]`` (planted: no clipping above, ``lambda`` up to ``2 w``), or a per-job
-    maximum of floor and fluid term claimed instead of a convex combination."""
+    ``[0, w_i]`` (planted: clipped at ``2 w`` instead of ``w``; 12 tests failed, this one
+    among them)."""
     _flow_bounds_below(instance, brute_force_a(instance))
 
 
@@ -94,9 +94,9 @@ def test_lagrangian_is_no_per_job_maximum_by_hand() -> None:
     at 0. OPT = 1 + 5 = 6 (wide first; the other way 4 + 5 = 9). Floors: 1 + 4 = 5; mean
     busy time: squashed sizes 1 and 2, WSPT runs the wide one first, M = 0.5 and 2, plus
     half durations 0.5 and 2: 1 + 4 = 5; every convex combination of the two, job by job,
-    is 5 as well, so the Lagrangian must report 5. Catches: a bound that is not a convex
-    combination (planted: multipliers unclipped above, up to 2 w), which claims more than
-    the proof covers."""
+    is 5 as well, so the Lagrangian must report 5: a hand-worked anchor for its value
+    (the multipliers' box is guarded by the brute-force test above; planted here, the
+    box violation did not show on this instance)."""
     jobs = (unit_job("wide", 2, 1), unit_job("narrow", 1, 4))
     instance = Instance(Cluster((2,), 1.0, 1.0), jobs)
     assert brute_force_a(instance) == pytest.approx(6.0)
@@ -204,8 +204,10 @@ def test_deterministic_stop_is_optimal_only_when_the_bound_meets_it() -> None:
 def test_lp_on_the_instance_slot_below_the_optimum(seed: int, load: float | None) -> None:
     """On integral instances the LP is set on the instance's own slot with releases and
     durations rounded *up*; it stays at most OPT (brute force), batch and spread
-    arrivals, multi-GPU jobs. Catches: rounding up on a non-integral instance (planted:
-    the integrality test dropped), or the horizon cut at the rounded-up release."""
+    arrivals, multi-GPU jobs. Catches: a release rounded one slot too late (planted:
+    ``ceil(r / slot) + 1``). Rounding up on a non-integral instance is caught by
+    :func:`test_lp_rounds_up_only_on_integral_instances` (planted: the integrality test
+    dropped)."""
     config = TINY_INTEGRAL.replace(num_jobs=4, servers=2, gpus_per_server=2, load=load)
     instance = generate(config, seed)
     optimum = brute_force_a(instance)
