@@ -17,6 +17,7 @@ from ddlsched.cli.options import (
     check_outputs,
     count,
     new_command,
+    non_negative,
     positive,
     servers,
 )
@@ -43,6 +44,13 @@ def add(commands: Any) -> None:
     add_seed(check)
     check.add_argument("--time-limit", type=positive, default=60.0)
     check.add_argument(
+        "--prediction-error",
+        type=non_negative,
+        metavar="E",
+        help="also check A-SRPT's bound under prediction error, with predictions perturbed "
+        "within a factor 1 + E (adversarially and at random; 0: exact predictions)",
+    )
+    check.add_argument(
         "--out-dir", default=OUT, help="where violating and adversarial instances are written"
     )
     add_json(check)
@@ -67,7 +75,12 @@ def run(args: argparse.Namespace) -> int:
     if args.instance is None:
         raise InputError("check: give an INSTANCE file, or --random N (or --adversarial N)")
     instance = read_instance(args.instance)
-    report = check_instance(instance, time_limit=args.time_limit)
+    report = check_instance(
+        instance,
+        time_limit=args.time_limit,
+        prediction_error=args.prediction_error,
+        seed=args.seed,
+    )
     if args.json:
         print_json(report.to_dict())
     else:
@@ -104,7 +117,15 @@ def _random(args: argparse.Namespace) -> int:
     config = config.replace(gpu_types=args.gpu_types or ())
     progress, close = progress_bar(args.random, "check")
     try:
-        found = check_random(config, args.random, args.seed, args.time_limit, save, progress)
+        found = check_random(
+            config,
+            args.random,
+            args.seed,
+            args.time_limit,
+            save,
+            progress,
+            prediction_error=args.prediction_error,
+        )
     finally:
         close()
     done = found.instances

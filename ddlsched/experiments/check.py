@@ -79,8 +79,18 @@ def _optimum(instance: Instance, problem: Problem, params: ExactParams) -> Resul
         return Result.unsolved("milp", problem, f"not solved: {refused}")
 
 
-def check_instance(instance: Instance, time_limit: float | None = 60.0) -> CheckReport:
+def check_instance(
+    instance: Instance,
+    time_limit: float | None = 60.0,
+    prediction_error: float | None = None,
+    seed: int = 0,
+) -> CheckReport:
     """Compute ``opt_A``, ``opt_A1``, ``opt_A2``, ``srpt_A2``, ``rho`` and check every claim.
+
+    With ``prediction_error`` ``E`` (>= 0), also A-SRPT's bound under prediction error
+    (:mod:`proofs_checks.prediction`): guided A-SRPT run with predictions perturbed within a
+    factor ``1 + E``, adversarially and at random (``seed``); ``E = 0`` gives exact
+    predictions and Theorem 1's bound.
 
     The methods (MILPs, SRPT, guided and greedy A-SRPT) run here; the checks
     in :mod:`proofs_checks` recompute independently what they can and mark
@@ -125,6 +135,12 @@ def check_instance(instance: Instance, time_limit: float | None = 60.0) -> Check
         c.mapping_bounds(instance, guided.schedule),
         c.theorem1(instance, guided.schedule, value(Problem.A), rho),
     ]
+    if prediction_error is not None:
+        from ddlsched.experiments.prediction_error import prediction_records
+
+        records.extend(
+            prediction_records(instance, prediction_error, value(Problem.A), rho, seed=seed)
+        )
     schedules = {f"milp-{p.value}": r.schedule for p, r in optima.items()}
     schedules.update(
         {"srpt-A2": srpt_schedule, "asrpt": guided.schedule, "asrpt-greedy": greedy.schedule}
@@ -225,6 +241,7 @@ def check_random(
     time_limit: float | None = 60.0,
     on_violation: Callable[[ClaimRecord, Instance, int], None] | None = None,
     progress: Callable[[int, int], None] | None = None,
+    prediction_error: float | None = None,
 ) -> RandomCheck:
     """Check every claim on ``count`` instances drawn with seeds ``seed, seed + 1, ...``.
 
@@ -236,7 +253,9 @@ def check_random(
     try:
         for k in range(count):
             instance = generate(config, seed + k)
-            report = check_instance(instance, time_limit=time_limit)
+            report = check_instance(
+                instance, time_limit=time_limit, prediction_error=prediction_error, seed=seed + k
+            )
             for record in report.claims:
                 family = claim_family(record.name)
                 found.tallies.setdefault(family, ClaimTally(family)).add(record, seed + k)
