@@ -28,8 +28,14 @@ def add(commands: Any) -> None:
 
     sim = new_command(commands, "simulate", "replay a real trace with an online policy")
     add_replay_options(sim)
+    from algorithms.elastic import ELASTIC_POLICIES
+
+    elastic = tuple(name for name in ELASTIC_POLICIES.names() if name not in POLICIES)
     sim.add_argument(
-        "--policy", default=POLICIES.names()[0], choices=POLICIES.names(), help="online policy"
+        "--policy",
+        default=POLICIES.names()[0],
+        choices=(*POLICIES.names(), *elastic),
+        help=f"online policy (on a Pollux workload: {', '.join(ELASTIC_POLICIES.names())})",
     )
     add_online(sim)
     sim.add_argument(
@@ -54,11 +60,23 @@ def add(commands: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     """Simulate, then print the metrics, what the trace reader did, and the lower bound."""
     from ddlsched.api import simulate
+    from ddlsched.cli import elastic
     from ddlsched.core.io import write_schedule
     from ddlsched.core.params import OnlineParams
     from ddlsched.core.result import SolveStatus
-    from ddlsched.core.traces import stretched_jobs
+    from ddlsched.core.traces import resolve_trace, stretched_jobs
 
+    args.trace = str(resolve_trace(args.trace))
+    if elastic.is_pollux_workload(args.trace):
+        return elastic.run(args)
+    from algorithms.registry import POLICIES
+
+    if args.policy not in POLICIES:
+        raise InputError(
+            f"--policy: {args.policy!r} schedules elastic jobs: give it a Pollux workload "
+            "(header name,time,application,num_replicas,batch_size), e.g. "
+            "pollux/workloads/workload-6.csv"
+        )
     check_outputs({"--out": args.out, "--plot": args.plot}, [args.trace])
     loaded, instance, factor, load = load_replay(args)
     progress, close = progress_bar(instance.num_jobs, args.policy)
