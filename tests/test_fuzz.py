@@ -3,7 +3,9 @@
 Valid instances, schedules, traces and configs are mutated (fields deleted,
 types swapped, extreme and non-finite numbers, duplicated keys, truncation,
 random bytes), and argument lists are drawn from the commands' own flags
-with odd values. Every case runs :func:`ddlsched.cli.main` as a user would
+with odd values; output paths are drawn from the ones that cannot be right
+(an input, empty, a folder, a device, ``/proc``), and the Python API's
+arguments from odd types. Every case runs :func:`ddlsched.cli.main` as a user would
 and must end in a documented way:
 
 - exit code 0, 1, 2 or 130 (3 is an internal error: a bug);
@@ -255,6 +257,17 @@ def test_hostile_arguments(command: str, data: st.DataObject) -> None:
         check_outcome(argv, code, out, err)
 
 
+def _quick(name: str, value: Any) -> Any:
+    """A legal but large count (a million jobs: a minute of generating and writing, a
+    legitimate long run, not a hostile input) made 50; counts beyond the generator's limit
+    stay, to be refused."""
+    from ddlsched.core.generators import GENERATOR_LIMITS
+
+    most = GENERATOR_LIMITS.get(name)
+    large = isinstance(value, int) and not isinstance(value, bool) and value > 50
+    return 50 if most is not None and large and value <= most else value
+
+
 @FUZZ
 @given(mutated_json({"generator": {"num_jobs": 3, "servers": 2, "integral": True}}))
 def test_hostile_generator_configs(text: bytes) -> None:
@@ -263,11 +276,75 @@ def test_hostile_generator_configs(text: bytes) -> None:
         path = Path(folder) / "c.toml"
         try:
             document = json.loads(text)
-            body = "\n".join(
-                f"{k} = {json.dumps(v)}" for k, v in (document.get("generator") or {}).items()
-            )
+            table = document.get("generator") or {}
+            body = "\n".join(f"{k} = {json.dumps(_quick(k, v))}" for k, v in table.items())
             path.write_text(f"[generator]\n{body}\n")
         except (ValueError, AttributeError, TypeError):
             path.write_bytes(text)
         argv = ["generate", "--config", str(path), "--out", str(Path(folder) / "g.json")]
         check_outcome(argv, *run(argv))
+
+
+OUTPUT_PATHS = st.sampled_from(
+    ["{input}", "", " ", "{folder}", "{folder}/", "{folder}/new/", "{folder}/a/b/o.json",
+     "/dev/null", "/dev/full", "/proc/ddlsched-out", "{folder}/o.json", "{folder}/./o.json"]
+)  # fmt: skip
+
+
+@FUZZ
+@given(OUTPUT_PATHS, st.sampled_from(["solve", "generate", "simulate", "plot", "check"]))
+def test_hostile_output_paths(template: str, command: str) -> None:
+    """An output path that is an input, empty, a folder, a device or unwritable: refused
+    in one line (exit 2) with every input unchanged, or written as a regular file."""
+    with tempfile.TemporaryDirectory() as folder:
+        instance, trace = Path(folder) / "i.json", Path(folder) / "t.csv"
+        config = Path(folder) / "c.toml"
+        instance.write_text(json.dumps(ISSUE_EXAMPLE))
+        trace.write_text(TRACE)
+        config.write_text("[generator]\nnum_jobs = 2\n")
+        source = {"simulate": trace, "plot": trace, "generate": config}.get(command, instance)
+        out = template.format(input=source, folder=folder)
+        argv = {
+            "solve": ["solve", str(instance), "--method", "fifo", "--out", out],
+            "generate": ["generate", "--config", str(config), "--out", out],
+            "simulate": ["simulate", "--trace", str(trace), "--servers", "2", "--out", out],
+            "plot": ["simulate", "--trace", str(trace), "--servers", "2", "--plot", out],
+            "check": ["check", str(instance), "--time-limit", "5", "--out-dir", out],
+        }[command]
+        before = {path: path.read_bytes() for path in (instance, trace, config)}
+        code, stdout, stderr = run(argv)
+        check_outcome(argv, code, stdout, stderr)
+        assert {path: path.read_bytes() for path in before} == before, argv
+        if code == 0 and command != "check":
+            assert Path(out).is_file(), argv
+
+
+ODD_ARGUMENTS = st.one_of(
+    st.sampled_from(["fifo", "graph", "oracle", "in.json", "", None, 0, -1, 2**70, 1.5]),
+    st.sampled_from([float("nan"), [], {}, {"format": "ddlsched.instance/1"}, b"x", object()]),
+    st.text(max_size=6),
+)
+
+
+@FUZZ
+@given(
+    st.sampled_from(["instance", "policy", "params", "seed", "predictor", "mapper", "method"]),
+    ODD_ARGUMENTS,
+)
+def test_hostile_api_arguments(argument: str, value: Any) -> None:
+    """One argument of ``simulate`` or ``solve`` replaced by an odd value: it works, or
+    raises TypeError or ValueError (never AttributeError, "'str' object is not callable",
+    or a crash deep inside)."""
+    from ddlsched.api import simulate, solve
+    from ddlsched.core.io import instance_from_dict
+
+    instance = instance_from_dict(ISSUE_EXAMPLE)
+    try:
+        if argument == "method":
+            solve(instance, value)
+        else:
+            arguments: dict[str, Any] = {"instance": instance, "policy": "fifo"}
+            arguments[argument] = value
+            simulate(arguments.pop("instance"), arguments.pop("policy"), **arguments)
+    except (TypeError, ValueError) as error:
+        assert str(error), argument
