@@ -170,6 +170,21 @@ def _logs_to_stderr() -> None:
     os.dup2(2, 1)
 
 
+def _no_tracked_locks() -> None:
+    """In a child: locks it makes are not registered with the caller's resource tracker.
+
+    A spawned child's default start method is "spawn", under which every
+    ``multiprocessing.Lock()`` registers a named semaphore with the caller's resource
+    tracker, to be unregistered when the lock is collected. Pyomo makes one such lock when
+    it first imports multiprocessing; a child stopped from outside (the portfolio's loser,
+    a deadline, Ctrl-C) never unregisters it, and the caller then printed "resource_tracker:
+    There appear to be 1 leaked semaphore objects" at exit. Under "fork" a lock's semaphore
+    is unlinked at once and never tracked. Children start no processes of their own.
+    """
+    if "fork" in multiprocessing.get_all_start_methods():
+        multiprocessing.set_start_method("fork", force=True)
+
+
 def _child(
     connection: Connection, function: Callable[..., Any], args: tuple[Any, ...], caller: int
 ) -> None:
@@ -177,6 +192,7 @@ def _child(
     global _reports, _messages
     _watch_caller(caller)
     _logs_to_stderr()
+    _no_tracked_locks()
     _reports = _messages = connection
     _answer(connection, function, args)
     connection.close()
@@ -187,6 +203,7 @@ def _serve(connection: Connection, caller: int) -> None:
     global _reports, _messages
     _watch_caller(caller)
     _logs_to_stderr()
+    _no_tracked_locks()
     _reports = _messages = connection
     while True:
         try:

@@ -131,7 +131,8 @@ def _print(config: Any, summary: dict[str, Any]) -> None:
             f"(worst {summary['fast_bound_over_opt_min']:.3f})"
         )
     header = ("method", "mean C/OPT", "worst C/OPT", "mean JCT/OPT", "worst JCT/OPT",
-              "mean C/LB", "mean C/LB_fast", "verified", "mean runtime s")  # fmt: skip
+              "mean C/LB", "mean C/LB_fast", "mean JCT/LB", "verified",
+              "mean runtime s")  # fmt: skip
     rows = [
         (
             method,
@@ -141,6 +142,7 @@ def _print(config: Any, summary: dict[str, Any]) -> None:
             f"{row['worst_jct_ratio']:.4f}",
             f"{row['mean_certified_ratio']:.4f}",
             f"{row['mean_fast_certified_ratio']:.4f}",
+            f"{row['mean_flow_ratio']:.4f}",
             f"{int(row['verified'])}/{summary['instances']}",
             f"{row['mean_runtime_s']:.4f}",
         )

@@ -25,3 +25,18 @@ def solve_verified(instance: Instance, problem: str, **kwargs: object) -> float:
 def unit_job(name: str, gpus: int, iterations: int, release: float = 0.0, **kw: object) -> Job:
     """A job of compute time 1 s per iteration (and no edges unless given)."""
     return Job(id=name, release=release, iterations=iterations, compute_time=1.0, gpus=gpus, **kw)  # type: ignore[arg-type]
+
+
+def pyomo_lock_then_wait() -> None:
+    """In an isolated child: import Pyomo as a solve does (it makes a multiprocessing lock),
+    say so to the caller, then wait to be stopped."""
+    import time
+
+    import pyomo.environ  # noqa: F401
+    from pyomo.common import dependencies
+
+    from formulations.isolation import report
+
+    assert dependencies.multiprocessing.Lock is not None  # Pyomo's deferred import resolved
+    report("lock made")
+    time.sleep(600)
