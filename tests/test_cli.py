@@ -213,6 +213,7 @@ def test_check_json_and_random_table(tmp_path: Path) -> None:
 
 def test_help_lists_exactly_the_registered_names() -> None:
     """Each command's choices come from the registries: --help shows every name, spelled once."""
+    from algorithms.elastic import ELASTIC_POLICIES
     from algorithms.registry import MAPPERS, POLICIES, PREDICTORS
     from ddlsched.api import method_names
     from ddlsched.cli import build_parser
@@ -222,7 +223,9 @@ def test_help_lists_exactly_the_registered_names() -> None:
         action.dest: action
         for action in parser._subparsers._group_actions[0].choices["simulate"]._actions  # type: ignore[union-attr]
     }
-    assert tuple(commands["policy"].choices) == POLICIES.names()
+    elastic = tuple(n for n in ELASTIC_POLICIES.names() if n not in POLICIES)
+    assert tuple(commands["policy"].choices) == (*POLICIES.names(), *elastic)
+    assert set(ELASTIC_POLICIES.names()) <= set(commands["policy"].choices)
     assert tuple(commands["predictor"].choices) == PREDICTORS.names()
     assert tuple(commands["mapper"].choices) == MAPPERS.names()
     solve_help = run_cli("solve", "--help").stdout

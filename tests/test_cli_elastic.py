@@ -58,3 +58,20 @@ def test_elastic_policies_are_refused_on_rigid_traces(capsys: pytest.CaptureFixt
     code = main(["simulate", "--trace", "tiresias_60_job.csv", "--servers", "4",
                  "--gpus-per-server", "4", "--policy", "pollux"])  # fmt: skip
     assert code == 2 and "Pollux workload" in capsys.readouterr().err
+
+
+def test_json_stdout_is_one_document_with_an_in_process_solver(workload: Path) -> None:
+    """The elastic policies solve their round MILPs with HiGHS in this process, which prints
+    its banner on file descriptor 1 at its first use; ``--json`` stdout must still be exactly
+    one JSON document (the banner goes to stderr). Catches any command whose native output
+    precedes the document (``| jq`` fails on it)."""
+    import subprocess
+    import sys
+
+    done = subprocess.run(
+        [sys.executable, "-m", "ddlsched.cli", "simulate", "--trace", str(workload),
+         "--servers", "2", "--gpus-per-server", "4", "--policy", "pollux", "--json"],
+        capture_output=True, text=True, timeout=600,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["verified"] is True

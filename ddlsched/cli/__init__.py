@@ -48,7 +48,7 @@ from ddlsched.cli.options import (
     EXIT_OK,
     Parser,
 )
-from ddlsched.cli.output import one_line
+from ddlsched.cli.output import json_only_on_stdout, one_line
 from ddlsched.core.model import InputError
 
 __all__ = ["build_parser", "main"]
@@ -103,6 +103,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         # caller's handlers are back when main() returns (tests call it in-process).
         previous = {number: signal.signal(number, _terminated) for number in _UNWINDING_SIGNALS}
     try:
+        if getattr(args, "json", False):
+            with json_only_on_stdout():
+                return int(args.handler(args))
         return int(args.handler(args))
     except InputError as error:
         print(f"ddlsched: error: {one_line(error)}", file=sys.stderr)

@@ -23,11 +23,14 @@ RIGID_ONLY = ("--out", "--plot", "--restart-cost", "--mapper", "--limit", "--gpu
 
 
 def is_pollux_workload(path: str) -> bool:
-    """Whether the file's first line is the Pollux workload header."""
+    """Whether the file's first line is the Pollux workload header (read from a regular file
+    only: a pipe or a device is refused first, one line, never read)."""
     from ddlsched.core.elastic import WORKLOAD_COLUMNS
+    from ddlsched.core.io import check_regular_file
 
-    with open(path, newline="", encoding="utf-8-sig") as handle:
-        header = handle.readline().strip()
+    check_regular_file(path, "CSV trace")
+    with open(path, "rb") as handle:
+        header = handle.readline(4096).decode("utf-8-sig", errors="replace").strip()
     return tuple(name.strip() for name in header.split(",")) == WORKLOAD_COLUMNS
 
 

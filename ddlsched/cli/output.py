@@ -2,17 +2,47 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import os
 import sys
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Iterator, Sequence
+from typing import Any, TextIO
+
+_json_stream: TextIO | None = None
+"""Where :func:`print_json` writes while :func:`json_only_on_stdout` is active."""
 
 
 def print_json(document: Any) -> None:
     """Print ``document`` as JSON; a number that is not finite (unknown, unbounded) is null."""
-    print(json.dumps(_finite(document), indent=1, allow_nan=False))
+    stream = _json_stream or sys.stdout
+    print(json.dumps(_finite(document), indent=1, allow_nan=False), file=stream, flush=True)
+
+
+@contextlib.contextmanager
+def json_only_on_stdout() -> Iterator[None]:
+    """For a ``--json`` command: file descriptor 1 goes to stderr while the command runs, so
+    that what native code prints there (HiGHS's banner at its first use in the process) never
+    precedes the document; :func:`print_json` still writes to the real standard output."""
+    global _json_stream
+    sys.stdout.flush()
+    try:
+        real_fd1 = sys.stdout.fileno() == 1
+    except (AttributeError, OSError, ValueError):  # a captured stdout (tests, notebooks)
+        real_fd1 = False
+    saved = os.dup(1)
+    _json_stream = os.fdopen(os.dup(saved), "w", encoding="utf-8") if real_fd1 else sys.stdout
+    os.dup2(2, 1)
+    try:
+        yield
+    finally:
+        sys.stdout.flush()
+        os.dup2(saved, 1)
+        os.close(saved)
+        if real_fd1:
+            _json_stream.close()
+        _json_stream = None
 
 
 def _finite(value: Any) -> Any:
