@@ -208,7 +208,7 @@ def _refused(argv: list[str], capsys: pytest.CaptureFixture[str]) -> str:
             ),
             r"2,000,000 tasks \(1 methods x 1,000 seeds x 2,000 grid points\), more than",
         ),
-        ("[generator]\niteration_sigma = -1", r"iteration_sigma = -1: sigma < 0"),
+        ("[generator]\niteration_sigma = -1", r"iteration_sigma: must be a number >= 0"),
     ],
     ids=["seeds-1e8", "two-million-tasks", "negative-sigma"],
 )

@@ -151,11 +151,17 @@ def alpha(job: JobGraph, cluster: Cluster, mapping: Sequence[int] | np.ndarray) 
     Raises
     ------
     ValueError
-        If ``mapping`` has the wrong length.
+        If ``mapping`` has the wrong length or names a server the cluster does not have.
     """
     if len(mapping) != job.gpus:
         raise ValueError(
             f"mapping has {len(mapping)} entries, job {job.id!r} has {job.gpus} nodes"
+        )
+    outside = [int(h) for h in mapping if not 0 <= int(h) < cluster.num_servers]
+    if outside:
+        raise ValueError(
+            f"mapping names server {outside[0]}; the cluster has servers 0 to "
+            f"{cluster.num_servers - 1}"
         )
     if not cluster.heterogeneous:
         return alpha_from_cut(job, cluster, cut_traffic(job, mapping))

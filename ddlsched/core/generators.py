@@ -163,6 +163,13 @@ class GeneratorConfig:
             if isinstance(value, float) and not math.isfinite(value):
                 raise InputError(f"{name}: must be finite, got {value!r}")
         self._check_types()
+        if isinstance(self.iteration_sigma, bool) or not (
+            isinstance(self.iteration_sigma, int | float) and self.iteration_sigma >= 0
+        ):
+            raise InputError(
+                f"iteration_sigma: must be a number >= 0 (the spread of log K), "
+                f"got {self.iteration_sigma!r}"
+            )
         cluster = self.cluster()
         if self.load is not None and not (
             isinstance(self.load, (int, float)) and 0 < self.load < math.inf

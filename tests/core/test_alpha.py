@@ -399,3 +399,18 @@ def test_edgeless_job_on_one_named_type_by_hand() -> None:
     assert min(all_alphas(job, cluster)) == pytest.approx(0.5)
     assert AlphaMinCache(cluster)(job) == (pytest.approx(0.5), True)
     assert alpha_min(job, cluster).value == pytest.approx(0.5)
+
+
+def test_alpha_refuses_a_server_the_cluster_does_not_have() -> None:
+    """``alpha`` on a 2-server cluster with server index 7 (or -1) is a ValueError naming the
+    index, never a number (it returned 2.0: both nodes 'shared' server 7). Catches a mapping
+    checked for its length only."""
+    from ddlsched.core.alpha import alpha
+    from ddlsched.core.model import Cluster, Job
+
+    job = Job(id="j", release=0.0, iterations=1, compute_time=1.0, gpus=2, edges=((0, 1, 1.0),))
+    cluster = Cluster((2, 2), 2.0, 1.0)
+    assert alpha(job, cluster, (1, 1)) == 1.5
+    for bad in ((7, 7), (0, -1)):
+        with pytest.raises(ValueError, match="the cluster has servers 0 to 1"):
+            alpha(job, cluster, bad)

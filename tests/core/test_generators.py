@@ -167,3 +167,14 @@ def test_generated_offered_load_matches_the_setting(load: float, seed: int) -> N
     config = GeneratorConfig(num_jobs=400, load=load, max_job_gpus=4)
     measured = offered_load(generate(config, seed))
     assert measured == pytest.approx(load, rel=0.1)
+
+
+def test_a_negative_iteration_spread_is_refused_by_name() -> None:
+    """``iteration_sigma = -1`` is refused when the settings are made, naming the setting
+    (it failed inside NumPy's lognormal draw, as a sweep task's error)."""
+    from ddlsched.core.generators import GeneratorConfig
+    from ddlsched.core.model import InputError
+
+    with pytest.raises(InputError, match="iteration_sigma: must be a number >= 0"):
+        GeneratorConfig(iteration_sigma=-1)
+    assert GeneratorConfig(iteration_sigma=0).iteration_sigma == 0
