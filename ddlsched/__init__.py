@@ -10,6 +10,11 @@ here::
     online = simulate(instance, "asrpt")
     print(online.objective / optimum.objective)
 
+The checks and certificates are here too: ``verify(instance, schedule)`` (the independent
+verifier), ``lower_bounds(instance)`` (every proven bound on ``OPT(A)``), each result's
+``flow_ratio`` and ``gap``; ``zoo_job("gpt2_xl", dp=2, pp=2, tp=2)`` builds a job from the
+model zoo in one call; ``ddlsched.plotting`` draws the figures (the [plot] extra).
+
 The floors, bottom up (``tests/test_layers.py`` enforces them):
 
 - :mod:`ddlsched.core`, the ground floor: the data model, formats, ``alpha``
@@ -25,8 +30,29 @@ The floors, bottom up (``tests/test_layers.py`` enforces them):
   lazily.
 """
 
-from ddlsched import core as _core
-from ddlsched.api import method_names, simulate, solve
-from ddlsched.core import *  # noqa: F403 - the front door re-exports the ground floor's names
+from typing import Any
 
-__all__ = [*_core.__all__, "method_names", "simulate", "solve"]
+from ddlsched import core as _core
+from ddlsched.api import lower_bounds, method_names, simulate, solve
+from ddlsched.core import *  # noqa: F403 - the front door re-exports the ground floor's names
+from ddlsched.core.graphs import zoo_job
+from proofs_checks.verifier import verify
+
+__all__ = [
+    *_core.__all__,
+    "lower_bounds",
+    "method_names",
+    "simulate",
+    "solve",
+    "verify",
+    "zoo_job",
+]
+
+
+def __getattr__(name: str) -> Any:
+    """``ddlsched.plotting`` on first use (it imports matplotlib, the [plot] extra)."""
+    if name == "plotting":
+        import importlib
+
+        return importlib.import_module("ddlsched.plotting")
+    raise AttributeError(f"module 'ddlsched' has no attribute {name!r}")

@@ -43,8 +43,8 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
-from ddlsched.core.model import Edge, Parallelism
-from ddlsched.core.zoo import ModelProfile
+from ddlsched.core.model import Edge, Job, Parallelism
+from ddlsched.core.zoo import ModelProfile, get_profile
 
 GB = 1e9
 
@@ -204,3 +204,42 @@ def build_job_graph(
                 for d, d_next in ring_pairs(dp):
                     add(node(d, p, t), node(d_next, p, t), ring[p])
     return compute, tuple((u, v, q) for (u, v), q in sorted(edges.items()))
+
+
+def zoo_job(
+    model: str,
+    dp: int = 1,
+    pp: int = 1,
+    tp: int = 1,
+    *,
+    iterations: int | None = None,
+    release: float = 0.0,
+    weight: float = 1.0,
+    job_id: str | None = None,
+) -> Job:
+    """A job of the zoo's ``model`` run as ``(dp, pp, tp)``, in one call.
+
+    Its compute time and traffic come from :func:`build_job_graph`; ``iterations``
+    defaults to the model's typical count. Example::
+
+        job = zoo_job("gpt2_xl", dp=2, pp=2, tp=2, iterations=500)
+
+    Raises
+    ------
+    ValueError
+        An unknown model (naming the known ones) or a parallelism the model cannot take.
+    """
+    profile = get_profile(model)
+    parallelism = Parallelism(dp, pp, tp)
+    compute, edges = build_job_graph(profile, parallelism)
+    return Job(
+        id=job_id or f"{model}-{dp}.{pp}.{tp}",
+        release=release,
+        iterations=profile.typical_iterations if iterations is None else iterations,
+        compute_time=compute,
+        gpus=parallelism.dp * parallelism.pp * parallelism.tp,
+        edges=edges,
+        weight=weight,
+        parallelism=parallelism,
+        features={"model": profile.name, "batch_size": profile.batch_size},
+    )
