@@ -462,7 +462,9 @@ def run_sweep(
                     n_workers=workers,
                     threads_per_worker=1,
                     processes=True,
-                    dashboard_address=None,
+                    # A free port of the system's choosing: Dask's default (8787, which None
+                    # also means) warns on stderr when another cluster holds it.
+                    dashboard_address=":0",
                     silence_logs=logging.ERROR,
                 )
             client = Client(cluster)

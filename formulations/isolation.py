@@ -167,7 +167,26 @@ def _logs_to_stderr() -> None:
     log from C++ straight to file descriptor 1; the caller's stdout carries only the
     caller's own output (``--json``: one document), the solver's log goes with the others."""
     sys.stdout.flush()
+    highspy = sys.modules.get("highspy")  # preloaded in the fork server's children
+    if highspy is not None:
+        # HiGHS prints a two-line banner at the first Highs() of a process, whatever its
+        # options: absorb it here, so that stderr carries only what a solve was asked to
+        # log (--verbose) and a command's one-line messages stay one line.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, 1)
+        os.close(devnull)
+        highspy.Highs()
+        _flush_c_stdio()
     os.dup2(2, 1)
+
+
+def _flush_c_stdio() -> None:
+    """Flush the C library's stdout buffer (what native code printed is written now, to
+    where file descriptor 1 points now, not later to wherever it points then)."""
+    import ctypes
+
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL(None).fflush(None)
 
 
 def _no_tracked_locks() -> None:

@@ -8,6 +8,7 @@ more: ``pytest --hypothesis-profile=dev``.
 from __future__ import annotations
 
 import os
+import signal
 
 import pytest
 from hypothesis import HealthCheck, settings
@@ -43,3 +44,12 @@ def ring_instance() -> Instance:
 def triangle_job() -> Job:
     """A triangle whose all-cut alpha_max is only a bound (see tests/examples.py)."""
     return examples.triangle_job()
+
+
+# Tests that press Ctrl-C on a command (tests/test_signals.py, test_compare.py) need it to
+# reach the command. A shell script that starts a job with "&" (a background CI step, nohup)
+# makes SIGINT ignored, and an ignored signal stays ignored in every child: the commands
+# under test would then never see Ctrl-C, as the shell intends for background jobs, and the
+# tests would fail for a reason that has nothing to do with the code. A Python handler is not
+# inherited (the child starts with the default action and installs its KeyboardInterrupt).
+signal.signal(signal.SIGINT, signal.default_int_handler)

@@ -17,6 +17,7 @@ ZERO_ALLOWED = {
     ("compare", "--load"): "0 means: no load scaling",
     ("solve", "--mip-gap"): "0 asks for a proven optimum",
     ("simulate", "--restart-cost"): "0 is Tiresias's own restart cost",
+    ("check", "--prediction-error"): "0 means exact predictions (Theorem 1 itself)",
     **{(command, "--seed"): "seeds start at 0" for command in
        ("compare", "generate", "solve", "simulate", "bound", "check", "predict")},
 }  # fmt: skip
