@@ -238,3 +238,24 @@ def test_tolerance_is_tight() -> None:
     assert not report.feasible
     exact = verify(instance, Schedule((ScheduledJob("j0", 0.0, 10.0, (0,)),)))
     assert exact.feasible
+
+
+def test_the_json_report_names_every_field_and_nulls_unknown_totals() -> None:
+    """``verify --json``: the document has exactly feasible, violations and the two totals,
+    with an unknown (non-finite) total as null, never NaN or a value of another field.
+    Catches a misspelt key, a total swapped or dropped, and NaN leaking into JSON."""
+    import json
+    import math
+
+    from proofs_checks.verifier import VerificationReport
+
+    report = VerificationReport(False, ("job 'a': too early",), 12.5, 7.25)
+    assert report.to_dict() == {
+        "feasible": False,
+        "violations": ["job 'a': too early"],
+        "total_completion_time": 12.5,
+        "total_jct": 7.25,
+    }
+    unknown = VerificationReport(True, (), math.inf, math.nan).to_dict()
+    assert unknown["total_completion_time"] is None and unknown["total_jct"] is None
+    json.dumps(unknown, allow_nan=False)
