@@ -423,6 +423,9 @@ def lp_bound(
     model.setOptionValue("output_flag", False)
     model.setOptionValue("time_limit", float(settings.time_limit))
     if settings.threads is not None:
+        # One HiGHS thread scheduler per process, sized by its first solve: reset it, or a
+        # count other than the first one's fails ('Not Set'; see formulations.solver).
+        type(model).resetGlobalScheduler(True)
         model.setOptionValue("threads", int(settings.threads))
     costs = np.zeros(columns)
     for i in range(n):
