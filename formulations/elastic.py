@@ -310,19 +310,9 @@ def _completion(model: _Model, instance: MalleableInstance) -> None:
 
 def build_malleable(instance: MalleableInstance, relax: bool = False) -> _Model:
     """The MILP (or its LP relaxation) of the module docstring, not yet solved."""
-    import highspy
+    from ddlsched.core.highs import exact_highs
 
-    highs = highspy.Highs()
-    # No "threads" option: HiGHS sizes one scheduler per process at its first solve and
-    # refuses a later, different count (as in algorithms/elastic/round_milp.py). Its
-    # branch and bound is deterministic either way.
-    for option, value in (
-        ("output_flag", False),
-        ("mip_rel_gap", 0.0),
-        ("mip_abs_gap", 0.0),
-        ("random_seed", 0),
-    ):
-        highs.setOptionValue(option, value)
+    highs = exact_highs()
     model = _Model(highs)
     _variables(model, instance, relax)
     _one_width_per_slot(model, instance)

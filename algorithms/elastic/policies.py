@@ -306,7 +306,33 @@ def place_choice(
     return allocations
 
 
-class Pollux:
+class _ExactRound:
+    """A policy whose round is one multiple-choice knapsack solved exactly: each job's
+    options (:func:`job_options`), their costs (the subclass's objective), one row of
+    GPU capacity (:func:`~algorithms.elastic.round_milp.solve_choice`), then placement."""
+
+    params: PolluxParams | SiaParams
+
+    def costs(self, job: JobState, options: JobOptions, state: RoundState) -> tuple[float, ...]:
+        """The cost of each option of ``job`` this round (lower is better)."""
+        raise NotImplementedError
+
+    def problem(self, state: RoundState) -> tuple[ChoiceProblem, list[JobOptions]]:
+        """The round's knapsack and each job's options (exposed for checks)."""
+        options = [job_options(job, state, self.params.limits) for job in state.jobs]
+        costs = tuple(
+            self.costs(job, opts, state) for job, opts in zip(state.jobs, options, strict=True)
+        )
+        gpus = tuple(opts.gpus for opts in options)
+        return ChoiceProblem(costs, gpus, state.cluster.total_gpus), options
+
+    def allocate(self, state: RoundState) -> dict[str, Allocation]:
+        """Solve the round exactly, then place."""
+        problem, options = self.problem(state)
+        return place_choice(state, options, solve_choice(problem))
+
+
+class Pollux(_ExactRound):
     """Pollux's round objective solved exactly: the harmonic mean (p = -1) of speedups.
 
     Each round: for every active job, options and speedups
@@ -323,24 +349,14 @@ class Pollux:
     """
 
     name = "pollux"
+    params: PolluxParams
 
     def __init__(self, params: PolluxParams | None = None) -> None:
         self.params = params or PolluxParams()
 
-    def problem(self, state: RoundState) -> tuple[ChoiceProblem, list[JobOptions]]:
-        """The round's knapsack and each job's options (exposed for checks)."""
-        options = [job_options(job, state, self.params.limits) for job in state.jobs]
-        costs = tuple(
-            pollux_costs(job, opts, state, self.params)
-            for job, opts in zip(state.jobs, options, strict=True)
-        )
-        gpus = tuple(opts.gpus for opts in options)
-        return ChoiceProblem(costs, gpus, state.cluster.total_gpus), options
-
-    def allocate(self, state: RoundState) -> dict[str, Allocation]:
-        """Solve the round exactly, then place."""
-        problem, options = self.problem(state)
-        return place_choice(state, options, solve_choice(problem))
+    def costs(self, job: JobState, options: JobOptions, state: RoundState) -> tuple[float, ...]:
+        """Pollux's cost of each option of ``job`` this round."""
+        return pollux_costs(job, options, state, self.params)
 
 
 @dataclass(frozen=True)
@@ -408,7 +424,7 @@ def sia_costs(job: JobState, options: JobOptions, params: SiaParams) -> tuple[fl
     return tuple(costs)
 
 
-class Sia:
+class Sia(_ExactRound):
     """Sia's round ILP on one GPU type, solved exactly (Jayaram Subramanya et al., SOSP 2023).
 
     Each round, per active job, the options of :func:`job_options` (Sia's
@@ -437,21 +453,11 @@ class Sia:
     """
 
     name = "sia"
+    params: SiaParams
 
     def __init__(self, params: SiaParams | None = None) -> None:
         self.params = params or SiaParams()
 
-    def problem(self, state: RoundState) -> tuple[ChoiceProblem, list[JobOptions]]:
-        """The round's knapsack and each job's options (exposed for checks)."""
-        options = [job_options(job, state, self.params.limits) for job in state.jobs]
-        costs = tuple(
-            sia_costs(job, opts, self.params)
-            for job, opts in zip(state.jobs, options, strict=True)
-        )
-        gpus = tuple(opts.gpus for opts in options)
-        return ChoiceProblem(costs, gpus, state.cluster.total_gpus), options
-
-    def allocate(self, state: RoundState) -> dict[str, Allocation]:
-        """Solve the round exactly, then place."""
-        problem, options = self.problem(state)
-        return place_choice(state, options, solve_choice(problem))
+    def costs(self, job: JobState, options: JobOptions, state: RoundState) -> tuple[float, ...]:
+        """Sia's cost of each option of ``job`` this round."""
+        return sia_costs(job, options, self.params)

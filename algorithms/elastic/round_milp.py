@@ -81,21 +81,13 @@ def solve_choice(problem: ChoiceProblem) -> list[int]:
     """
     import highspy
 
+    from ddlsched.core.highs import exact_highs
+
     if not problem.costs:
         return []
     jobs, costs, sizes = _columns(problem)
     count = len(costs)
-    highs = highspy.Highs()
-    # No "threads" option: HiGHS sizes one scheduler per process at its first solve and
-    # refuses a later, different count, so setting it would make this solve depend on what
-    # ran before it in the process. Its branch and bound is deterministic either way.
-    for option, value in (
-        ("output_flag", False),
-        ("mip_rel_gap", 0.0),
-        ("mip_abs_gap", 0.0),
-        ("random_seed", 0),
-    ):
-        highs.setOptionValue(option, value)
+    highs = exact_highs()
     lp = highspy.HighsLp()
     lp.num_col_ = count
     lp.col_cost_ = costs
