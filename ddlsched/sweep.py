@@ -48,7 +48,7 @@ import sys
 import threading
 import time
 import tomllib
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -489,9 +489,27 @@ def run_sweep(
     except KeyboardInterrupt:
         outcome.interrupted = True
     finally:
-        _shut_down(client, cluster)
+        # Tearing down a cluster whose tasks were cut off makes Dask and tornado log errors
+        # about them ("Couldn't gather keys", a cancelled callback's traceback): the sweep
+        # has stopped on purpose and says so in one line, so they are held back meanwhile.
+        with _quiet_loggers(("distributed", "tornado") if outcome.interrupted else ()):
+            _shut_down(client, cluster)
         store.close()
     return outcome
+
+
+@contextlib.contextmanager
+def _quiet_loggers(names: Sequence[str]) -> Iterator[None]:
+    """Only critical records from the loggers ``names`` while the block runs."""
+    loggers = [logging.getLogger(name) for name in names]
+    levels = [logger.level for logger in loggers]
+    for logger in loggers:
+        logger.setLevel(logging.CRITICAL)
+    try:
+        yield
+    finally:
+        for logger, level in zip(loggers, levels, strict=True):
+            logger.setLevel(level)
 
 
 @contextlib.contextmanager

@@ -15,15 +15,16 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
 
 from ddlsched.cli import main
+from tests.waiting import wait_until
 
 CAP = 120.0
-"""Seconds after which a wait counts as failed (only a broken build gets near it)."""
+"""Seconds after which a command that was told to stop counts as hung (a safety net of
+``communicate``/``wait``; only a broken build gets near it)."""
 
 
 def _live(session: int) -> list[str]:
@@ -36,13 +37,6 @@ def _live(session: int) -> list[str]:
         check=False,
     )
     return [line for line in listing.stdout.splitlines() if line.split()[1][0] not in "ZX"]
-
-
-def _wait(condition: object, what: str) -> None:
-    began = time.monotonic()
-    while not condition():  # type: ignore[operator]
-        assert time.monotonic() - began < CAP, f"gave up waiting: {what}"
-        time.sleep(0.05)
 
 
 @pytest.fixture(scope="module")
@@ -65,7 +59,9 @@ def _solving(path: Path, method: str) -> subprocess.Popen[str]:
         text=True,
         start_new_session=True,
     )
-    _wait(lambda: len(_live(process.pid)) >= 3 or process.poll() is not None, "solver children")
+    wait_until(
+        lambda: len(_live(process.pid)) >= 3 or process.poll() is not None, "solver children"
+    )
     assert process.poll() is None, "the solve ended before its children were seen"
     return process
 
@@ -95,7 +91,7 @@ def test_a_signal_ends_the_solve_with_one_line_and_no_orphan(
     _, err = process.communicate(timeout=CAP)
     assert process.returncode == 128 + number, err
     assert err.strip().splitlines() == [line], err
-    _wait(lambda: not _live(process.pid), "every child of the killed solve to end")
+    wait_until(lambda: not _live(process.pid), "every child of the killed solve to end")
 
 
 def test_children_end_when_the_command_is_killed_outright(batch: Path) -> None:
@@ -108,7 +104,7 @@ def test_children_end_when_the_command_is_killed_outright(batch: Path) -> None:
     process = _solving(batch, "exact")
     process.kill()
     process.wait(timeout=CAP)
-    _wait(lambda: not _live(process.pid), "every child of the killed solve to end")
+    wait_until(lambda: not _live(process.pid), "every child of the killed solve to end")
 
 
 def _started(argv: list[str], ready: object, what: str) -> subprocess.Popen[str]:
@@ -120,7 +116,7 @@ def _started(argv: list[str], ready: object, what: str) -> subprocess.Popen[str]
         text=True,
         start_new_session=True,
     )
-    _wait(lambda: ready(process) or process.poll() is not None, what)  # type: ignore[operator]
+    wait_until(lambda: ready(process) or process.poll() is not None, what)  # type: ignore[operator]
     assert process.poll() is None, f"ended before {what}: {process.communicate()}"
     return process
 
@@ -142,7 +138,7 @@ def _ctrl_c(process: subprocess.Popen[str]) -> tuple[str, str]:
     """Ctrl-C as a terminal sends it (to the whole process group); the outputs."""
     os.killpg(process.pid, signal.SIGINT)
     out, err = process.communicate(timeout=CAP)
-    _wait(lambda: not _live(process.pid), "every process of the command to end")
+    wait_until(lambda: not _live(process.pid), "every process of the command to end")
     return out, err
 
 
@@ -266,4 +262,4 @@ def test_sweep_workers_end_when_the_driver_is_killed(tmp_path: Path) -> None:
     )
     process.kill()
     process.wait(timeout=CAP)
-    _wait(lambda: not _live(process.pid), "every worker of the killed sweep to end")
+    wait_until(lambda: not _live(process.pid), "every worker of the killed sweep to end")

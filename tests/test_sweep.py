@@ -9,13 +9,13 @@ import signal
 import sqlite3
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
 
 from ddlsched.core.model import InputError
 from ddlsched.sweep import load_results, read_sweep
+from tests.waiting import wait_until
 
 SWEEP = """
 [sweep]
@@ -62,9 +62,7 @@ def test_kill_midway_and_resume_runs_each_task_once(tmp_path: Path) -> None:
     total = len(list(read_sweep(config).tasks()))
     db = tmp_path / "results.sqlite"
     process = _sweep(config, db)
-    deadline = time.time() + 120
-    while len(_rows(db)) < 4 and time.time() < deadline and process.poll() is None:
-        time.sleep(0.05)
+    wait_until(lambda: len(_rows(db)) >= 4 or process.poll() is not None, "4 finished rows")
     os.killpg(process.pid, signal.SIGKILL)  # the driver and its Dask workers, at once
     process.wait()
     before = dict(_rows(db))

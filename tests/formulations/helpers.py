@@ -29,8 +29,8 @@ def unit_job(name: str, gpus: int, iterations: int, release: float = 0.0, **kw: 
 
 def pyomo_lock_then_wait() -> None:
     """In an isolated child: import Pyomo as a solve does (it makes a multiprocessing lock),
-    say so to the caller, then wait to be stopped."""
-    import time
+    say so to the caller, then wait to be stopped (on an event that never comes)."""
+    import threading
 
     import pyomo.environ  # noqa: F401
     from pyomo.common import dependencies
@@ -39,4 +39,4 @@ def pyomo_lock_then_wait() -> None:
 
     assert dependencies.multiprocessing.Lock is not None  # Pyomo's deferred import resolved
     report("lock made")
-    time.sleep(600)
+    threading.Event().wait()
