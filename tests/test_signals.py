@@ -31,7 +31,7 @@ def _live(session: int) -> list[str]:
     """The processes of ``session`` that have not exited (zombies, already dead and waiting
     for their parent to read their status, are not running anything)."""
     listing = subprocess.run(
-        ["ps", "-o", "pid=,stat=,args=", "-s", str(session)],
+        ["ps", "-ww", "-o", "pid=,stat=,args=", "-s", str(session)],
         capture_output=True,
         text=True,
         check=False,
@@ -123,9 +123,13 @@ def _started(argv: list[str], ready: object, what: str) -> subprocess.Popen[str]
 
 def _solver_child_runs(session: int) -> bool:
     """Whether a child of a fork server runs in ``session``: the fork server has booted (a
-    signal reaching an interpreter as it starts ends it with "Fatal Python error")."""
+    signal reaching an interpreter as it starts ends it with "Fatal Python error").
+
+    ``ps -ww``: without a terminal ps cuts each line at 80 columns, and from a virtual
+    environment in a long folder (CI's) "forkserver" fell beyond the cut, so no child was
+    ever seen and both tests below failed there."""
     listing = subprocess.run(
-        ["ps", "-o", "pid=,ppid=,args=", "-s", str(session)],
+        ["ps", "-ww", "-o", "pid=,ppid=,args=", "-s", str(session)],
         capture_output=True,
         text=True,
         check=False,
