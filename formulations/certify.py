@@ -101,25 +101,107 @@ def with_best_bound(
 LP_VARIABLES = 20_000
 """The LP bound's variable budget beside an exact solve: on an integral instance the LP
 is set on the instance's own slot when that fits (:func:`formulations.lower_bounds.lp_bound`),
-which for the 24-job batch instances of ``bench_exact`` takes about 2,000 variables."""
+which for the 24-job batch instances of ``bench_exact`` takes about 2,000 variables. The
+pooled integral bound uses the same model, with integral starts."""
 
 
-def exact_lp_bound(instance: Instance, upper_bound: float, time_limit: float) -> LowerBound:
-    """The LP bound of :func:`formulations.lower_bounds.lp_bound` as an exact solve uses it:
-    windows from ``upper_bound`` (a schedule's objective), one thread, within
-    :data:`LP_VARIABLES`, on the instance's own slot when the instance is integral with
-    every mode's duration exact (:func:`formulations.modes.problem_a` decides, as for the
-    MILP); invalid if HiGHS stops at ``time_limit``. Run in a child by the portfolio."""
-    from formulations.lower_bounds import BoundInputs, LpSettings, lp_bound
+def grid_slot(instance: Instance) -> float | None:
+    """The instance's own slot when it is integral with every mode's duration exact
+    (:func:`formulations.modes.problem_a` decides, as for the MILP), else ``None``: the
+    grid on which the LP and pooled bounds need no rounding."""
     from formulations.modes import problem_a
 
     slotted = problem_a(instance, None)
-    on_grid = slotted.exact and not slotted.unproven_modes
-    settings = LpSettings(max_variables=LP_VARIABLES, time_limit=max(0.01, time_limit), threads=1)
-    return lp_bound(
-        instance,
-        BoundInputs.of(instance),
-        settings,
-        upper_bound,
-        slot=slotted.slot if on_grid else None,
+    return slotted.slot if slotted.exact and not slotted.unproven_modes else None
+
+
+def exact_lp_bound(
+    instance: Instance, upper_bound: float, time_limit: float, integer: bool = False
+) -> LowerBound:
+    """The LP bound of :func:`formulations.lower_bounds.lp_bound` as an exact solve uses it
+    (the pooled integral bound with ``integer``): windows from ``upper_bound`` (a
+    schedule's objective), one thread, within :data:`LP_VARIABLES`, on :func:`grid_slot`.
+    The LP is invalid if HiGHS stops at ``time_limit``; the pooled bound then gives its
+    dual bound. Run in a child by the portfolio."""
+    from formulations.lower_bounds import BoundInputs, LpSettings, lp_bound
+
+    settings = LpSettings(
+        max_variables=LP_VARIABLES,
+        time_limit=max(0.01, time_limit),
+        threads=1,
+        integer=integer,
     )
+    inputs = BoundInputs.of(instance)
+    return lp_bound(instance, inputs, settings, upper_bound, slot=grid_slot(instance))
+
+
+POOLED_VARIABLES = 5_000
+"""The pooled integral model's variable budget beside an exact solve: an integral instance's
+own grid fits it (2,328 binaries on the 24-job batch instances of ``bench_exact``); off a grid
+a finer slot would make the integral model slow and hardly stronger than the LP."""
+
+POOLED_SEARCH = 20_000
+"""Steps of the local search that turns the pooled relaxation's order into schedules of A
+(:func:`formulations.timeindexed.improve_order`), if the time limit allows: about 30 ms
+each on a 24-job 4 x 4 instance."""
+
+
+def pooled_bound_and_schedules(
+    instance: Instance,
+    upper_bound: float,
+    time_limit: float,
+    seed: int = 0,
+    iterations: int = POOLED_SEARCH,
+    node_limit: int | None = None,
+) -> LowerBound:
+    """The pooled integral bound (bound 7 of :mod:`formulations.lower_bounds`), then
+    schedules of A from its order, as an exact solve uses them. Run in a child by the
+    portfolio, which receives each as it is found (:func:`formulations.isolation.report`:
+    ``("bound", LowerBound)`` at once, then ``("schedule", Schedule)`` per improvement).
+
+    HiGHS gets half of ``time_limit`` (its dual bound is valid when it stops early),
+    the local search the rest, at most ``iterations`` steps; a schedule that meets the
+    bound is a proof (:func:`with_best_bound`). Returns the bound.
+    """
+    import time
+
+    from formulations.exact import objectives, schedule_from_plan
+    from formulations.isolation import report
+    from formulations.lower_bounds import BoundInputs, LpSettings, time_indexed_bound
+    from formulations.modes import problem_a
+    from formulations.solver import gap_closed
+    from formulations.timeindexed import improve_order
+
+    began = time.perf_counter()
+    slotted = problem_a(instance, None)
+    exact = slotted.exact and not slotted.unproven_modes
+    settings = LpSettings(
+        max_variables=POOLED_VARIABLES,
+        time_limit=max(0.01, time_limit / 2),
+        threads=1,
+        integer=True,
+        node_limit=node_limit,
+    )
+    inputs = BoundInputs.of(instance)
+    bound, starts = time_indexed_bound(
+        instance, inputs, settings, upper_bound, slot=slotted.slot if exact else None
+    )
+    report(("bound", bound))
+    if starts is None:
+        return bound
+    order = sorted(range(instance.num_jobs), key=lambda i: (starts[i], inputs.processing[i], i))
+
+    best = [math.inf]
+
+    def better(plan: list[tuple[int, int]]) -> None:
+        schedule = schedule_from_plan(instance, Problem.A, slotted, plan)
+        best[0] = objectives(instance, schedule)[0]
+        report(("schedule", schedule))
+
+    def done() -> bool:
+        """Out of time, or a schedule met the bound (a proof: nothing left to find)."""
+        proven = bound.valid and gap_closed(best[0], bound.value)
+        return proven or time.perf_counter() - began > time_limit
+
+    improve_order(slotted, order, iterations, seed, done, better)
+    return bound

@@ -38,13 +38,15 @@ first. The MILP's deadline is hard (:func:`formulations.exact.solve_milp`).
 **Bounds race too** (problem A). The fast combinatorial bound is computed at
 once, and the LP bound (:func:`formulations.certify.exact_lp_bound`: on an
 integral instance set on the instance's own slot) in a third child, with
-windows from the best schedule known when it starts. A :class:`_Watch`
+windows from the best schedule known when it starts, then the pooled
+integral bound (the same model with integral starts: bound 7 of
+:mod:`formulations.lower_bounds`, the one that closes batch arrivals). A :class:`_Watch`
 sees every schedule (the warm start, CP-SAT's and the MILP's incumbents)
 and every bound; as soon as the best schedule meets the best valid bound it
 stops both backends and returns that schedule as ``optimal``, saying which
 bound proved it (a valid lower bound met by a feasible schedule is a proof,
 :mod:`formulations.certify`). The result's ``best_bound`` is the largest of
-the backends', the combinatorial and the LP bounds.
+the backends', the combinatorial, the LP and the pooled bounds.
 """
 
 from __future__ import annotations
@@ -72,6 +74,15 @@ STOP_SLACK = 0.75
 """Seconds past the time limit at which the portfolio stops whatever still runs and answers
 from what was reported (:class:`_Watch`): a 60 s call ended after 64-68 s before, the
 MILP's own hard stop (``OVERRUN_GRACE``, 2 s past its limit) and the LP coming on top."""
+
+POOLED_MARGIN = 0.5
+"""Seconds before the time limit at which the pooled bound's child ends by itself (HiGHS
+reporting its dual bound, valid though unfinished, and the search its best schedule) rather
+than being stopped with the race."""
+
+BOUND_LIMIT = 3600.0
+"""Seconds at most for the LP's and the pooled bound's children (all the time there is when
+the race has no time limit)."""
 
 RACE_BOUNDS = True
 """Whether the portfolio races the bounds too (problem A; module docstring). Off, only a
@@ -179,24 +190,54 @@ def solve_exact(
     lp_stop = threading.Event()  # the race is over: the LP is no longer wanted
 
     def lp_bound() -> None:
-        """The LP bound in its own child, stopped when the race ends."""
-        from formulations.certify import exact_lp_bound
+        """The LP bound, then the pooled integral bound and the schedules its order gives
+        (:func:`formulations.certify.pooled_bound_and_schedules`), each in its own child,
+        stopped when the race ends. The pooled child's own limit ends a little before the
+        race's, so that what it found is handed over rather than lost with it."""
+        from formulations.certify import exact_lp_bound, pooled_bound_and_schedules
         from formulations.isolation import run_isolated
 
-        remaining = (
-            math.inf
-            if params.time_limit is None
-            else params.time_limit - (time.perf_counter() - began)
-        )
-        if remaining <= 0 or not math.isfinite(watch.objective):
-            return
-        try:
-            bound = run_isolated(
-                exact_lp_bound, instance, watch.objective, remaining, cancel=lp_stop
+        def received(payload: tuple[str, object]) -> None:
+            kind, item = payload
+            if kind == "bound" and isinstance(item, LowerBound):
+                watch.bound(item)
+            elif kind == "schedule" and isinstance(item, Schedule):
+                watch.schedule(item, "a schedule from the pooled bound's order")
+                offers.put(item)
+
+        for step in ("lp", "pooled"):
+            remaining = (
+                math.inf
+                if params.time_limit is None
+                else params.time_limit - (time.perf_counter() - began)
             )
-        except Exception:
-            return
-        watch.bound(bound)
+            # Without a time limit each still gets a finite one (HiGHS needs a number; the
+            # LP was silently never run when the limit was None).
+            remaining = min(remaining, BOUND_LIMIT)
+            if step == "pooled":
+                remaining -= POOLED_MARGIN
+            if remaining <= 0 or lp_stop.is_set() or not math.isfinite(watch.objective):
+                return
+            try:
+                if step == "lp":
+                    bound = run_isolated(
+                        exact_lp_bound, instance, watch.objective, remaining, cancel=lp_stop
+                    )
+                else:
+                    bound = run_isolated(
+                        pooled_bound_and_schedules,
+                        instance,
+                        watch.objective,
+                        remaining,
+                        seed,
+                        cancel=lp_stop,
+                        on_report=received,
+                    )
+            except Exception:
+                return
+            watch.bound(bound)
+            if watch.proof is not None:
+                return
 
     threads = [threading.Thread(target=run, args=(name,), daemon=True) for name in backends]
     if racing:
@@ -218,12 +259,25 @@ def solve_exact(
         for thread in threads:
             thread.join()
         raise
+    if len(threads) > 2 and not first and watch.proof is None:
+        # The backends stopped unproven within the limit: the pooled bound and its
+        # schedules may still prove the instance, until the limit.
+        try:
+            while threads[2].is_alive() and not cancel.is_set():
+                threads[2].join(0.01)
+                if stop_at is not None and time.perf_counter() > stop_at:
+                    break
+        except KeyboardInterrupt:
+            lp_stop.set()
+            threads[2].join()
+            raise
     lp_stop.set()
     if len(threads) > 2:
         threads[2].join()
     if (watch.proof is not None and not first) or (stopped and not outcomes):
         return _from_watch(instance, problem, watch, outcomes, time.perf_counter() - began)
     result = _combine(outcomes, first, time.perf_counter() - began)
+    result = _with_watched_schedule(result, instance, watch)
     if stopped:
         result = dataclasses.replace(
             result, notes=(*result.notes, f"stopped {STOP_SLACK:g} s past the time limit")
@@ -331,6 +385,31 @@ def _from_watch(
         facts={"slotted_optimal": False, "integral": False, "modes_proven": False},
         notes=tuple(notes),
         lower_bound=bound if bound.valid else None,
+    )
+
+
+def _with_watched_schedule(result: Result, instance: Instance, watch: _Watch) -> Result:
+    """``result`` with the best schedule :class:`_Watch` saw (the warm start, the pooled
+    bound's search) when that beats the backends' own, status ``feasible`` until a bound
+    meets it (:func:`formulations.certify.with_best_bound`)."""
+    from formulations.exact import objectives
+    from formulations.solver import gap_closed
+
+    if watch.best is None or result.proven_optimal or result.problem is not Problem.A:
+        return result
+    schedule, source = watch.best
+    if math.isfinite(result.objective) and (
+        watch.objective >= result.objective or gap_closed(result.objective, watch.objective)
+    ):
+        return result
+    objective, total_jct = objectives(instance, schedule)
+    return dataclasses.replace(
+        result,
+        status=SolveStatus.FEASIBLE,
+        objective=objective,
+        total_jct=total_jct,
+        schedule=schedule,
+        notes=(*result.notes, f"{source} is returned: better than the backends' best"),
     )
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 from typing import Any
 
 from ddlsched.cli.options import (
@@ -28,6 +29,12 @@ def add(commands: Any) -> None:
     add_seed(bound, what="model draws of trace rows")
     bound.add_argument("--lp", action="store_true", help="also the LP relaxation (slower)")
     bound.add_argument(
+        "--pooled",
+        action="store_true",
+        help="also the pooled integral relaxation (slower still; the strongest on batch "
+        "arrivals; sized and limited by the --lp-* options)",
+    )
+    bound.add_argument(
         "--lp-max-variables",
         type=big_count,
         default=400_000,
@@ -52,10 +59,13 @@ def run(args: argparse.Namespace) -> int:
         _, instance, _, load = load_replay(args)
         source = f"{args.trace} on {args.servers} x {args.gpus_per_server} GPUs, load {load:.3g}"
     try:
-        settings = LpSettings(args.lp_max_variables, args.lp_time_limit) if args.lp else None
+        settings = LpSettings(args.lp_max_variables, args.lp_time_limit)
     except ValueError as error:
         raise InputError(str(error)) from None
-    found = lower_bounds(instance, lp=settings)
+    pooled = dataclasses.replace(settings, integer=True) if args.pooled else None
+    found = lower_bounds(
+        instance, lp=settings if args.lp else None, pooled=pooled, grid=args.instance is not None
+    )
     best = best_lower_bound(found)
     if args.json:
         print_json(

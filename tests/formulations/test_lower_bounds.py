@@ -10,6 +10,7 @@ from ddlsched.core.generators import generate
 from ddlsched.core.model import Cluster, Instance, Job
 from ddlsched.core.params import ExactParams
 from ddlsched.core.result import LowerBound
+from formulations.certify import grid_slot
 from formulations.exact import solve_milp
 from formulations.lower_bounds import (
     SAFETY,
@@ -25,13 +26,22 @@ from tests.strategies import TINY_INTEGRAL, hand_instances, typed_instances, wei
 LP = LpSettings(max_variables=5_000, time_limit=1e7)
 """The LP as the tests solve it: a limit no run reaches, so no test depends on speed."""
 
+POOLED = LpSettings(max_variables=600, time_limit=1e7, node_limit=500)
+"""The pooled integral bound as the tests solve it: coarser, and stopped by a node count
+(its dual bound is then what is checked), never by the clock."""
+
 
 def _all_bounds_valid(instance: Instance, optimum: float) -> None:
-    """Every bound, and the LP with the tightest windows (UB = OPT itself), is <= OPT, and
+    """Every bound, and the LP and the pooled integral bound with the tightest windows
+    (UB = OPT itself; on the instance's grid when it has one), is <= OPT, and
     its flow value is <= OPT's flow time ``OPT - sum w r`` (the same schedule is optimal
     for both)."""
-    found = lower_bounds(instance, lp=LP)
-    found += lower_bounds(instance, names=[], lp=LP, upper_bound=optimum)
+    found = lower_bounds(instance, lp=LP, pooled=POOLED)
+    found += lower_bounds(instance, names=[], lp=LP, upper_bound=optimum, pooled=POOLED)
+    slot = grid_slot(instance)
+    if slot is not None:  # on the instance's own grid: no rounding, values rounded up
+        found += lower_bounds(instance, [], lp=LP, upper_bound=optimum, pooled=POOLED, slot=slot)
+    assert {bound.name for bound in found} >= {"lp", "pooled"}
     flow = optimum - sum(job.weight * job.release for job in instance.jobs)
     for bound in found:
         assert bound.valid, bound

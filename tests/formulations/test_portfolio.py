@@ -141,12 +141,15 @@ def _fake_race(
     monkeypatch: pytest.MonkeyPatch, cpsat: Result, milp: Result, *, cpsat_waits: bool = False
 ) -> dict[str, ExactParams]:
     """Replace both backends by fakes returning ``cpsat`` and ``milp``; record their params.
-    ``cpsat_waits``: CP-SAT returns only once the MILP has started (after the head start)."""
+    ``cpsat_waits``: CP-SAT returns only once the MILP has started (after the head start).
+    The bounds do not race (the pooled bound and its schedules prove small instances before
+    the MILP's head start is over, and these tests are about the backends)."""
     import threading
 
     import formulations.cpsat as cpsat_module
     import formulations.exact as exact_module
 
+    monkeypatch.setattr("formulations.portfolio.RACE_BOUNDS", False)
     seen: dict[str, ExactParams] = {}
     milp_started = threading.Event()
 
