@@ -21,7 +21,7 @@ import math
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from ddlsched.core.model import InputError, Instance, Problem, Schedule
+from ddlsched.core.model import InputError, Instance, Problem, Schedule, as_instance
 from ddlsched.core.params import ExactParams, OnlineParams
 from ddlsched.core.result import LowerBound, Result, SolveStatus
 
@@ -55,36 +55,23 @@ def method_names() -> tuple[str, ...]:
     return exact_method_names() + policy_names()
 
 
-def as_instance(instance: Instance | LoadedTrace, what: str = "instance") -> Instance:
-    """``instance`` itself, or the instance of a loaded trace (:func:`load_trace`'s answer).
-
-    Raises
-    ------
-    TypeError
-        Anything else, saying what was expected (and, for a file name, how to read it).
-    """
-    if isinstance(instance, Instance):
-        return instance
-    inner = getattr(instance, "instance", None)
-    if isinstance(inner, Instance):
-        return inner
-    hint = ""
-    if isinstance(instance, str | bytes) or hasattr(instance, "__fspath__"):
-        hint = (
-            "; a file name? read it first: ddlsched.core.io.read_instance(path), or "
-            "ddlsched.core.traces.load_trace(path, cluster) for a trace"
-        )
-    elif isinstance(instance, dict):
-        hint = "; a parsed JSON document? build it with ddlsched.core.io.instance_from_dict(doc)"
-    raise TypeError(
-        f"{what}: expected an Instance (or a loaded trace), got {type(instance).__name__}{hint}"
-    )
-
-
 def _seed(seed: Any) -> int:
     if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**63:
         raise ValueError(f"seed: expected a whole number >= 0, got {seed!r}")
     return seed
+
+
+def _switches_and_progress(progress: Any, **switches: Any) -> None:
+    """Refuse a ``progress`` that cannot be called and a switch that is not a bool (a
+    string such as ``"no"`` would read as true)."""
+    if progress is not None and not callable(progress):
+        raise TypeError(
+            f"progress: expected a callable progress(completed, total), got "
+            f"{type(progress).__name__}"
+        )
+    for name, value in switches.items():
+        if not isinstance(value, bool):
+            raise TypeError(f"{name}: expected True or False, got {value!r}")
 
 
 def solve(
@@ -146,6 +133,7 @@ def solve(
     if warm_start is not None and not isinstance(warm_start, Schedule):
         raise TypeError(f"warm_start: expected a Schedule, got {type(warm_start).__name__}")
     seed = _seed(seed)
+    _switches_and_progress(progress, bound=bound)
     if problem not in tuple(Problem):
         raise ValueError(f"problem: expected one of {', '.join(Problem)}, got {problem!r}")
     problem = Problem(problem)
@@ -266,6 +254,7 @@ def simulate(
             f"got {type(mapper).__name__}"
         )
     seed = _seed(seed)
+    _switches_and_progress(progress, bound=bound, partial=partial)
     if isinstance(policy, str):
         chosen = build_policy(policy, instance, params, seed, predictor=predictor, mapper=mapper)
     else:

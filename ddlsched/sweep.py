@@ -47,7 +47,6 @@ import stat
 import sys
 import threading
 import time
-import tomllib
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -59,7 +58,7 @@ from ddlsched.api import exact_method_names, generate_checked, method_names, sol
 from ddlsched.core.generators import GeneratorConfig, with_tuples
 from ddlsched.core.io import check_regular_file
 from ddlsched.core.model import InputError
-from ddlsched.core.params import PLACEMENTS, ExactParams, OnlineParams
+from ddlsched.core.params import PLACEMENTS, ExactParams, OnlineParams, read_toml
 
 SCHEMA_VERSION = 1
 
@@ -136,16 +135,7 @@ def read_sweep(path: str | Path) -> SweepConfig:
         Naming the table and key that is wrong, or the size of a grid of more
         than :data:`MAX_TASKS` tasks.
     """
-    check_regular_file(path, "TOML file")
-    try:
-        with open(path, "rb") as stream:
-            doc = tomllib.load(stream)
-    except FileNotFoundError:
-        raise InputError(f"{path}: no such file") from None
-    except tomllib.TOMLDecodeError as error:
-        raise InputError(f"{path}: not valid TOML ({error})") from None
-    except UnicodeDecodeError:
-        raise InputError(f"{path}: not valid TOML (not UTF-8 text)") from None
+    doc = read_toml(path)
     sweep = doc.get("sweep")
     if not isinstance(sweep, dict):
         raise InputError(f"{path}: missing [sweep] table")
@@ -233,6 +223,12 @@ def _seeds(value: Any, path: str | Path) -> tuple[int, ...]:
     if whole(value) and value >= 1:
         return tuple(range(value))
     if isinstance(value, list) and value and all(whole(v) and 0 <= v < 2**63 for v in value):
+        repeated = sorted({seed for seed in value if value.count(seed) > 1})
+        if repeated:
+            raise InputError(
+                f"{path}: sweep.seeds: repeats {', '.join(map(str, repeated))} (each seed "
+                "would run the same tasks twice)"
+            )
         return tuple(value)
     raise InputError(
         f"{path}: sweep.seeds: expected a count >= 1 or a non-empty list of seeds >= 0, "
@@ -581,13 +577,18 @@ def load_results(path: str | Path) -> pd.DataFrame:
         If the file is missing or not a results file.
     """
     file = Path(path)
-    if not file.exists():
-        raise InputError(f"{path}: no such file")
+    check_regular_file(file, "SQLite results file")
     try:
-        with sqlite3.connect(file) as connection:
+        # Read-only: reading never creates or changes a file.
+        with contextlib.closing(
+            sqlite3.connect(f"{file.resolve().as_uri()}?mode=ro", uri=True)
+        ) as connection:
             frame = pd.read_sql_query("SELECT * FROM results ORDER BY finished_at", connection)
     except (sqlite3.DatabaseError, pd.errors.DatabaseError) as error:
-        raise InputError(f"{path}: not a ddlsched results file ({error})") from None
+        reason = (
+            "no results table" if "no such table" in str(error) else str(error).split(": ")[-1]
+        )
+        raise InputError(f"{path}: not a ddlsched results file ({reason})") from None
     params = pd.json_normalize([json.loads(p) for p in frame["params"]])
     shown = {"num_jobs", "servers", "gpus_per_server"} | {
         c for c in params.columns if params[c].astype(str).nunique() > 1

@@ -42,7 +42,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
-from ddlsched.core.model import Cluster, Instance, Job, Schedule, ScheduledJob
+from ddlsched.core.model import Cluster, Instance, Job, Schedule, ScheduledJob, as_instance
 from proofs_checks.bounds import all_cut_time, per_iteration_time
 
 DEFAULT_TOLERANCE = 1e-9
@@ -99,7 +99,7 @@ def verify(
     Parameters
     ----------
     instance
-        The instance, the only source of truth.
+        The instance, the only source of truth (or a loaded trace: its instance).
     schedule
         A schedule for problem ``schedule.problem`` (A, A1 or A2).
     tol
@@ -109,7 +109,20 @@ def verify(
     -------
     VerificationReport
         Every violation found, not only the first.
+
+    Raises
+    ------
+    TypeError
+        If ``instance`` is not an instance or ``schedule`` not a schedule.
     """
+    instance = as_instance(instance)
+    if not isinstance(schedule, Schedule):
+        hint = (
+            " (read a file with ddlsched.core.io.read_schedule)"
+            if isinstance(schedule, str)
+            else ""
+        )
+        raise TypeError(f"schedule: expected a Schedule, got {type(schedule).__name__}{hint}")
     violations: list[str] = []
     entries = _match_entries(instance, schedule, violations)
     if schedule.problem == "A2":

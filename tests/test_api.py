@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
@@ -192,3 +193,42 @@ def test_wrong_argument_types_say_what_was_expected() -> None:
     by_name = simulate(instance, "fifo", mapper="first-fit", predictor="oracle")
     by_params = simulate(instance, "fifo", params=OnlineParams(mapper="first-fit"))
     assert by_name.objective == by_params.objective
+
+
+def test_more_wrong_arguments_say_what_was_expected(tmp_path: Path) -> None:
+    """The front door's other entries name the argument too: a ``progress`` that cannot be
+    called (was "'int' object is not callable" from inside the simulator), a switch given
+    as a string (``bound="no"`` ran with the bound), ``verify`` and ``rho`` given a loaded
+    trace (their instance, as ``simulate`` takes it: was AttributeError) or a wrong type,
+    ``generate`` given a config or seed of the wrong type (was NumPy's message)."""
+    from ddlsched.core.traces import load_trace
+
+    instance = _three_jobs()
+    with pytest.raises(TypeError, match=r"progress: expected a callable progress\(completed"):
+        simulate(instance, "fifo", progress=1)  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="progress: expected a callable"):
+        solve(instance, "fifo", progress="bar")  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="bound: expected True or False, got 'no'"):
+        simulate(instance, "fifo", bound="no")  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="partial: expected True or False, got 1"):
+        simulate(instance, "fifo", partial=1)  # type: ignore[arg-type]
+    path = tmp_path / "t.csv"
+    path.write_text("submit_time,duration,num_gpus\n0,50,1\n5,80,2\n")
+    loaded = load_trace(path, Cluster.uniform(1, 2, 20.0, 1.0))
+    schedule = simulate(loaded, "fifo").schedule
+    assert schedule is not None
+    assert verify(loaded, schedule).feasible  # type: ignore[arg-type]
+    assert ddlsched.rho(loaded) == ddlsched.rho(loaded.instance)  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="instance: expected an Instance"):
+        verify(schedule, instance)  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match=r"schedule: expected a Schedule, got str \(read"):
+        verify(instance, "s.json")  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="instance: expected an Instance"):
+        ddlsched.rho(instance.jobs)  # type: ignore[arg-type]
+    config = ddlsched.GeneratorConfig(num_jobs=2)
+    with pytest.raises(TypeError, match="seed: expected a whole number or a numpy Generator"):
+        ddlsched.generate(config, "x")  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="seed: expected a whole number >= 0, got -1"):
+        ddlsched.generate(config, -1)
+    with pytest.raises(TypeError, match="config: expected a GeneratorConfig, got dict"):
+        ddlsched.generate({"num_jobs": 2}, 0)  # type: ignore[arg-type]

@@ -8,6 +8,7 @@ loosened by one character (``>=`` for ``>``, a dropped finiteness test) fails he
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 
 import pytest
 
@@ -117,3 +118,97 @@ def test_whole_number_options_refuse_fractions(
     """Counts (jobs, servers, GPUs, workers, seeds, LP variables) refuse 2.5 and 1e3.5
     rather than rounding them. Catches: ``int(float(text))`` in a count's converter."""
     _refused(capsys, command, option, "2.5")
+
+
+CONFLICTS = [
+    (
+        ["simulate", "--trace", "{workload}", "--policy", "pollux", "--seed", "0",
+         "--columns", "submit=time", "--load-factor", "2"],
+        "--seed, --columns, --load-factor: not available for elastic jobs ({workload})",
+    ),
+    (
+        ["simulate", "--trace", "{workload}", "--policy", "pollux", "--predictor", "oracle",
+         "--unnamed", "zoo", "--bandwidth-intra", "20"],
+        "--predictor, --unnamed, --bandwidth-intra: not available for elastic jobs ({workload})",
+    ),
+    (
+        ["bound", "{instance}", "--limit", "5", "--servers", "256"],
+        "--servers, --limit: only with --trace (the instance file fixes the cluster and jobs)",
+    ),
+    (["bound", "{instance}", "--lp-time-limit", "300"], "--lp-time-limit: only with --lp"),
+    (
+        ["solve", "{instance}", "--method", "fifo", "--time-limit", "60", "--verbose"],
+        "--time-limit, --verbose: only for exact methods; 'fifo' is an online policy",
+    ),
+    (
+        ["solve", "{instance}", "--method", "milp", "--mapper", "graph", "--seed", "0"],
+        "--mapper, --seed: only for online policies; 'milp' is exact",
+    ),
+    (["check", "{instance}", "--random", "2"], "check: INSTANCE and --random: give one of them"),
+    (
+        ["check", "--random", "2", "--adversarial", "2"],
+        "check: --random and --adversarial: give one of them",
+    ),
+    (
+        ["check", "{instance}", "--jobs", "4", "--gpus-per-server", "2"],
+        "--gpus-per-server, --jobs: only with --random or --adversarial (the instance file is "
+        "checked as it is)",
+    ),
+    (
+        ["check", "--adversarial", "2", "--prediction-error", "0.1"],
+        "--prediction-error: not used by --adversarial (its search sets its own)",
+    ),
+    (
+        ["predict", "evaluate", "--trace", "{trace}", "--jobs", "3000"],
+        "--jobs: the size of a generated history; --trace gives the jobs",
+    ),
+    (
+        ["sweep", "{sweep}", "--scheduler", "tcp://127.0.0.1:8786", "--workers", "2",
+         "--results", "{results}"],
+        "--workers: only for the local cluster; --scheduler names one",
+    ),
+]  # fmt: skip
+"""Options that would be ignored beside others, and the line refusing each (a value equal
+to the default is refused too: what matters is that the user asked for it)."""
+
+
+@pytest.mark.parametrize(("argv", "expected"), CONFLICTS, ids=lambda v: " ".join(v)[:60])
+def test_options_that_would_be_ignored_are_refused(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, argv: list[str], expected: str
+) -> None:
+    """An option that means nothing beside another (a trace reader's option with a Pollux
+    workload or an instance file, an exact solver's option with a policy and the reverse,
+    two modes of ``check``, ``--workers`` with a remote scheduler) is one line, exit 2,
+    naming the options in the order the command lists them (before: silently ignored)."""
+    from ddlsched.core.generators import GeneratorConfig, generate
+    from ddlsched.core.io import write_instance
+    from ddlsched.core.traces import data_dir
+
+    workload = tmp_path / "w.csv"
+    head = (data_dir() / "pollux" / "workloads" / "workload-6.csv").read_text().splitlines()
+    workload.write_text("\n".join(head[:4]) + "\n")
+    instance = tmp_path / "i.json"
+    write_instance(generate(GeneratorConfig(num_jobs=2), 0), instance)
+    trace = tmp_path / "t.csv"
+    trace.write_text("submit,duration,gpus,iterations\n0,10,1,5\n")
+    sweep = tmp_path / "s.toml"
+    sweep.write_text('[sweep]\nmethods = ["fifo"]\nseeds = 1\n')
+    names = {"workload": workload, "instance": instance, "trace": trace, "sweep": sweep,
+             "results": tmp_path / "r.sqlite"}  # fmt: skip
+    code = main([word.format(**names) for word in argv])
+    assert code == 2
+    captured = capsys.readouterr()
+    assert captured.err == f"ddlsched: error: {expected.format(**names)}\n"
+    assert captured.out == ""
+    assert not (tmp_path / "r.sqlite").exists()
+
+
+def test_typed_options_are_told_from_defaults() -> None:
+    """The parser records the options the user typed (an abbreviation under its full name),
+    not those left at their defaults, so a refusal never fires on a default."""
+    from ddlsched.cli.options import given
+
+    parser = build_parser()
+    args = parser.parse_args(["simulate", "--trace", "t.csv", "--serv", "3", "--json"])
+    assert given(args) == {"--trace", "--servers", "--json"}
+    assert given(parser.parse_args(["predict", "evaluate"])) == frozenset()

@@ -268,3 +268,57 @@ def test_binary_config_too_many_workers_and_bad_scheduler_refused(
     assert "workers: at most" in err and "100,000" in err
     err = _refused(["sweep", str(config), "--results", db, "--scheduler", "not a url"], capsys)
     assert "scheduler 'not a url': cannot connect" in err
+
+
+def test_a_byte_order_mark_is_allowed_and_repeated_seeds_refused(tmp_path: Path) -> None:
+    """A TOML file starting with a UTF-8 byte-order mark reads like the same file without
+    it, in a sweep and in a generator config (before: "Invalid statement (at line 1,
+    column 1)", while the CSV and JSON readers allowed one); a seed listed twice is refused
+    naming it (before: the same tasks ran twice)."""
+    from ddlsched.core.generators import GeneratorConfig
+
+    body = '[sweep]\nmethods = ["fifo"]\nseeds = [3, 4]\n[generator]\nservers = 3\n'
+    plain, marked = tmp_path / "plain.toml", tmp_path / "marked.toml"
+    plain.write_text(body)
+    marked.write_bytes(b"\xef\xbb\xbf" + body.encode())
+    assert read_sweep(marked) == read_sweep(plain)
+    assert read_sweep(marked).seeds == (3, 4)
+    generator = tmp_path / "g.toml"
+    generator.write_bytes(b"\xef\xbb\xbf[generator]\nservers = 3\n")
+    assert GeneratorConfig.from_toml(generator).servers == 3
+    plain.write_text('[sweep]\nmethods = ["fifo"]\nseeds = [1, 2, 1, 2, 5]\n')
+    with pytest.raises(InputError, match=r"sweep\.seeds: repeats 1, 2 \(each seed"):
+        read_sweep(plain)
+
+
+@pytest.mark.parametrize(
+    ("kind", "expected"),
+    [
+        ("folder", "{path}: is a directory, not a SQLite results file"),
+        ("pipe", "{path}: is a named pipe, not a regular file (expected a SQLite results file)"),
+        ("device", "{path}: is a device or socket, not a regular file (expected a SQLite "
+                   "results file)"),
+        ("empty", "{path}: not a ddlsched results file (no results table)"),
+        ("text", "{path}: not a ddlsched results file (file is not a database)"),
+    ],
+)  # fmt: skip
+def test_results_names_what_the_file_is(
+    tmp_path: Path, kind: str, expected: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``ddlsched results`` on a folder, a named pipe (never opened: it would block), a
+    device, an empty file or a text file: one line, exit 2, saying what the file is, and
+    the file is left as it was (before: SQLite's "unable to open database file" or "disk
+    I/O error", pandas' "Execution failed on sql", and an empty file made a database)."""
+    from ddlsched.cli import main
+
+    path = {"folder": tmp_path, "device": Path("/dev/zero")}.get(kind, tmp_path / kind)
+    if kind == "pipe":
+        os.mkfifo(path)
+    elif kind == "empty":
+        path.write_bytes(b"")
+    elif kind == "text":
+        path.write_text("not a database\n")
+    assert main(["results", str(path)]) == 2
+    assert capsys.readouterr().err == f"ddlsched: error: {expected.format(path=path)}\n"
+    if kind == "empty":
+        assert path.read_bytes() == b""

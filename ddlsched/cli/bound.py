@@ -13,10 +13,29 @@ from ddlsched.cli.options import (
     big_count,
     new_command,
     positive,
+    refuse_given,
 )
 from ddlsched.cli.output import print_json
 from ddlsched.cli.replay import add_replay_options, load_replay
 from ddlsched.core.model import InputError
+
+TRACE_ONLY = (
+    "--columns",
+    "--time-unit",
+    "--unnamed",
+    "--servers",
+    "--gpus-per-server",
+    "--bandwidth-intra",
+    "--bandwidth-inter",
+    "--gpu-types",
+    "--limit",
+    "--load-factor",
+    "--target-load",
+    "--seed",
+)
+"""Options of ``bound`` that describe how to read a trace (refused with an instance file)."""
+LP_ONLY = ("--lp-max-variables", "--lp-time-limit")
+"""Options of ``bound`` that set up the LP relaxation (refused without ``--lp``)."""
 
 
 def add(commands: Any) -> None:
@@ -53,7 +72,12 @@ def run(args: argparse.Namespace) -> int:
 
     if (args.instance is None) == (args.trace is None):
         raise InputError("bound: give an INSTANCE file or --trace FILE (one of them)")
+    if not args.lp:
+        refuse_given(args, LP_ONLY, "only with --lp")
     if args.instance is not None:
+        refuse_given(
+            args, TRACE_ONLY, "only with --trace (the instance file fixes the cluster and jobs)"
+        )
         instance, source = read_instance(args.instance), args.instance
     else:
         _, instance, _, load = load_replay(args)

@@ -19,10 +19,14 @@ from ddlsched.cli.options import (
     new_command,
     non_negative,
     positive,
+    refuse_given,
     servers,
 )
 from ddlsched.cli.output import print_json, print_table, progress_bar, types_text
 from ddlsched.core.model import InputError
+
+GENERATOR_OPTIONS = ("--servers", "--gpu-types", "--gpus-per-server", "--jobs", "--load")
+"""Options of ``check`` that shape generated instances (refused with an instance file)."""
 
 
 def add(commands: Any) -> None:
@@ -63,6 +67,29 @@ def run(args: argparse.Namespace) -> int:
     from ddlsched.experiments import check_instance
 
     check_outputs({"--out-dir": args.out_dir}, folders=("--out-dir",))
+    modes = [
+        name
+        for name, chosen in (
+            ("INSTANCE", args.instance is not None),
+            ("--random", args.random is not None),
+            ("--adversarial", args.adversarial is not None),
+        )
+        if chosen
+    ]
+    if len(modes) > 1:
+        raise InputError(f"check: {' and '.join(modes)}: give one of them")
+    if args.instance is not None:
+        refuse_given(
+            args,
+            (*GENERATOR_OPTIONS, "--out-dir"),
+            "only with --random or --adversarial (the instance file is checked as it is)",
+        )
+    if args.adversarial is not None:
+        refuse_given(
+            args,
+            ("--prediction-error", "--time-limit", "--load"),
+            "not used by --adversarial (its search sets its own)",
+        )
     args.servers = servers(args, 2)
     if args.adversarial:
         if args.gpu_types:

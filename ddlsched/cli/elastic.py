@@ -14,12 +14,31 @@ from __future__ import annotations
 import argparse
 import statistics
 
-from ddlsched.cli.options import EXIT_NO, EXIT_OK
+from ddlsched.cli.options import EXIT_NO, EXIT_OK, refuse_given
 from ddlsched.cli.output import print_json
 from ddlsched.core.model import InputError
 
-RIGID_ONLY = ("--out", "--plot", "--restart-cost", "--mapper", "--limit", "--gpu-types")
-"""Options of ``simulate`` that have no meaning for elastic jobs (refused, not ignored)."""
+RIGID_ONLY = (
+    "--out",
+    "--plot",
+    "--restart-cost",
+    "--mapper",
+    "--predictor",
+    "--placement",
+    "--seed",
+    "--limit",
+    "--gpu-types",
+    "--columns",
+    "--time-unit",
+    "--unnamed",
+    "--bandwidth-intra",
+    "--bandwidth-inter",
+    "--load-factor",
+    "--target-load",
+)
+"""Options of ``simulate`` that have no meaning for elastic jobs (refused, not ignored): the
+workload's own columns and times are read as they are, the elastic simulator places and
+predicts nothing the user picks, and it draws nothing at random."""
 
 
 def is_pollux_workload(path: str) -> bool:
@@ -45,13 +64,7 @@ def run(args: argparse.Namespace) -> int:
             f"--policy: {args.policy!r} is a rigid policy; a Pollux workload ({args.trace}) "
             f"needs one of {', '.join(ELASTIC_POLICIES.names())}"
         )
-    given = [
-        option
-        for option in RIGID_ONLY
-        if getattr(args, option.lstrip("-").replace("-", "_"), None) is not None
-    ]
-    if given:
-        raise InputError(f"{', '.join(given)}: not available for elastic jobs ({args.trace})")
+    refuse_given(args, RIGID_ONLY, f"not available for elastic jobs ({args.trace})")
     workload = load_pollux_workload(args.trace)
     cluster = ElasticCluster(args.servers, args.gpus_per_server)
     result = simulate_elastic(workload, ELASTIC_POLICIES[args.policy](), cluster)

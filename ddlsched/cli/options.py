@@ -85,11 +85,65 @@ def type_list(convert: Callable[[str], Any]) -> Callable[[str], tuple[tuple[str,
     return parse
 
 
+GIVEN = "given_options"
+"""The namespace attribute listing the options the user typed (see :func:`given`)."""
+
+
+def _recording(action: type[argparse.Action]) -> type[argparse.Action]:
+    """``action`` that also adds its option to :data:`GIVEN` when the user types it, so a
+    command can tell ``--seed 0`` from the default 0."""
+
+    class Recorded(action):  # type: ignore[misc, valid-type]
+        def __call__(
+            self,
+            parser: argparse.ArgumentParser,
+            namespace: argparse.Namespace,
+            values: Any,
+            option_string: str | None = None,
+        ) -> None:
+            super().__call__(parser, namespace, values, option_string)
+            if option_string is not None:
+                typed = max(self.option_strings, key=len)
+                setattr(namespace, GIVEN, given(namespace) | {typed})
+
+    return Recorded
+
+
 class Parser(argparse.ArgumentParser):
-    """argparse with one line on stderr for bad arguments (exit 2), like other bad input."""
+    """argparse with one line on stderr for bad arguments (exit 2), like other bad input,
+    that records which options the user gave (:func:`given`)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        # argparse's own action classes (private names, stable since Python 3.2).
+        for name, action in (
+            (None, argparse._StoreAction),
+            ("store", argparse._StoreAction),
+            ("store_true", argparse._StoreTrueAction),
+            ("store_const", argparse._StoreConstAction),
+        ):
+            self.register("action", name, _recording(action))
 
     def error(self, message: str) -> NoReturn:
         self.exit(EXIT_BAD_INPUT, f"{self.prog}: error: {message}\n")
+
+
+def given(args: argparse.Namespace) -> frozenset[str]:
+    """The options the user typed (long names), defaults aside."""
+    return frozenset(getattr(args, GIVEN, ()))
+
+
+def refuse_given(args: argparse.Namespace, options: Sequence[str], why: str) -> None:
+    """Refuse the ``options`` the user gave that the command would ignore.
+
+    Raises
+    ------
+    InputError
+        ``--limit, --seed: why``, naming the given ones in ``options`` order.
+    """
+    found = [option for option in options if option in given(args)]
+    if found:
+        raise InputError(f"{', '.join(found)}: {why}")
 
 
 def servers(args: argparse.Namespace, default: int) -> int:

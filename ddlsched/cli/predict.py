@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from ddlsched.cli.options import EXIT_OK, add_json, add_seed, count, new_command
+from ddlsched.cli.options import EXIT_OK, add_json, add_seed, count, new_command, refuse_given
 from ddlsched.cli.output import print_json, print_table
 
 
@@ -38,6 +38,7 @@ def run(args: argparse.Namespace) -> int:
     from ddlsched.experiments.prediction import evaluate, history_frame
 
     if args.trace:
+        refuse_given(args, ("--jobs",), "the size of a generated history; --trace gives the jobs")
         from ddlsched.core.io import check_regular_file
         from ddlsched.core.traces import resolve_trace
 

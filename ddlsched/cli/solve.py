@@ -17,9 +17,16 @@ from ddlsched.cli.options import (
     new_command,
     non_negative,
     positive,
+    refuse_given,
 )
 from ddlsched.cli.output import one_line, print_json
 from ddlsched.core.model import PROBLEMS, InputError
+
+EXACT_ONLY = ("--time-limit", "--mip-gap", "--threads", "--warm-start", "--verbose")
+"""Options of ``solve`` for the exact methods (refused with an online policy)."""
+ONLINE_ONLY = ("--predictor", "--mapper", "--seed")
+"""Options of ``solve`` for the online policies (refused with an exact method, which draws
+nothing at random)."""
 
 
 def add(commands: Any) -> None:
@@ -56,6 +63,12 @@ def run(args: argparse.Namespace) -> int:
     from ddlsched.core.result import SolveStatus
 
     check_outputs({"--out": args.out}, [args.instance, args.warm_start])
+    if args.method in exact_method_names():
+        refuse_given(args, ONLINE_ONLY, f"only for online policies; {args.method!r} is exact")
+    else:
+        refuse_given(
+            args, EXACT_ONLY, f"only for exact methods; {args.method!r} is an online policy"
+        )
     instance = read_instance(args.instance)
     warm = read_schedule(args.warm_start) if args.warm_start else None
     try:

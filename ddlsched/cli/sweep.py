@@ -15,6 +15,7 @@ from ddlsched.cli.options import (
     check_outputs,
     count,
     new_command,
+    refuse_given,
 )
 from ddlsched.cli.output import print_json, progress_bar
 
@@ -41,6 +42,8 @@ def run(args: argparse.Namespace) -> int:
     from ddlsched.sweep import read_sweep, run_sweep
 
     check_outputs({"--results": args.results}, [args.config])
+    if args.scheduler is not None:
+        refuse_given(args, ("--workers",), "only for the local cluster; --scheduler names one")
     config = read_sweep(args.config)
     total = sum(1 for _ in config.tasks())
     progress, close = progress_bar(total, "sweep")

@@ -52,7 +52,7 @@ from typing import Protocol
 import networkx as nx
 import numpy as np
 
-from ddlsched.core.model import Cluster, Instance, Job
+from ddlsched.core.model import Cluster, Instance, Job, as_instance
 
 
 class JobGraph(Protocol):
@@ -150,9 +150,20 @@ def alpha(job: JobGraph, cluster: Cluster, mapping: Sequence[int] | np.ndarray) 
 
     Raises
     ------
+    TypeError
+        If ``job`` is not a job, ``cluster`` not a cluster, or ``mapping`` not a
+        sequence of whole numbers.
     ValueError
         If ``mapping`` has the wrong length or names a server the cluster does not have.
     """
+    _check_job_and_cluster(job, cluster)
+    servers = np.asarray(mapping)
+    if isinstance(mapping, str | bytes) or servers.ndim != 1 or servers.dtype.kind not in "iu":
+        shown = repr(mapping)
+        raise TypeError(
+            "mapping: expected a server index (a whole number) per node, got "
+            f"{shown if len(shown) <= 60 else shown[:57] + '...'}"
+        )
     if len(mapping) != job.gpus:
         raise ValueError(
             f"mapping has {len(mapping)} entries, job {job.id!r} has {job.gpus} nodes"
@@ -164,8 +175,7 @@ def alpha(job: JobGraph, cluster: Cluster, mapping: Sequence[int] | np.ndarray) 
             f"{cluster.num_servers - 1}"
         )
     if not cluster.heterogeneous:
-        return alpha_from_cut(job, cluster, cut_traffic(job, mapping))
-    servers = np.asarray(mapping)
+        return alpha_from_cut(job, cluster, cut_traffic(job, servers))
     compute = max(job.compute_on(cluster.type_of(int(h))) for h in np.unique(servers))
     u, v, q = job.edge_arrays
     if q.size == 0:
@@ -175,6 +185,15 @@ def alpha(job: JobGraph, cluster: Cluster, mapping: Sequence[int] | np.ndarray) 
     return (
         compute + float((q[same] / intra).sum()) + float(q[~same].sum()) / cluster.bandwidth_inter
     )
+
+
+def _check_job_and_cluster(job: object, cluster: object) -> None:
+    """Refuse arguments swapped or of the wrong kind (an instance for a job, a server count
+    for a cluster) with a TypeError naming the argument, not an AttributeError."""
+    if not isinstance(cluster, Cluster):
+        raise TypeError(f"cluster: expected a Cluster, got {type(cluster).__name__}")
+    if not all(hasattr(job, name) for name in ("gpus", "edge_arrays", "compute_on")):
+        raise TypeError(f"job: expected a Job (one of instance.jobs), got {type(job).__name__}")
 
 
 def all_cut_alpha(job: JobGraph, cluster: Cluster) -> float:
@@ -199,7 +218,13 @@ def alpha_max(job: Job, cluster: Cluster, search_budget: int = DEFAULT_SEARCH_BU
     Exact when some mapping on the empty cluster cuts every edge (decided by
     :func:`extreme_cut` when it fits ``search_budget``), else an upper bound.
     Where only the value is needed, :func:`all_cut_alpha` skips that search.
+
+    Raises
+    ------
+    TypeError
+        If ``job`` is not a job or ``cluster`` not a cluster.
     """
+    _check_job_and_cluster(job, cluster)
     value = all_cut_alpha(job, cluster)
     # Some all-cut mapping uses a slowest-type server if any all-cut mapping
     # exists: move one node onto an empty server of that type.
@@ -235,7 +260,13 @@ def alpha_min(job: Job, cluster: Cluster, search_budget: int = DEFAULT_SEARCH_BU
     On one GPU type, ``alpha`` of the :func:`least_cut`, exact exactly when
     that cut is. On several, the least over compute levels (module
     docstring), exact when every search it needed finished.
+
+    Raises
+    ------
+    TypeError
+        If ``job`` is not a job or ``cluster`` not a cluster.
     """
+    _check_job_and_cluster(job, cluster)
     if cluster.heterogeneous:
         return _typed_alpha_min(job, cluster, search_budget)
     cut = least_cut(job, cluster, search_budget)
@@ -456,7 +487,10 @@ def rho(instance: Instance, search_budget: int = DEFAULT_SEARCH_BUDGET) -> RhoRe
     Exact when every ``alpha_min`` is exact (``alpha_max`` is, by SPEC's
     definition, the all-cut value); otherwise an upper bound on the true
     ``rho``.
+
+    ``instance`` may be a loaded trace (its instance).
     """
+    instance = as_instance(instance)
     mins = tuple(alpha_min(job, instance.cluster, search_budget) for job in instance.jobs)
     maxs = tuple(alpha_max(job, instance.cluster, search_budget) for job in instance.jobs)
     ratios = [hi.value / lo.value for lo, hi in zip(mins, maxs, strict=True)]

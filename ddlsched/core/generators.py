@@ -357,7 +357,24 @@ def generate(config: GeneratorConfig, seed: int | np.random.Generator) -> Instan
     -------
     Instance
         Jobs ``j0 .. j{n-1}`` in release order.
+
+    Raises
+    ------
+    TypeError
+        If ``config`` is not a :class:`GeneratorConfig` or ``seed`` neither a whole
+        number nor a generator.
+    ValueError
+        If ``seed`` is negative.
     """
+    if not isinstance(config, GeneratorConfig):
+        raise TypeError(f"config: expected a GeneratorConfig, got {type(config).__name__}")
+    if not isinstance(seed, np.random.Generator):
+        if isinstance(seed, bool) or not isinstance(seed, int | np.integer):
+            raise TypeError(
+                f"seed: expected a whole number or a numpy Generator, got {type(seed).__name__}"
+            )
+        if seed < 0:
+            raise ValueError(f"seed: expected a whole number >= 0, got {seed}")
     rng = np.random.default_rng(seed)
     cluster = config.cluster()
     slowdown = dict(config.type_slowdown)

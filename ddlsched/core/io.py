@@ -88,6 +88,7 @@ def instance_from_dict(doc: Any) -> Instance:
 
     Version 2 may give the cluster ``server_types`` and ``type_bandwidth``
     and each job ``compute_times``; in version 1 those fields are unknown.
+    A job's ``compute_times`` may name only types the cluster's servers have.
 
     Raises
     ------
@@ -117,7 +118,22 @@ def instance_from_dict(doc: Any) -> Instance:
             if str(error).startswith("jobs["):
                 raise
             raise _reraise(f"jobs[{k}]", error) from None
+        _known_types(jobs[-1], cluster, f"jobs[{k}]")
     return Instance(cluster=cluster, jobs=tuple(jobs), slot=doc.get("slot", 1.0))
+
+
+def _known_types(job: Job, cluster: Cluster, path: str) -> None:
+    """Refuse a job's time for a GPU type no server has: in a file that is a typo
+    (``"k8O"``), and the time would be ignored without a word. (The model allows it, so
+    that one job list can run on clusters of several mixes.)"""
+    types = cluster.server_types
+    for name, _ in job.compute_times:
+        if name not in types:
+            has = f"has types {', '.join(cluster.types)}" if types else "has no GPU types"
+            raise InputError(
+                f"{path}.compute_times.{name}: job {job.id!r} gives a time for GPU type "
+                f"{name!r}, but the cluster {has} (cluster.server_types)"
+            )
 
 
 def _job_from_dict(job_doc: Any, path: str, typed: bool) -> Job:

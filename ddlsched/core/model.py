@@ -610,6 +610,34 @@ class Instance:
         }
 
 
+def as_instance(value: Any, what: str = "instance") -> Instance:
+    """``value`` itself, or the instance of a loaded trace (anything with an ``instance``
+    attribute holding one: :func:`ddlsched.core.traces.load_trace`'s answer).
+
+    Raises
+    ------
+    TypeError
+        Anything else, naming the argument ``what`` and what was expected (and, for a
+        file name or a parsed document, how to read it).
+    """
+    if isinstance(value, Instance):
+        return value
+    inner = getattr(value, "instance", None)
+    if isinstance(inner, Instance):
+        return inner
+    hint = ""
+    if isinstance(value, str | bytes) or hasattr(value, "__fspath__"):
+        hint = (
+            "; a file name? read it first: ddlsched.core.io.read_instance(path), or "
+            "ddlsched.core.traces.load_trace(path, cluster) for a trace"
+        )
+    elif isinstance(value, dict):
+        hint = "; a parsed JSON document? build it with ddlsched.core.io.instance_from_dict(doc)"
+    raise TypeError(
+        f"{what}: expected an Instance (or a loaded trace), got {type(value).__name__}{hint}"
+    )
+
+
 INSTANCE_FORMAT = "ddlsched.instance/1"
 INSTANCE_FORMAT_V2 = "ddlsched.instance/2"
 """Version 2 adds GPU types: ``cluster.server_types``, ``cluster.type_bandwidth``

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
+from ddlsched.core.io import check_regular_file
 from ddlsched.core.model import InputError
 
 P = TypeVar("P")
@@ -188,21 +189,26 @@ class OnlineParams:
 
 
 def read_toml(path: str | Path) -> dict[str, Any]:
-    """The document of a TOML file.
+    """The document of a TOML file (UTF-8; a byte-order mark allowed, as editors on
+    Windows write one, and as the CSV and JSON readers allow).
 
     Raises
     ------
     InputError
-        If the file is missing or not valid TOML (naming the file).
+        If the file is missing, not a regular file (a folder; a pipe or a device, never
+        read), not UTF-8 or not valid TOML, naming the file.
     """
+    check_regular_file(path, "TOML file")
+    data = Path(path).read_bytes()
     try:
-        with open(path, "rb") as stream:
-            return tomllib.load(stream)
-    except FileNotFoundError:
-        raise InputError(f"{path}: no such file") from None
-    except IsADirectoryError:
-        raise InputError(f"{path}: is a directory, not a TOML file") from None
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as error:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as error:
+        raise InputError(
+            f"{path}: not valid TOML (not UTF-8 text: byte {error.start}: {error.reason})"
+        ) from None
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as error:
         raise InputError(f"{path}: not valid TOML ({error})") from None
 
 

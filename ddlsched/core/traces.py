@@ -40,8 +40,10 @@ Apache-2.0).
    the zoo's times. The zoo's compute time and traffic are then scaled by
    one factor so that ``K * alpha_packed = D`` exactly: the job keeps its
    model's shape (communication to compute) and the trace's duration.
-4. Rows with a non-positive duration are skipped (counted); jobs wider than
-   the cluster are dropped (counted) unless the caller asks for an error.
+4. Rows with a non-positive duration are skipped; jobs wider than the
+   cluster are dropped unless the caller asks for an error. Both are counted
+   and named (:class:`LeftOutRow`: line, column, why), among the rows read up
+   to the last job kept when a ``limit`` leaves jobs out (else all rows).
 """
 
 from __future__ import annotations
@@ -50,6 +52,7 @@ import csv
 import dataclasses
 import math
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -324,7 +327,8 @@ def parse_columns(text: str) -> dict[str, str]:
     Raises
     ------
     InputError
-        Naming the part that is not ``FIELD=COLUMN`` or the unknown field.
+        Naming the part that is not ``FIELD=COLUMN``, the unknown field, or
+        a field mapped twice.
     """
     mapping: dict[str, str] = {}
     for part in text.split(","):
@@ -334,6 +338,11 @@ def parse_columns(text: str) -> dict[str, str]:
             raise InputError(f"columns: {part!r} is not FIELD=COLUMN")
         if field not in FIELDS:
             raise InputError(f"columns: unknown field {field!r} (fields: {', '.join(FIELDS)})")
+        if field in mapping:
+            raise InputError(
+                f"columns: field {field!r} mapped twice ({field}={mapping[field]} and "
+                f"{field}={column}); give each field one column"
+            )
         mapping[field] = column
     return mapping
 
@@ -398,11 +407,41 @@ class TraceRow:
 
 
 @dataclass(frozen=True)
+class LeftOutRow:
+    """A row of a trace that did not become a job: where it is and why.
+
+    ``kind`` is ``"invalid"`` (a duration that is not positive: the row is
+    skipped) or ``"too wide"`` (more GPUs than the cluster: the job is
+    dropped); ``column`` is the file's column holding the reason, ``value``
+    its value (a duration in seconds, a GPU count).
+    """
+
+    line: int
+    column: str
+    value: str
+    kind: str
+    reason: str
+
+    def to_dict(self) -> dict[str, str | int]:
+        """The JSON form: line, column, value, kind, reason."""
+        return dataclasses.asdict(self)
+
+    def message(self, path: str) -> str:
+        """``FILE:LINE: COLUMN: reason``, as errors name a place in a file."""
+        return f"{path}:{self.line}: {self.column}: {self.reason}"
+
+
+@dataclass(frozen=True)
 class LoadedTrace:
     """A trace turned into an instance, with what was left out or guessed.
 
-    ``unmatched_models`` counts the model names no zoo model matched (those
-    rows follow the ``unnamed`` rule); ``unnamed_rule`` is that rule.
+    Every count describes the rows read up to the last job kept in submit
+    order when a ``limit`` left jobs out (else the whole file): ``rows_read`` rows, of which
+    ``skipped_invalid`` were skipped and ``dropped_wide`` dropped, each
+    named in ``left_out`` (by line); ``unnamed_jobs`` jobs of the instance
+    had no known model, and ``unmatched_models`` counts their model names
+    that no zoo model matched (those jobs follow the ``unnamed`` rule,
+    ``unnamed_rule``).
     """
 
     instance: Instance
@@ -413,6 +452,7 @@ class LoadedTrace:
     unmatched_models: dict[str, int] = dataclasses.field(default_factory=dict)
     unnamed_rule: str = UNNAMED_RULES[0]
     unnamed_jobs: int = 0
+    left_out: tuple[LeftOutRow, ...] = ()
 
 
 def _float(text: str, column: str, path: str, line: int) -> float:
@@ -444,11 +484,19 @@ def _whole(text: str, column: str, path: str, line: int, limit: int) -> int:
 def _submit(text: str, fmt: TraceFormat, column: str, path: str, line: int, unit: float) -> float:
     if fmt.dates:
         try:
-            # Naive times read as UTC, so no daylight-saving jump distorts gaps.
-            return datetime.fromisoformat(text).replace(tzinfo=UTC).timestamp()
+            moment = datetime.fromisoformat(text)
         except ValueError:
             raise InputError(f"{path}:{line}: {column}: not a date and time: {text!r}") from None
-    return _real(text, column, path, line, unit, MAX_TIME)
+        if moment.tzinfo is None:
+            # Naive times read as UTC, so no daylight-saving jump distorts gaps.
+            moment = moment.replace(tzinfo=UTC)
+        return moment.timestamp()
+    seconds = _real(text, column, path, line, unit, MAX_TIME)
+    if seconds < 0:
+        # A submit time is a moment after the trace's origin: a negative one is a sign
+        # error or a shifted column, not a job that arrived before the trace began.
+        raise InputError(f"{path}:{line}: {column}: negative submit time {text} (must be >= 0)")
+    return seconds
 
 
 def read_rows(
@@ -488,6 +536,7 @@ def read_rows(
         with file.open(newline="", encoding="utf-8-sig") as stream:
             reader = csv.reader(stream)
             header = [name.strip() for name in next(reader, [])]
+            _refuse_repeated_columns(header, where, reader.line_num)
             fmt = detect_format(header, where, columns)
             unit = TIME_UNITS[time_unit] if time_unit else fmt.seconds_per_unit
             known = set(header)
@@ -508,6 +557,22 @@ def read_rows(
     except csv.Error as error:
         raise InputError(f"{where}: not a CSV file ({error})") from None
     return fmt, rows
+
+
+def _refuse_repeated_columns(header: list[str], where: str, line: int) -> None:
+    """Refuse a header naming a column twice (case and spaces aside, as column names are
+    matched): which of the two a field reads would be a silent guess."""
+    seen: dict[str, int] = {}
+    for number, name in enumerate(header, 1):
+        key = name.lower()
+        if not key:
+            continue  # unnamed columns (a trailing comma) are never read
+        if key in seen:
+            raise InputError(
+                f"{where}:{line}: column {name!r} appears twice (columns {seen[key]} and "
+                f"{number}); rename or remove one"
+            )
+        seen[key] = number
 
 
 def _row(
@@ -679,34 +744,34 @@ def load_trace(
         Unknown columns (naming what is missing), a bad value (naming the
         file, line and column), or no usable job.
     """
+    _check_load_arguments(path, cluster, seed, limit, columns)
     if unnamed not in UNNAMED_RULES:
         raise InputError(f"unnamed: expected one of {', '.join(UNNAMED_RULES)}, got {unnamed!r}")
     where = os.fspath(path)
     fmt, rows = read_rows(path, columns=columns, time_unit=time_unit)
     rng = np.random.default_rng(seed)
     drafts = []
-    unmatched: dict[str, int] = {}
-    skipped = dropped = unnamed_jobs = 0
-    gpus_column = fmt.column("gpus")
+    left_out: list[tuple[TraceRow, LeftOutRow]] = []
+    duration_column, gpus_column = str(fmt.column("duration")), str(fmt.column("gpus"))
     for row in rows:
         if row.duration <= 0:
-            skipped += 1
+            reason = f"{row.duration:g} s is not > 0 (row skipped)"
+            entry = LeftOutRow(row.line, duration_column, f"{row.duration:g}", "invalid", reason)
+            left_out.append((row, entry))
             continue
         if row.gpus > cluster.num_gpus:
+            wide = f"{row.gpus} GPUs, the cluster has {cluster.num_gpus}"
             if not drop_wide:
-                raise InputError(
-                    f"{where}:{row.line}: {gpus_column}: {row.gpus} GPUs, the cluster "
-                    f"has {cluster.num_gpus}"
-                )
-            dropped += 1
+                raise InputError(f"{where}:{row.line}: {gpus_column}: {wide}")
+            reason = f"{wide} (job dropped)"
+            entry = LeftOutRow(row.line, gpus_column, str(row.gpus), "too wide", reason)
+            left_out.append((row, entry))
             continue
+        # Drawn for every usable row in file order, so a job's model does not depend on
+        # the limit.
         fallback = _unnamed_model(unnamed, row.gpus, cluster, rng)
-        model = match_model(row.model) if row.model else None
-        if model is None:
-            unnamed_jobs += 1
-            if row.model:
-                unmatched[row.model] = unmatched.get(row.model, 0) + 1
-            model = fallback
+        matched = match_model(row.model) if row.model else None
+        model = matched or fallback
         features: dict[str, str | int | float | bool] = {
             "model": model,
             "num_gpus": row.gpus,
@@ -720,12 +785,21 @@ def load_trace(
             features["user"] = row.user
         if row.id is not None:
             features["trace_id"] = row.id
-        drafts.append((row, model, features))
-    drafts.sort(key=lambda draft: (draft[0].submit, draft[0].line))
-    if limit is not None:
+        drafts.append((row, model, matched is None, features))
+    drafts.sort(key=lambda draft: _submit_order(draft[0]))
+    if limit is not None and len(drafts) > limit:
         drafts = drafts[:limit]
+        last = _submit_order(drafts[-1][0])
+        left_out = [entry for entry in left_out if _submit_order(entry[0]) <= last]
+    named_out = tuple(sorted((entry for _, entry in left_out), key=lambda entry: entry.line))
+    skipped = sum(entry.kind == "invalid" for entry in named_out)
+    dropped = len(named_out) - skipped
     if not drafts:
         raise InputError(f"{where}: no usable job ({skipped} skipped, {dropped} too wide)")
+    unmatched: dict[str, int] = {}
+    for row, _, guessed, _ in drafts:
+        if guessed and row.model:
+            unmatched[row.model] = unmatched.get(row.model, 0) + 1
     first = drafts[0][0].submit
     jobs = [
         zoo_job(
@@ -738,18 +812,49 @@ def load_trace(
             row.duration,
             features,
         )
-        for row, model, features in drafts
+        for row, model, _, features in drafts
     ]
     return LoadedTrace(
         Instance(cluster=cluster, jobs=tuple(jobs), slot=slot),
         fmt.name,
-        len(rows),
+        len(drafts) + len(named_out),
         skipped,
         dropped,
         unmatched,
         unnamed,
-        unnamed_jobs,
+        sum(guessed for _, _, guessed, _ in drafts),
+        named_out,
     )
+
+
+def _submit_order(row: TraceRow) -> tuple[float, int]:
+    """Rows in submit order, ties in file order (how ``limit`` takes the first jobs)."""
+    return (row.submit, row.line)
+
+
+def _check_load_arguments(
+    path: object, cluster: object, seed: object, limit: object, columns: object
+) -> None:
+    """:func:`load_trace`'s arguments of the wrong type or out of range, named."""
+    if not isinstance(path, str | os.PathLike):
+        raise TypeError(f"path: expected a file name (str or Path), got {type(path).__name__}")
+    if not isinstance(cluster, Cluster):
+        raise TypeError(
+            f"cluster: expected a Cluster (e.g. Cluster.uniform(servers, gpus_per_server, "
+            f"bandwidth_intra, bandwidth_inter)), got {type(cluster).__name__}"
+        )
+    for name, value, least in (("seed", seed, 0), ("limit", limit, 1)):
+        if value is None and name == "limit":
+            continue
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise TypeError(f"{name}: expected a whole number, got {type(value).__name__}")
+        if value < least:
+            raise ValueError(f"{name}: expected a whole number >= {least}, got {value}")
+    if columns is not None and not isinstance(columns, Mapping):
+        raise TypeError(
+            f"columns: expected a mapping of field to column (parse_columns(text) reads "
+            f"'submit=a,gpus=b'), got {type(columns).__name__}"
+        )
 
 
 def stretched_jobs(instance: Instance, schedule: Schedule, factor: float = 2.0) -> int:

@@ -414,3 +414,29 @@ def test_alpha_refuses_a_server_the_cluster_does_not_have() -> None:
     for bad in ((7, 7), (0, -1)):
         with pytest.raises(ValueError, match="the cluster has servers 0 to 1"):
             alpha(job, cluster, bad)
+
+
+def test_alpha_refuses_mappings_and_arguments_of_the_wrong_kind() -> None:
+    """A mapping of fractions, booleans or a string, or an instance or a number where the job
+    or cluster goes, is a TypeError naming the argument (before: ``(0.5, 0.5)`` was read as
+    server 0 and gave a number; ``"01"`` as servers 0 and 1; an instance an
+    AttributeError). NumPy integers are whole numbers."""
+    import numpy as np
+
+    from ddlsched.core.alpha import alpha, alpha_max, alpha_min
+    from ddlsched.core.model import Cluster, Instance, Job
+
+    job = Job(id="j", release=0.0, iterations=1, compute_time=1.0, gpus=2, edges=((0, 1, 1.0),))
+    cluster = Cluster((2, 2), 2.0, 1.0)
+    assert alpha(job, cluster, np.array([0, 1])) == 2.0  # 1 + 1 GB over 1 GB/s
+    for bad in ((0.5, 0.5), (True, False), "01", ((0, 1),)):
+        with pytest.raises(TypeError, match="mapping: expected a server index"):
+            alpha(job, cluster, bad)  # type: ignore[arg-type]
+    instance = Instance(cluster, (job,))
+    for function in (alpha_min, alpha_max):
+        with pytest.raises(TypeError, match=r"job: expected a Job .*got Instance"):
+            function(instance, cluster)  # type: ignore[arg-type]
+        with pytest.raises(TypeError, match="cluster: expected a Cluster, got int"):
+            function(job, 2)  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="cluster: expected a Cluster, got Instance"):
+        alpha(job, instance, (0, 0))  # type: ignore[arg-type]

@@ -433,3 +433,190 @@ def test_bare_trace_names_resolve_against_the_data_folder(
         resolve_trace("nothing.csv")
     with pytest.raises(InputError, match="DDLSCHED_DATA"):
         resolve_trace("nothing.csv")
+
+
+LEFT_OUT = (
+    "submit_time,duration,num_gpus\n"
+    "0,10,1\n"  # line 2: kept
+    "5,0,1\n"  # line 3: skipped, duration 0
+    "6,10,999\n"  # line 4: dropped, 999 GPUs on 16
+    "7,-3,2\n"  # line 5: skipped, negative duration
+    "8,10,1\n"  # line 6: kept
+    "9,0,4\n"  # line 7: skipped, the fourth left out (not among the first three)
+    "10,10,1\n"  # line 8: kept
+)
+"""Seven rows: three jobs and four rows left out, each for a reason read off its line."""
+
+
+def test_left_out_rows_are_named_by_line_column_and_reason(tmp_path: Path) -> None:
+    """Every row that did not become a job is named: its line, the column holding the
+    reason, the value and why, in file order; the counts agree with the names.
+
+    Guards against the regression where only "0 too wide, 0 invalid rows skipped" was
+    reported, leaving the reader to hunt for the rows.
+    """
+    loaded = load_trace(write(tmp_path, "l.csv", LEFT_OUT), CLUSTER)
+    assert loaded.instance.num_jobs == 3
+    assert (loaded.rows_read, loaded.skipped_invalid, loaded.dropped_wide) == (7, 3, 1)
+    assert [(r.line, r.column, r.value, r.kind) for r in loaded.left_out] == [
+        (3, "duration", "0", "invalid"),
+        (4, "num_gpus", "999", "too wide"),
+        (5, "duration", "-3", "invalid"),
+        (7, "duration", "0", "invalid"),
+    ]
+    assert loaded.left_out[1].message("l.csv") == (
+        "l.csv:4: num_gpus: 999 GPUs, the cluster has 16 (job dropped)"
+    )
+    assert (
+        loaded.left_out[2].message("l.csv") == "l.csv:5: duration: -3 s is not > 0 (row skipped)"
+    )
+
+
+def _simulate(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "ddlsched.cli", "simulate", "--servers", "4",
+         "--gpus-per-server", "4", "--policy", "fifo", *args],
+        capture_output=True, text=True, check=False,
+    )  # fmt: skip
+
+
+def test_simulate_names_the_first_three_left_out_rows(tmp_path: Path) -> None:
+    """``simulate`` prints a summary of the rows left out and the first three by line
+    (``FILE:LINE: COLUMN: why``), and ``--json`` lists the same three with the counts."""
+    path = write(tmp_path, "l.csv", LEFT_OUT)
+    text = _simulate("--trace", str(path))
+    assert text.returncode == 0, text.stderr
+    lines = text.stdout.splitlines()
+    start = lines.index("  4 of 7 rows left out (1 too wide, 3 invalid); the first 3:")
+    assert lines[start + 1 : start + 4] == [
+        f"    {path}:3: duration: 0 s is not > 0 (row skipped)",
+        f"    {path}:4: num_gpus: 999 GPUs, the cluster has 16 (job dropped)",
+        f"    {path}:5: duration: -3 s is not > 0 (row skipped)",
+    ]
+    assert ":7:" not in text.stdout
+    doc = json.loads(_simulate("--trace", str(path), "--json").stdout)
+    assert (doc["rows_read"], doc["rows_skipped"], doc["jobs_dropped_too_wide"]) == (7, 3, 1)
+    assert [(r["line"], r["column"], r["value"]) for r in doc["rows_left_out_first"]] == [
+        (3, "duration", "0"),
+        (4, "num_gpus", "999"),
+        (5, "duration", "-3"),
+    ]
+
+
+def test_counts_describe_the_rows_up_to_the_limit(tmp_path: Path) -> None:
+    """When ``limit`` leaves jobs out, counts cover the rows read up to the last job kept
+    in submit order, not the whole file: the first 2 jobs (submits 0 and 8) span lines
+    2-6, of which 2 were skipped and 1 dropped; line 7 (submit 9) was never reached. A
+    limit that keeps every job keeps every count.
+
+    Guards against the regression where ``--limit 1000`` on Philly reported 82,247
+    jobs without a known model for a 1,000-job run.
+    """
+    path = write(tmp_path, "l.csv", LEFT_OUT)
+    loaded = load_trace(path, CLUSTER, limit=1)
+    assert loaded.instance.num_jobs == 1 and loaded.unnamed_jobs == 1
+    assert (loaded.rows_read, loaded.skipped_invalid, loaded.dropped_wide) == (1, 0, 0)
+    two = load_trace(path, CLUSTER, limit=2)
+    assert (two.rows_read, two.skipped_invalid, two.dropped_wide) == (5, 2, 1)
+    assert [r.line for r in two.left_out] == [3, 4, 5]
+    assert two.unnamed_jobs == 2
+    three = load_trace(path, CLUSTER, limit=3)
+    assert (three.rows_read, three.skipped_invalid, three.dropped_wide) == (7, 3, 1)
+    rows = "".join(f"{k},1,{k},10,word2vec,5\n" for k in range(10))
+    named = write(
+        tmp_path, "n.csv", "job_id,num_gpu,submit_time,iterations,model_name,duration\n" + rows
+    )
+    few = load_trace(named, CLUSTER, limit=3)
+    assert few.unnamed_jobs == 3 and few.unmatched_models == {"word2vec": 3}
+    every = load_trace(named, CLUSTER)
+    assert every.unnamed_jobs == 10 and every.unmatched_models == {"word2vec": 10}
+    # The limit keeps the models a job gets without it (same seed, same draws).
+    assert [j.features["model"] for j in few.instance.jobs] == [
+        j.features["model"] for j in every.instance.jobs[:3]
+    ]
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("submit,duration,gpus\n-5,10,1\n0,10,1\n", r"h\.csv:2: submit: negative submit time -5"),
+        ("submit_time,duration,num_gpus\n0,10,1\n-0.5,10,1\n", r":3: submit_time: negative"),
+        (
+            "job_id,num_gpu,submit_time,iterations,model_name,duration\n0,1,-1,5,vgg16,5\n",
+            r":2: submit_time: negative submit time -1",
+        ),
+        (
+            "submit,duration,gpus,submit\n0,10,1,3\n",
+            r"h\.csv:1: column 'submit' appears twice \(columns 1 and 4\)",
+        ),
+        (
+            "submit,duration,gpus, Submit\n0,10,1,3\n",
+            r"h\.csv:1: column 'Submit' appears twice \(columns 1 and 4\)",
+        ),
+        (
+            "\ufeffsubmit,duration,gpus,duration\n0,10,1,3\n",
+            r"h\.csv:1: column 'duration' appears twice \(columns 2 and 4\)",
+        ),
+        (
+            "timestamp,duration,num_gpus,cluster,cluster\n2017-10-09 07:01:55,5,1,a,b\n",
+            r":1: column 'cluster' appears twice",
+        ),
+    ],
+    ids=["negative", "negative-later", "negative-muri", "twice", "case", "bom", "philly"],
+)
+def test_negative_submits_and_repeated_columns_refused(
+    tmp_path: Path, text: str, expected: str
+) -> None:
+    """A negative submit time and a column named twice are refused, naming the line and
+    column (before: both accepted silently, the second reading one of the two columns)."""
+    with pytest.raises(InputError, match=expected):
+        load_trace(write(tmp_path, "h.csv", text), CLUSTER)
+
+
+def test_blank_column_names_may_repeat(tmp_path: Path) -> None:
+    """Unnamed columns (trailing commas) are never read, so two of them are no conflict."""
+    path = write(tmp_path, "b.csv", "submit,duration,gpus,,\n0,10,1,,\n")
+    assert load_trace(path, CLUSTER).instance.num_jobs == 1
+
+
+def test_a_field_mapped_twice_is_refused() -> None:
+    """``--columns submit=a,submit=b`` names the field and both columns (before: the last
+    one was used silently); mapping it twice to the same column is refused too."""
+    with pytest.raises(InputError, match=r"field 'submit' mapped twice \(submit=a and submit=b\)"):
+        parse_columns("submit=a,submit=b")
+    with pytest.raises(InputError, match="field 'gpus' mapped twice"):
+        parse_columns("gpus=n, gpus=n")
+    assert parse_columns("id=name,model=name") == {"id": "name", "model": "name"}
+
+
+def test_time_zones_in_philly_timestamps_are_kept(tmp_path: Path) -> None:
+    """A timestamp with an offset is that moment (before, the offset was replaced by UTC
+    and a 07:01:55+02:00 job came two hours late); naive timestamps read as UTC."""
+    text = "timestamp,duration,num_gpus\n2017-10-09 07:00:00+02:00,5,1\n2017-10-09 05:30:00,5,1\n"
+    jobs = load_trace(write(tmp_path, "z.csv", text), CLUSTER).instance.jobs
+    assert [(job.id, job.release) for job in jobs] == [("t2", 0.0), ("t3", 1800.0)]
+
+
+@pytest.mark.parametrize(
+    ("changes", "error", "expected"),
+    [
+        ({"cluster": 4}, TypeError, "cluster: expected a Cluster"),
+        ({"limit": "5"}, TypeError, "limit: expected a whole number, got str"),
+        ({"limit": 0}, ValueError, "limit: expected a whole number >= 1, got 0"),
+        ({"limit": True}, TypeError, "limit: expected a whole number, got bool"),
+        ({"seed": -1}, ValueError, "seed: expected a whole number >= 0, got -1"),
+        ({"columns": "submit=a"}, TypeError, "columns: expected a mapping.*parse_columns"),
+        ({"path": 3}, TypeError, "path: expected a file name"),
+    ],
+)
+def test_load_trace_arguments_checked(
+    tmp_path: Path, changes: dict[str, object], error: type[Exception], expected: str
+) -> None:
+    """Arguments of the wrong type or range name the argument and what was expected (before:
+    AttributeError, NumPy's or slicing's messages, or an empty limit read as 'no job')."""
+    arguments: dict[str, object] = {
+        "path": write(tmp_path, "m.csv", "submit,duration,gpus\n0,10,1\n"),
+        "cluster": CLUSTER,
+    }
+    with pytest.raises(error, match=expected):
+        load_trace(**(arguments | changes))  # type: ignore[arg-type]

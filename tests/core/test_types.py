@@ -64,6 +64,12 @@ def test_version_2_round_trip_and_version_1_unchanged() -> None:
         (("jobs", 0, "compute_times"), {"v100": -1.0}, "compute_times.v100: must be > 0"),
         (("jobs", 0, "compute_times"), {"v100": "fast"}, "compute_times.v100: expected a number"),
         (("jobs", 0, "compute_times"), [1, 2], "compute_times[0]"),
+        (
+            ("jobs", 0, "compute_times"),
+            {"v100": 1.0, "k8O": 3.0},
+            "jobs[0].compute_times.k8O: job 'j0' gives a time for GPU type 'k8O', but the "
+            "cluster has types v100, k80",
+        ),
     ],
 )
 def test_bad_type_fields_are_named(
@@ -76,6 +82,36 @@ def test_bad_type_fields_are_named(
     target[where[-1]] = value
     with pytest.raises(InputError, match=expected.replace("[", r"\[").replace("]", r"\]")):
         instance_from_dict(doc)
+
+
+def test_a_time_for_a_type_no_server_has_is_refused_in_a_file(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """A job's ``compute_times`` naming a type the file's cluster lacks (a typo such as
+    ``k8O``, or any type on a cluster without types) is refused, naming the job, the type
+    and the cluster's types; ``ddlsched info`` says so in one line, exit 2 (before: the
+    time was silently ignored and the job ran at ``compute_time``)."""
+    import subprocess
+    import sys
+
+    doc = json.loads(json.dumps(MIXED_EXAMPLE))
+    doc["cluster"]["server_types"] = []
+    doc["cluster"]["type_bandwidth"] = {}
+    with pytest.raises(
+        InputError, match=r"compute_times\.k80: .* but the cluster has no GPU types"
+    ):
+        instance_from_dict(doc)
+    doc = json.loads(json.dumps(MIXED_EXAMPLE))
+    doc["jobs"][0]["compute_times"] = {"v100": 1.0, "k8O": 3.0}
+    path = tmp_path / "typo.json"
+    path.write_text(json.dumps(doc))
+    run = subprocess.run(
+        [sys.executable, "-m", "ddlsched.cli", "info", str(path)],
+        capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    assert run.returncode == 2 and run.stdout == ""
+    assert run.stderr == (
+        f"ddlsched: error: {path}: jobs[0].compute_times.k8O: job 'j0' gives a time for GPU "
+        "type 'k8O', but the cluster has types v100, k80 (cluster.server_types)\n"
+    )
 
 
 @pytest.mark.parametrize(
