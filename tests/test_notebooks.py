@@ -48,3 +48,16 @@ def test_notebook_runs(path: Path) -> None:
         if o.get("output_type") == "error"
     ]
     assert not errors, json.dumps(errors)[:2000]
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+def test_the_conclusion_is_derived_from_the_data(path: Path) -> None:
+    """Regression (notebook 2 once concluded "relaxation ratio 1" on data that gave at most
+    0.845): a notebook's "What it means" section is followed by a code cell that asserts its
+    statements from the notebook's own results, so the prose cannot contradict the data."""
+    book = nbformat.read(path, as_version=4)
+    heads = [i for i, c in enumerate(book.cells) if c.source.startswith("## What it means")]
+    assert len(heads) == 1, "one 'What it means' section"
+    after = [c for c in book.cells[heads[0] + 1 :] if c.cell_type == "code"]
+    assert after, "a code cell after the conclusion"
+    assert any(line.startswith("assert ") for c in after for line in c.source.splitlines())
