@@ -109,6 +109,14 @@ def verify(
     -------
     VerificationReport
         Every violation found, not only the first.
+
+    Examples
+    --------
+    >>> from ddlsched import GeneratorConfig, generate
+    >>> instance = generate(GeneratorConfig.exact_friendly(4, 2, 2), seed=0)
+    >>> from ddlsched import simulate, verify
+    >>> verify(instance, simulate(instance, "fifo").schedule).feasible
+    True
     """
     violations: list[str] = []
     entries = _match_entries(instance, schedule, violations)

@@ -357,6 +357,16 @@ def generate(config: GeneratorConfig, seed: int | np.random.Generator) -> Instan
     -------
     Instance
         Jobs ``j0 .. j{n-1}`` in release order.
+
+    Examples
+    --------
+    >>> from ddlsched import GeneratorConfig, generate
+    >>> instance = generate(GeneratorConfig.exact_friendly(4, 2, 2), seed=0)
+    >>> instance.num_jobs, instance.cluster.gpus_per_server
+    (4, (2, 2))
+    >>> # the same seed gives the same instance
+    >>> generate(GeneratorConfig.exact_friendly(4, 2, 2), seed=0) == instance
+    True
     """
     rng = np.random.default_rng(seed)
     cluster = config.cluster()
