@@ -51,7 +51,16 @@ def policy_names() -> tuple[str, ...]:
 
 
 def method_names() -> tuple[str, ...]:
-    """Every name :func:`solve` accepts: the exact methods, then the policies."""
+    """Every name :func:`solve` accepts: the exact methods, then the policies.
+
+    Examples
+    --------
+    >>> from ddlsched import method_names
+    >>> method_names()[:3]
+    ('exact', 'milp', 'cpsat')
+    >>> "asrpt" in method_names()
+    True
+    """
     return exact_method_names() + policy_names()
 
 
@@ -121,6 +130,15 @@ def solve(
         ``warm_start`` not a schedule.
     KeyboardInterrupt
         On Ctrl-C, whatever runs (solver children are stopped first).
+
+    Examples
+    --------
+    >>> from ddlsched import GeneratorConfig, generate
+    >>> instance = generate(GeneratorConfig.exact_friendly(4, 2, 2), seed=0)
+    >>> from ddlsched import ExactParams, solve
+    >>> optimum = solve(instance, "milp", params=ExactParams(time_limit=60))
+    >>> optimum.status.value, optimum.objective
+    ('optimal', 19.0)
     """
     from formulations.registry import EXACT_METHODS
 
@@ -229,6 +247,15 @@ def simulate(
         a method of its protocol.
     KeyboardInterrupt
         On Ctrl-C (unless ``partial``).
+
+    Examples
+    --------
+    >>> from ddlsched import GeneratorConfig, generate
+    >>> instance = generate(GeneratorConfig.exact_friendly(4, 2, 2), seed=0)
+    >>> from ddlsched import simulate
+    >>> online = simulate(instance, "asrpt")
+    >>> online.method, online.objective
+    ('asrpt', 32.5)
     """
     from algorithms.registry import build_policy
     from algorithms.simulator import simulate as run
@@ -314,6 +341,15 @@ def lower_bounds(
     -------
     list[LowerBound]
         One per bound, each with its validity.
+
+    Examples
+    --------
+    >>> from ddlsched import GeneratorConfig, generate
+    >>> instance = generate(GeneratorConfig.exact_friendly(4, 2, 2), seed=0)
+    >>> from ddlsched import lower_bounds
+    >>> best = max(lower_bounds(instance), key=lambda bound: bound.value)
+    >>> best.name, round(best.value, 3)  # the optimum (solve's example) is 19
+    ('lagrangian', 17.868)
     """
     from formulations import lower_bounds as bounds
 

@@ -29,6 +29,12 @@ sweep killed at any moment, ``kill -9`` included, loses only the tasks in
 flight, and no row is ever half-written; a re-run skips every key already
 present. :func:`load_results` reads the file into a pandas DataFrame and
 :func:`summarise` aggregates it per method and grid point.
+
+**Provenance.** Every row records the package version and the git revision of
+the code that produced it (``"unknown"`` when not found,
+:mod:`ddlsched.provenance`). Adding rows to a file that holds rows of other code
+is refused, naming both, unless ``allow_mixed`` (``--allow-mixed-versions``) is
+given; the rows added so are marked ``mixed = 1``.
 """
 
 from __future__ import annotations
@@ -59,6 +65,7 @@ from ddlsched.core.generators import GeneratorConfig, with_tuples
 from ddlsched.core.io import check_regular_file
 from ddlsched.core.model import InputError
 from ddlsched.core.params import PLACEMENTS, ExactParams, OnlineParams, read_toml
+from ddlsched.provenance import UNKNOWN, Producer, current_producer
 
 SCHEMA_VERSION = 1
 
@@ -285,7 +292,14 @@ COLUMNS = (
     "verified",
     "finished_at",
     "message",
+    "version",
+    "revision",
+    "mixed",
 )
+
+LATER_COLUMNS = {"message": "TEXT", "version": "TEXT", "revision": "TEXT", "mixed": "INTEGER"}
+"""Columns added after result files existed: added to an older file when it is opened
+(its rows keep NULL there: a NULL version or revision reads as ``"unknown"``)."""
 
 FAILED = "failed"
 """The status of a task that raised: its row keeps the message; a re-run retries it."""
@@ -293,6 +307,7 @@ FAILED = "failed"
 
 def _row(task: Task, **values: Any) -> dict[str, Any]:
     """A row of :data:`COLUMNS`: the task's identity, ``values``, unknowns as NULL."""
+    producer = current_producer()
     row = dict.fromkeys(COLUMNS)
     row.update(
         key=task.key,
@@ -300,6 +315,9 @@ def _row(task: Task, **values: Any) -> dict[str, Any]:
         params=json.dumps(task.generator, sort_keys=True),
         seed=task.seed,
         finished_at=time.time(),
+        version=producer.version,
+        revision=producer.revision,
+        mixed=0,
         **values,
     )
     return row
@@ -354,11 +372,12 @@ class ResultStore:
                 "CREATE TABLE IF NOT EXISTS results (key TEXT PRIMARY KEY, method TEXT, "
                 "params TEXT, seed INTEGER, status TEXT, objective REAL, total_jct REAL, "
                 "best_bound REAL, gap REAL, runtime_s REAL, verified INTEGER, "
-                "finished_at REAL, message TEXT)"
+                "finished_at REAL, message TEXT, version TEXT, revision TEXT, mixed INTEGER)"
             )
             present = {row[1] for row in self._connection.execute("PRAGMA table_info(results)")}
-            if "message" not in present:  # a file written before failures were recorded
-                self._connection.execute("ALTER TABLE results ADD COLUMN message TEXT")
+            for column, kind in LATER_COLUMNS.items():
+                if column not in present:  # a file written before the column existed
+                    self._connection.execute(f"ALTER TABLE results ADD COLUMN {column} {kind}")
             self._connection.commit()
         except sqlite3.Error as error:
             self._connection.close()
@@ -373,6 +392,14 @@ class ResultStore:
         """Keys stored with an answer (failed tasks are retried)."""
         query = "SELECT key FROM results WHERE status != ?"
         return {row[0] for row in self._connection.execute(query, (FAILED,))}
+
+    def producers(self) -> set[Producer]:
+        """The code that produced the rows stored (NULL read as ``"unknown"``)."""
+        query = (
+            f"SELECT DISTINCT COALESCE(version, '{UNKNOWN}'), COALESCE(revision, '{UNKNOWN}') "
+            "FROM results"
+        )
+        return {Producer(*row) for row in self._connection.execute(query)}
 
     def add(self, row: dict[str, Any]) -> None:
         """Store one row in its own transaction (it replaces a failed row of the same key)."""
@@ -405,6 +432,7 @@ def run_sweep(
     scheduler: str | None = None,
     workers: int = 2,
     progress: Callable[[int, int], None] | None = None,
+    allow_mixed: bool = False,
 ) -> SweepOutcome:
     """Run every task not yet in ``results`` on Dask; store rows as they finish.
 
@@ -419,6 +447,10 @@ def run_sweep(
         of ``workers`` single-threaded worker processes.
     progress
         Called as ``progress(done, to_do)``.
+    allow_mixed
+        Add rows to a file that holds rows of other code (another version or git
+        revision); the rows added so are marked ``mixed = 1``. Without it, such a
+        file is refused.
 
     Ctrl-C stops the sweep: the rows stored so far are kept, ``interrupted``
     is set, the local cluster is shut down. Its workers never see the Ctrl-C
@@ -430,7 +462,9 @@ def run_sweep(
     ------
     InputError
         On more than :data:`WORKERS_PER_CPU` workers per CPU, a scheduler
-        address that does not connect, or a results file that cannot be used.
+        address that does not connect, a results file that cannot be used, or
+        one that holds rows of other code (without ``allow_mixed``; also when a
+        remote worker runs other code than the file's).
     """
     from ddlsched.core.extras import require
 
@@ -450,6 +484,12 @@ def run_sweep(
     if not todo:
         store.close()
         return outcome
+    producers = store.producers()
+    try:
+        _check_mixing(results, producers, current_producer(), allow_mixed)
+    except InputError:
+        store.close()
+        raise
     cluster = client = None
     try:
         if scheduler is None:
@@ -477,6 +517,10 @@ def run_sweep(
                 row = future.result()
             except Exception as error:  # a worker died: recorded, the sweep goes on
                 row = failed_row(futures[future], error)
+            producer = Producer(row["version"], row["revision"])
+            _check_mixing(results, producers, producer, allow_mixed)
+            producers.add(producer)
+            row["mixed"] = int(len(producers) > 1)
             outcome.failed += row["status"] == FAILED
             store.add(row)
             outcome.ran += 1
@@ -492,6 +536,18 @@ def run_sweep(
             _shut_down(client, cluster)
         store.close()
     return outcome
+
+
+def _check_mixing(
+    results: str | Path, stored: set[Producer], adding: Producer, allow_mixed: bool
+) -> None:
+    """Refuse, in one line naming both, rows of ``adding`` in a file of ``stored`` other code."""
+    others = sorted(stored - {adding})
+    if others and not allow_mixed:
+        raise InputError(
+            f"{results}: holds rows produced by {'; '.join(map(str, others))}, the new rows "
+            f"by {adding}; give --allow-mixed-versions to add them anyway (marked mixed)"
+        )
 
 
 @contextlib.contextmanager
@@ -589,6 +645,10 @@ def load_results(path: str | Path) -> pd.DataFrame:
             "no results table" if "no such table" in str(error) else str(error).split(": ")[-1]
         )
         raise InputError(f"{path}: not a ddlsched results file ({reason})") from None
+    # A file written before provenance was recorded lacks the columns, or holds NULL there.
+    for column, missing in (("version", UNKNOWN), ("revision", UNKNOWN), ("mixed", 0)):
+        frame[column] = frame[column].fillna(missing) if column in frame else missing
+    frame["mixed"] = frame["mixed"].astype(int)
     params = pd.json_normalize([json.loads(p) for p in frame["params"]])
     shown = {"num_jobs", "servers", "gpus_per_server"} | {
         c for c in params.columns if params[c].astype(str).nunique() > 1
@@ -597,8 +657,22 @@ def load_results(path: str | Path) -> pd.DataFrame:
     return pd.concat([frame.drop(columns=["params"]), params[columns]], axis=1)
 
 
+def producers(frame: pd.DataFrame) -> pd.DataFrame:
+    """One row per version and revision that produced rows of ``frame``
+    (:func:`load_results`): how many rows, how many of them added as mixed.
+
+    ``ddlsched results`` prints this table above the summary.
+    """
+    return (
+        frame.groupby(["version", "revision"])
+        .agg(rows=("key", "count"), mixed=("mixed", "sum"))
+        .reset_index()
+    )
+
+
 def summarise(frame: pd.DataFrame) -> pd.DataFrame:
-    """One row per method and grid point: tasks, verified, proven optimal, means.
+    """One row per method and grid point: tasks, verified, proven optimal, means, and
+    the versions that produced them (``version@revision``, revisions cut to 12 digits).
 
     ``ddlsched results`` prints this table.
     """
@@ -607,8 +681,10 @@ def summarise(frame: pd.DataFrame) -> pd.DataFrame:
         for c in ("method", "num_jobs", "servers", "gpus_per_server", "load")
         if c in frame.columns
     ]
+    producer = frame["version"] + "@" + frame["revision"].str.slice(0, 12)
     return (
-        frame.groupby(keys, dropna=False)
+        frame.assign(producer=producer)
+        .groupby(keys, dropna=False)
         .agg(
             tasks=("key", "count"),
             verified=("verified", "sum"),
@@ -616,6 +692,7 @@ def summarise(frame: pd.DataFrame) -> pd.DataFrame:
             failed=("status", lambda s: int((s == FAILED).sum())),
             mean_objective=("objective", "mean"),
             mean_runtime_s=("runtime_s", "mean"),
+            produced_by=("producer", lambda s: ", ".join(sorted(set(s)))),
         )
         .reset_index()
     )

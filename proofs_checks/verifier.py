@@ -114,6 +114,14 @@ def verify(
     ------
     TypeError
         If ``instance`` is not an instance or ``schedule`` not a schedule.
+
+    Examples
+    --------
+    >>> from ddlsched import GeneratorConfig, generate
+    >>> instance = generate(GeneratorConfig.exact_friendly(4, 2, 2), seed=0)
+    >>> from ddlsched import simulate, verify
+    >>> verify(instance, simulate(instance, "fifo").schedule).feasible
+    True
     """
     instance = as_instance(instance)
     if not isinstance(schedule, Schedule):

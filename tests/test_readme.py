@@ -8,6 +8,8 @@ here rather than in a reader's terminal); every ``python path/to/script.py`` nam
 
 from __future__ import annotations
 
+import argparse
+import importlib.util
 import re
 import shlex
 from pathlib import Path
@@ -17,7 +19,11 @@ import pytest
 from ddlsched.cli import build_parser
 
 ROOT = Path(__file__).resolve().parents[1]
-PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
+PAGES = [
+    ROOT / "README.md",
+    *sorted((ROOT / "docs").rglob("*.md")),
+    *sorted((ROOT / "docs").glob("*.rst")),
+]
 PAGES = [page for page in PAGES if "_build" not in page.parts and "notebooks" not in page.parts]
 TOP = ("ddlsched/", "formulations/", "algorithms/", "proofs_checks/", "tests/", "benchmarks/",
        "notebooks/", "docs/", "../shared/", ".ci/")  # fmt: skip
@@ -48,8 +54,10 @@ def _commands(text: str) -> list[str]:
 def _exists(path: str) -> bool:
     target = (ROOT / path).resolve()
     if any(ch in path for ch in "*?["):
-        return any(ROOT.glob(path)) if not path.startswith("../") else any(
-            target.parent.glob(target.name)
+        return (
+            any(ROOT.glob(path))
+            if not path.startswith("../")
+            else any(target.parent.glob(target.name))
         )
     return target.exists()
 
@@ -77,6 +85,57 @@ def test_every_command_shown_parses(page: Path) -> None:
             parser.parse_args(words[1:])
         except SystemExit as stopped:
             assert stopped.code == 0, f"{page.relative_to(ROOT)}: does not parse: {command}"
+
+
+def _inline_commands(text: str) -> list[str]:
+    """Commands written in running text or tables (in backticks), one line each."""
+    found = re.findall(r"`+((?:ddlsched|python3?) [^`]+)`+", text)
+    return [" ".join(command.replace("\\|", "|").split()) for command in found]
+
+
+def _options(parser: argparse.ArgumentParser) -> set[str]:
+    """Every option string of ``parser`` and of the subcommands below it."""
+    options = set(parser._option_string_actions)
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for child in action.choices.values():
+                options |= _options(child)
+    return options
+
+
+@pytest.mark.parametrize("page", PAGES, ids=lambda p: str(p.relative_to(ROOT)))
+def test_every_inline_command_names_what_exists(page: Path) -> None:
+    """A command in running text (``ddlsched bound FILE --lp``, ``python
+    benchmarks/bench_milp.py --shapes 4x4``) names a real command and only its real options;
+    a ``python script.py`` names an existing script that reads each option given, a
+    ``python -m module`` an importable module. Placeholders (``FILE``, ``[--json]``) are fine:
+    only the command and the option names are checked."""
+    parser = build_parser()
+    (commands,) = (a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    problems = []
+    for command in _inline_commands(page.read_text()):
+        words = command.split()
+        options = set(re.findall(r"(?<![\w-])(--[a-z][a-z0-9-]*)", command))
+        if words[0] == "ddlsched":
+            name = next((w for w in words[1:] if not w.startswith(("-", "["))), None)
+            if name is None or name not in commands.choices:
+                known = _options(parser)
+            else:
+                known = _options(commands.choices[name])
+            if name is not None and name not in commands.choices and not options:
+                problems.append(f"{command}: no command {name!r}")
+            problems += [f"{command}: {o}" for o in sorted(options - known - {"--help"})]
+        elif words[1] == "-m":
+            if importlib.util.find_spec(words[2]) is None:
+                problems.append(f"{command}: no module {words[2]}")
+        else:
+            script = ROOT / words[1]
+            if not script.exists():
+                problems.append(f"{command}: no script {words[1]}")
+                continue
+            source = script.read_text()
+            problems += [f"{command}: {o}" for o in sorted(options) if f'"{o}"' not in source]
+    assert not problems, f"{page.relative_to(ROOT)}: {problems}"
 
 
 def test_the_readme_is_a_front_door() -> None:

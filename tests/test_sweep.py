@@ -322,3 +322,118 @@ def test_results_names_what_the_file_is(
     assert capsys.readouterr().err == f"ddlsched: error: {expected.format(path=path)}\n"
     if kind == "empty":
         assert path.read_bytes() == b""
+
+
+FIFO = '[sweep]\nmethods = ["fifo"]\nseeds = 1\n[sweep.grid]\nnum_jobs = [4]\n'
+"""One FIFO task: a sweep that runs in a second once its cluster is up."""
+
+OLD_SCHEMA = (
+    "CREATE TABLE results (key TEXT PRIMARY KEY, method TEXT, params TEXT, seed INTEGER, "
+    "status TEXT, objective REAL, total_jct REAL, best_bound REAL, gap REAL, runtime_s REAL, "
+    "verified INTEGER, finished_at REAL, message TEXT)"
+)
+"""The results table as written before rows recorded the code that produced them."""
+
+
+def _hand_made(db: Path, config: Path, producer: tuple[str, str] | None) -> None:
+    """A results file of one FIFO row (seed 99, the sweep's generator settings) made by
+    ``producer`` (version, revision), or in the old schema without them (``None``)."""
+    (task,) = read_sweep(config).tasks()
+    values = ["k-old", "fifo", json.dumps(task.generator, sort_keys=True), 99, "feasible",
+              10.0, 10.0, None, None, 0.1, 1, 1.0, None]  # fmt: skip
+    with sqlite3.connect(db) as connection:
+        if producer is None:
+            connection.execute(OLD_SCHEMA)
+        else:
+            connection.execute(OLD_SCHEMA[:-1] + ", version TEXT, revision TEXT, mixed INTEGER)")
+            values += [*producer, 0]
+        connection.execute(f"INSERT INTO results VALUES ({', '.join('?' * len(values))})", values)
+    connection.close()
+
+
+def _expected_revision() -> str:
+    """git's own answer for the source tree the tests run from ("unknown" if not a checkout)."""
+    root = Path(__file__).resolve().parents[1]
+
+    def git(*arguments: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(["git", "-C", str(root), *arguments], capture_output=True,
+                              text=True, check=False)  # fmt: skip
+
+    top = git("rev-parse", "--show-toplevel")
+    if top.returncode != 0 or Path(top.stdout.strip()).resolve() != root:
+        return "unknown"
+    dirty = git("status", "--porcelain", "--untracked-files=no").stdout.strip()
+    return git("rev-parse", "HEAD").stdout.strip() + ("-dirty" if dirty else "")
+
+
+def test_every_row_records_the_version_and_revision(tmp_path: Path) -> None:
+    """A row says which code made it: the installed version and git's HEAD of the source tree."""
+    from importlib.metadata import version
+
+    from ddlsched.sweep import run_sweep
+
+    config = tmp_path / "s.toml"
+    config.write_text(FIFO)
+    db = tmp_path / "r.sqlite"
+    run_sweep(read_sweep(config), db, workers=1)
+    with sqlite3.connect(db) as connection:
+        rows = connection.execute("SELECT version, revision, mixed FROM results").fetchall()
+    connection.close()
+    assert rows == [(version("ddlsched"), _expected_revision(), 0)]
+
+
+@pytest.mark.parametrize(
+    ("producer", "named"),
+    [
+        (("0.0.1", "deadbeef"), "ddlsched 0.0.1 (revision deadbeef)"),
+        (None, "ddlsched unknown (revision unknown)"),
+    ],
+    ids=["other-version", "before-provenance"],
+)
+def test_resuming_into_a_file_of_other_code_is_refused(
+    tmp_path: Path,
+    producer: tuple[str, str] | None,
+    named: str,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """One line naming the file's producer and this one; the file is left as it was."""
+    from ddlsched.provenance import current_producer
+
+    config, db = tmp_path / "s.toml", tmp_path / "r.sqlite"
+    config.write_text(FIFO)
+    _hand_made(db, config, producer)
+    err = _refused(["sweep", str(config), "--results", str(db)], capsys)
+    assert named in err and str(current_producer()) in err and "--allow-mixed-versions" in err
+    assert [key for key, _ in _rows(db)] == ["k-old"]
+
+
+def test_mixing_when_asked_is_recorded_and_shown(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """--allow-mixed-versions adds the rows, marked mixed; ``ddlsched results`` names both
+    producers, in its text and in its JSON."""
+    from ddlsched.cli import main
+    from ddlsched.provenance import current_producer
+
+    config, db = tmp_path / "s.toml", tmp_path / "r.sqlite"
+    config.write_text(FIFO)
+    _hand_made(db, config, ("0.0.1", "deadbeef"))
+    argv = ["sweep", str(config), "--results", str(db), "--workers", "1"]
+    assert main([*argv, "--allow-mixed-versions"]) == 0
+    frame = load_results(db).set_index("key")
+    ours = current_producer()
+    old = frame.loc["k-old", ["version", "revision", "mixed"]].tolist()
+    assert old == ["0.0.1", "deadbeef", 0]
+    new = frame.drop(index="k-old")
+    assert len(new) == 1 and new.mixed.tolist() == [1]
+    assert new[["version", "revision"]].values.tolist() == [[ours.version, ours.revision]]
+    capsys.readouterr()
+    assert main(["results", str(db)]) == 0
+    shown = capsys.readouterr().out
+    assert "ddlsched 0.0.1 (revision deadbeef): 1 rows" in shown
+    assert f"ddlsched {ours.version} (revision {ours.revision}): 1 rows, 1 added as mixed" in shown
+    assert main(["results", str(db), "--json"]) == 0
+    (summary,) = json.loads(capsys.readouterr().out)
+    assert summary["produced_by"] == ", ".join(
+        sorted(["0.0.1@deadbeef", f"{ours.version}@{ours.revision[:12]}"])
+    )

@@ -50,20 +50,12 @@ from ddlsched.cli.options import (
 )
 from ddlsched.cli.output import json_only_on_stdout, one_line
 from ddlsched.core.model import InputError
+from ddlsched.provenance import package_version
 
 __all__ = ["build_parser", "main"]
 
 COMMANDS = (compare, generate, verify, solve, simulate, bound, check, predict, sweep, info)
 """The command modules, in the order ``--help`` lists them."""
-
-
-def _version() -> str:
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        return version("ddlsched")
-    except PackageNotFoundError:  # pragma: no cover - running from a source tree
-        return "unknown"
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -73,7 +65,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="Scheduling distributed deep-learning jobs on GPU clusters: "
         "exact optima, A-SRPT, baselines, and checks of the theory.",
     )
-    parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
+    parser.add_argument("--version", action="version", version=f"%(prog)s {package_version()}")
     commands = parser.add_subparsers(dest="command", required=True)
     for module in COMMANDS:
         module.add(commands)

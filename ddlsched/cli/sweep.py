@@ -29,6 +29,12 @@ def add(commands: Any) -> None:
     )
     sweep.add_argument("--workers", type=count, default=2, help="local cluster workers")
     sweep.add_argument("--results", default=f"{OUT}/results.sqlite", help="SQLite results file")
+    sweep.add_argument(
+        "--allow-mixed-versions",
+        action="store_true",
+        help="add rows to a results file produced by another version or git revision "
+        "(refused otherwise); the rows added are marked mixed",
+    )
     sweep.set_defaults(handler=run)
 
     results = new_command(commands, "results", "summarise a sweep's results file")
@@ -49,7 +55,12 @@ def run(args: argparse.Namespace) -> int:
     progress, close = progress_bar(total, "sweep")
     try:
         outcome = run_sweep(
-            config, args.results, scheduler=args.scheduler, workers=args.workers, progress=progress
+            config,
+            args.results,
+            scheduler=args.scheduler,
+            workers=args.workers,
+            progress=progress,
+            allow_mixed=args.allow_mixed_versions,
         )
     finally:
         close()
@@ -71,14 +82,17 @@ def run(args: argparse.Namespace) -> int:
 
 def run_results(args: argparse.Namespace) -> int:
     """Summarise a results file: one row per method and setting, and the failed tasks."""
-    from ddlsched.sweep import load_results, summarise
+    from ddlsched.sweep import load_results, producers, summarise
 
     frame = load_results(args.results)
     table = summarise(frame)
     if args.json:
         print_json(json.loads(table.to_json(orient="records")))
     else:
-        print(f"{len(frame)} rows in {args.results}")
+        print(f"{len(frame)} rows in {args.results}, produced by:")
+        for row in producers(frame).itertuples():
+            mixed = f", {row.mixed} added as mixed" if row.mixed else ""
+            print(f"  ddlsched {row.version} (revision {row.revision}): {row.rows} rows{mixed}")
         print(table.to_string(index=False))
         failed = frame[frame["status"] == "failed"]
         for row in failed.head(10).itertuples():

@@ -365,6 +365,16 @@ def generate(config: GeneratorConfig, seed: int | np.random.Generator) -> Instan
         number nor a generator.
     ValueError
         If ``seed`` is negative.
+
+    Examples
+    --------
+    >>> from ddlsched import GeneratorConfig, generate
+    >>> instance = generate(GeneratorConfig.exact_friendly(4, 2, 2), seed=0)
+    >>> instance.num_jobs, instance.cluster.gpus_per_server
+    (4, (2, 2))
+    >>> # the same seed gives the same instance
+    >>> generate(GeneratorConfig.exact_friendly(4, 2, 2), seed=0) == instance
+    True
     """
     if not isinstance(config, GeneratorConfig):
         raise TypeError(f"config: expected a GeneratorConfig, got {type(config).__name__}")
