@@ -357,6 +357,14 @@ def extreme_cut(
 
     remaining = list(capacities)
     inside = [0.0] * len(remaining) if keep is None else [float(w) for w in keep]
+    # The servers of each kind (capacity, weight), in index order. A branch node looks only
+    # at the servers holding nodes and the first empty server of each kind, never at all H
+    # servers: on a million servers each branch node cost 0.2 s when it scanned them all.
+    kinds: dict[tuple[int, float], list[int]] = {}
+    for server, capacity in enumerate(capacities):
+        if capacity > 0:
+            kinds.setdefault((capacity, inside[server]), []).append(server)
+    holding: dict[int, int] = {}  # server -> nodes placed on it in the current branch
     assigned = [-1] * n
     best_cut = -math.inf if maximize else math.inf
     best_assignment: list[int] | None = None
@@ -372,16 +380,14 @@ def extreme_cut(
             if sign * cut < sign * best_cut:
                 best_cut, best_assignment = cut, assigned.copy()
             return True
-        opened: set[tuple[int, float]] = set()
+        # Servers in use with room left, and the first empty one of each kind.
+        servers = [server for server in holding if remaining[server] > 0]
+        for same_kind in kinds.values():
+            empty = next((server for server in same_kind if server not in holding), None)
+            if empty is not None:
+                servers.append(empty)
         candidates = []
-        for server, free in enumerate(remaining):
-            if free == 0:
-                continue
-            if free == capacities[server]:  # still empty: one per capacity and weight
-                kind = (capacities[server], inside[server])
-                if kind in opened:
-                    continue
-                opened.add(kind)
+        for server in servers:
             weight = inside[server]
             added = sum(q if assigned[a] != server else q * weight for a, q in back_edges[k])
             candidates.append((sign * added, server, added))
@@ -396,7 +402,11 @@ def extreme_cut(
                 continue
             assigned[k] = server
             remaining[server] -= 1
+            holding[server] = holding.get(server, 0) + 1
             finished = search(k + 1, new_cut)
+            holding[server] -= 1
+            if not holding[server]:
+                del holding[server]
             remaining[server] += 1
             assigned[k] = -1
             if not finished:

@@ -414,3 +414,38 @@ def test_alpha_refuses_a_server_the_cluster_does_not_have() -> None:
     for bad in ((7, 7), (0, -1)):
         with pytest.raises(ValueError, match="the cluster has servers 0 to 1"):
             alpha(job, cluster, bad)
+
+
+class _CountedCapacities(list[int]):
+    """Capacities that count how often a server's capacity is read."""
+
+    reads = 0
+
+    def __getitem__(self, index):  # type: ignore[no-untyped-def]
+        type(self).reads += 1
+        return super().__getitem__(index)
+
+    def __iter__(self):  # type: ignore[no-untyped-def]
+        for index in range(len(self)):
+            yield self[index]
+
+
+def test_extreme_cut_work_per_branch_node_does_not_grow_with_servers() -> None:
+    """Regression (``simulate --servers 1000000`` ran for minutes): the search reads
+    each server's capacity a few times in all, not once per branch node, and extra
+    empty servers of a kind already present change neither the cut nor the mapping
+    (truth: the answer on the small cluster)."""
+    job = Job(
+        id="ring",
+        release=0,
+        iterations=1,
+        compute_time=1.0,
+        gpus=8,
+        edges=(*((u, (u + 1) % 8, 1.0) for u in range(8)), (0, 4, 2.0)),
+    )
+    small = extreme_cut(job, [3, 3, 3, 3], maximize=False)
+    servers = 20_000
+    _CountedCapacities.reads = 0
+    many = extreme_cut(job, _CountedCapacities([3] * servers), maximize=False)
+    assert many == small
+    assert _CountedCapacities.reads <= 4 * servers  # a few passes in all, none per node
