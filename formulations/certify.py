@@ -99,27 +99,19 @@ def with_best_bound(
 
 
 LP_VARIABLES = 20_000
-"""The LP bound's variable budget beside an exact solve: on an integral instance the LP
-is set on the instance's own slot when that fits (:func:`formulations.lower_bounds.lp_bound`),
-which for the 24-job batch instances of ``bench_exact`` takes about 2,000 variables."""
+"""The LP bound's variable budget beside an exact solve: the LP is set on the instance's own
+grid when it is provably integral (:func:`formulations.lower_bounds.proven_grid`), which for
+the 24-job batch instances of ``bench_exact`` takes about 2,600 variables."""
 
 
 def exact_lp_bound(instance: Instance, upper_bound: float, time_limit: float) -> LowerBound:
     """The LP bound of :func:`formulations.lower_bounds.lp_bound` as an exact solve uses it:
     windows from ``upper_bound`` (a schedule's objective), one thread, within
-    :data:`LP_VARIABLES`, on the instance's own slot when the instance is integral with
-    every mode's duration exact (:func:`formulations.modes.problem_a` decides, as for the
-    MILP); invalid if HiGHS stops at ``time_limit``. Run in a child by the portfolio."""
+    :data:`LP_VARIABLES`, on the instance's own grid where it is provably integral (a test
+    on the job data alone: no mode is enumerated and no mapping solved, so it cannot
+    outlast the solve); invalid if HiGHS stops at ``time_limit``. Run in a child by the
+    portfolio."""
     from formulations.lower_bounds import BoundInputs, LpSettings, lp_bound
-    from formulations.modes import problem_a
 
-    slotted = problem_a(instance, None)
-    on_grid = slotted.exact and not slotted.unproven_modes
     settings = LpSettings(max_variables=LP_VARIABLES, time_limit=max(0.01, time_limit), threads=1)
-    return lp_bound(
-        instance,
-        BoundInputs.of(instance),
-        settings,
-        upper_bound,
-        slot=slotted.slot if on_grid else None,
-    )
+    return lp_bound(instance, BoundInputs.of(instance), settings, upper_bound)

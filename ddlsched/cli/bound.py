@@ -31,7 +31,7 @@ def add(commands: Any) -> None:
         "--lp-max-variables",
         type=big_count,
         default=400_000,
-        help="the LP's size (sets its slot)",
+        help="most LP variables (the slot comes from the instance; coarsened to fit)",
     )
     bound.add_argument("--lp-time-limit", type=positive, default=300.0, help="seconds for the LP")
     add_json(bound)
