@@ -85,15 +85,16 @@ def best_mapping_for_counts(
     branch and bound finished, or the mapping MILP was solved to optimality.
     A mapping MILP stopped by its time limit returns its best mapping, which
     may be slower than the best: a duration built on it is not exact. With a
-    ``deadline`` (a ``clock()`` value) the MILP gets at most
-    :data:`MAPPING_SHARE` of the time left, and none once it has passed (the
-    nodes then fill the servers in order, unproven).
+    ``deadline`` (a ``clock()`` value) the branch and bound stops there, the
+    MILP gets at most :data:`MAPPING_SHARE` of the time left, and none once it
+    has passed (the nodes then fill the servers in order, unproven).
     """
     used = sorted((h for h, n in enumerate(counts) if n > 0), key=lambda h: -counts[h])
     keep = None
     if cluster.heterogeneous:  # an edge inside server h costs q / B_intra(t(h))
         keep = [cluster.bandwidth_inter / float(cluster.intra_by_server[h]) for h in used]
-    found = extreme_cut(job, [counts[h] for h in used], maximize=False, keep=keep)
+    give_up = None if deadline is None else (lambda: clock() >= deadline)
+    found = extreme_cut(job, [counts[h] for h in used], maximize=False, keep=keep, give_up=give_up)
     if found is not None:
         return tuple(used[part] for part in found[1]), True
     if deadline is not None:

@@ -45,7 +45,7 @@ reduces to the formulas above, value for value.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -298,6 +298,10 @@ def min_cut_bound(job: Job, max_part: int) -> float:
     return parts * float(lam) / 2.0
 
 
+GIVE_UP_EVERY = 1_000
+"""Branch nodes between two questions to :func:`extreme_cut`'s ``give_up`` (about 5 ms)."""
+
+
 def extreme_cut(
     job: Job,
     capacities: Sequence[int],
@@ -305,6 +309,7 @@ def extreme_cut(
     maximize: bool,
     search_budget: int = DEFAULT_SEARCH_BUDGET,
     keep: Sequence[float] | None = None,
+    give_up: Callable[[], bool] | None = None,
 ) -> tuple[float, tuple[int, ...]] | None:
     """The least (or greatest) cut traffic over capacitated mappings.
 
@@ -333,6 +338,9 @@ def extreme_cut(
         objective is the communication time times ``B_inter`` (GPU types).
         ``None``: 0 everywhere, the plain cut. Empty servers are
         interchangeable only when their capacity and weight agree.
+    give_up
+        Asked every :data:`GIVE_UP_EVERY` branch nodes; ``True`` ends the
+        search as an exhausted budget does (a caller's deadline).
 
     Returns
     -------
@@ -375,6 +383,8 @@ def extreme_cut(
         nonlocal best_cut, best_assignment, visited
         visited += 1
         if visited > search_budget:
+            return False
+        if give_up is not None and visited % GIVE_UP_EVERY == 0 and give_up():
             return False
         if k == n:
             if sign * cut < sign * best_cut:

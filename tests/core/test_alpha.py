@@ -449,3 +449,27 @@ def test_extreme_cut_work_per_branch_node_does_not_grow_with_servers() -> None:
     many = extreme_cut(job, _CountedCapacities([3] * servers), maximize=False)
     assert many == small
     assert _CountedCapacities.reads <= 4 * servers  # a few passes in all, none per node
+
+
+def test_extreme_cut_gives_up_when_asked() -> None:
+    """``give_up`` (a caller's deadline) ends the search like an exhausted budget: asked
+    after the first thousand nodes and answering yes, no cut is claimed where the same
+    search without it finds one (a 12-node clique on three 4-GPU servers: about 7,000
+    nodes)."""
+    job = Job(
+        id="clique12",
+        release=0,
+        iterations=1,
+        compute_time=1.0,
+        gpus=12,
+        edges=tuple((u, v, 1.0 + (u * v) % 5) for u in range(12) for v in range(u + 1, 12)),
+    )
+    asked = []
+
+    def give_up() -> bool:
+        asked.append(True)
+        return True
+
+    assert extreme_cut(job, [4, 4, 4], maximize=False, give_up=give_up) is None
+    assert asked == [True]
+    assert extreme_cut(job, [4, 4, 4], maximize=False, give_up=lambda: False) is not None
