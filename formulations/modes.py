@@ -103,7 +103,10 @@ def best_mapping_for_counts(
             return _in_order(counts), False
         limit = min(options.time_limit or math.inf, MAPPING_SHARE * left)
         options = options.replace(time_limit=limit)
-    result = solve_mapping(job, cluster, counts=counts, options=options)
+        stop_at = time.monotonic() + limit
+    else:
+        stop_at = None
+    result = solve_mapping(job, cluster, counts=counts, options=options, stop_at=stop_at)
     if result.mapping is None:
         raise RuntimeError(
             f"no mapping found for job {job.id!r} with counts {list(counts)} "
