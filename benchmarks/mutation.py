@@ -367,8 +367,8 @@ CATALOGUE: tuple[Mutant, ...] = (
     Mutant(
         "modes: a plain cut where an edge's bandwidth depends on its server's type",
         "formulations/modes.py",
-        "found = extreme_cut(job, [counts[h] for h in used], maximize=False, keep=keep)",
-        "found = extreme_cut(job, [counts[h] for h in used], maximize=False)",
+        "maximize=False, keep=keep, give_up=give_up)",
+        "maximize=False, give_up=give_up)",
         ("tests/formulations/test_modes.py",),
     ),
     Mutant(

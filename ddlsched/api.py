@@ -322,15 +322,12 @@ def lower_bounds(
     instance: Instance | LoadedTrace,
     lp: LpSettings | None = None,
     pooled: LpSettings | None = None,
-    grid: bool | None = None,
 ) -> list[LowerBound]:
     """Every lower bound on ``OPT(A)`` of ``instance`` (``ddlsched bound``): the fast ones,
     with ``lp`` the LP relaxation too, and with ``pooled`` the pooled integral relaxation
     (bound 7 of :mod:`formulations.lower_bounds`, the strongest on batch arrivals), both
-    with job windows narrowed by :func:`best_policy_objective`, and on an instance (not a
-    trace) that is integral, on its own slot (:func:`formulations.certify.grid_slot`;
-    ``grid`` says whether to look for it: default, for an instance but not a trace, whose
-    thousands of jobs' modes would take long to enumerate).
+    with job windows narrowed by :func:`best_policy_objective`, and on a provably integral
+    instance on its own grid (:func:`formulations.lower_bounds.proven_grid`).
 
     The LP and pooled models run in a child process
     (:func:`formulations.isolation.run_isolated`): HiGHS answers Ctrl-C only when it
@@ -353,21 +350,14 @@ def lower_bounds(
     """
     from formulations import lower_bounds as bounds
 
-    if grid is None:
-        grid = isinstance(instance, Instance)
     instance = as_instance(instance)
     if lp is None and pooled is None:
         return bounds.lower_bounds(instance)
     from formulations.isolation import run_isolated
 
     upper = best_policy_objective(instance)
-    slot = None
-    if grid:
-        from formulations.certify import grid_slot
-
-        slot = grid_slot(instance)
     found: list[LowerBound] = run_isolated(
-        bounds.lower_bounds, instance, None, lp, None, upper, pooled, slot
+        bounds.lower_bounds, instance, None, lp, None, upper, pooled
     )
     return found
 

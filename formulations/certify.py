@@ -99,20 +99,10 @@ def with_best_bound(
 
 
 LP_VARIABLES = 20_000
-"""The LP bound's variable budget beside an exact solve: on an integral instance the LP
-is set on the instance's own slot when that fits (:func:`formulations.lower_bounds.lp_bound`),
-which for the 24-job batch instances of ``bench_exact`` takes about 2,000 variables. The
-pooled integral bound uses the same model, with integral starts."""
-
-
-def grid_slot(instance: Instance) -> float | None:
-    """The instance's own slot when it is integral with every mode's duration exact
-    (:func:`formulations.modes.problem_a` decides, as for the MILP), else ``None``: the
-    grid on which the LP and pooled bounds need no rounding."""
-    from formulations.modes import problem_a
-
-    slotted = problem_a(instance, None)
-    return slotted.slot if slotted.exact and not slotted.unproven_modes else None
+"""The LP bound's variable budget beside an exact solve: the LP is set on the instance's own
+grid when it is provably integral (:func:`formulations.lower_bounds.proven_grid`), which for
+the 24-job batch instances of ``bench_exact`` takes about 2,600 variables. The pooled
+integral bound uses the same model, with integral starts."""
 
 
 def exact_lp_bound(
@@ -120,9 +110,11 @@ def exact_lp_bound(
 ) -> LowerBound:
     """The LP bound of :func:`formulations.lower_bounds.lp_bound` as an exact solve uses it
     (the pooled integral bound with ``integer``): windows from ``upper_bound`` (a
-    schedule's objective), one thread, within :data:`LP_VARIABLES`, on :func:`grid_slot`.
-    The LP is invalid if HiGHS stops at ``time_limit``; the pooled bound then gives its
-    dual bound. Run in a child by the portfolio."""
+    schedule's objective), one thread, within :data:`LP_VARIABLES`, on the instance's own
+    grid where it is provably integral (a test on the job data alone: no mode is
+    enumerated and no mapping solved, so it cannot outlast the solve). The LP is invalid
+    if HiGHS stops at ``time_limit``; the pooled bound then gives its dual bound. Run in a
+    child by the portfolio."""
     from formulations.lower_bounds import BoundInputs, LpSettings, lp_bound
 
     settings = LpSettings(
@@ -132,7 +124,7 @@ def exact_lp_bound(
         integer=integer,
     )
     inputs = BoundInputs.of(instance)
-    return lp_bound(instance, inputs, settings, upper_bound, slot=grid_slot(instance))
+    return lp_bound(instance, inputs, settings, upper_bound)
 
 
 POOLED_VARIABLES = 5_000
@@ -174,7 +166,6 @@ def pooled_bound_and_schedules(
 
     began = time.perf_counter()
     slotted = problem_a(instance, None)
-    exact = slotted.exact and not slotted.unproven_modes
     settings = LpSettings(
         max_variables=POOLED_VARIABLES,
         time_limit=max(0.01, time_limit / 2),
@@ -183,9 +174,7 @@ def pooled_bound_and_schedules(
         node_limit=node_limit,
     )
     inputs = BoundInputs.of(instance)
-    bound, starts = time_indexed_bound(
-        instance, inputs, settings, upper_bound, slot=slotted.slot if exact else None
-    )
+    bound, starts = time_indexed_bound(instance, inputs, settings, upper_bound)
     report(("bound", bound))
     if starts is None:
         return bound

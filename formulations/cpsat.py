@@ -359,6 +359,7 @@ def _result(
     schedule_of: Callable[[list[tuple[int, int]]], Schedule],
     exact: bool,
     unproven: tuple[str, ...] = (),
+    unenumerated: tuple[str, ...] = (),
     metrics: Callable[[list[tuple[int, int]]], dict[str, float]] | None = None,
 ) -> Result:
     """The :class:`Result` of a CP-SAT answer (problems A, A1 and A2 alike).
@@ -394,7 +395,7 @@ def _result(
         bound = math.nan
         notes.append(f"no CP-SAT solution; {name} is returned")
     schedule = schedule_of(plan)
-    status, bound, caveats = honest_status(status, bound, exact, unproven)
+    status, bound, caveats = honest_status(status, bound, exact, unproven, unenumerated)
     objective, total_jct = objectives(instance, schedule)
     return Result(
         method="cpsat",
@@ -410,6 +411,7 @@ def _result(
         facts={
             "integral": exact,
             "modes_proven": not unproven,
+            "modes_complete": not unenumerated,
             "slotted_optimal": answer.status == "OPTIMAL",
         },
         notes=(*notes, *caveats),
@@ -514,5 +516,6 @@ def _solve_cluster(
         schedule_of=lambda plan: schedule_from_plan(instance, problem, slotted, plan),
         exact=slotted.exact,
         unproven=slotted.unproven_modes,
+        unenumerated=slotted.unenumerated,
         metrics=lambda plan: {"slotted_objective": slotted.objective(plan)},
     )

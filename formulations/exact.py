@@ -163,9 +163,16 @@ def prepare_slotted(
     options: ExactParams | None,
 ) -> Prepared:
     """The slotted problem, the incumbent plan (list schedules or the warm start, relabelled
-    for symmetry), each job's latest completion slot and the symmetry anchors."""
+    for symmetry), each job's latest completion slot and the symmetry anchors. The modes of
+    problem A are enumerated until ``options.time_limit`` from now at most
+    (:func:`formulations.modes.problem_a`)."""
     estimate_size(instance, Problem(problem))
-    slotted = problem_a(instance, options) if problem == "A" else problem_a1(instance)
+    if problem == "A":
+        limit = None if options is None else options.time_limit
+        deadline = None if limit is None else time.monotonic() + limit
+        slotted = problem_a(instance, options, deadline=deadline)
+    else:
+        slotted = problem_a1(instance)
     horizon = slotted.covering_horizon()
     # The list schedules walk a timeline of this length: refuse absurd ones first.
     _guard(0, horizon, slotted.slot, problem)
@@ -319,7 +326,10 @@ def solve_built(
         if status is SolveStatus.TIME_LIMIT:
             status = SolveStatus.FEASIBLE
     unproven = built.slotted.unproven_modes if built.slotted is not None else ()
-    status, bound, caveats = honest_status(status, outcome.bound, built.exact, unproven)
+    unenumerated = built.slotted.unenumerated if built.slotted is not None else ()
+    status, bound, caveats = honest_status(
+        status, outcome.bound, built.exact, unproven, unenumerated
+    )
     notes += caveats
     objective, total_jct = objectives(built.instance, schedule)
     return Result(
@@ -342,6 +352,7 @@ def solve_built(
             "slotted_optimal": outcome.status == SolveStatus.OPTIMAL,
             "integral": built.exact,
             "modes_proven": not unproven,
+            "modes_complete": not unenumerated,
         },
         notes=(*notes, f"HiGHS: {outcome.message}"),
     )
@@ -393,14 +404,18 @@ def _count(model: pyo.ConcreteModel, kind: type) -> int:
 
 
 def honest_status(
-    status: SolveStatus, bound: float, integral: bool, unproven: tuple[str, ...]
+    status: SolveStatus,
+    bound: float,
+    integral: bool,
+    unproven: tuple[str, ...],
+    unenumerated: tuple[str, ...] = (),
 ) -> tuple[SolveStatus, float, list[str]]:
     """An exact backend's status and bound, demoted where an input was not exact.
 
     The slotted optimum is the instance's optimum only on an integral instance
-    with every mode's duration exact; otherwise the result is ``feasible``,
-    with no bound, and the notes say which input was inexact. Shared by the
-    MILP and CP-SAT.
+    with every mode enumerated and every mode's duration exact; otherwise the
+    result is ``feasible``, with no bound, and the notes say which input was
+    inexact. Shared by the MILP and CP-SAT.
     """
     notes = []
     if not integral:
@@ -415,6 +430,12 @@ def honest_status(
             "time-limited mapping MILP did not prove fastest, so their durations may be too "
             "long: the schedule is feasible, but neither it nor the bound is proven for the "
             "instance"
+        )
+    if unenumerated:
+        notes.append(
+            f"modes of {len(unenumerated)} job(s) ({', '.join(unenumerated[:5])}) were not all "
+            "enumerated before the time limit (or mode_limit): the schedule is feasible, but "
+            "the optimum of the modes tried is not proven for the instance"
         )
     if notes:
         bound = math.nan
@@ -564,7 +585,8 @@ def _stopped_at_deadline(
     schedule, bound = last[-1] if last else (warm_start, math.nan)
     source = "its last reported incumbent" if last else "the warm start"
     if schedule is None and problem != Problem.A2:
-        prepared = prepare_slotted(instance, problem, None, None)
+        # Past the deadline already: the modes stop at once (one quick mode per job).
+        prepared = prepare_slotted(instance, problem, None, ExactParams(time_limit=0.01))
         schedule = schedule_from_plan(instance, problem, prepared.slotted, prepared.plan)
         source = "the list schedule"
     if schedule is None:
@@ -581,7 +603,12 @@ def _stopped_at_deadline(
         runtime_s=time.perf_counter() - began,
         schedule=schedule,
         metrics={"milp_objective": math.nan},
-        facts={"slotted_optimal": False, "integral": False, "modes_proven": False},
+        facts={
+            "slotted_optimal": False,
+            "integral": False,
+            "modes_proven": False,
+            "modes_complete": False,
+        },
         notes=(f"{note}; {source} is returned",),
     )
 

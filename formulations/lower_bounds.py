@@ -62,10 +62,12 @@ sum_i K_i alpha_i^max``, and, given the objective ``UB`` of any feasible
 schedule, job ``i`` starts by ``(UB - sum_{j != i} w_j (r_j + p_j)) / w_i -
 p_i``. Variables ``X_{i,t} = P(start <= t)`` in ``[0, 1]``,
 non-decreasing in ``t``; capacity ``sum_i g_i (X_{i,s} - X_{i,s - d_i}) <= M``
-per slot. ``Delta`` is the smallest slot keeping the LP within
-``max_variables``. Solved by HiGHS (``highspy``'s matrix interface: a
-Pyomo model of a million variables would take longer to build than to
-solve); only an optimal LP is reported valid.
+per slot. ``Delta`` comes from the instance: its own grid where it is
+provably integral (:func:`proven_grid`; durations and releases are then
+exact, rounded up), else a tenth of the shortest job; ``max_variables``
+only caps the size, coarsening the slot where needed. Solved by HiGHS
+(``highspy``'s matrix interface: a Pyomo model of a million variables
+would take longer to build than to solve); only an optimal LP is reported valid.
 
 **5. Lagrangian** (``"lagrangian"``), any weights: floors and fluid, job by
 job. For multipliers ``0 <= lambda_i <= w_i``,
@@ -349,6 +351,46 @@ def _total(terms: np.ndarray) -> float:
     return math.fsum(terms.tolist()) * SAFETY
 
 
+def proven_grid(instance: Instance) -> float | None:
+    """The coarsest slot on which the instance is provably integral, or ``None``.
+
+    The slot is ``instance.slot`` times the greatest common divisor of every
+    release and every *term* of every duration, each counted in slots: per
+    job, ``K_i c_i(t)`` for each GPU type ``t`` of the cluster and ``K_i q_e /
+    B`` for each edge and each bandwidth ``B`` (inter-server, and intra-server
+    of each type). ``K_i alpha_i(x)`` under any mapping ``x`` is the largest
+    used type's compute term plus one such term per edge, so every duration
+    over all mappings, like every release, is a multiple of that slot: the
+    instance is integral on it (SPEC "Time"), which is what the LP on the grid
+    needs (:func:`lp_bound`). The generator's integral mode makes every term a
+    multiple of the slot by construction. ``None`` when some term or release
+    is not a multiple of ``instance.slot``: the test is sufficient, not
+    necessary (terms off the grid may still add up to durations on it), and
+    needs no mapping, so it costs ``O(edges x types)`` on any cluster.
+    """
+    cluster, slot = instance.cluster, instance.slot
+    bandwidths = {cluster.bandwidth_inter, *(cluster.intra_of(t) for t in cluster.types)}
+    divisor = 0
+    for job in instance.jobs:
+        values = [job.release]
+        values += [job.iterations * job.compute_on(t) for t in cluster.types]
+        values += [job.iterations * q / b for _, _, q in job.edges for b in bandwidths]
+        for value in values:
+            ratio = value / slot
+            whole = round(ratio)
+            if abs(ratio - whole) > 1e-7 * max(1.0, abs(ratio)):
+                return None
+            divisor = math.gcd(divisor, whole)
+    return slot * max(1, divisor)
+
+
+LP_SLOTS_PER_SHORTEST_JOB = 10
+"""Off a proven grid, the LP's slot is the shortest least duration ``min_i p_i`` over this:
+rounding each duration and release down then costs each job at most a tenth of the shortest
+job's duration (a finer slot only where the variable budget would otherwise be exceeded is
+never used: the budget is a cap, not a target)."""
+
+
 @dataclass(frozen=True)
 class LpSettings:
     """Settings of the LP bound.
@@ -356,8 +398,9 @@ class LpSettings:
     Attributes
     ----------
     max_variables
-        The slot is chosen as small as keeps the LP within this many
-        variables (default 400,000).
+        A cap on the LP's size: the slot comes from the instance
+        (:func:`lp_bound`) and is made coarser only where that slot would
+        take more variables than this (default 400,000).
     time_limit
         Seconds for HiGHS; a limit reached makes the bound invalid (default 300).
     threads
@@ -399,15 +442,19 @@ def time_indexed_bound(
     (seconds, one per job) of the best integral solution HiGHS found, if any: a
     schedule of the pooled relaxation, not of A, but a good order to place jobs in.
 
-    ``slot``: only for an *integral* instance (SPEC "Time": every release and
-    every ``K_i alpha_i(x)`` over all mappings a multiple of ``slot``), the grid
-    of the instance itself, when it keeps the LP within ``max_variables``. Some
-    optimal schedule then starts every job on that grid, runs it whole slots,
-    and maps to the LP with nothing rounded, so the LP is a relaxation of it:
-    both stronger and smaller than a finer grid; releases and durations are
-    then rounded *up* to it (the grid start of a job is at least its release,
-    and its true duration, a multiple of the slot, at least ``p_i``). A slot
-    that does not fit the budget is ignored.
+    The slot comes from the instance. On an *integral* instance (SPEC "Time":
+    every release and every ``K_i alpha_i(x)`` over all mappings a multiple of
+    the slot) it is that grid: ``slot`` if given, else
+    :func:`proven_grid`. Some optimal schedule then starts every job on that
+    grid, runs it whole slots, and maps to the LP with nothing rounded, so the
+    LP is a relaxation of it: both stronger and smaller than a finer grid
+    (every solution of the coarse LP is one of the fine LP, slot for slot);
+    releases and durations are then rounded *up* to it (the grid start of a
+    job is at least its release, and its true duration, a multiple of the
+    slot, at least ``p_i``). Otherwise the slot is ``min_i p_i /``
+    :data:`LP_SLOTS_PER_SHORTEST_JOB`, with releases and durations rounded
+    down. ``settings.max_variables`` only caps the size: a slot that would
+    exceed it is coarsened to fit (off the grid, rounding down, always valid).
 
     ``upper_bound``, the objective of any feasible schedule, shortens each
     job's window: in every optimal schedule ``w_i C_i <= UB - sum_{j != i}
@@ -430,13 +477,17 @@ def time_indexed_bound(
         latest_start = np.minimum(latest_start, (upper_bound - others) / w - p)
     latest_start = np.maximum(latest_start, r)
     span = float(np.sum(latest_start - r))
-    # As fine as the variable budget allows, and never more slots than that budget either.
-    delta = max(
+    # The finest slot the variable budget allows (a cap; never more slots than it either).
+    finest = max(
         span / settings.max_variables,
         float(np.max(latest_start)) / settings.max_variables,
         1e-9 * max(1.0, makespan),
     )
-    on_grid = slot is not None and max(span, np.max(latest_start)) / slot <= settings.max_variables
+    if slot is None:
+        slot = proven_grid(instance)
+    on_grid = slot is not None and slot >= finest
+    shortest = float(np.min(p[p > 0])) if np.any(p > 0) else makespan
+    delta = max(finest, shortest / LP_SLOTS_PER_SHORTEST_JOB)
     if on_grid:
         # Some optimum starts on the grid and every true duration is a multiple of the slot
         # at least p_i: releases and durations round *up* to the grid, not down.
@@ -563,17 +614,18 @@ def time_indexed_bound(
         objective = delta * math.ceil(steps - 1e-6 * max(1.0, abs(steps)))
     flow = (objective - inputs.release_weight) * SAFETY
     bound = LowerBound(objective * SAFETY, name, True, time.perf_counter() - began, notes, flow)
-    starts = None
+    begins: list[float] | None = None
     if settings.integer and model.getInfo().primal_solution_status == 2:  # a feasible point
         values = np.asarray(model.getSolution().col_value)
-        starts = [
-            delta * next(
-                (t for t in range(release_slot[i], last[i]) if values[term(i, t)] > 0.5),
+        begins = [
+            delta
+            * next(
+                (t for t in range(release_slot[i], last[i]) if values[int(term(i, t))] > 0.5),
                 int(last[i]),
             )
             for i in range(n)
         ]
-    return bound, starts
+    return bound, begins
 
 
 def lp_bound(

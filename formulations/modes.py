@@ -18,7 +18,9 @@ using ``g_i`` of it for ``K_i * alpha_i^max``.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+import math
+import time
+from collections.abc import Callable, Iterator, Sequence
 
 from ddlsched.core.alpha import all_cut_alpha, alpha, extreme_cut
 from ddlsched.core.model import Cluster, Instance, Job
@@ -63,24 +65,48 @@ def count_vectors_total(gpus: int, capacities: Sequence[int]) -> int:
     return ways[gpus]
 
 
+MAPPING_SHARE = 0.5
+"""Most of the time left that one mapping MILP of :func:`problem_a` may take, so that a
+slow mode leaves time to build and solve the model (a 64-GPU job on 16 x 4 GPUs took its
+whole limit, 15 s of 15, for its one mode)."""
+
+
 def best_mapping_for_counts(
-    job: Job, cluster: Cluster, counts: Sequence[int], options: ExactParams
+    job: Job,
+    cluster: Cluster,
+    counts: Sequence[int],
+    options: ExactParams,
+    deadline: float | None = None,
+    clock: Callable[[], float] = time.monotonic,
 ) -> tuple[tuple[int, ...], bool]:
     """A mapping with exactly ``counts[h]`` nodes on server ``h`` and the least cut.
 
     Returns the mapping and whether it is *proven* to have the least cut: the
     branch and bound finished, or the mapping MILP was solved to optimality.
     A mapping MILP stopped by its time limit returns its best mapping, which
-    may be slower than the best: a duration built on it is not exact.
+    may be slower than the best: a duration built on it is not exact. With a
+    ``deadline`` (a ``clock()`` value) the branch and bound stops there, the
+    MILP gets at most :data:`MAPPING_SHARE` of the time left, and none once it
+    has passed (the nodes then fill the servers in order, unproven).
     """
     used = sorted((h for h, n in enumerate(counts) if n > 0), key=lambda h: -counts[h])
     keep = None
     if cluster.heterogeneous:  # an edge inside server h costs q / B_intra(t(h))
         keep = [cluster.bandwidth_inter / float(cluster.intra_by_server[h]) for h in used]
-    found = extreme_cut(job, [counts[h] for h in used], maximize=False, keep=keep)
+    give_up = None if deadline is None else (lambda: clock() >= deadline)
+    found = extreme_cut(job, [counts[h] for h in used], maximize=False, keep=keep, give_up=give_up)
     if found is not None:
         return tuple(used[part] for part in found[1]), True
-    result = solve_mapping(job, cluster, counts=counts, options=options)
+    if deadline is not None:
+        left = deadline - clock()
+        if left <= 0:
+            return _in_order(counts), False
+        limit = min(options.time_limit or math.inf, MAPPING_SHARE * left)
+        options = options.replace(time_limit=limit)
+        stop_at = time.monotonic() + limit
+    else:
+        stop_at = None
+    result = solve_mapping(job, cluster, counts=counts, options=options, stop_at=stop_at)
     if result.mapping is None:
         raise RuntimeError(
             f"no mapping found for job {job.id!r} with counts {list(counts)} "
@@ -93,28 +119,55 @@ def _release_slot(job: Job, slot: float) -> int:
     return 0 if job.release == 0 else slots_needed(job.release, slot)
 
 
-def problem_a(instance: Instance, options: ExactParams | None = None) -> SlottedProblem:
-    """The slotted multi-mode form of problem A."""
+def problem_a(
+    instance: Instance,
+    options: ExactParams | None = None,
+    *,
+    deadline: float | None = None,
+    clock: Callable[[], float] = time.monotonic,
+) -> SlottedProblem:
+    """The slotted multi-mode form of problem A.
+
+    Enumeration stops at ``deadline`` (a ``clock()`` value) or after
+    ``options.mode_limit`` modes, whichever comes first; each mapping MILP gets
+    at most :data:`MAPPING_SHARE` of the time left. Every job still gets at
+    least one mode (the first vector of counts, its nodes filled in order: a
+    feasible, maybe slow, duration, computed without any search), and the jobs
+    whose modes were cut short are listed in ``unenumerated`` (the result is
+    then only a feasible schedule of the instance, never proven optimal).
+    """
     options = options or ExactParams()
     cluster, slot = instance.cluster, instance.slot
     exact = True
     jobs = []
     unproven: list[str] = []
+    unenumerated: list[str] = []
+    budget = options.mode_limit
+    stopped = False
     for job in instance.jobs:
         cache: dict[tuple[tuple[int, str], ...], tuple[tuple[int, ...], bool]] = {}
-        modes = []
+        modes: list[SlottedMode] = []
         for counts in count_vectors(job.gpus, cluster.gpus_per_server):
+            stopped = stopped or budget == 0 or (deadline is not None and clock() >= deadline)
+            if stopped:
+                if not modes:
+                    modes.append(_mode(job, cluster, counts, _in_order(counts), slot))
+                    unproven.append(job.id)
+                unenumerated.append(job.id)
+                break
+            if budget is not None:
+                budget -= 1
             key = _shape(counts, cluster)
             if key not in cache:
-                cache[key] = best_mapping_for_counts(job, cluster, counts, options)
+                cache[key] = best_mapping_for_counts(
+                    job, cluster, counts, options, deadline, clock
+                )
                 # Relabel the cached mapping's servers onto these counts.
             best, proven = cache[key]
             if not proven and job.id not in unproven:
                 unproven.append(job.id)
-            mapping = _relabel(best, counts, cluster)
-            duration = job.iterations * alpha(job, cluster, mapping)
-            exact &= on_grid(duration, slot)
-            modes.append(SlottedMode(counts, slots_needed(duration, slot), duration, mapping))
+            modes.append(_mode(job, cluster, counts, _relabel(best, counts, cluster), slot))
+        exact &= all(on_grid(mode.duration, slot) for mode in modes)
         exact &= on_grid(job.release, slot)
         jobs.append(SlottedJob(job.id, job.weight, _release_slot(job, slot), tuple(modes)))
     classes: dict[tuple[int, str], list[int]] = {}
@@ -127,7 +180,21 @@ def problem_a(instance: Instance, options: ExactParams | None = None) -> Slotted
         exact,
         tuple(tuple(group) for group in classes.values()),
         tuple(unproven),
+        tuple(unenumerated),
     )
+
+
+def _in_order(counts: Sequence[int]) -> tuple[int, ...]:
+    """The mapping filling the servers in order: node ``k`` to the server its rank falls on."""
+    return tuple(h for h, n in enumerate(counts) for _ in range(n))
+
+
+def _mode(
+    job: Job, cluster: Cluster, counts: Sequence[int], mapping: tuple[int, ...], slot: float
+) -> SlottedMode:
+    """The mode of ``job`` with these GPU counts, timed under ``mapping``."""
+    duration = job.iterations * alpha(job, cluster, mapping)
+    return SlottedMode(tuple(counts), slots_needed(duration, slot), duration, mapping)
 
 
 def _shape(counts: Sequence[int], cluster: Cluster) -> tuple[tuple[int, str], ...]:

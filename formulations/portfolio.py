@@ -382,7 +382,12 @@ def _from_watch(
             "first_proof_cpsat": 0,
             "proof_by_bound": int(watch.proof is not None),
         },
-        facts={"slotted_optimal": False, "integral": False, "modes_proven": False},
+        facts={
+            "slotted_optimal": False,
+            "integral": False,
+            "modes_proven": False,
+            "modes_complete": False,
+        },
         notes=tuple(notes),
         lower_bound=bound if bound.valid else None,
     )

@@ -146,6 +146,10 @@ class SlottedProblem:
         Jobs with a mode whose mapping is not proven fastest (a time-limited
         mapping MILP): their durations may be too long, so an optimum of
         this model is not proven optimal for the instance.
+    unenumerated
+        Jobs whose modes were not all enumerated (the time limit or
+        ``mode_limit`` came first): an optimum of this model is only a
+        feasible schedule of the instance, and its bound no bound for it.
     """
 
     jobs: tuple[SlottedJob, ...]
@@ -154,6 +158,7 @@ class SlottedProblem:
     exact: bool
     server_classes: tuple[tuple[int, ...], ...] = ()
     unproven_modes: tuple[str, ...] = ()
+    unenumerated: tuple[str, ...] = ()
 
     def objective(self, plan: Sequence[tuple[int, int]]) -> float:
         """Slotted ``sum_i w_i C_i`` of a plan of ``(mode, start slot)`` per job."""

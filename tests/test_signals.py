@@ -267,3 +267,60 @@ def test_sweep_workers_end_when_the_driver_is_killed(tmp_path: Path) -> None:
     process.kill()
     process.wait(timeout=CAP)
     wait_until(lambda: not _live(process.pid), "every worker of the killed sweep to end")
+
+
+def _marked(tmp_path: Path, target: str, argv: list[str]) -> subprocess.Popen[str]:
+    """``ddlsched argv`` in its own session (:mod:`tests.signal_target`), returned once it
+    has entered ``target``."""
+    marker = tmp_path / "entered"
+    process = subprocess.Popen(
+        [sys.executable, "-m", "tests.signal_target", str(marker), target, *argv],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+        cwd=Path(__file__).resolve().parent.parent,
+    )
+    wait_until(lambda: marker.exists() or process.poll() is not None, f"{target} entered")
+    assert process.poll() is None, f"ended before {target}: {process.communicate()}"
+    return process
+
+
+def _long_trace(path: Path, rows: int = 400_000) -> Path:
+    """A minimal-format trace of ``rows`` one- to four-GPU jobs, one a second: a simulation
+    of it runs for minutes, so it is surely running when the signal comes."""
+    lines = ["submit_time,duration,num_gpus"]
+    lines += [f"{k},{50 + k % 977},{1 << (k % 3)}" for k in range(rows)]
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def test_ctrl_c_stops_simulate_on_a_long_trace_and_keeps_its_metrics(tmp_path: Path) -> None:
+    """Ctrl-C in the event loop of ``simulate`` on a long trace: exit 130, one line on
+    stderr, no traceback, the metrics of the jobs completed so far printed (partial
+    results), and no process left in its session."""
+    trace = _long_trace(tmp_path / "long.csv")
+    process = _marked(
+        tmp_path,
+        "algorithms.simulator:_Simulation.run",
+        ["simulate", "--trace", str(trace), "--servers", "8"],
+    )
+    out, err = _ctrl_c(process)
+    assert process.returncode == 130, err
+    assert err.strip().splitlines() == ["ddlsched: interrupted"], err
+    assert "jobs_completed" in out, out
+
+
+def test_ctrl_c_stops_check_and_keeps_the_instances_done(tmp_path: Path) -> None:
+    """Ctrl-C during ``check --random`` while its MILP children run: exit 130, at most one
+    line on stderr, no traceback, the claims of the instances finished printed, and no
+    child left."""
+    process = _started(
+        ["check", "--random", "50", "--jobs", "8", "--time-limit", "60"],
+        lambda p: _solver_child_runs(p.pid),
+        "the check's solver children",
+    )
+    out, err = _ctrl_c(process)
+    assert process.returncode == 130, (out, err)
+    assert "Traceback" not in err and len(err.strip().splitlines()) <= 1, err
+    assert "interrupted" in out, out

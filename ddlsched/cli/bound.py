@@ -57,7 +57,7 @@ def add(commands: Any) -> None:
         "--lp-max-variables",
         type=big_count,
         default=400_000,
-        help="the LP's size (sets its slot)",
+        help="most LP variables (the slot comes from the instance; coarsened to fit)",
     )
     bound.add_argument("--lp-time-limit", type=positive, default=300.0, help="seconds for the LP")
     add_json(bound)
@@ -87,9 +87,7 @@ def run(args: argparse.Namespace) -> int:
     except ValueError as error:
         raise InputError(str(error)) from None
     pooled = dataclasses.replace(settings, integer=True) if args.pooled else None
-    found = lower_bounds(
-        instance, lp=settings if args.lp else None, pooled=pooled, grid=args.instance is not None
-    )
+    found = lower_bounds(instance, lp=settings if args.lp else None, pooled=pooled)
     best = best_lower_bound(found)
     if args.json:
         print_json(

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import sys
 from typing import Any
 
 from ddlsched.cli.options import (
@@ -141,7 +142,10 @@ def run(args: argparse.Namespace) -> int:
         print_json(summary)
     else:
         _print(args, loaded, instance, factor, load, summary, result, stretched, warning)
-    return EXIT_INTERRUPTED if result.status is SolveStatus.ERROR else EXIT_OK
+    if result.status is SolveStatus.ERROR:  # Ctrl-C: the metrics above are partial
+        print("ddlsched: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    return EXIT_OK
 
 
 def _print(

@@ -45,7 +45,7 @@ reduces to the formulas above, value for value.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -329,6 +329,10 @@ def min_cut_bound(job: Job, max_part: int) -> float:
     return parts * float(lam) / 2.0
 
 
+GIVE_UP_EVERY = 1_000
+"""Branch nodes between two questions to :func:`extreme_cut`'s ``give_up`` (about 5 ms)."""
+
+
 def extreme_cut(
     job: Job,
     capacities: Sequence[int],
@@ -336,6 +340,7 @@ def extreme_cut(
     maximize: bool,
     search_budget: int = DEFAULT_SEARCH_BUDGET,
     keep: Sequence[float] | None = None,
+    give_up: Callable[[], bool] | None = None,
 ) -> tuple[float, tuple[int, ...]] | None:
     """The least (or greatest) cut traffic over capacitated mappings.
 
@@ -364,6 +369,9 @@ def extreme_cut(
         objective is the communication time times ``B_inter`` (GPU types).
         ``None``: 0 everywhere, the plain cut. Empty servers are
         interchangeable only when their capacity and weight agree.
+    give_up
+        Asked every :data:`GIVE_UP_EVERY` branch nodes; ``True`` ends the
+        search as an exhausted budget does (a caller's deadline).
 
     Returns
     -------
@@ -388,6 +396,14 @@ def extreme_cut(
 
     remaining = list(capacities)
     inside = [0.0] * len(remaining) if keep is None else [float(w) for w in keep]
+    # The servers of each kind (capacity, weight), in index order. A branch node looks only
+    # at the servers holding nodes and the first empty server of each kind, never at all H
+    # servers: on a million servers each branch node cost 0.2 s when it scanned them all.
+    kinds: dict[tuple[int, float], list[int]] = {}
+    for server, capacity in enumerate(capacities):
+        if capacity > 0:
+            kinds.setdefault((capacity, inside[server]), []).append(server)
+    holding: dict[int, int] = {}  # server -> nodes placed on it in the current branch
     assigned = [-1] * n
     best_cut = -math.inf if maximize else math.inf
     best_assignment: list[int] | None = None
@@ -399,20 +415,20 @@ def extreme_cut(
         visited += 1
         if visited > search_budget:
             return False
+        if give_up is not None and visited % GIVE_UP_EVERY == 0 and give_up():
+            return False
         if k == n:
             if sign * cut < sign * best_cut:
                 best_cut, best_assignment = cut, assigned.copy()
             return True
-        opened: set[tuple[int, float]] = set()
+        # Servers in use with room left, and the first empty one of each kind.
+        servers = [server for server in holding if remaining[server] > 0]
+        for same_kind in kinds.values():
+            empty = next((server for server in same_kind if server not in holding), None)
+            if empty is not None:
+                servers.append(empty)
         candidates = []
-        for server, free in enumerate(remaining):
-            if free == 0:
-                continue
-            if free == capacities[server]:  # still empty: one per capacity and weight
-                kind = (capacities[server], inside[server])
-                if kind in opened:
-                    continue
-                opened.add(kind)
+        for server in servers:
             weight = inside[server]
             added = sum(q if assigned[a] != server else q * weight for a, q in back_edges[k])
             candidates.append((sign * added, server, added))
@@ -427,7 +443,11 @@ def extreme_cut(
                 continue
             assigned[k] = server
             remaining[server] -= 1
+            holding[server] = holding.get(server, 0) + 1
             finished = search(k + 1, new_cut)
+            holding[server] -= 1
+            if not holding[server]:
+                del holding[server]
             remaining[server] += 1
             assigned[k] = -1
             if not finished:

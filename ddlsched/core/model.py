@@ -219,7 +219,7 @@ class Cluster:
 
     def __getstate__(self) -> dict[str, Any]:
         # Pickling (child processes): cached values are recomputed on demand.
-        cached = ("intra_by_server", "types", "heterogeneous")
+        cached = ("intra_by_server", "types", "heterogeneous", "num_gpus", "max_gpus_per_server")
         return {k: v for k, v in self.__dict__.items() if k not in cached}
 
     @property
@@ -227,12 +227,13 @@ class Cluster:
         """``H``, the number of servers."""
         return len(self.gpus_per_server)
 
-    @property
+    @cached_property
     def num_gpus(self) -> int:
-        """``M = sum_h G_h``, the number of GPUs."""
+        """``M = sum_h G_h``, the number of GPUs (cached: loading a trace asks once per row,
+        and on a million servers each sum took 0.6 ms, 50 s for the Philly trace)."""
         return sum(self.gpus_per_server)
 
-    @property
+    @cached_property
     def max_gpus_per_server(self) -> int:
         """``max_h G_h``."""
         return max(self.gpus_per_server)

@@ -73,12 +73,17 @@ class ExactParams:
     deterministic_limit
         CP-SAT's deterministic time budget (its ``max_deterministic_time``,
         a work count in nominal seconds), or ``None`` (default). CP-SAT only.
+    mode_limit
+        Most modes of problem A enumerated in all (vectors of GPU counts,
+        :func:`formulations.modes.problem_a`), or ``None`` (default): past it,
+        enumeration stops as it does at the time limit, and the result cannot
+        be ``optimal`` unless a lower bound on the instance meets it.
 
     The time limit covers the whole call: enumerating modes and building the
     model count against it, and the solver gets what remains.
 
-    **Deterministic limits.** ``node_limit``, ``solution_limit`` and
-    ``deterministic_limit`` stop a solve after the same amount of work on
+    **Deterministic limits.** ``node_limit``, ``solution_limit``,
+    ``deterministic_limit`` and ``mode_limit`` stop a solve after the same amount of work on
     every machine, where a time limit stops it after whatever work the
     machine managed: with one thread (``threads=1``, or ``None`` for CP-SAT,
     whose default is one worker) and a fixed seed the same call returns the
@@ -96,6 +101,7 @@ class ExactParams:
     node_limit: int | None = None
     solution_limit: int | None = None
     deterministic_limit: float | None = None
+    mode_limit: int | None = None
 
     def __post_init__(self) -> None:
         if self.time_limit is not None:
@@ -116,6 +122,8 @@ class ExactParams:
             _count(self.solution_limit, "solution_limit", minimum=1)
         if self.deterministic_limit is not None:
             _number(self.deterministic_limit, "deterministic_limit", 0, strict=True)
+        if self.mode_limit is not None:
+            _count(self.mode_limit, "mode_limit", minimum=1)
 
     def replace(self, **changes: Any) -> ExactParams:
         """A copy with ``changes`` applied (validated again)."""

@@ -182,7 +182,12 @@ class Result:
             runtime_s=runtime_s,
             schedule=None,
             metrics={"milp_objective": math.nan},
-            facts={"slotted_optimal": False, "integral": False, "modes_proven": False},
+            facts={
+                "slotted_optimal": False,
+                "integral": False,
+                "modes_proven": False,
+                "modes_complete": False,
+            },
             notes=(reason,),
         )
 

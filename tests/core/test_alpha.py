@@ -440,3 +440,62 @@ def test_alpha_refuses_mappings_and_arguments_of_the_wrong_kind() -> None:
             function(job, 2)  # type: ignore[arg-type]
     with pytest.raises(TypeError, match="cluster: expected a Cluster, got Instance"):
         alpha(job, instance, (0, 0))  # type: ignore[arg-type]
+
+
+class _CountedCapacities(list[int]):
+    """Capacities that count how often a server's capacity is read."""
+
+    reads = 0
+
+    def __getitem__(self, index):  # type: ignore[no-untyped-def]
+        type(self).reads += 1
+        return super().__getitem__(index)
+
+    def __iter__(self):  # type: ignore[no-untyped-def]
+        for index in range(len(self)):
+            yield self[index]
+
+
+def test_extreme_cut_work_per_branch_node_does_not_grow_with_servers() -> None:
+    """Regression (``simulate --servers 1000000`` ran for minutes): the search reads
+    each server's capacity a few times in all, not once per branch node, and extra
+    empty servers of a kind already present change neither the cut nor the mapping
+    (truth: the answer on the small cluster)."""
+    job = Job(
+        id="ring",
+        release=0,
+        iterations=1,
+        compute_time=1.0,
+        gpus=8,
+        edges=(*((u, (u + 1) % 8, 1.0) for u in range(8)), (0, 4, 2.0)),
+    )
+    small = extreme_cut(job, [3, 3, 3, 3], maximize=False)
+    servers = 20_000
+    _CountedCapacities.reads = 0
+    many = extreme_cut(job, _CountedCapacities([3] * servers), maximize=False)
+    assert many == small
+    assert _CountedCapacities.reads <= 4 * servers  # a few passes in all, none per node
+
+
+def test_extreme_cut_gives_up_when_asked() -> None:
+    """``give_up`` (a caller's deadline) ends the search like an exhausted budget: asked
+    after the first thousand nodes and answering yes, no cut is claimed where the same
+    search without it finds one (a 12-node clique on three 4-GPU servers: about 7,000
+    nodes)."""
+    job = Job(
+        id="clique12",
+        release=0,
+        iterations=1,
+        compute_time=1.0,
+        gpus=12,
+        edges=tuple((u, v, 1.0 + (u * v) % 5) for u in range(12) for v in range(u + 1, 12)),
+    )
+    asked = []
+
+    def give_up() -> bool:
+        asked.append(True)
+        return True
+
+    assert extreme_cut(job, [4, 4, 4], maximize=False, give_up=give_up) is None
+    assert asked == [True]
+    assert extreme_cut(job, [4, 4, 4], maximize=False, give_up=lambda: False) is not None

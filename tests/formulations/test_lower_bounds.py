@@ -10,7 +10,6 @@ from ddlsched.core.generators import generate
 from ddlsched.core.model import Cluster, Instance, Job
 from ddlsched.core.params import ExactParams
 from ddlsched.core.result import LowerBound
-from formulations.certify import grid_slot
 from formulations.exact import solve_milp
 from formulations.lower_bounds import (
     SAFETY,
@@ -18,7 +17,9 @@ from formulations.lower_bounds import (
     LpSettings,
     best_lower_bound,
     lower_bounds,
+    lp_bound,
     preemptive_wspt_mean_busy_times,
+    proven_grid,
 )
 from tests.oracles import brute_force_a
 from tests.strategies import TINY_INTEGRAL, hand_instances, typed_instances, weighted_instances
@@ -38,7 +39,7 @@ def _all_bounds_valid(instance: Instance, optimum: float) -> None:
     for both)."""
     found = lower_bounds(instance, lp=LP, pooled=POOLED)
     found += lower_bounds(instance, names=[], lp=LP, upper_bound=optimum, pooled=POOLED)
-    slot = grid_slot(instance)
+    slot = proven_grid(instance)
     if slot is not None:  # on the instance's own grid: no rounding, values rounded up
         found += lower_bounds(instance, [], lp=LP, upper_bound=optimum, pooled=POOLED, slot=slot)
     assert {bound.name for bound in found} >= {"lp", "pooled"}
@@ -362,3 +363,81 @@ def test_jobs_of_one_graph_with_other_traffic_bounds_below_optimum() -> None:
     _all_bounds_valid(instance, optimum)
     job = lower_bounds(instance, names=["job"])[0]
     assert job.value == pytest.approx(111.0 * SAFETY)
+
+
+def _variables(bound: LowerBound) -> int:
+    """The LP's column count, from its note (``slot 1 s, 6 slots, 20 variables``)."""
+    note = next(n for n in bound.notes if n.endswith(" variables"))
+    return int(note.split(", ")[-1].split()[0])
+
+
+def test_integral_four_job_lp_is_small_and_below_the_optimum() -> None:
+    """Regression (``ddlsched bound --lp`` built 400,000 variables on a 4-job 2 x 2 integral
+    instance and ran out of time): the slot comes from the instance, 1 s here, so the LP
+    has a few dozen variables, is solved, and stays below the brute-force optimum."""
+    instance = generate(TINY_INTEGRAL, 0)
+    assert proven_grid(instance) == 1.0
+    lp = lower_bounds(instance, names=[], lp=LpSettings())[0]
+    assert lp.valid and "slot 1 s" in lp.notes[-1]
+    assert _variables(lp) <= 100
+    assert lp.value <= brute_force_a(instance) * (1 + 1e-9)
+
+
+def _two_slot_job(name: str, release: float, compute: float, gpus: int = 1) -> Job:
+    """A job whose every term is a multiple of 2 s: compute ``2 x compute``, ring edges of
+    2 GB on bandwidths 1 and 2 (1 s or 2 s per edge per iteration, 2 iterations)."""
+    edges = tuple((u, (u + 1) % gpus, 2.0) for u in range(gpus)) if gpus > 2 else ()
+    return Job(
+        id=name, release=release, iterations=2, compute_time=compute, gpus=gpus, edges=edges
+    )
+
+
+def test_proven_grid_by_hand() -> None:
+    """Terms all multiples of 2 s (releases 0 and 4, ``K c`` 2 and 6, ``K q / B`` 2 and 4):
+    the grid is 2 s; a release of 1 s makes it 1 s; a compute term of 2.5 s leaves no grid."""
+    cluster = Cluster((3, 3), 2.0, 1.0)
+    jobs = (_two_slot_job("a", 0.0, 1.0, gpus=3), _two_slot_job("b", 4.0, 3.0))
+    assert proven_grid(Instance(cluster, jobs)) == 2.0
+    assert proven_grid(Instance(cluster, (*jobs, _two_slot_job("c", 1.0, 1.0)))) == 1.0
+    assert proven_grid(Instance(cluster, (*jobs, _two_slot_job("d", 0.0, 1.25)))) is None
+
+
+@settings(max_examples=15)
+@given(
+    st.lists(
+        st.tuples(st.integers(0, 2), st.integers(1, 3), st.integers(1, 3)), min_size=1, max_size=4
+    ),
+    st.sampled_from([(2,), (1, 2), (3, 1)]),
+)
+def test_lp_on_a_coarse_proven_grid_is_valid_and_no_weaker(
+    specs: list[tuple[int, int, int]], servers: tuple[int, ...]
+) -> None:
+    """Jobs whose releases and durations are multiples of 2 s: the LP is set on that grid
+    or a coarser one (not the instance's 1 s slot), stays below the brute-force optimum, and is
+    at least the LP on the finer 1 s grid (every coarse solution is a fine one), with
+    either upper bound (none, or the optimum itself)."""
+    jobs = tuple(
+        _two_slot_job(f"j{k}", 2.0 * release, float(compute), gpus=min(gpus, sum(servers)))
+        for k, (release, compute, gpus) in enumerate(specs)
+    )
+    instance = Instance(Cluster(servers, 2.0, 1.0), jobs)
+    grid = proven_grid(instance)
+    assert grid is not None and grid % 2.0 == 0.0
+    optimum = brute_force_a(instance)
+    inputs = BoundInputs.of(instance)
+    for upper in (None, optimum):
+        coarse = lp_bound(instance, inputs, LP, upper)
+        fine = lp_bound(instance, inputs, LP, upper, slot=1.0)
+        assert coarse.valid and fine.valid and any(f"slot {grid:g} s" in n for n in coarse.notes)
+        assert coarse.value <= optimum * (1 + 1e-9)
+        assert coarse.value >= fine.value * (1 - 1e-9)
+
+
+def test_variable_budget_caps_the_grid() -> None:
+    """A budget smaller than the instance's grid needs coarsens the slot (rounding down,
+    valid) instead of exceeding the budget."""
+    instance = generate(TINY_INTEGRAL.replace(num_jobs=6), 1)
+    lp = lower_bounds(instance, names=[], lp=LpSettings(max_variables=4, time_limit=1e7))[0]
+    assert lp.valid and _variables(lp) <= 4 * 6
+    assert "slot 1 s" not in lp.notes[-1]
+    assert lp.value <= brute_force_a(instance) * (1 + 1e-9)

@@ -2,10 +2,16 @@
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from formulations.modes import count_vectors
+from ddlsched.core.generators import generate
+from ddlsched.core.model import Cluster, Instance
+from ddlsched.core.params import ExactParams
+from ddlsched.core.result import SolveStatus
+from formulations.modes import count_vectors, problem_a
+from tests.strategies import TINY_INTEGRAL
 
 
 def test_count_vectors() -> None:
@@ -82,3 +88,71 @@ def test_typed_modes_put_heavy_pairs_on_fast_links() -> None:
     (mode,) = [m for m in slotted.modes if m.usage == (2, 2)]
     assert mode.duration == 22.0
     assert mode.mapping is not None and mode.mapping[0] == mode.mapping[1] == 1
+
+
+def _wide_and_narrow() -> Instance:
+    """TINY_INTEGRAL seed 1: a 4-GPU job on 2 x 2 (one mode) and two 1-GPU jobs (two modes
+    each); its optimum 13 is proven by the MILP, while the combinatorial bounds stay
+    below it (11.9), so no proof can come from a bound."""
+    return generate(TINY_INTEGRAL.replace(num_jobs=3), 1)
+
+
+def test_mode_limit_stops_enumeration_and_every_job_keeps_a_mode() -> None:
+    """``mode_limit`` 2 of 5 modes: the first job's one mode and one of the second's are
+    enumerated; the second and third are listed as cut short; every job still has a mode
+    (the third one's in-order mapping, unproven), and no count vector is invented."""
+    instance = _wide_and_narrow()
+    full = problem_a(instance)
+    cut = problem_a(instance, ExactParams(mode_limit=2))
+    assert [len(job.modes) for job in full.jobs] == [1, 2, 2]
+    assert [len(job.modes) for job in cut.jobs] == [1, 1, 1]
+    assert cut.unenumerated == ("j1", "j2") and full.unenumerated == ()
+    assert "j2" in cut.unproven_modes
+    for job in cut.jobs:
+        assert {m.usage for m in job.modes} <= {m.usage for j in full.jobs for m in j.modes}
+
+
+def test_deadline_stops_enumeration_on_an_injected_clock() -> None:
+    """The deadline is read from the clock given (here a counter, one tick per reading, so
+    no machine speed matters): with the deadline at tick 3 enumeration stops before the
+    last modes, and those jobs are listed; with none, all five modes are enumerated."""
+    ticks = iter(range(1_000))
+    cut = problem_a(_wide_and_narrow(), deadline=3, clock=lambda: next(ticks))
+    assert sum(len(job.modes) for job in cut.jobs) < 5
+    assert cut.unenumerated != ()
+
+
+def test_mapping_milp_is_skipped_past_the_deadline(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Past the deadline a mode the branch and bound cannot settle gets the in-order
+    mapping, unproven, without starting a mapping MILP (which took the whole limit)."""
+    import formulations.modes as modes
+
+    def no_milp(*args: object, **kwargs: object) -> object:
+        raise AssertionError("a mapping MILP was started past the deadline")
+
+    monkeypatch.setattr(modes, "solve_mapping", no_milp)
+    monkeypatch.setattr(modes, "extreme_cut", lambda *args, **kwargs: None)
+    job = _wide_and_narrow().jobs[0]
+    cluster = Cluster.uniform(2, 2, 2.0, 1.0)
+    mapping, proven = modes.best_mapping_for_counts(
+        job, cluster, (2, 2), ExactParams(), deadline=0.0, clock=lambda: 1.0
+    )
+    assert not proven and sorted(mapping) == [0, 0, 1, 1]
+
+
+@pytest.mark.parametrize("method", ["milp", "cpsat", "exact"])
+def test_unfinished_enumeration_is_never_optimal(method: str) -> None:
+    """Status honesty: with ``mode_limit`` 1 every method finds the true optimum's value
+    (13) among the modes tried, yet reports ``feasible``, no solver bound, and says why;
+    with all modes enumerated the same method proves 13 ``optimal`` (the control)."""
+    from ddlsched.api import solve
+
+    instance = _wide_and_narrow()
+    params = ExactParams(time_limit=None, threads=1)
+    full = solve(instance, method, params=params)
+    assert full.status is SolveStatus.OPTIMAL and full.objective == pytest.approx(13.0)
+    cut = solve(instance, method, params=params.replace(mode_limit=1))
+    assert cut.objective == pytest.approx(13.0)
+    assert cut.status is SolveStatus.FEASIBLE
+    assert cut.best_bound < 13.0 - 1e-6
+    assert any("not all enumerated" in note for note in cut.notes)

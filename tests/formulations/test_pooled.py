@@ -9,6 +9,7 @@ local search by its number of steps.
 
 from __future__ import annotations
 
+import itertools
 from pathlib import Path
 
 import pytest
@@ -19,9 +20,15 @@ from ddlsched.core.io import read_instance
 from ddlsched.core.model import Cluster, Instance, Job, Problem
 from ddlsched.core.params import ExactParams
 from ddlsched.core.result import SolveStatus
-from formulations.certify import grid_slot, pooled_bound_and_schedules
+from formulations.certify import pooled_bound_and_schedules
 from formulations.exact import schedule_from_plan
-from formulations.lower_bounds import BoundInputs, LpSettings, lp_bound, time_indexed_bound
+from formulations.lower_bounds import (
+    BoundInputs,
+    LpSettings,
+    lp_bound,
+    proven_grid,
+    time_indexed_bound,
+)
 from formulations.modes import problem_a
 from formulations.timeindexed import improve_order, place_in_order
 from proofs_checks.verifier import verify
@@ -65,7 +72,7 @@ def test_rounding_up_only_where_every_objective_is_a_multiple_of_the_slot(
     weights, or rounding off the instance's grid."""
     instance = _one_gpu(weights)
     assert brute_force_a(instance) == pytest.approx(optimum)
-    slot = grid_slot(instance)
+    slot = proven_grid(instance)
     assert slot == 1.0
     inputs = BoundInputs.of(instance)
     bound = lp_bound(instance, inputs, POOLED, slot=slot)
@@ -82,7 +89,7 @@ def test_pooled_bound_between_its_lp_and_the_optimum(instance: Instance) -> None
     sign in the objective, the incumbent's value reported instead of the dual bound,
     durations rounded down on the grid (a bound below the LP), rounding up past OPT."""
     optimum = brute_force_a(instance)
-    slot = grid_slot(instance)
+    slot = proven_grid(instance)
     inputs = BoundInputs.of(instance)
     lp = lp_bound(instance, inputs, LpSettings(max_variables=5_000, time_limit=1e7), slot=slot)
     pooled, starts = time_indexed_bound(instance, inputs, POOLED, slot=slot)
@@ -97,7 +104,7 @@ def test_on_batch_arrivals_the_pooled_bound_closes_the_lps_gap(batch: Instance) 
     """The batch instance: LP 208 < pooled 212 = a schedule's objective, so the pooled bound
     proves what the LP cannot. Catches: the pooled model solved as its LP (no integrality)."""
     inputs = BoundInputs.of(batch)
-    slot = grid_slot(batch)
+    slot = proven_grid(batch)
     assert slot == 1.0
     lp = lp_bound(batch, inputs, LpSettings(max_variables=5_000, time_limit=1e7), 228.0, slot)
     pooled = lp_bound(batch, inputs, POOLED, 228.0, slot)
@@ -115,7 +122,7 @@ def test_a_node_limited_solve_reports_its_dual_bound(tmp_path: Path) -> None:
     assert main(["generate", "--jobs", "40", "--servers", "4", "--gpus-per-server", "4",
                  "--integral", "--seed", "1", "--out", str(path)]) == 0  # fmt: skip
     instance = read_instance(path)
-    inputs, slot = BoundInputs.of(instance), grid_slot(instance)
+    inputs, slot = BoundInputs.of(instance), proven_grid(instance)
     lp = lp_bound(instance, inputs, LpSettings(20_000, 1e7), slot=slot)
     finished = lp_bound(instance, inputs, LpSettings(20_000, 1e7, integer=True), slot=slot)
     stopped = lp_bound(instance, inputs, LpSettings(20_000, 1e7, None, True, 1), slot=slot)
@@ -137,11 +144,13 @@ def test_the_search_from_the_pooled_order_is_deterministic_feasible_and_improvin
     assert starts is not None
     order = sorted(range(batch.num_jobs), key=lambda i: (starts[i], i))
     seen: list[float] = []
-    plan = improve_order(slotted, order, 300, seed=4, on_better=lambda p: seen.append(slotted.objective(p)))
+    plan = improve_order(
+        slotted, order, 300, seed=4, on_better=lambda p: seen.append(slotted.objective(p))
+    )
     again = improve_order(slotted, order, 300, seed=4)
     assert plan == again
     assert seen[0] == slotted.objective(place_in_order(slotted, order))
-    assert all(later < earlier for earlier, later in zip(seen, seen[1:], strict=False))
+    assert all(later < earlier for earlier, later in itertools.pairwise(seen))
     assert seen[-1] == slotted.objective(plan)
     report = verify(batch, schedule_from_plan(batch, Problem.A, slotted, plan))
     assert report.feasible, report.violations
