@@ -528,11 +528,20 @@ def run_sweep(
                 progress(outcome.ran, len(todo))
     except KeyboardInterrupt:
         outcome.interrupted = True
+        # Quiet at once: the event loop's thread may log the cut-off calls right now.
+        for name in ("distributed", "tornado"):
+            logging.getLogger(name).setLevel(logging.CRITICAL)
     finally:
         # Tearing down a cluster whose tasks were cut off makes Dask and tornado log errors
         # about them ("Couldn't gather keys", a cancelled callback's traceback): the sweep
         # has stopped on purpose and says so in one line, so they are held back meanwhile.
-        with _quiet_loggers(("distributed", "tornado") if outcome.interrupted else ()):
+        # They may come later still, from the event loop's thread (a cancelled `sync`
+        # callback's NameError was logged after the block, 1 run in ~10), so after an
+        # interrupt the loggers stay quiet: the process is about to end.
+        with _quiet_loggers(
+            ("distributed", "tornado") if outcome.interrupted else (),
+            restore=not outcome.interrupted,
+        ):
             _shut_down(client, cluster)
         store.close()
     return outcome
@@ -551,8 +560,9 @@ def _check_mixing(
 
 
 @contextlib.contextmanager
-def _quiet_loggers(names: Sequence[str]) -> Iterator[None]:
-    """Only critical records from the loggers ``names`` while the block runs."""
+def _quiet_loggers(names: Sequence[str], restore: bool = True) -> Iterator[None]:
+    """Only critical records from the loggers ``names`` while the block runs (and after
+    it, unless ``restore``)."""
     loggers = [logging.getLogger(name) for name in names]
     levels = [logger.level for logger in loggers]
     for logger in loggers:
@@ -560,8 +570,9 @@ def _quiet_loggers(names: Sequence[str]) -> Iterator[None]:
     try:
         yield
     finally:
-        for logger, level in zip(loggers, levels, strict=True):
-            logger.setLevel(level)
+        if restore:
+            for logger, level in zip(loggers, levels, strict=True):
+                logger.setLevel(level)
 
 
 @contextlib.contextmanager

@@ -138,13 +138,22 @@ POOLED_SEARCH = 20_000
 each on a 24-job 4 x 4 instance."""
 
 
+POOLED_PATIENCE = 3_000
+"""Steps without a better schedule after which that search gives up (a deterministic end
+when the race has no time limit)."""
+
+POOLED_NODES = 20_000
+"""Branch-and-bound nodes for the pooled integral model beside an exact solve (a
+deterministic end when the race has no time limit; its dual bound stays valid)."""
+
+
 def pooled_bound_and_schedules(
     instance: Instance,
     upper_bound: float,
     time_limit: float,
     seed: int = 0,
     iterations: int = POOLED_SEARCH,
-    node_limit: int | None = None,
+    node_limit: int | None = POOLED_NODES,
 ) -> LowerBound:
     """The pooled integral bound (bound 7 of :mod:`formulations.lower_bounds`), then
     schedules of A from its order, as an exact solve uses them. Run in a child by the
@@ -152,8 +161,9 @@ def pooled_bound_and_schedules(
     ``("bound", LowerBound)`` at once, then ``("schedule", Schedule)`` per improvement).
 
     HiGHS gets half of ``time_limit`` (its dual bound is valid when it stops early),
-    the local search the rest, at most ``iterations`` steps; a schedule that meets the
-    bound is a proof (:func:`with_best_bound`). Returns the bound.
+    the local search the rest, at most ``iterations`` steps and
+    :data:`POOLED_PATIENCE` without progress; a schedule that meets the bound is a proof
+    (:func:`with_best_bound`). Returns the bound.
     """
     import time
 
@@ -192,5 +202,5 @@ def pooled_bound_and_schedules(
         proven = bound.valid and gap_closed(best[0], bound.value)
         return proven or time.perf_counter() - began > time_limit
 
-    improve_order(slotted, order, iterations, seed, done, better)
+    improve_order(slotted, order, iterations, seed, done, better, POOLED_PATIENCE)
     return bound

@@ -259,9 +259,11 @@ def solve_exact(
         for thread in threads:
             thread.join()
         raise
-    if len(threads) > 2 and not first and watch.proof is None:
-        # The backends stopped unproven within the limit: the pooled bound and its
-        # schedules may still prove the instance, until the limit.
+    answered = any(isinstance(outcome, Result) for outcome in outcomes.values())
+    if len(threads) > 2 and answered and not first and watch.proof is None:
+        # The backends stopped unproven within the limit (not refused: a model too large
+        # for both ends the call): the pooled bound and its schedules may still prove the
+        # instance, until the limit (without one, their own deterministic ends).
         try:
             while threads[2].is_alive() and not cancel.is_set():
                 threads[2].join(0.01)

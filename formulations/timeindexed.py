@@ -244,6 +244,7 @@ def improve_order(
     seed: int = 0,
     stop: Callable[[], bool] | None = None,
     on_better: Callable[[list[tuple[int, int]]], None] | None = None,
+    patience: int | None = None,
 ) -> list[tuple[int, int]]:
     """The best plan found by a local search over the order :func:`place_in_order` takes.
 
@@ -251,7 +252,8 @@ def improve_order(
     places apart or moves one job to another place (chosen by a generator seeded with
     ``seed``), places the jobs in the new order, and keeps the new order when its plan is
     no worse (ties are kept, so the search walks across plateaus). Deterministic for a
-    given seed and number of iterations; ``stop()`` (checked every step) ends it early.
+    given seed and number of iterations; ``stop()`` (checked every step) ends it early, and
+    so do ``patience`` steps in a row without a strictly better plan.
     ``on_better`` receives each strictly better plan as it is found (an exact solve's
     incumbent), the first being ``order``'s own.
 
@@ -266,9 +268,11 @@ def improve_order(
     if on_better is not None:
         on_better(best_plan)
     n = len(current)
+    since_better = 0
     for _ in range(iterations if n > 1 else 0):
-        if stop is not None and stop():
+        if (stop is not None and stop()) or (patience is not None and since_better >= patience):
             break
+        since_better += 1
         candidate = current.copy()
         a = int(rng.integers(n))
         if rng.random() < 0.5:
@@ -281,7 +285,7 @@ def improve_order(
         if value <= best:
             current = candidate
             if value < best:
-                best, best_plan = value, plan
+                best, best_plan, since_better = value, plan, 0
                 if on_better is not None:
                     on_better(plan)
     return best_plan
