@@ -541,3 +541,21 @@ def test_no_wait_warning_only_when_no_job_waited(tmp_path: Path) -> None:
     two = ["--servers", "1", "--gpus-per-server", "2"]
     fifo = run_cli("simulate", "--trace", str(path), *two, "--policy", "fifo", "--json")
     assert "no job ever waited" in json.loads(fifo.stdout)["warning"]
+
+
+def test_a_large_generate_says_what_it_will_cost_first(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """From ``LARGE`` jobs on (a million took minutes without a word), ``generate`` first
+    prints the size and time to expect and how to stop it, then writes the file as
+    usual. (``LARGE`` lowered to 5 here, so the test generates 6 jobs.)"""
+    import ddlsched.cli.generate as command
+
+    monkeypatch.setattr(command, "LARGE", 5)
+    out = tmp_path / "g.json"
+    assert main(["generate", "--jobs", "6", "--out", str(out)]) == 0
+    err = capsys.readouterr().err.splitlines()
+    assert err[0].startswith("generating 6 jobs: about 0 MB of JSON") and "Ctrl-C" in err[0]
+    assert err[1].startswith(f"wrote {out}: 6 jobs")
+    assert main(["generate", "--jobs", "4", "--out", str(out)]) == 0
+    assert capsys.readouterr().err.startswith(f"wrote {out}: 4 jobs")

@@ -52,6 +52,10 @@ def add(commands: Any) -> None:
     gen.set_defaults(handler=run)
 
 
+LARGE = 100_000
+"""Jobs from which ``generate`` first prints what the request will cost."""
+
+
 def run(args: argparse.Namespace) -> int:
     """Generate the instance and write it to ``--out``."""
     from ddlsched.api import generate_checked
@@ -83,6 +87,15 @@ def run(args: argparse.Namespace) -> int:
         # long; integral instances default to a ratio of 2.
         changes["bandwidth_intra"] = 2.0
     config = config.replace(**{k: v for k, v in changes.items() if v is not None})
+    if config.num_jobs >= LARGE:
+        # Measured: about 0.5 ms and 420 bytes of JSON per job (10,000 jobs on 64 x 4 GPUs,
+        # 2-core machine): a million jobs take minutes, so say so before starting.
+        print(
+            f"generating {config.num_jobs:,} jobs: about {config.num_jobs * 420 / 1e6:,.0f} MB "
+            f"of JSON and {max(1, round(config.num_jobs * 0.5e-3 / 60)):,} min or more; "
+            "Ctrl-C stops it, writing nothing",
+            file=sys.stderr,
+        )
     instance = generate_checked(config, args.seed)
     write_instance(instance, args.out)
     print(
