@@ -36,7 +36,6 @@ from ddlsched import core as _core
 from ddlsched.api import lower_bounds, method_names, simulate, solve
 from ddlsched.core import *  # noqa: F403 - the front door re-exports the ground floor's names
 from ddlsched.core.graphs import zoo_job
-from proofs_checks.verifier import verify
 
 __all__ = [
     *_core.__all__,
@@ -50,9 +49,18 @@ __all__ = [
 
 
 def __getattr__(name: str) -> Any:
-    """``ddlsched.plotting`` on first use (it imports matplotlib, the [plot] extra)."""
-    if name == "plotting":
-        import importlib
+    """``ddlsched.plotting`` on first use (it imports matplotlib, the [plot] extra), and
+    ``verify`` (imported here, the verifier would import this package half-initialised
+    whenever ``proofs_checks.verifier`` is imported first: its data model is in here)."""
+    import importlib
 
+    if name == "plotting":
         return importlib.import_module("ddlsched.plotting")
+    if name == "verify":
+        return importlib.import_module("proofs_checks.verifier").verify
     raise AttributeError(f"module 'ddlsched' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    """The module's names, the lazy ones included."""
+    return sorted({*globals(), *__all__, "plotting"})
