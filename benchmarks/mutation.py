@@ -272,8 +272,8 @@ CATALOGUE: tuple[Mutant, ...] = (
     Mutant(
         "lower bounds: mean busy time with the whole duration",
         "formulations/lower_bounds.py",
-        "return float(np.sum(inputs.weights * (busy + inputs.processing / 2.0))) * SAFETY",
-        "return float(np.sum(inputs.weights * (busy + inputs.processing))) * SAFETY",
+        "return np.asarray(inputs.weights * (busy + inputs.processing / 2.0), dtype=float)",
+        "return np.asarray(inputs.weights * (busy + inputs.processing), dtype=float)",
         ("tests/formulations/test_lower_bounds.py",),
     ),
     Mutant(
@@ -301,17 +301,18 @@ CATALOGUE: tuple[Mutant, ...] = (
     ),
     # algorithms/las.py and the baselines' references (tests/algorithms/test_conformance.py)
     Mutant(
-        "las: waiting jobs keep their place (not moved behind the running ones)",
+        "las: preempted running jobs wait behind their queue's waiting jobs, not ahead",
         "algorithms/las.py",
-        "self._wait[q] = lost_run + skipped + waiting[scanned:] + lost_tail",
-        "self._wait[q] = skipped + waiting[scanned:] + lost_run + lost_tail",
+        "waiting.push_front(job_id, views[job_id].gpus)",
+        "waiting.push_back(job_id, views[job_id].gpus)",
         CONFORMANCE_TESTS,
     ),
     Mutant(
         "las: a preempted demoted job waits ahead of its new queue's waiting jobs",
         "algorithms/las.py",
-        "self._wait[q] = lost_run + skipped + waiting[scanned:] + lost_tail",
-        "self._wait[q] = lost_tail + lost_run + skipped + waiting[scanned:]",
+        "for job_id in lost_tail:  # the demoted that do not fit end it\n"
+        "                waiting.push_back(",
+        "for job_id in reversed(lost_tail):\n                waiting.push_front(",
         CONFORMANCE_TESTS,
     ),
     Mutant(
@@ -388,8 +389,8 @@ CATALOGUE: tuple[Mutant, ...] = (
     Mutant(
         "gavel: fast types to the least sensitive jobs",
         "algorithms/gavel.py",
-        "starting.sort(key=lambda j: (-self._sensitivity[j], *self._key(j, now)))",
-        "starting.sort(key=lambda j: (self._sensitivity[j], *self._key(j, now)))",
+        "chosen.sort(key=lambda j: (-self._sensitivity[j], *self._key(j, now)))",
+        "chosen.sort(key=lambda j: (self._sensitivity[j], *self._key(j, now)))",
         ("tests/algorithms/test_gavel.py",),
     ),
     Mutant(
