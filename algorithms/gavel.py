@@ -177,7 +177,8 @@ class HeterogeneityAwareRounds(Policy):
             return []  # dispatch offers every waiting job in fairness order
         views = self._views
         room = self.cluster.num_gpus
-        ahead = sorted(self._since, key=lambda j: self._key(j, now))
+        keys = {job_id: self._key(job_id, now) for job_id in self._since}
+        ahead = sorted(keys, key=keys.__getitem__)
         kept: set[str] = set()
         chosen: list[str] = []
         waiting = self._waiting_in_order(lambda: room)
@@ -185,7 +186,7 @@ class HeterogeneityAwareRounds(Policy):
         index = 0
         while index < len(ahead) or candidate is not None:
             if candidate is not None and (
-                index == len(ahead) or self._wait_key[candidate][:2] < self._key(ahead[index], now)
+                index == len(ahead) or self._wait_key[candidate][:2] < keys[ahead[index]]
             ):
                 chosen.append(candidate)
                 room -= views[candidate].gpus

@@ -129,6 +129,7 @@ class _Simulation:
         self.sequence = itertools.count()
         self.next_arrival = 0
         self.started = 0
+        self.one_server_alpha: dict[tuple[str, str], float] = {}
         self.max_waiting = 0
 
     def _next_instant(self, now: float) -> float:
@@ -219,8 +220,22 @@ class _Simulation:
                     f"{job.id!r}, which has {job.gpus}"
                 )
             self.free.take(mapping)
-            per_iteration = alpha(job, cluster, mapping)
-            spans = len(set(mapping)) > 1
+            servers = set(mapping)
+            spans = len(servers) > 1
+            per_iteration = None
+            key = None
+            if not spans:
+                # On one server alpha depends on the server's GPU type only: computed
+                # once per job and type (a job restarted round after round, as under
+                # gavel, paid alpha's checks and numpy at every start).
+                (server,) = servers
+                if type(server) is int and 0 <= server < cluster.num_servers:
+                    key = (job.id, cluster.type_of(server))
+                    per_iteration = self.one_server_alpha.get(key)
+            if per_iteration is None:
+                per_iteration = alpha(job, cluster, mapping)
+                if key is not None:
+                    self.one_server_alpha[key] = per_iteration
             run = self.suspended.pop(job.id, None)
             if run is None:
                 self.started += 1
