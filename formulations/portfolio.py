@@ -188,6 +188,12 @@ def solve_exact(
             cancel.set()
 
     lp_stop = threading.Event()  # the race is over: the LP is no longer wanted
+    # The bounds' children get the warm start's objective as their upper bound, fixed
+    # before the race: the best objective when a child starts depends on how far the
+    # backends got by then, i.e. on the machine's speed, and the node-limited pooled MILP
+    # and its search then end elsewhere (a test proved 212 on one machine and stopped at
+    # 213 on a loaded one). Without a warm start: the best seen when a child starts.
+    fixed_upper = watch.objective
 
     def lp_bound() -> None:
         """The LP bound, then the pooled integral bound and the schedules its order gives
@@ -216,18 +222,19 @@ def solve_exact(
             remaining = min(remaining, BOUND_LIMIT)
             if step == "pooled":
                 remaining -= POOLED_MARGIN
-            if remaining <= 0 or lp_stop.is_set() or not math.isfinite(watch.objective):
+            upper = fixed_upper if math.isfinite(fixed_upper) else watch.objective
+            if remaining <= 0 or lp_stop.is_set() or not math.isfinite(upper):
                 return
             try:
                 if step == "lp":
                     bound = run_isolated(
-                        exact_lp_bound, instance, watch.objective, remaining, cancel=lp_stop
+                        exact_lp_bound, instance, upper, remaining, cancel=lp_stop
                     )
                 else:
                     bound = run_isolated(
                         pooled_bound_and_schedules,
                         instance,
-                        watch.objective,
+                        upper,
                         remaining,
                         seed,
                         cancel=lp_stop,
