@@ -324,3 +324,17 @@ def test_ctrl_c_stops_check_and_keeps_the_instances_done(tmp_path: Path) -> None
     assert process.returncode == 130, (out, err)
     assert "Traceback" not in err and len(err.strip().splitlines()) <= 1, err
     assert "interrupted" in out, out
+
+
+def test_ctrl_c_stops_predict_while_the_forest_learns(tmp_path: Path) -> None:
+    """Ctrl-C during ``predict evaluate`` on a long generated history, once the random
+    forest is being fitted (scikit-learn's native code): exit 130, one line on stderr, no
+    traceback, no process left."""
+    process = _marked(
+        tmp_path,
+        "algorithms.prediction.forest:_forest",
+        ["predict", "evaluate", "--jobs", "200000"],
+    )
+    out, err = _ctrl_c(process)
+    assert process.returncode == 130, (out, err)
+    assert err.strip().splitlines() == ["ddlsched: interrupted"], err
