@@ -219,8 +219,16 @@ class _Simulation:
                     f"policy {self.policy.name!r} mapped {len(mapping)} nodes of job "
                     f"{job.id!r}, which has {job.gpus}"
                 )
-            self.free.take(mapping)
             servers = set(mapping)
+            for server in servers:  # before take(): -1 would index the last server
+                if isinstance(server, bool) or not (
+                    isinstance(server, int | np.integer) and 0 <= server < cluster.num_servers
+                ):
+                    raise RuntimeError(
+                        f"policy {self.policy.name!r} mapped job {job.id!r} onto server "
+                        f"{server!r}; the cluster has servers 0 to {cluster.num_servers - 1}"
+                    )
+            self.free.take(mapping)
             spans = len(servers) > 1
             per_iteration = None
             key = None

@@ -137,3 +137,40 @@ def test_gavel_banks_the_raw_service_of_a_preempted_weighted_job() -> None:
     heavy = [tuple(p[:2]) for p in entries["heavy"].pieces]
     assert light[:2] == [(0.0, 360.0), (1080.0, 1440.0)] and light[2][0] == 2160.0
     assert heavy[:2] == [(360.0, 1080.0), (1440.0, 2160.0)]
+
+
+def _pieces(entries: dict, job_id: str) -> list[tuple[float, float]]:  # type: ignore[type-arg]
+    return [(round(p[0], 6), round(p[1], 6)) for p in entries[job_id].pieces]
+
+
+def test_a_tie_between_a_running_and_a_waiting_job_goes_to_the_earlier_arrival() -> None:
+    """Two GPUs; ``a`` (weight 2, 746 s on one GPU) and ``b`` (600 s on both) arrive at 0,
+    ``a`` first. At 1080 both have normalised service 360 (a: 720 s / 2, b: 360 s): the tie
+    goes to ``a``, which arrived first and is running, so it keeps its GPU: a [0, 360),
+    [720, 1106); b [360, 720), [1106, 1346). Catches: the running/waiting merge comparing
+    service alone (the arrival tie-break lost), which stops ``a`` at 1080."""
+    instance = Instance(
+        Cluster((2,), 10.0, 1.0),
+        (Job("a", 0.0, 746, 1.0, 1, weight=2.0), Job("b", 0.0, 600, 1.0, 2)),
+    )
+    entries = _entries(instance, simulate(instance, "gavel", params=NO_RESTART))
+    assert _pieces(entries, "a") == [(0.0, 360.0), (720.0, 1106.0)]
+    assert _pieces(entries, "b") == [(360.0, 720.0), (1106.0, 1346.0)]
+
+
+def test_an_arrival_as_a_job_completes_keeps_the_round_grid() -> None:
+    """One GPU; ``a`` (100 s) and ``b`` (1000 s) at 0, ``c`` at 100 as ``a`` completes. The
+    cluster is not idle then (``b`` waits), so no round starts at 100: ``b`` runs from 100
+    to the boundary at 360, then ``c``. Catches: the idle-cluster rule counting GPU
+    requests instead of waiting jobs (the grid moved to 100, ``c`` started at 460)."""
+    instance = Instance(
+        Cluster((1,), 1.0, 1.0),
+        (
+            Job("a", 0.0, 100, 1.0, 1),
+            Job("b", 0.0, 1000, 1.0, 1),
+            Job("c", 100.0, 1000, 1.0, 1),
+        ),
+    )
+    entries = _entries(instance, simulate(instance, "gavel", params=NO_RESTART))
+    assert _pieces(entries, "b")[0] == (100.0, 360.0)
+    assert _pieces(entries, "c")[0][0] == 360.0

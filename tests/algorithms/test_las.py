@@ -128,3 +128,34 @@ def test_las_keeps_the_order_of_several_admitted_jobs_it_could_not_place() -> No
     assert [entries[k].mapping for k in "pqrs"] == [(0, 0), (1, 1), (2, 2), (3, 3)]
     assert (entries["w1"].start, entries["w1"].mapping) == (5.0, (0, 0))
     assert (entries["w2"].start, entries["w2"].mapping) == (6.0, (1, 1))
+
+
+def test_las_keeps_started_jobs_ahead_of_demoted_ones_in_its_running_order() -> None:
+    """Three one-GPU servers, thresholds 300 and 1,000 GPU-seconds. Worked through the pass
+    order: at 720 the two-GPU ``j1`` arrives and the job preempted is the one demoted last,
+    not the one started in the same queue earlier: ``j2`` runs [400, 720) and [721, 901),
+    ``j6`` [0, 300) and [700, 1000). Catches: the pass appending demoted jobs ahead of the
+    jobs it starts (then ``j6`` ends at 1001 and ``j2`` runs unbroken)."""
+    from algorithms.las import LeastAttainedService
+    from algorithms.mapping import FirstFitMapper
+
+    instance = Instance(
+        Cluster((1, 1, 1), 10.0, 1.0),
+        (
+            Job("j0", 150.0, 100, 1.0, 3),
+            Job("j1", 720.0, 1, 1.0, 2),
+            Job("j2", 300.0, 500, 1.0, 1),
+            Job("j3", 360.0, 400, 1.0, 1),
+            Job("j5", 400.0, 400, 1.0, 1),
+            Job("j6", 0.0, 600, 1.0, 1),
+        ),
+    )
+    policy = LeastAttainedService(instance.cluster, FirstFitMapper(), thresholds=(300.0, 1000.0))
+    result = simulate(instance, policy, restart_cost=0.0)
+    assert result.schedule is not None and verify(instance, result.schedule).feasible
+    entries = result.schedule.by_id()
+    pieces = {
+        k: [(round(a, 6), round(b, 6)) for a, b, *_ in entries[k].pieces] for k in ("j2", "j6")
+    }
+    assert pieces["j2"] == [(400.0, 720.0), (721.0, 901.0)]
+    assert pieces["j6"] == [(0.0, 300.0), (700.0, 1000.0)]

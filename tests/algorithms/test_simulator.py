@@ -176,3 +176,37 @@ def test_a_policy_that_wakes_forever_without_starting_anything_is_stopped() -> N
     )
     with pytest.raises(RuntimeError, match=r"never-starts.*without acting"):
         simulate(instance, _NeverStarts())
+
+
+class _MapsTo(Policy):
+    """A broken policy: starts every job on the servers it was given, whatever they are."""
+
+    name = "maps-to"
+
+    def __init__(self, servers: tuple[object, ...]) -> None:
+        self.servers = servers
+        self.jobs: list[object] = []
+
+    def on_arrival(self, job: object, now: float) -> None:
+        self.jobs.append(job)
+
+    def dispatch(self, now: float, free: object) -> list[object]:
+        started = [(job, self.servers) for job in self.jobs]
+        self.jobs = []
+        return started
+
+
+@pytest.mark.parametrize("servers", [(-1,), (2,), (True,), (0.0,), ("0",)])
+def test_a_mapping_outside_the_cluster_is_refused_before_any_gpu_is_taken(
+    servers: tuple[object, ...],
+) -> None:
+    """A policy mapping onto server -1, 2 of a 2-server cluster, or a non-integer: an error
+    naming the policy, the job and the server. Catches: the mapping checked only after the
+    free GPUs were taken (-1 silently took the last server's GPU, 2 raised a bare
+    IndexError), and the one-server alpha cache accepting what alpha refuses."""
+    instance = Instance(
+        Cluster((1, 1), 1.0, 1.0),
+        (Job(id="a", release=0.0, iterations=1, compute_time=1.0, gpus=1),),
+    )
+    with pytest.raises(RuntimeError, match=r"maps-to.*job 'a'.*servers 0 to 1"):
+        simulate(instance, _MapsTo(servers))
