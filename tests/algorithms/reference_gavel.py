@@ -1,6 +1,7 @@
-"""The Gavel baseline as it was before its waiting lists were filed by request (commit
-ed8b8d3): a sort of every waiting job at every event, a walk over all active jobs at
-every boundary. Kept only as the reference that the fast version must agree with,
+"""The Gavel baseline's queue as it was before its waiting jobs were filed by request
+(commit ed8b8d3): a sort of every waiting job at every event, a walk over all active jobs
+at every boundary. Only the queue is replaced; fairness keys, sensitivities and round
+bookkeeping are the policy's own. Kept as the reference the fast version must agree with,
 decision for decision (tests/algorithms/test_fast_queues.py).
 """
 
@@ -9,56 +10,17 @@ from __future__ import annotations
 import math
 from collections.abc import Collection, Iterator
 
-from algorithms.gavel import GAVEL_ROUND
-from algorithms.mapping import FreeGPUs, GraphMapper, Mapper
-from algorithms.policy import Policy
+from algorithms.gavel import HeterogeneityAwareRounds
+from algorithms.mapping import FreeGPUs
 from algorithms.prediction.view import JobView
-from ddlsched.core.alpha import AlphaMinCache
-from ddlsched.core.model import Cluster
 
 
-class ReferenceGavel(Policy):
-    """``gavel``: rounds of fixed length, fair by normalised service, types by sensitivity.
+class ReferenceGavel(HeterogeneityAwareRounds):
+    """``gavel`` with its waiting jobs in one plain list."""
 
-    Parameters
-    ----------
-    cluster
-        The cluster (its GPU types decide each job's sensitivity).
-    mapper
-        Chooses GPUs; default the type-aware :class:`~algorithms.mapping.GraphMapper`.
-    round_length
-        Seconds between reallocations (> 0).
-    restart_cost
-        Seconds a resumed job spends restoring; ``None``: the simulator's.
-    """
-
-    name = "gavel"
-
-    def __init__(
-        self,
-        cluster: Cluster,
-        mapper: Mapper | None = None,
-        round_length: float = GAVEL_ROUND,
-        *,
-        restart_cost: float | None = None,
-    ) -> None:
-        if not (isinstance(round_length, (int, float)) and 0 < round_length < math.inf):
-            raise ValueError(f"round_length: must be a number > 0, got {round_length!r}")
-        self.cluster = cluster
-        self.mapper = mapper or GraphMapper()
-        self.round_length = float(round_length)
-        self.restart_cost = restart_cost
-        self._fastest = AlphaMinCache(cluster)
-        self._views: dict[str, JobView] = {}
-        self._order: dict[str, int] = {}
-        self._served: dict[str, float] = {}
-        self._since: dict[str, float] = {}
-        self._rate: dict[str, float] = {}
-        self._best: dict[str, float] = {}
-        self._sensitivity: dict[str, float] = {}
+    def __init__(self, *args: object, **kwargs: object) -> None:
+        super().__init__(*args, **kwargs)  # type: ignore[arg-type]
         self._waiting: list[str] = []
-        self._next_round = 0.0
-        self._admit: list[str] = []
 
     def on_arrival(self, job: JobView, now: float) -> None:
         self._views[job.id] = job
@@ -69,21 +31,6 @@ class ReferenceGavel(Policy):
         self._waiting.append(job.id)
         if not self._since and len(self._waiting) == 1:
             self._next_round = now  # an idle cluster starts a round at once
-
-    def _type_sensitivity(self, job: JobView) -> float:
-        """One-server ``alpha`` on the slowest type over that on the fastest
-        (``c_i(t) + Q_i / B_intra(t)``; 1 on a cluster of one type)."""
-        values = [
-            job.compute_on(t) + job.total_traffic / self.cluster.intra_of(t)
-            for t in self.cluster.types
-        ]
-        return max(values) / min(values)
-
-    def _key(self, job_id: str, now: float) -> tuple[float, int]:
-        served = self._served[job_id]
-        if job_id in self._since:
-            served += (now - self._since[job_id]) * self._rate[job_id]
-        return served / self._views[job_id].weight, self._order[job_id]
 
     def preempt(self, now: float, running: Collection[str]) -> list[str]:
         """At a round boundary: the fair prefix runs, the rest of the running jobs stop."""
@@ -130,9 +77,6 @@ class ReferenceGavel(Policy):
         self._served[job.id] = self._key(job.id, now)[0] * job.weight
         del self._since[job.id]
         self._waiting.append(job.id)
-
-    def on_completion(self, job: JobView, iterations: int, now: float) -> None:
-        self._since.pop(job.id, None)
 
     def next_wakeup(self) -> float | None:
         """The next round boundary while a job waits (with none waiting, rounds change nothing)."""
