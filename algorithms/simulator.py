@@ -12,7 +12,11 @@ resumed piece). Each kind of event has its own handler in
 
 The policy sees only :class:`~algorithms.prediction.view.JobView` s. The
 simulator alone knows true iteration counts; it checks every mapping (the
-right number of nodes, free GPUs) before accepting it.
+right number of nodes, free GPUs) before accepting it. A mapper may refuse a
+placement while enough GPUs are free; if that leaves the cluster idle with
+jobs waiting and nothing due, the pass is retried at the same instant
+(:data:`IDLE_RETRIES` times) before the run stops with an error naming the
+deadlock.
 
 Cost per event is ``O(log n)`` in the number of waiting jobs for the
 policies of :mod:`algorithms.policies` (heaps and per-size buckets), plus
@@ -39,6 +43,10 @@ from ddlsched.core.params import DEFAULT_RESTART_COST
 from ddlsched.core.result import Result, SolveStatus
 
 ProgressCallback = Callable[[int, int], None]
+
+IDLE_RETRIES = 3
+"""Passes retried at one instant when the cluster is idle and jobs wait, before
+the run stops as deadlocked (a mapper that refused once may place next time)."""
 
 
 REPORTED_METRICS = (
@@ -131,6 +139,7 @@ class _Simulation:
         self.started = 0
         self.one_server_alpha: dict[tuple[str, str], float] = {}
         self.max_waiting = 0
+        self.idle_retries = 0
 
     def _next_instant(self, now: float) -> float:
         """The earliest pending event: an arrival, a completion or a wake-up."""
@@ -149,10 +158,21 @@ class _Simulation:
         if wake is not None:
             candidates.append(max(wake, now))
         if not candidates:
+            # Nothing will happen: the cluster is idle and jobs wait. A mapper may refuse
+            # a placement while enough GPUs are free (types, fragmentation, its own
+            # state), and no completion will come to make the policy ask again: the pass
+            # is retried at this instant, a few times, before calling it a deadlock.
             waiting = len(self.jobs) - len(self.records) - len(self.running)
-            raise RuntimeError(
-                f"policy {self.policy.name!r} left {waiting} jobs waiting on an idle cluster"
-            )
+            if self.idle_retries >= IDLE_RETRIES:
+                raise RuntimeError(
+                    f"policy {self.policy.name!r} left {waiting} jobs waiting on an idle "
+                    f"cluster: {IDLE_RETRIES} more passes at t={now:g} started none (does "
+                    "its mapper refuse every placement of a waiting job on an empty "
+                    "cluster?)"
+                )
+            self.idle_retries += 1
+            return now
+        self.idle_retries = 0
         return min(candidates)
 
     def complete(self, now: float) -> bool:
@@ -288,8 +308,11 @@ class _Simulation:
             progress_due = bool(self.running) or self.next_arrival < len(self.arrivals)
             stalls = 0 if acted or progress_due else stalls + 1
             if stalls > 1000:
+                waiting = total - len(self.records) - len(self.running)
                 raise RuntimeError(
-                    f"policy {self.policy.name!r} keeps waking at {now} without acting"
+                    f"policy {self.policy.name!r} keeps waking at {now} without acting: "
+                    f"{waiting} jobs wait on an idle cluster and 1000 wake-ups started none "
+                    "(does its mapper refuse every placement?)"
                 )
             if self.progress is not None and acted:
                 self.progress(len(self.records), total)

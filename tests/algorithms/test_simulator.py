@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
+from algorithms.mapping import FirstFitMapper
 from algorithms.policy import Policy
 from algorithms.simulator import simulate
 from ddlsched.core.alpha import alpha_min
 from ddlsched.core.model import Cluster, Instance, Job
+from tests.strategies import generated_instances, weighted_instances
 
 
 def test_scaled_graphs_share_alpha_min() -> None:
@@ -210,3 +214,70 @@ def test_a_mapping_outside_the_cluster_is_refused_before_any_gpu_is_taken(
     )
     with pytest.raises(RuntimeError, match=r"maps-to.*job 'a'.*servers 0 to 1"):
         simulate(instance, _MapsTo(servers))
+
+
+class _RefusesEvery:
+    """First fit that refuses every ``k``-th request, whatever is free (a custom mapper may
+    find no placement while enough GPUs are free: types, fragmentation, its own state)."""
+
+    def __init__(self, k: int) -> None:
+        self.k, self.calls = k, 0
+        self.inner = FirstFitMapper()
+
+    def __call__(self, job, cluster, free):  # type: ignore[no-untyped-def]
+        self.calls += 1
+        return None if self.calls % self.k == 0 else self.inner(job, cluster, free)
+
+
+_RIGID = ["asrpt", "asrpt-greedy", "fifo", "sjf", "srpt-naive", "las", "las-tiresias", "gavel"]
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    instance=st.one_of(
+        weighted_instances(max_jobs=5),
+        weighted_instances(max_jobs=5, typed=True),
+        generated_instances(),
+        generated_instances(mixed=True),
+    ),
+    k=st.integers(2, 5),
+    name=st.sampled_from(_RIGID),
+)
+def test_a_placement_refused_on_an_idle_cluster_is_asked_again(
+    instance: Instance, k: int, name: str
+) -> None:
+    """Every policy, with a mapper that refuses every k-th request on weighted, typed,
+    multi-GPU, batch and spread instances: the run completes every job and the verifier
+    accepts the schedule. Catches: no retry when the refusal left the cluster idle (every
+    policy but gavel stopped with 'left N jobs waiting on an idle cluster'), and a retry
+    that starts a job on GPUs already taken."""
+    from algorithms.registry import build_policy
+    from proofs_checks.verifier import verify
+
+    result = simulate(instance, build_policy(name, instance, mapper=_RefusesEvery(k)))
+    assert result.metrics["jobs_completed"] == len(instance.jobs)
+    assert verify(instance, result.schedule).feasible
+
+
+class _NeverPlaces:
+    def __call__(self, job, cluster, free):  # type: ignore[no-untyped-def]
+        return None
+
+
+@pytest.mark.parametrize("name", _RIGID)
+def test_a_mapper_that_never_places_is_a_deadlock_named_in_one_error(name: str) -> None:
+    """A mapper that refuses everything: an error naming the policy, the waiting jobs and
+    the mapper, after a bounded number of retries (never an endless loop at one instant)."""
+    from algorithms.registry import build_policy
+
+    instance = Instance(
+        Cluster((2, 2), 4.0, 1.0),
+        tuple(
+            Job(id=f"j{k}", release=0.5 * k, iterations=2, compute_time=1.0, gpus=1 + k % 2)
+            for k in range(3)
+        ),
+    )
+    # gavel asks again at every round (a wake-up): its deadlock is a run of idle rounds.
+    expected = "keeps waking.*3 jobs wait" if name == "gavel" else "left 3 jobs waiting"
+    with pytest.raises(RuntimeError, match=rf"{name}' {expected}.*mapper refuse"):
+        simulate(instance, build_policy(name, instance, mapper=_NeverPlaces()))
