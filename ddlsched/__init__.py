@@ -43,7 +43,7 @@ __all__ = [
     "method_names",
     "simulate",
     "solve",
-    "verify",
+    "verify",  # noqa: F405 - lazy, through __getattr__ below
     "zoo_job",
 ]
 

@@ -70,10 +70,11 @@ proves in 1-3 s (measured before CP-SAT's interpreter was reused); instances CP-
 within the head start never start the MILP."""
 HEAD_START_SHARE = 0.1
 
-STOP_SLACK = 0.75
+STOP_SLACK = 0.5
 """Seconds past the time limit at which the portfolio stops whatever still runs and answers
 from what was reported (:class:`_Watch`): a 60 s call ended after 64-68 s before, the
-MILP's own hard stop (``OVERRUN_GRACE``, 2 s past its limit) and the LP coming on top."""
+MILP's own hard stop and the LP coming on top. Equal to the MILP's hard stop
+(:data:`formulations.exact.OVERRUN_GRACE`)."""
 
 POOLED_MARGIN = 0.5
 """Seconds before the time limit at which the pooled bound's child ends by itself (HiGHS

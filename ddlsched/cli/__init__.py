@@ -26,6 +26,7 @@ import os
 import signal
 import sys
 import threading
+import time
 from collections.abc import Sequence
 from typing import NoReturn
 
@@ -47,6 +48,7 @@ from ddlsched.cli.options import (
     EXIT_INTERRUPTED,
     EXIT_OK,
     Parser,
+    process_age,
 )
 from ddlsched.cli.output import json_only_on_stdout, one_line
 from ddlsched.core.model import InputError
@@ -85,8 +87,12 @@ def _terminated(signum: int, frame: object) -> NoReturn:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run ``ddlsched``; returns the exit code."""
+    # Limits count from the process's start when run as a command (argv None), from
+    # here when called in-process (tests, notebooks).
+    started = time.monotonic() - (process_age() if argv is None else 0.0)
     parser = build_parser()
     args = parser.parse_args(argv)
+    args.started = started
     in_main_thread = threading.current_thread() is threading.main_thread()
     previous = {}
     if in_main_thread:

@@ -40,7 +40,11 @@ def add(commands: Any) -> None:
     solve.add_argument("--method", default=method_names()[0], choices=method_names())
     solve.add_argument("--problem", default=PROBLEMS[0].value, choices=[p.value for p in PROBLEMS])
     solve.add_argument(
-        "--time-limit", type=positive, default=exact.time_limit, help="seconds (exact methods)"
+        "--time-limit",
+        type=positive,
+        default=exact.time_limit,
+        help="seconds for the whole command, its start-up included: it answers within "
+        "this plus 1 s, children stopped (exact methods)",
     )
     solve.add_argument(
         "--mip-gap", type=non_negative, default=exact.mip_gap, help="relative gap (exact methods)"
@@ -53,6 +57,32 @@ def add(commands: Any) -> None:
     add_json(solve)
     solve.add_argument("--verbose", action="store_true", help="show the solver log")
     solve.set_defaults(handler=run)
+
+
+ANSWER_RESERVE = 0.3
+"""Seconds of a command's ``--time-limit`` kept for answering: the portfolio may stop its
+children up to :data:`formulations.portfolio.STOP_SLACK` past the solver's limit, then
+prints (measured: an answer within the limit plus 1 s)."""
+LEAST_BUDGET = 0.05
+"""The solver's least time limit, when start-up took all of the command's: the list
+schedule and the quick modes are still returned."""
+
+
+def solver_budget(args: argparse.Namespace) -> float | None:
+    """The solver's time limit: what is left of ``--time-limit`` after the start-up.
+
+    The solver's modules (Pyomo's import alone takes about a second) are imported first,
+    so that their cost is counted before the budget is fixed.
+    """
+    import time
+
+    if args.time_limit is None:
+        return None
+    import formulations.exact
+    import formulations.portfolio  # noqa: F401
+
+    spent = time.monotonic() - getattr(args, "started", time.monotonic())
+    return max(LEAST_BUDGET, args.time_limit - spent - ANSWER_RESERVE)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -75,7 +105,7 @@ def run(args: argparse.Namespace) -> int:
         params: ExactParams | OnlineParams
         if args.method in exact_method_names():
             params = ExactParams(
-                time_limit=args.time_limit,
+                time_limit=solver_budget(args),
                 mip_gap=args.mip_gap,
                 threads=args.threads,
                 verbose=args.verbose,

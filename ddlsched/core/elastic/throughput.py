@@ -27,7 +27,6 @@ from dataclasses import dataclass
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
-from scipy.optimize import minimize
 
 __all__ = ["FitError", "PerfParams", "ProfileRows", "fit_error", "fit_perf_params"]
 
@@ -189,6 +188,8 @@ def fit_perf_params(rows: ProfileRows) -> PerfParams:
     PerfParams
         The fitted model.
     """
+    from scipy.optimize import minimize  # here: the command line's start-up never pays for it
+
     grad = rows.grad_time
     single = rows.replicas == 1
     base = float(np.median(grad[single])) if np.any(single) else float(np.median(grad))

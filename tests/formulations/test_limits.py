@@ -1,0 +1,112 @@
+"""Limits are limits (issue 25, item 5), checked without reading how fast the machine is.
+
+Each test builds the situation directly: a mapping MILP that stopped without a mapping, a
+deadline already spent by start-up, a child that starts late. Wall-clock figures live in
+``benchmarks/bench_limits.py``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import time
+from types import SimpleNamespace
+
+import pytest
+
+from ddlsched import zoo_job
+from ddlsched.core.alpha import alpha
+from ddlsched.core.model import Cluster, Instance
+from ddlsched.core.params import ExactParams
+from ddlsched.core.result import SolveStatus
+from formulations import modes
+from formulations.mapping import MappingResult
+
+
+def _stopped_empty(*args: object, **kwargs: object) -> MappingResult:
+    """A mapping MILP whose time limit came before its first mapping (a 64-node graph
+    under a short limit)."""
+    return MappingResult(SolveStatus.TIME_LIMIT, math.nan, None, math.nan, 1.0)
+
+
+def test_a_mapping_milp_stopped_without_a_mapping_gives_an_unproven_in_order_mode(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The servers filled in order, marked unproven, so the job's duration is never called
+    the fastest. Catches: the internal error 'no mapping found' (exit 3 on ``solve
+    --time-limit 2`` of one 64-GPU job on 16 x 4), and the fallback marked proven."""
+    job = zoo_job("megatron_8b", dp=2, pp=2, tp=2, iterations=3)
+    cluster = Cluster.uniform(4, 2, 20.0, 1.0)
+    monkeypatch.setattr(modes, "extreme_cut", lambda *a, **k: None)  # no branch and bound
+    monkeypatch.setattr(modes, "solve_mapping", _stopped_empty)
+    counts = (2, 2, 2, 2)
+    mapping, proven = modes.best_mapping_for_counts(
+        job, cluster, counts, ExactParams(time_limit=5.0), deadline=time.monotonic() + 5.0
+    )
+    assert mapping == (0, 0, 1, 1, 2, 2, 3, 3) and not proven
+    slotted = modes.problem_a(
+        Instance(cluster, (job,)), ExactParams(time_limit=5.0), deadline=time.monotonic() + 5.0
+    )
+    assert slotted.unproven_modes == (job.id,)
+    assert slotted.jobs[0].modes[0].duration == pytest.approx(3 * alpha(job, cluster, mapping))
+
+
+def test_a_mapping_milp_that_proves_infeasibility_is_still_an_error(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Only a time limit falls back: a mapping MILP calling counts infeasible is a bug in
+    the counts, reported, never hidden behind a made-up mapping."""
+    job = zoo_job("resnet50", dp=4, iterations=3)
+    cluster = Cluster.uniform(2, 2, 20.0, 1.0)
+    monkeypatch.setattr(modes, "extreme_cut", lambda *a, **k: None)
+    monkeypatch.setattr(
+        modes,
+        "solve_mapping",
+        lambda *a, **k: MappingResult(SolveStatus.INFEASIBLE, math.nan, None, math.nan, 0.0),
+    )
+    with pytest.raises(RuntimeError, match="no mapping found"):
+        modes.best_mapping_for_counts(job, cluster, (2, 2), ExactParams(), None)
+
+
+class _Parameters(SimpleNamespace):
+    pass
+
+
+@pytest.mark.parametrize("left", [5.0, 0.3, -2.0])
+def test_cpsat_searches_only_for_what_is_left_when_its_child_begins(left: float) -> None:
+    """CP-SAT's limit is the time left at the deadline when the child sets its parameters,
+    not the limit the parent computed before the child started (start-up and model build
+    took 0.6-0.8 s of a 2 s limit, which the search then overran); a deadline already
+    passed still gives a positive limit. Catches: a relative limit passed to the child."""
+    from formulations.cpsat import _parameters
+
+    solver = SimpleNamespace(parameters=_Parameters())
+    _parameters(solver, ExactParams(time_limit=60.0), 0, time.monotonic() + left)
+    given = solver.parameters.max_time_in_seconds
+    assert given <= max(0.01, left) and given >= min(left - 1.0, 0.01)
+    assert given > 0
+
+
+def test_the_commands_time_limit_counts_its_start_up() -> None:
+    """``solve --time-limit T``: the solver gets T minus the start-up already spent and a
+    reserve for answering, never less than a positive floor. Catches: the start-up (about a
+    second with Pyomo) added on top of the limit, and a negative limit handed to a solver."""
+    from ddlsched.cli.solve import ANSWER_RESERVE, LEAST_BUDGET, solver_budget
+
+    now = time.monotonic()
+    args = argparse.Namespace(time_limit=10.0, started=now - 3.0)
+    budget = solver_budget(args)
+    assert budget is not None and budget <= 10.0 - 3.0 - ANSWER_RESERVE
+    assert budget >= 10.0 - 3.0 - ANSWER_RESERVE - 1.0  # only the imports since `now`
+    late = argparse.Namespace(time_limit=1.0, started=now - 30.0)
+    assert solver_budget(late) == LEAST_BUDGET
+    assert solver_budget(argparse.Namespace(time_limit=None, started=now)) is None
+
+
+def test_the_process_age_is_a_believable_start_up() -> None:
+    """Linux's process table gives this process's age: positive and no more than the
+    believed start-up ceiling (a clock mismatch gives 0, never a limit spent in advance)."""
+    from ddlsched.cli.options import STARTUP_BELIEVED, process_age
+
+    age = process_age()
+    assert 0.0 <= age <= STARTUP_BELIEVED
