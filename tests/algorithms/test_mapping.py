@@ -265,3 +265,45 @@ def test_kl_refinement_never_raises_the_cut_and_ends_swap_optimal(
             swapped = refined.copy()
             swapped[u], swapped[v] = refined[v], refined[u]
             assert _cut(adjacency, swapped) >= best - 1e-9
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    cluster=clusters(max_servers=4, max_gpus=3),
+    data=st.data(),
+)
+def test_the_graph_mappers_partition_cache_answers_as_a_fresh_mapper(
+    cluster: Cluster, data: st.DataObject
+) -> None:
+    """One long-lived mapper (its partitions cached per job and part sizes) against a fresh
+    mapper per call, over a random sequence of calls on different jobs, two of them sharing
+    an id string but not a graph, and changing free GPUs. Catches: a cache keyed on the
+    job's id string (another job's partition returned), or on the GPUs taken without the
+    part sizes' order."""
+    widest = min(cluster.num_gpus, 6)
+    pool = [data.draw(jobs(widest, job_id=f"j{k}")) for k in range(3)]
+    pool.append(data.draw(jobs(widest, job_id="j0")))  # same id, its own graph
+    kept = GraphMapper()
+    for _ in range(data.draw(st.integers(1, 12))):
+        job = data.draw(st.sampled_from(pool))
+        free = [data.draw(st.integers(0, g)) for g in cluster.gpus_per_server]
+        assert kept(job, cluster, free) == GraphMapper()(job, cluster, free)
+
+
+def test_two_jobs_of_one_id_keep_their_own_partitions() -> None:
+    """Two 4-GPU jobs both called "x" on 2 x 2 GPUs: one talks 0-1 and 2-3, the other 0-2
+    and 1-3; each keeps its pairs together, whichever the mapper saw first. Catches: the
+    partition cache keyed on the id string (the second job got the first one's split,
+    paying the heavy edges across servers)."""
+    cluster = Cluster((2, 2), 20.0, 1.0)
+
+    def job(pairs: tuple[tuple[int, int], ...]) -> Job:
+        edges = tuple((u, v, 4.0) for u, v in pairs)
+        return Job(id="x", release=0.0, iterations=1, compute_time=1.0, gpus=4, edges=edges)
+
+    first, second = job(((0, 1), (2, 3))), job(((0, 2), (1, 3)))
+    mapper = GraphMapper()
+    for one in (first, second, first):
+        mapping = mapper(one, cluster, [2, 2])
+        assert mapping is not None
+        assert all(mapping[u] == mapping[v] for u, v, _ in one.edges)

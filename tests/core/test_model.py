@@ -2,13 +2,19 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from ddlsched.core.io import instance_from_dict
 from ddlsched.core.model import (
+    MAX_TIME,
     Cluster,
     InputError,
     Job,
+    Piece,
+    ScheduledJob,
 )
 from tests.examples import ISSUE_EXAMPLE, mutated
 
@@ -46,3 +52,38 @@ def test_replace_revalidates() -> None:
     job = Job(id="a", release=0, iterations=1, compute_time=1.0, gpus=1)
     with pytest.raises(InputError, match="release"):
         job.replace(release=-2.0)
+
+
+_PIECE_VALUES = st.one_of(
+    st.floats(allow_nan=True, allow_infinity=True),
+    st.sampled_from([0.0, 1.5, -0.0, -1.0, MAX_TIME, MAX_TIME * 2, True, 3, np.float64(2.0)]),
+)
+_MAPPINGS = st.one_of(
+    st.none(),
+    st.lists(st.sampled_from([0, 1, 2, -1, True, np.int64(1), 1.0]), max_size=3).map(tuple),
+    st.sampled_from(["01", [0, 1], b"\x00"]),
+)
+
+
+@settings(max_examples=300)
+@given(start=_PIECE_VALUES, end=_PIECE_VALUES, mapping=_MAPPINGS)
+def test_a_piece_is_judged_alike_on_the_fast_path_and_the_full_check(
+    start: object, end: object, mapping: object
+) -> None:
+    """A :class:`Piece` (the simulator's pieces take a fast path) and the same values as a
+    plain list (the full check): both refused, or both accepted as the same piece. Catches
+    a fast path that lets through NaN, a negative or too late time, a bool, a numpy number
+    or a negative server that the full check refuses or converts."""
+    outcomes = []
+    for given_piece in (Piece(start, end, mapping), [start, end, mapping]):  # type: ignore[arg-type]
+        try:
+            entry = ScheduledJob("a", 0.0, None, None, (given_piece,))  # type: ignore[arg-type]
+        except InputError:
+            outcomes.append("refused")
+        else:
+            (piece,) = entry.pieces or ()
+            outcomes.append(
+                (type(piece).__name__, piece.start, piece.end, piece.mapping,
+                 tuple(type(s) for s in piece.mapping or ()), type(piece.start))
+            )  # fmt: skip
+    assert outcomes[0] == outcomes[1]
