@@ -133,6 +133,18 @@ def _recording(action: type[argparse.Action]) -> type[argparse.Action]:
     return Recorded
 
 
+class _DefaultsShown(argparse.ArgumentDefaultsHelpFormatter):
+    """argparse's defaults in the help, except where there is nothing to show (``None``, a
+    flag's ``False``) or the help already says it ("--jobs: number of jobs (default 8)
+    (default: None)" was printed)."""
+
+    def _get_help_string(self, action: argparse.Action) -> str | None:
+        text = action.help or ""
+        if action.default is None or action.default is False or "default" in text:
+            return action.help
+        return super()._get_help_string(action)
+
+
 class Parser(argparse.ArgumentParser):
     """argparse with one line on stderr for bad arguments (exit 2), like other bad input,
     that records which options the user gave (:func:`given`)."""
@@ -276,6 +288,6 @@ def add_online(command: argparse.ArgumentParser, suffix: str = "") -> None:
 def new_command(commands: Any, name: str, what: str) -> argparse.ArgumentParser:
     """A subcommand ``name`` of ``commands`` (argparse's subparsers), defaults in its help."""
     parser: argparse.ArgumentParser = commands.add_parser(
-        name, help=what, description=what, formatter_class=argparse.ArgumentDefaultsHelpFormatter
+        name, help=what, description=what, formatter_class=_DefaultsShown
     )
     return parser
