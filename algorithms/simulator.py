@@ -44,6 +44,9 @@ from ddlsched.core.result import Result, SolveStatus
 
 ProgressCallback = Callable[[int, int], None]
 
+SAME_INSTANT_LIMIT = 10_000
+"""Passes in a row at one instant that change nothing before the run stops as a livelock."""
+
 IDLE_RETRIES = 3
 """Passes retried at one instant when the cluster is idle and jobs wait, before
 the run stops as deadlocked (a mapper that refused once may place next time)."""
@@ -248,7 +251,13 @@ class _Simulation:
                         f"policy {self.policy.name!r} mapped job {job.id!r} onto server "
                         f"{server!r}; the cluster has servers 0 to {cluster.num_servers - 1}"
                     )
-            self.free.take(mapping)
+            try:
+                self.free.take(mapping)
+            except ValueError as error:  # GPUs already taken: the policy's or its mapper's slip
+                raise RuntimeError(
+                    f"policy {self.policy.name!r} mapped job {job.id!r} onto busy GPUs "
+                    f"({error}; mapping {tuple(mapping)})"
+                ) from None
             spans = len(servers) > 1
             per_iteration = None
             key = None
@@ -294,8 +303,10 @@ class _Simulation:
         """Process events until every job has completed."""
         now = 0.0
         stalls = 0
+        same = 0  # passes in a row at one instant that changed nothing
         total = len(self.jobs)
         while len(self.records) < total:
+            previous = now
             now = self._next_instant(now)
             acted = self.complete(now)
             acted = self.release(now) or acted
@@ -307,6 +318,15 @@ class _Simulation:
             # wake-ups are left, and a long run of them without acting is a livelock.
             progress_due = bool(self.running) or self.next_arrival < len(self.arrivals)
             stalls = 0 if acted or progress_due else stalls + 1
+            # A wake-up left at or before now (``max(wake, now)`` is now) while a job runs
+            # repeats this instant forever: time never reaches the completion.
+            same = same + 1 if now == previous and not acted else 0
+            if same > SAME_INSTANT_LIMIT:
+                raise RuntimeError(
+                    f"policy {self.policy.name!r} keeps waking at {now} without acting: "
+                    f"{SAME_INSTANT_LIMIT} passes at this instant changed nothing (does its "
+                    "next_wakeup() return a time that has already passed?)"
+                )
             if stalls > 1000:
                 waiting = total - len(self.records) - len(self.running)
                 raise RuntimeError(

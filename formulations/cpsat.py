@@ -83,6 +83,12 @@ def _integer_weights(ids: Sequence[str], weights: Sequence[float]) -> list[int]:
     return [int(f * scale) for f in fractions]
 
 
+def _deadline(params: ExactParams) -> float:
+    """``time.monotonic()`` at which the call must end (``inf`` without a time limit)."""
+    limit = params.time_limit
+    return math.inf if limit is None else time.monotonic() + limit
+
+
 def _parameters(solver: object, options: ExactParams, seed: int, ends: float) -> None:
     """Translate the exact-method settings into CP-SAT's parameters (the one place).
 
@@ -302,8 +308,10 @@ def _solve_a2(
     params: ExactParams,
     seed: int,
     cancel: threading.Event | None,
+    ends: float,
 ) -> Result:
-    """Problem A2 with CP-SAT: the same slotted data and honesty as the MILP's A2."""
+    """Problem A2 with CP-SAT: the same slotted data and honesty as the MILP's A2; the
+    search ends at ``ends`` (``time.monotonic()``)."""
     from formulations.exact import estimate_size
     from formulations.problem_a2 import schedule_from_slots, single_machine, srpt_slots
 
@@ -313,7 +321,6 @@ def _solve_a2(
     weights = _integer_weights(list(data.ids), list(data.weights))
     hint, _ = srpt_slots(data)
     build_time = time.perf_counter() - began
-    ends = time.monotonic() + (params.time_limit or math.inf) - build_time
     task = _A2Task(
         list(data.units),
         list(data.release_slots),
@@ -462,13 +469,16 @@ def solve_cpsat(
     ValueError
         For weights CP-SAT cannot scale to integers exactly.
     """
+    params = params or ExactParams()
+    ends = _deadline(params)  # fixed first: preparing the model counts, the search gets the rest
     from formulations.certify import with_best_bound
 
     problem = Problem(problem)
-    params = params or ExactParams()
     if problem is Problem.A2:
-        return _solve_a2(instance, params, seed, cancel)
-    result = _solve_cluster(instance, problem, params, warm_start, seed, cancel, on_incumbent)
+        return _solve_a2(instance, params, seed, cancel, ends)
+    result = _solve_cluster(
+        instance, problem, params, warm_start, seed, cancel, on_incumbent, ends
+    )
     return with_best_bound(result, instance)
 
 
@@ -480,8 +490,10 @@ def _solve_cluster(
     seed: int,
     cancel: threading.Event | None,
     on_incumbent: Callable[[Schedule], None] | None,
+    ends: float,
 ) -> Result:
-    """:func:`solve_cpsat` on problem A or A1, without the combinatorial bounds."""
+    """:func:`solve_cpsat` on problem A or A1, without the combinatorial bounds; the search
+    ends at ``ends`` (``time.monotonic()``)."""
     from formulations.exact import prepare_slotted, schedule_from_plan
 
     began = time.perf_counter()
@@ -491,7 +503,6 @@ def _solve_cluster(
         [job.id for job in slotted.jobs], [job.weight for job in slotted.jobs]
     )
     build_time = time.perf_counter() - began
-    ends = time.monotonic() + (params.time_limit or math.inf) - build_time
     answer = _run_child(
         _Task(
             slotted,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import sys
 from typing import Any
 
@@ -59,17 +60,20 @@ def add(commands: Any) -> None:
     solve.set_defaults(handler=run)
 
 
-ANSWER_RESERVE = 0.3
-"""Seconds of a command's ``--time-limit`` kept for answering: the portfolio may stop its
-children up to :data:`formulations.portfolio.STOP_SLACK` past the solver's limit, then
-prints (measured: an answer within the limit plus 1 s)."""
+ANSWER_RESERVE = {"milp": 0.3, "exact": 0.5, "cpsat": 0.9}
+"""Seconds of a command's ``--time-limit`` kept for answering, per method: the MILP's hard
+stop comes 0.5 s past its limit (:data:`formulations.exact.OVERRUN_GRACE`), the portfolio's
+stop as late (:data:`formulations.portfolio.STOP_SLACK`), and CP-SAT first starts a fresh
+interpreter (about 0.6 s); then the answer is printed. Measured with
+``benchmarks/bench_limits.py`` (docs/guide/exact.md)."""
 LEAST_BUDGET = 0.05
 """The solver's least time limit, when start-up took all of the command's: the list
 schedule and the quick modes are still returned."""
 
 
 def solver_budget(args: argparse.Namespace) -> float | None:
-    """The solver's time limit: what is left of ``--time-limit`` after the start-up.
+    """The solver's time limit: what is left of ``--time-limit`` after the start-up, less
+    the method's :data:`ANSWER_RESERVE`.
 
     The solver's modules (Pyomo's import alone takes about a second) are imported first,
     so that their cost is counted before the budget is fixed.
@@ -82,7 +86,8 @@ def solver_budget(args: argparse.Namespace) -> float | None:
     import formulations.portfolio  # noqa: F401
 
     spent = time.monotonic() - getattr(args, "started", time.monotonic())
-    return max(LEAST_BUDGET, args.time_limit - spent - ANSWER_RESERVE)
+    reserve = ANSWER_RESERVE.get(args.method, max(ANSWER_RESERVE.values()))
+    return max(LEAST_BUDGET, args.time_limit - spent - reserve)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -122,6 +127,12 @@ def run(args: argparse.Namespace) -> int:
         )
     except ValueError as error:
         raise InputError(str(error)) from None
+    if isinstance(params, ExactParams) and params.time_limit is not None:
+        note = (
+            f"--time-limit {args.time_limit:g} s for the command: the solver was given "
+            f"{params.time_limit:.2f} s after the start-up"
+        )
+        result = dataclasses.replace(result, notes=(*result.notes, note))
     if args.out and result.schedule is not None:
         write_schedule(result.schedule, args.out)
     if args.json:

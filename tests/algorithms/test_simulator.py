@@ -281,3 +281,85 @@ def test_a_mapper_that_never_places_is_a_deadlock_named_in_one_error(name: str) 
     expected = "keeps waking.*3 jobs wait" if name == "gavel" else "left 3 jobs waiting"
     with pytest.raises(RuntimeError, match=rf"{name}' {expected}.*mapper refuse"):
         simulate(instance, build_policy(name, instance, mapper=_NeverPlaces()))
+
+
+class _StaleWakeup(Policy):
+    """A broken policy: starts each job at once but leaves its wake-up at time 0."""
+
+    name = "stale-wakeup"
+
+    def __init__(self, cluster: Cluster) -> None:
+        self.cluster, self.waiting = cluster, []
+
+    def on_arrival(self, job, now):  # type: ignore[no-untyped-def]
+        self.waiting.append(job)
+
+    def dispatch(self, now, free):  # type: ignore[no-untyped-def]
+        for job in list(self.waiting):
+            mapping = FirstFitMapper()(job, self.cluster, free)
+            if mapping is not None:
+                self.waiting.remove(job)
+                yield job, mapping
+
+    def next_wakeup(self) -> float:
+        return 0.0
+
+
+def test_a_wakeup_left_in_the_past_while_a_job_runs_is_stopped() -> None:
+    """Found by an outsider: a wake-up at or before now is taken at now, so while a job runs
+    the simulator looped at one instant forever (the running job counted as progress).
+    Now an error naming the policy and the cause."""
+    instance = Instance(Cluster((1,), 1.0, 1.0), (Job("a", 0.0, 5, 1.0, 1),))
+    with pytest.raises(RuntimeError, match=r"stale-wakeup.*already passed"):
+        simulate(instance, _StaleWakeup(instance.cluster))
+
+
+class _BusyAfterRefusal:
+    """Refuses its first call, then maps every job onto server 0's first GPUs, busy or not."""
+
+    def __init__(self) -> None:
+        self.calls = 0
+
+    def __call__(self, job, cluster, free):  # type: ignore[no-untyped-def]
+        self.calls += 1
+        return None if self.calls == 1 else (0,) * job.gpus
+
+
+@pytest.mark.parametrize("name", _RIGID)
+def test_a_mapping_onto_busy_gpus_is_an_error_naming_the_policy_and_job(name: str) -> None:
+    """Found by an outsider: a mapper placing a job on GPUs already taken raised a bare
+    ValueError from the free-GPU bookkeeping; now the error names the policy and the job."""
+    from algorithms.registry import build_policy
+
+    instance = Instance(
+        Cluster((2, 2), 4.0, 1.0),
+        tuple(Job(f"j{k}", 0.0, 3, 1.0, 2) for k in range(3)),
+    )
+    with pytest.raises(RuntimeError, match=rf"{name}' mapped job 'j\d' onto busy GPUs"):
+        simulate(instance, build_policy(name, instance, mapper=_BusyAfterRefusal()))
+
+
+class _RefusesFirst:
+    """First fit that refuses its first ``n`` calls, whatever is free."""
+
+    def __init__(self, n: int) -> None:
+        self.n, self.calls, self.inner = n, 0, FirstFitMapper()
+
+    def __call__(self, job, cluster, free):  # type: ignore[no-untyped-def]
+        self.calls += 1
+        return None if self.calls <= self.n else self.inner(job, cluster, free)
+
+
+@pytest.mark.parametrize("name", ["fifo", "sjf", "srpt-naive", "las", "las-tiresias"])
+def test_three_refusals_in_a_row_on_an_idle_cluster_are_retried(name: str) -> None:
+    """One job on an idle cluster, a mapper refusing three times in a row: the retries at
+    that instant (IDLE_RETRIES = 3) place it at time 0. Catches fewer retries than
+    documented, and a retry that moves the clock. (The A-SRPT policies have a wake-up at
+    the job's virtual completion and gavel at its next round: they ask again then.)"""
+    from algorithms.registry import build_policy
+
+    instance = Instance(Cluster((2,), 4.0, 1.0), (Job("a", 0.0, 2, 1.5, 2),))
+    result = simulate(instance, build_policy(name, instance, mapper=_RefusesFirst(3)))
+    assert result.schedule is not None
+    (entry,) = result.schedule.jobs
+    assert entry.start == 0.0 and entry.end == pytest.approx(3.0)

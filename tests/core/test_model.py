@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from ddlsched.core.io import instance_from_dict
@@ -67,15 +69,23 @@ _MAPPINGS = st.one_of(
 
 @settings(max_examples=300)
 @given(start=_PIECE_VALUES, end=_PIECE_VALUES, mapping=_MAPPINGS)
+@example(start=math.nan, end=2.0, mapping=(0, 1))  # NaN passes `not (x < 0 or x > MAX)`
+@example(start=1.0, end=math.nan, mapping=None)
+@example(start=1.0, end=2.0, mapping=(0, True))
+@example(start=1.0, end=2.0, mapping=(np.int64(1),))
+@example(start=np.float64(1.0), end=2.0, mapping=(0,))
+@example(start=-1.0, end=2.0, mapping=(0,))
+@example(start=1.0, end=MAX_TIME * 2, mapping=(0,))
 def test_a_piece_is_judged_alike_on_the_fast_path_and_the_full_check(
     start: object, end: object, mapping: object
 ) -> None:
     """A :class:`Piece` (the simulator's pieces take a fast path) and the same values as a
-    plain list (the full check): both refused, or both accepted as the same piece. Catches
+    plain list or tuple (the full check): all refused, or all accepted as the same piece. Catches
     a fast path that lets through NaN, a negative or too late time, a bool, a numpy number
     or a negative server that the full check refuses or converts."""
     outcomes = []
-    for given_piece in (Piece(start, end, mapping), [start, end, mapping]):  # type: ignore[arg-type]
+    forms = (Piece(start, end, mapping), [start, end, mapping], (start, end, mapping))  # type: ignore[arg-type]
+    for given_piece in forms:
         try:
             entry = ScheduledJob("a", 0.0, None, None, (given_piece,))  # type: ignore[arg-type]
         except InputError:
@@ -86,4 +96,4 @@ def test_a_piece_is_judged_alike_on_the_fast_path_and_the_full_check(
                 (type(piece).__name__, piece.start, piece.end, piece.mapping,
                  tuple(type(s) for s in piece.mapping or ()), type(piece.start))
             )  # fmt: skip
-    assert outcomes[0] == outcomes[1]
+    assert outcomes[0] == outcomes[1] == outcomes[2]

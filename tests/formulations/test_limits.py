@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import math
 import time
+from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
@@ -88,25 +89,97 @@ def test_cpsat_searches_only_for_what_is_left_when_its_child_begins(left: float)
 
 
 def test_the_commands_time_limit_counts_its_start_up() -> None:
-    """``solve --time-limit T``: the solver gets T minus the start-up already spent and a
-    reserve for answering, never less than a positive floor. Catches: the start-up (about a
-    second with Pyomo) added on top of the limit, and a negative limit handed to a solver."""
+    """``solve --time-limit T``: the solver gets T minus the start-up already spent and the
+    method's reserve for answering, never less than a positive floor. Catches: the
+    start-up (about a second with Pyomo) added on top of the limit, and a negative limit
+    handed to a solver."""
     from ddlsched.cli.solve import ANSWER_RESERVE, LEAST_BUDGET, solver_budget
 
     now = time.monotonic()
-    args = argparse.Namespace(time_limit=10.0, started=now - 3.0)
-    budget = solver_budget(args)
-    assert budget is not None and budget <= 10.0 - 3.0 - ANSWER_RESERVE
-    assert budget >= 10.0 - 3.0 - ANSWER_RESERVE - 1.0  # only the imports since `now`
-    late = argparse.Namespace(time_limit=1.0, started=now - 30.0)
+    for method, reserve in ANSWER_RESERVE.items():
+        args = argparse.Namespace(time_limit=10.0, started=now - 3.0, method=method)
+        budget = solver_budget(args)
+        assert budget is not None and budget <= 10.0 - 3.0 - reserve
+        assert budget >= 10.0 - 3.0 - reserve - 1.0  # only the imports since `now`
+    late = argparse.Namespace(time_limit=1.0, started=now - 30.0, method="exact")
     assert solver_budget(late) == LEAST_BUDGET
-    assert solver_budget(argparse.Namespace(time_limit=None, started=now)) is None
+    unlimited = argparse.Namespace(time_limit=None, started=now, method="exact")
+    assert solver_budget(unlimited) is None
+
+
+def test_a_command_run_from_the_shell_counts_from_the_process_start(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``main()`` as the console script calls it (no argv): the limit counts from the
+    process's start, and the answer says what the solver was given. A process 100 s old
+    leaves the solver the floor. Catches ``main`` starting the clock at its own call."""
+    import json
+    import sys
+
+    import ddlsched.cli as cli
+    from ddlsched.cli.solve import LEAST_BUDGET
+    from ddlsched.core.generators import generate
+    from ddlsched.core.io import write_instance
+    from tests.strategies import TINY_INTEGRAL
+
+    path = tmp_path / "tiny.json"
+    write_instance(generate(TINY_INTEGRAL.replace(num_jobs=2), 0), path)
+    monkeypatch.setattr(cli, "process_age", lambda: 100.0)
+    argv = ["ddlsched", "solve", str(path), "--method", "milp", "--time-limit", "30", "--json"]
+    monkeypatch.setattr(sys, "argv", argv)
+    assert cli.main() == 0
+    notes = json.loads(capsys.readouterr().out)["notes"]
+    assert f"the solver was given {LEAST_BUDGET:.2f} s after the start-up" in notes[-1]
+
+
+def test_cpsat_counts_its_model_build_inside_the_limit(monkeypatch: pytest.MonkeyPatch) -> None:
+    """CP-SAT's deadline is fixed when the call begins, so preparing the modes and the
+    model eats into the search's time. Catches a deadline taken after the build (a slow
+    mode enumeration then came on top of the limit)."""
+    from ddlsched.core.generators import generate
+    from formulations import cpsat
+    from tests.strategies import TINY_INTEGRAL
+
+    tasks = []
+
+    def captured(task: object, cancel: object, on_report: object = None) -> object:
+        tasks.append(task)
+        return cpsat._Answer("ERROR (captured)", None, math.nan)
+
+    monkeypatch.setattr(cpsat, "_run_child", captured)
+    from formulations import exact
+
+    prepared_at = []
+    prepare = exact.prepare_slotted
+
+    def timed_prepare(*args: object, **kwargs: object) -> object:
+        prepared_at.append(time.monotonic())
+        return prepare(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(exact, "prepare_slotted", timed_prepare)
+    limit, instance, params = 30.0, generate(TINY_INTEGRAL, 1), ExactParams(time_limit=30.0)
+    began = time.monotonic()
+    cpsat.solve_cpsat(instance, "A", params)
+    (task,), (start,) = tasks, prepared_at
+    assert began + limit <= task.ends <= start + limit  # fixed before the modes are prepared
 
 
 def test_the_process_age_is_a_believable_start_up() -> None:
-    """Linux's process table gives this process's age: positive and no more than the
-    believed start-up ceiling (a clock mismatch gives 0, never a limit spent in advance)."""
-    from ddlsched.cli.options import STARTUP_BELIEVED, process_age
+    """Linux's process table gives a process's age: a child that sleeps 0.3 s first is at
+    least that old, and no more than the believed start-up ceiling (a clock mismatch gives
+    0, never a limit spent in advance). Catches reading the wrong field of ``/proc`` (the
+    age then came out 0, and start-up was again added on top of the limit)."""
+    import subprocess
+    import sys
 
-    age = process_age()
-    assert 0.0 <= age <= STARTUP_BELIEVED
+    from ddlsched.cli.options import STARTUP_BELIEVED
+
+    if not Path("/proc/self/stat").exists():
+        pytest.skip("no /proc: the age is 0 by design")
+    code = (
+        "import time; time.sleep(0.3)\n"
+        "from ddlsched.cli.options import process_age\nprint(process_age())"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    age = float(done.stdout)
+    assert 0.3 <= age <= STARTUP_BELIEVED
