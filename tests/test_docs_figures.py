@@ -121,6 +121,11 @@ def test_recording_replaces_only_block_bodies_and_keeps_the_page(
     written = page.read_text()
     assert written.startswith("# Title\n") and "\nKeep me.\n" in written and "old" not in written
     assert written.count("<!-- /figures -->") == 2 and written.endswith("End.\n")
+    assert (
+        written.count(f"<!-- figures: {one} -->\n")
+        == written.count(f"<!-- figures: {two} -->\n")
+        == 1
+    )
     assert "| one |" in written and "| two |" in written
     stamp = "`python benchmarks/record.py docs/page.md` at revision 0123456789ab"
     assert written.count(stamp) == 2

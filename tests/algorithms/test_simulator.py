@@ -158,12 +158,14 @@ class _NeverStarts(Policy):
 
     def __init__(self) -> None:
         self.now = 0.0
+        self.passes = 0
 
     def on_arrival(self, job: object, now: float) -> None:
         self.now = now
 
     def dispatch(self, now: float, free: object) -> list[object]:
         self.now = now
+        self.passes += 1
         return []
 
     def next_wakeup(self) -> float:
@@ -178,8 +180,10 @@ def test_a_policy_that_wakes_forever_without_starting_anything_is_stopped() -> N
         Cluster((1,), 1.0, 1.0),
         (Job(id="a", release=0.0, iterations=1, compute_time=1.0, gpus=1),),
     )
+    policy = _NeverStarts()
     with pytest.raises(RuntimeError, match=r"never-starts.*without acting"):
-        simulate(instance, _NeverStarts())
+        simulate(instance, policy)
+    assert policy.passes <= 1_010  # stopped after about a thousand, not a million
 
 
 class _MapsTo(Policy):
