@@ -182,7 +182,11 @@ def prepare_slotted(
         if slotted.objective(given) < slotted.objective(plan):
             plan = given
     latest = latest_completions(slotted, slotted.objective(plan))
-    anchors = choose_anchors(slotted) if problem == "A" else ()
+    # Symmetry breaking assumes every job's modes are closed under renaming identical
+    # servers; modes cut short by the time limit or mode_limit are not (relabelling a plan
+    # then looked for a mode that was never enumerated: StopIteration, exit 3, on
+    # `solve --time-limit 1` of 24 jobs on 4 x 4).
+    anchors = choose_anchors(slotted) if problem == "A" and not slotted.unenumerated else ()
     return Prepared(slotted, relabel_for_anchor(slotted, plan, anchors), latest, anchors)
 
 

@@ -183,3 +183,29 @@ def test_the_process_age_is_a_believable_start_up() -> None:
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     age = float(done.stdout)
     assert 0.3 <= age <= STARTUP_BELIEVED
+
+
+def test_modes_cut_short_never_break_the_symmetry_relabelling() -> None:
+    """Found by a new user: `solve --time-limit 1` of 24 jobs on 4 x 4 GPUs stopped with an
+    internal error (StopIteration): with modes cut short, the symmetry anchors renamed a
+    plan onto a mode never enumerated. Reproduced deterministically with ``mode_limit`` on
+    4 jobs on 2 x 4 GPUs (limits 7 to 11 crashed): every limit gives a prepared problem
+    without anchors, and the MILP and CP-SAT return a verified schedule, never called
+    optimal."""
+    from ddlsched import GeneratorConfig, generate
+    from formulations.cpsat import solve_cpsat
+    from formulations.exact import prepare_slotted, solve_milp
+    from proofs_checks.verifier import verify
+
+    config = GeneratorConfig(
+        num_jobs=4, servers=2, gpus_per_server=4, integral=True, bandwidth_intra=20.0
+    )
+    instance = generate(config, 0)
+    for limit in range(1, 30):
+        prepared = prepare_slotted(instance, "A", None, ExactParams(mode_limit=limit))
+        assert not prepared.slotted.unenumerated or prepared.anchors == ()
+    params = ExactParams(mode_limit=8, threads=1)
+    for solver in (solve_milp, solve_cpsat):
+        result = solver(instance, "A", params)
+        assert result.schedule is not None and verify(instance, result.schedule).feasible
+        assert not result.proven_optimal and result.facts["modes_complete"] is False
