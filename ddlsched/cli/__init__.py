@@ -42,13 +42,13 @@ from ddlsched.cli import (
     sweep,
     verify,
 )
+from ddlsched.cli.clock import process_age
 from ddlsched.cli.options import (
     EXIT_BAD_INPUT,
     EXIT_INTERNAL,
     EXIT_INTERRUPTED,
     EXIT_OK,
     Parser,
-    process_age,
 )
 from ddlsched.cli.output import json_only_on_stdout, one_line
 from ddlsched.core.model import InputError

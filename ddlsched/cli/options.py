@@ -23,30 +23,6 @@ MAX_COUNT = 1_000_000
 """Largest count a flag accepts (jobs, servers, instances, ...)."""
 
 
-def process_age() -> float:
-    """Seconds since this process started (Linux's ``/proc``; 0 where it cannot be read).
-
-    A command's ``--time-limit`` counts from here, so that the interpreter's and
-    the imports' start-up (about a second with Pyomo) is inside the limit.
-    """
-    import time
-
-    try:
-        with open("/proc/self/stat", encoding="ascii") as stat:
-            fields = stat.read().rsplit(")", 1)[1].split()
-        started = int(fields[19]) / os.sysconf("SC_CLK_TCK")  # field 22: start, in ticks
-        age = time.clock_gettime(time.CLOCK_BOOTTIME) - started
-    except (OSError, ValueError, IndexError, AttributeError):
-        return 0.0
-    # A clock in another namespace than the process table (some containers) gives
-    # nonsense: a start-up of over a minute is not believed.
-    return age if 0.0 <= age <= STARTUP_BELIEVED else 0.0
-
-
-STARTUP_BELIEVED = 60.0
-"""Most seconds of start-up :func:`process_age` reports; more is taken as a clock mismatch."""
-
-
 def _number(text: str, kind: type, test: Any, what: str) -> Any:
     """Parse a command-line number, or fail with argparse's one-line error."""
     try:
@@ -74,7 +50,21 @@ def big_count(text: str) -> int:
 
 def seed(text: str) -> int:
     """A whole number >= 0 below 2^63."""
-    return int(_number(text, int, lambda v: 0 <= v < 2**63, "a whole number >= 0"))
+    return int(_number(text, int, lambda v: 0 <= v < 2**63, "a whole number from 0 to 2^63 - 1"))
+
+
+def threads(text: str) -> int:
+    """A whole number from 1 to this machine's cores (``--threads 100000`` was accepted and
+    HiGHS stalled starting its threads)."""
+    cores = os.cpu_count() or 1
+    return int(
+        _number(
+            text,
+            int,
+            lambda v: 1 <= v <= cores,
+            f"a whole number from 1 to {cores} (this machine's cores)",
+        )
+    )
 
 
 def positive(text: str) -> float:

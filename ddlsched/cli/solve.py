@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import math
 import sys
 from typing import Any
 
@@ -14,11 +15,11 @@ from ddlsched.cli.options import (
     add_online,
     add_seed,
     check_outputs,
-    count,
     new_command,
     non_negative,
     positive,
     refuse_given,
+    threads,
 )
 from ddlsched.cli.output import one_line, print_json
 from ddlsched.core.model import PROBLEMS, InputError
@@ -50,7 +51,7 @@ def add(commands: Any) -> None:
     solve.add_argument(
         "--mip-gap", type=non_negative, default=exact.mip_gap, help="relative gap (exact methods)"
     )
-    solve.add_argument("--threads", type=count, help="solver threads (exact methods)")
+    solve.add_argument("--threads", type=threads, help="solver threads (exact methods)")
     solve.add_argument("--warm-start", help="schedule file to start from (exact methods)")
     add_online(solve, " (online methods)")
     add_seed(solve)
@@ -142,7 +143,7 @@ def run(args: argparse.Namespace) -> int:
         print(
             f"{result.method} on problem {result.problem.value}: {result.status.value}; "
             f"total completion time {result.objective:.6g}, total JCT {result.total_jct:.6g}; "
-            f"bound {result.best_bound:.6g}, gap {result.gap:.3g}; "
+            f"bound {_or_none(result.best_bound)}, gap {_or_none(result.gap, '.3g')}; "
             f"{result.runtime_s:.2f} s in all (building {result.build_time_s:.2f} s)"
         )
         for note in result.notes:
@@ -154,3 +155,8 @@ def run(args: argparse.Namespace) -> int:
         print(f"ddlsched: error: {one_line(reason)}", file=sys.stderr)
         return EXIT_NO
     return EXIT_OK
+
+
+def _or_none(value: float, spec: str = ".6g") -> str:
+    """A number for the text report, "none" where there is none (``nan``: no bound)."""
+    return "none" if math.isnan(value) else format(value, spec)

@@ -172,13 +172,13 @@ def test_the_process_age_is_a_believable_start_up() -> None:
     import subprocess
     import sys
 
-    from ddlsched.cli.options import STARTUP_BELIEVED
+    from ddlsched.cli.clock import STARTUP_BELIEVED
 
     if not Path("/proc/self/stat").exists():
         pytest.skip("no /proc: the age is 0 by design")
     code = (
         "import time; time.sleep(0.3)\n"
-        "from ddlsched.cli.options import process_age\nprint(process_age())"
+        "from ddlsched.cli.clock import process_age\nprint(process_age())"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     age = float(done.stdout)
