@@ -212,3 +212,18 @@ def test_typed_options_are_told_from_defaults() -> None:
     args = parser.parse_args(["simulate", "--trace", "t.csv", "--serv", "3", "--json"])
     assert given(args) == {"--trace", "--servers", "--json"}
     assert given(parser.parse_args(["predict", "evaluate"])) == frozenset()
+
+
+def test_threads_beyond_the_machines_cores_are_refused(capsys: pytest.CaptureFixture[str]) -> None:
+    """Found by a new user: ``--threads 100000`` was accepted and HiGHS stalled starting its
+    threads. The cores of the machine are the most; as many is accepted."""
+    import os
+
+    cores = os.cpu_count() or 1
+    _refused(capsys, "solve", "--threads", str(cores + 1))
+    parser = build_parser()
+    subparsers = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    action = next(
+        a for a in subparsers.choices["solve"]._actions if "--threads" in a.option_strings
+    )
+    assert action.type is not None and action.type(str(cores)) == cores
