@@ -261,7 +261,10 @@ def solve_exact(
                 if stop_at is not None and not cancel.is_set() and time.perf_counter() > stop_at:
                     stopped = True
                     cancel.set()
-    except KeyboardInterrupt:
+    except BaseException:  # Ctrl-C, or SystemExit from a SIGTERM / SIGHUP handler
+        # Stop and join every backend before leaving: a thread left running while the
+        # interpreter exits may be starting a child, which then dies reading its start-up
+        # data and prints an EOFError traceback (SIGHUP during the race, 1 suite run in 4).
         cancel.set()
         lp_stop.set()
         for thread in threads:
@@ -277,7 +280,7 @@ def solve_exact(
                 threads[2].join(0.01)
                 if stop_at is not None and time.perf_counter() > stop_at:
                     break
-        except KeyboardInterrupt:
+        except BaseException:  # as above: Ctrl-C or a SIGTERM / SIGHUP handler's SystemExit
             lp_stop.set()
             threads[2].join()
             raise
