@@ -144,6 +144,15 @@ def _alive(pid: int) -> bool:
     return stat.rsplit(")", 1)[-1].split()[0] not in ("Z", "X")
 
 
+def _ignore_ctrl_c() -> None:
+    """In a child: Ctrl-C (sent by a terminal to the whole process group) is the caller's to
+    answer; it stops its children. multiprocessing gives a fork server's child Python's
+    KeyboardInterrupt handler again, and a child that took the interrupt printed
+    "Process ForkServerProcess-1:" and a traceback on the caller's stderr (1 suite run in
+    ~10, test_ctrl_c_stops_the_lp_bound)."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
 def _watch_caller(caller: int) -> None:
     """In a child: a daemon thread that ends this process at once when ``caller`` is gone.
 
@@ -209,6 +218,7 @@ def _child(
 ) -> None:
     """A one-call child: the answer, the reports and the caller's messages share one pipe."""
     global _reports, _messages
+    _ignore_ctrl_c()
     _watch_caller(caller)
     _logs_to_stderr()
     _no_tracked_locks()
@@ -220,6 +230,7 @@ def _child(
 def _serve(connection: Connection, caller: int) -> None:
     """A reusable worker's loop: one call at a time, over one two-way pipe, until it closes."""
     global _reports, _messages
+    _ignore_ctrl_c()
     _watch_caller(caller)
     _logs_to_stderr()
     _no_tracked_locks()
