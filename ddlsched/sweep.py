@@ -491,6 +491,13 @@ def run_sweep(
         store.close()
         raise
     cluster = client = None
+    # Dask's and tornado's loggers are quiet for the whole run, not only once an interrupt
+    # is handled: a Ctrl-C that lands while the main thread waits in Dask's `sync` makes the
+    # event loop's thread log the cancelled callback ("Exception in callback ... cancel",
+    # a NameError inside Dask) at once, before the `except` below runs (1 suite run in
+    # ~10). Every task's failure is recorded in its row, so nothing of the sweep's own is
+    # lost; the levels come back when a sweep ends normally.
+    restore_loggers = _quiet_loggers(_DASK_LOGGERS)
     try:
         if scheduler is None:
             with _interrupts_held():
@@ -528,22 +535,19 @@ def run_sweep(
                 progress(outcome.ran, len(todo))
     except KeyboardInterrupt:
         outcome.interrupted = True
-        # Quiet at once: the event loop's thread may log the cut-off calls right now.
-        for name in ("distributed", "tornado"):
-            logging.getLogger(name).setLevel(logging.CRITICAL)
     finally:
         # Tearing down a cluster whose tasks were cut off makes Dask and tornado log errors
         # about them ("Couldn't gather keys", a cancelled callback's traceback): the sweep
-        # has stopped on purpose and says so in one line, so they are held back meanwhile.
-        # They may come later still, from the event loop's thread (a cancelled `sync`
-        # callback's NameError was logged after the block, 1 run in ~10), so after an
-        # interrupt the loggers stay quiet: the process is about to end.
-        # A finished sweep closes its cluster gracefully: killing idle workers made the
-        # scheduler log a CommClosedError traceback now and then (1 suite run in 4). The
-        # loggers are quiet during the teardown either way: every result is stored.
-        with _quiet_loggers(("distributed", "tornado"), restore=not outcome.interrupted):
+        # has stopped on purpose and says so in one line. They may come later still, from
+        # the event loop's thread, so after an interrupt the loggers stay quiet: the process
+        # is about to end. A finished sweep closes its cluster gracefully: killing idle
+        # workers made the scheduler log a CommClosedError traceback now and then.
+        try:
             _shut_down(client, cluster, kill=outcome.interrupted or outcome.ran < len(todo))
-        store.close()
+            store.close()
+        finally:
+            if not outcome.interrupted:
+                restore_loggers()
     return outcome
 
 
@@ -559,20 +563,34 @@ def _check_mixing(
         )
 
 
-@contextlib.contextmanager
-def _quiet_loggers(names: Sequence[str], restore: bool = True) -> Iterator[None]:
-    """Only critical records from the loggers ``names`` while the block runs (and after
-    it, unless ``restore``)."""
-    loggers = [logging.getLogger(name) for name in names]
+#: The loggers a sweep keeps quiet while it runs (see :func:`run_sweep`).
+_DASK_LOGGERS = ("distributed", "tornado", "asyncio")
+
+
+def _quiet_loggers(names: Sequence[str]) -> Callable[[], None]:
+    """Only critical records from the loggers ``names`` and their descendants from now on;
+    returns the call that gives them their levels back.
+
+    A descendant with a level of its own is set too: Dask gives ``tornado.application``
+    (where tornado logs a failed callback) and ``distributed.client`` levels of their own,
+    so quieting their parents alone leaves them speaking.
+    """
+    known = logging.Logger.manager.loggerDict
+    family = [
+        name
+        for name, logger in list(known.items())
+        if isinstance(logger, logging.Logger) and name.startswith(tuple(f"{n}." for n in names))
+    ]
+    loggers = [logging.getLogger(name) for name in (*names, *family)]
     levels = [logger.level for logger in loggers]
     for logger in loggers:
         logger.setLevel(logging.CRITICAL)
-    try:
-        yield
-    finally:
-        if restore:
-            for logger, level in zip(loggers, levels, strict=True):
-                logger.setLevel(level)
+
+    def restore() -> None:
+        for logger, level in zip(loggers, levels, strict=True):
+            logger.setLevel(level)
+
+    return restore
 
 
 @contextlib.contextmanager

@@ -437,3 +437,35 @@ def test_mixing_when_asked_is_recorded_and_shown(
     assert summary["produced_by"] == ", ".join(
         sorted(["0.0.1@deadbeef", f"{ours.version}@{ours.revision[:12]}"])
     )
+
+
+def test_dask_loggers_are_quiet_while_a_sweep_runs_and_restored_after(tmp_path: Path) -> None:
+    """Dask and tornado may log a cut-off callback the instant a Ctrl-C lands, before the
+    sweep's handler runs: their loggers are quiet from before the cluster starts to its end
+    (seen at every progress call), and get their levels back once the sweep has finished."""
+    import logging
+
+    import distributed  # noqa: F401 (its import gives some of these loggers their levels)
+
+    from ddlsched.sweep import run_sweep
+
+    config = tmp_path / "s.toml"
+    config.write_text('[sweep]\nmethods = ["fifo"]\nseeds = 2\n')
+    names = (
+        "distributed",
+        "distributed.client",
+        "distributed.gc",
+        "tornado",
+        "tornado.application",
+        "asyncio",
+    )
+    before = {name: logging.getLogger(name).level for name in names}
+    seen: list[dict[str, bool]] = []
+
+    def progress(done: int, todo: int) -> None:
+        seen.append({n: not logging.getLogger(n).isEnabledFor(logging.ERROR) for n in names})
+
+    outcome = run_sweep(read_sweep(config), tmp_path / "r.sqlite", workers=1, progress=progress)
+    assert outcome.ran == 2 and not outcome.interrupted
+    assert seen and all(all(quiet.values()) for quiet in seen), seen
+    assert {name: logging.getLogger(name).level for name in names} == before
