@@ -166,8 +166,8 @@ CATALOGUE: tuple[Mutant, ...] = (
         EXACT_TESTS,
     ),
     Mutant(
-        "exact: warm start not relabelled",
-        "formulations/exact.py",
+        "prepared: warm start not relabelled",
+        "formulations/prepared.py",
         "return Prepared(slotted, relabel_for_anchor(slotted, plan, anchors), latest, anchors)",
         "return Prepared(slotted, plan, latest, anchors)",
         EXACT_TESTS,

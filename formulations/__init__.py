@@ -5,6 +5,14 @@
 finds the fastest (or slowest) mapping of one job; :data:`EXACT_METHODS`
 names the exact methods. Pyomo is imported on first use of a solver, not
 by ``import formulations``.
+
+The exact pipeline runs one way, floor by floor (:data:`FLOORS`): an instance
+becomes a prepared problem (:mod:`formulations.prepared`: modes, grid, horizon,
+incumbent), a backend builds and solves its model (:mod:`formulations.exact`, the
+MILP; :mod:`formulations.cpsat`), its answer is decoded and made honest
+(:mod:`formulations.outcome`) and given the best known bound
+(:mod:`formulations.certify`); the portfolio races the backends. A module imports
+only from floors below its own (checked by ``tests/test_layers.py``).
 """
 
 from __future__ import annotations
@@ -14,8 +22,24 @@ from typing import Any
 
 from formulations.registry import EXACT_METHODS
 
+FLOORS: tuple[tuple[str, ...], ...] = (
+    ("isolation", "solver", "timeindexed", "lower_bounds", "elastic"),
+    ("mapping", "problem_a2"),
+    ("modes",),
+    ("prepared", "outcome"),
+    ("certify",),
+    ("exact", "cpsat"),
+    ("portfolio",),
+    ("registry",),
+)
+"""The modules of this package from the bottom floor up: children and HiGHS, slotted
+data and the relaxations; the mapping MILP and problem A2's data; the modes; the
+prepared problem and the outcome (decoding, honest status); the best known bound; the
+backends; the portfolio; the registry of methods. Two modules of one floor never
+import each other."""
+
 _LAZY = {
-    "ModelTooLarge": "formulations.exact",
+    "ModelTooLarge": "formulations.prepared",
     "build": "formulations.exact",
     "solve_built": "formulations.exact",
     "solve_milp": "formulations.exact",

@@ -14,7 +14,7 @@ such a proof, whichever method found either: ``LB <= OPT <= objective <=
 LB (1 + CLOSED_GAP)``. So a ``feasible`` result whose schedule meets a
 combinatorial bound becomes ``optimal``, with a note saying that the proof
 came from that bound. This holds on non-integral instances and with unproven
-mode durations too (:func:`formulations.exact.honest_status` withdraws the
+mode durations too (:func:`formulations.outcome.honest_status` withdraws the
 *solver's* bound there, which bounds only the slotted problem; the
 combinatorial bounds bound the continuous problem itself, and the returned
 schedule is feasible for it). Problem A only: the combinatorial bounds are
@@ -167,10 +167,10 @@ def pooled_bound_and_schedules(
     """
     import time
 
-    from formulations.exact import objectives, schedule_from_plan
     from formulations.isolation import report
     from formulations.lower_bounds import BoundInputs, LpSettings, time_indexed_bound
     from formulations.modes import problem_a
+    from formulations.outcome import objectives, schedule_from_plan
     from formulations.solver import gap_closed
     from formulations.timeindexed import improve_order
 

@@ -1,7 +1,7 @@
 """Problems A and A1 with OR-Tools' CP-SAT: a second exact backend beside the HiGHS MILP.
 
 The model is built from the same slotted problem as the MILP
-(:func:`formulations.exact.prepare_slotted`: modes, release slots, each job's
+(:func:`formulations.prepared.prepare_slotted`: modes, release slots, each job's
 latest completion slot, the symmetry anchors and the list-schedule incumbent),
 so both backends answer the same question, and their optima are compared in
 the tests. Constraint families, each one function:
@@ -312,7 +312,7 @@ def _solve_a2(
 ) -> Result:
     """Problem A2 with CP-SAT: the same slotted data and honesty as the MILP's A2; the
     search ends at ``ends`` (``time.monotonic()``)."""
-    from formulations.exact import estimate_size
+    from formulations.prepared import estimate_size
     from formulations.problem_a2 import schedule_from_slots, single_machine, srpt_slots
 
     began = time.perf_counter()
@@ -377,9 +377,9 @@ def _result(
 
     Without a CP-SAT solution the ``fallback`` plan (and its name, for the note) is
     returned, never no schedule; the status and bound are then made honest
-    (:func:`formulations.exact.honest_status`).
+    (:func:`formulations.outcome.honest_status`).
     """
-    from formulations.exact import honest_status, objectives
+    from formulations.outcome import honest_status, objectives
 
     runtime = time.perf_counter() - began
     notes = [f"CP-SAT: {answer.status}"]
@@ -494,7 +494,8 @@ def _solve_cluster(
 ) -> Result:
     """:func:`solve_cpsat` on problem A or A1, without the combinatorial bounds; the search
     ends at ``ends`` (``time.monotonic()``)."""
-    from formulations.exact import prepare_slotted, schedule_from_plan
+    from formulations.outcome import schedule_from_plan
+    from formulations.prepared import prepare_slotted
 
     began = time.perf_counter()
     prepared = prepare_slotted(instance, problem, warm_start, params)

@@ -19,8 +19,7 @@ from dataclasses import dataclass
 import numpy as np
 import pyomo.environ as pyo
 
-from ddlsched.core.alpha import all_cut_alpha
-from ddlsched.core.model import PROBLEMS, Instance, Problem, Schedule, ScheduledJob
+from ddlsched.core.model import Instance, Problem, Schedule
 from ddlsched.core.params import ExactParams
 from ddlsched.core.result import Result, SolveStatus
 from formulations.isolation import (
@@ -30,7 +29,13 @@ from formulations.isolation import (
     report,
     run_isolated,
 )
-from formulations.modes import count_vectors_total, problem_a, problem_a1
+from formulations.outcome import honest_status, objectives, schedule_from_plan
+from formulations.prepared import (
+    guard,
+    parse_problem,
+    plan_from_schedule,
+    prepare_slotted,
+)
 from formulations.problem_a2 import (
     SingleMachine,
     build_a2_model,
@@ -41,26 +46,11 @@ from formulations.solver import MipHooks, solve_model
 from formulations.timeindexed import (
     SlottedProblem,
     build_model,
-    choose_anchors,
-    greedy_schedule,
-    latest_completions,
-    place_in_order,
     plan_fits,
     plan_from_model,
     relabel_for_anchor,
     set_warm_start,
 )
-
-MAX_VARIABLES = 300_000
-"""Most binaries of a time-indexed model :func:`build` accepts (the 16-job
-4 x 4 benchmark needs about 8,000)."""
-
-MAX_NONZEROS = 20_000_000
-"""Most constraint-matrix nonzeros :func:`build` accepts."""
-
-MAX_HORIZON = 100_000
-"""Most slots in a horizon (the list schedules keep a timeline this long)."""
-
 
 TIME_INDEXED_HIGHS_OPTIONS: dict[str, object] = {"presolve": "off"}
 """HiGHS options for the time-indexed models of A and A1. HiGHS's presolve spent most of
@@ -70,65 +60,6 @@ it then solved in 4 s); without it, one thread, 60 s, the three 16-job 4 x 4 ins
 Measured and not adopted (no change beyond noise): ``mip_heuristic_effort`` 0, 0.01 and
 0.2; ``mip_pscost_minreliable`` 0 and 2; no cuts at nodes; no symmetry detection;
 ``mip_abs_gap`` just under the objective's granularity."""
-
-
-class ModelTooLarge(ValueError):
-    """The time-indexed model would have too many variables for the slot."""
-
-
-def _guard(variables: int, horizon: int, slot: float, problem: str, nonzeros: int = 0) -> None:
-    too_big = []
-    if variables > MAX_VARIABLES:
-        too_big.append(f"{variables:,} variables (limit {MAX_VARIABLES:,})")
-    if nonzeros > MAX_NONZEROS:
-        too_big.append(f"about {nonzeros:,} nonzeros (limit {MAX_NONZEROS:,})")
-    if horizon > MAX_HORIZON:
-        too_big.append(
-            f"a horizon of {horizon:,} slots of {slot:g} s (limit {MAX_HORIZON:,} slots)"
-        )
-    if too_big:
-        raise ModelTooLarge(
-            f"problem {problem}: the time-indexed model would need at least "
-            f"{' and '.join(too_big)}; use fewer jobs or GPUs, integral instances (ddlsched "
-            'generate --integral), or a larger "slot" in the instance file (then the '
-            "result is the optimum of the slotted problem only)"
-        )
-
-
-def _problem(problem: Problem | str) -> Problem:
-    if problem not in PROBLEMS:
-        raise ValueError(f"problem: expected one of {', '.join(PROBLEMS)}, got {problem!r}")
-    return Problem(problem)
-
-
-def estimate_size(instance: Instance, problem: Problem) -> None:
-    """Refuse a model of A or A1 that is certainly too large, before modes are enumerated.
-
-    Counted without enumerating: the modes (one per vector of GPU counts,
-    :func:`formulations.modes.count_vectors_total`), each needing at least
-    one start variable; and a lower bound on the horizon, the larger of the
-    longest ``r_i + K_i c_i`` and the work ``sum_i g_i K_i c_i / M`` (the
-    compute time ``c_i``, its least over the cluster's GPU types, is at most
-    ``alpha_i`` under any mapping).
-
-    Raises
-    ------
-    ModelTooLarge
-        Naming the limit exceeded.
-    """
-    cluster = instance.cluster
-    if problem == Problem.A:
-        modes = sum(
-            count_vectors_total(job.gpus, cluster.gpus_per_server) for job in instance.jobs
-        )
-    else:
-        modes = instance.num_jobs
-    compute = {job.id: min(job.compute_on(t) for t in cluster.types) for job in instance.jobs}
-    longest = max(job.release + job.iterations * compute[job.id] for job in instance.jobs)
-    work = math.fsum(job.gpus * job.iterations * compute[job.id] for job in instance.jobs)
-    seconds = max(longest, work / cluster.num_gpus)
-    horizon = math.floor(seconds / instance.slot) if math.isfinite(seconds) else 2**63
-    _guard(modes, horizon, instance.slot, problem)
 
 
 @dataclass
@@ -146,50 +77,6 @@ class BuiltModel:
     anchors: tuple[int, ...] = ()
 
 
-@dataclass(frozen=True)
-class Prepared:
-    """What every exact model of A or A1 starts from (the MILP and CP-SAT alike)."""
-
-    slotted: SlottedProblem
-    plan: list[tuple[int, int]]
-    latest: list[int]
-    anchors: tuple[int, ...]
-
-
-def prepare_slotted(
-    instance: Instance,
-    problem: Problem,
-    warm_start: Schedule | None,
-    options: ExactParams | None,
-) -> Prepared:
-    """The slotted problem, the incumbent plan (list schedules or the warm start, relabelled
-    for symmetry), each job's latest completion slot and the symmetry anchors. The modes of
-    problem A are enumerated until ``options.time_limit`` from now at most
-    (:func:`formulations.modes.problem_a`)."""
-    estimate_size(instance, Problem(problem))
-    if problem == "A":
-        limit = None if options is None else options.time_limit
-        deadline = None if limit is None else time.monotonic() + limit
-        slotted = problem_a(instance, options, deadline=deadline)
-    else:
-        slotted = problem_a1(instance)
-    horizon = slotted.covering_horizon()
-    # The list schedules walk a timeline of this length: refuse absurd ones first.
-    _guard(0, horizon, slotted.slot, problem)
-    plan = greedy_schedule(slotted)
-    if warm_start is not None:
-        given = _plan_from_schedule(instance, slotted, warm_start)
-        if slotted.objective(given) < slotted.objective(plan):
-            plan = given
-    latest = latest_completions(slotted, slotted.objective(plan))
-    # Symmetry breaking assumes every job's modes are closed under renaming identical
-    # servers; modes cut short by the time limit or mode_limit are not (relabelling a plan
-    # then looked for a mode that was never enumerated: StopIteration, exit 3, on
-    # `solve --time-limit 1` of 24 jobs on 4 x 4).
-    anchors = choose_anchors(slotted) if problem == "A" and not slotted.unenumerated else ()
-    return Prepared(slotted, relabel_for_anchor(slotted, plan, anchors), latest, anchors)
-
-
 def build(
     instance: Instance,
     problem: Problem | str = Problem.A,
@@ -204,12 +91,12 @@ def build(
     list schedules becomes the incumbent, which both bounds the horizon and
     is passed to HiGHS as a MIP start.
     """
-    problem = _problem(problem)
+    problem = parse_problem(problem)
     began = time.perf_counter()
     if problem == "A2":
         data = single_machine(instance)
         horizon = data.covering_horizon()
-        _guard(
+        guard(
             2 * len(data.ids) * horizon, horizon, data.delta, problem, 8 * len(data.ids) * horizon
         )
         model = build_a2_model(data)
@@ -223,7 +110,7 @@ def build(
         for i, job in enumerate(slotted.jobs)
         for mode in job.modes
     ]
-    _guard(
+    guard(
         sum(count for count, _ in starts),
         max(latest),
         slotted.slot,
@@ -244,43 +131,6 @@ def build(
         time.perf_counter() - began,
         prepared.anchors,
     )
-
-
-def _plan_from_schedule(
-    instance: Instance, slotted: SlottedProblem, schedule: Schedule
-) -> list[tuple[int, int]]:
-    entries = schedule.by_id()
-    missing = [job.id for job in instance.jobs if job.id not in entries]
-    if missing:
-        raise ValueError(f"warm_start: no entry for jobs {missing}")
-    order = sorted(range(instance.num_jobs), key=lambda i: entries[instance.jobs[i].id].start)
-    earliest = [math.floor(entries[job.id].start / slotted.slot) for job in instance.jobs]
-    preferred: list[int | None] = []
-    for job, sjob in zip(instance.jobs, slotted.jobs, strict=True):
-        mapping = entries[job.id].mapping
-        if mapping is None or len(sjob.modes) == 1:
-            preferred.append(None if len(sjob.modes) > 1 else 0)
-            continue
-        counts = tuple(mapping.count(h) for h in range(instance.cluster.num_servers))
-        match = [m for m, mode in enumerate(sjob.modes) if mode.usage == counts]
-        preferred.append(match[0] if match else None)
-    return place_in_order(slotted, order, earliest, preferred)
-
-
-def schedule_from_plan(
-    instance: Instance, problem: Problem, slotted: SlottedProblem, plan: list[tuple[int, int]]
-) -> Schedule:
-    """The schedule of a plan of ``(mode, start slot)`` per job, with exact (unslotted) ends."""
-    entries = []
-    for job, sjob, (m, t) in zip(instance.jobs, slotted.jobs, plan, strict=True):
-        mode = sjob.modes[m]
-        start = t * slotted.slot
-        if problem == "A":
-            entries.append(ScheduledJob(job.id, start, start + mode.duration, mode.mapping))
-        else:
-            duration = job.iterations * all_cut_alpha(job, instance.cluster)
-            entries.append(ScheduledJob(job.id, start, start + duration))
-    return Schedule(tuple(entries), problem=problem)
 
 
 def solve_built(
@@ -387,7 +237,7 @@ def _exchange(built: BuiltModel, stop_at: float | None) -> MipHooks:
             return None
         schedule = offered[-1]  # the sender's newest is its best
         plan = relabel_for_anchor(
-            slotted, _plan_from_schedule(instance, slotted, schedule), built.anchors
+            slotted, plan_from_schedule(instance, slotted, schedule), built.anchors
         )
         if slotted.objective(plan) >= best - 1e-9 or not plan_fits(built.model, plan):
             return None
@@ -405,59 +255,6 @@ def _exchange(built: BuiltModel, stop_at: float | None) -> MipHooks:
 
 def _count(model: pyo.ConcreteModel, kind: type) -> int:
     return sum(1 for _ in model.component_data_objects(kind, active=True))
-
-
-def honest_status(
-    status: SolveStatus,
-    bound: float,
-    integral: bool,
-    unproven: tuple[str, ...],
-    unenumerated: tuple[str, ...] = (),
-) -> tuple[SolveStatus, float, list[str]]:
-    """An exact backend's status and bound, demoted where an input was not exact.
-
-    The slotted optimum is the instance's optimum only on an integral instance
-    with every mode enumerated and every mode's duration exact; otherwise the
-    result is ``feasible``, with no bound, and the notes say which input was
-    inexact. Shared by the MILP and CP-SAT.
-    """
-    notes = []
-    if not integral:
-        notes.append(
-            "instance not integral: durations and releases were rounded up to the slot, so this "
-            "is the optimum of the slotted problem (an upper bound for the continuous one) and "
-            "its bound is not a bound for the continuous problem"
-        )
-    if unproven:
-        notes.append(
-            f"modes of {len(unproven)} job(s) ({', '.join(unproven[:5])}) use mappings that a "
-            "time-limited mapping MILP did not prove fastest, so their durations may be too "
-            "long: the schedule is feasible, but neither it nor the bound is proven for the "
-            "instance"
-        )
-    if unenumerated:
-        notes.append(
-            f"modes of {len(unenumerated)} job(s) ({', '.join(unenumerated[:5])}) were not all "
-            "enumerated before the time limit (or mode_limit): the schedule is feasible, but "
-            "the optimum of the modes tried is not proven for the instance"
-        )
-    if notes:
-        bound = math.nan
-        if status is SolveStatus.OPTIMAL:
-            status = SolveStatus.FEASIBLE
-    return status, bound, notes
-
-
-def objectives(instance: Instance, schedule: Schedule | None) -> tuple[float, float]:
-    """``sum w C`` and ``sum w (C - r)`` of a schedule whose entries carry ``end``."""
-    if schedule is None:
-        return math.nan, math.nan
-    ends = {entry.id: entry.end for entry in schedule.jobs}
-    total = math.fsum(job.weight * float(ends[job.id] or 0.0) for job in instance.jobs)
-    jct = math.fsum(
-        job.weight * (float(ends[job.id] or 0.0) - job.release) for job in instance.jobs
-    )
-    return total, jct
 
 
 def solve_milp(
@@ -513,7 +310,7 @@ def solve_milp(
     from formulations.certify import with_best_bound
 
     params = params or ExactParams()
-    problem = _problem(problem)
+    problem = parse_problem(problem)
     result = _solve_milp(instance, problem, params, warm_start, cancel, on_incumbent, offers)
     return with_best_bound(result, instance)
 

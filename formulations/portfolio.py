@@ -21,7 +21,7 @@ each in its own child process, under the same time limit:
   list schedule), so the portfolio never returns without one when a
   feasible schedule exists.
 
-Both bounds are honest (:func:`formulations.exact.honest_status`): on a
+Both bounds are honest (:func:`formulations.outcome.honest_status`): on a
 non-integral instance or with unproven mode durations neither has a bound,
 and the portfolio claims none. Problems A, A1 and A2 alike.
 
@@ -108,7 +108,8 @@ def solve_exact(
     """
     from formulations.certify import combinatorial_bound, with_best_bound
     from formulations.cpsat import solve_cpsat
-    from formulations.exact import objectives, solve_milp
+    from formulations.exact import solve_milp
+    from formulations.outcome import objectives
 
     params = params or ExactParams()
     problem = Problem(problem)
@@ -318,7 +319,7 @@ class _Watch:
 
     def schedule(self, schedule: Schedule, source: str) -> None:
         """A feasible schedule (with ends) found by ``source``."""
-        from formulations.exact import objectives
+        from formulations.outcome import objectives
 
         if any(entry.end is None for entry in schedule.jobs):
             return
@@ -356,7 +357,7 @@ def _from_watch(
     """The result of a race ended by :class:`_Watch`'s proof (``optimal``, the bound that
     proved it named) or stopped at :data:`STOP_SLACK` past its limit before either backend
     answered (``feasible``: the best schedule reported, the best valid bound)."""
-    from formulations.exact import objectives
+    from formulations.outcome import objectives
 
     if watch.proof is not None:
         schedule, source, bound = watch.proof
@@ -410,7 +411,7 @@ def _with_watched_schedule(result: Result, instance: Instance, watch: _Watch) ->
     """``result`` with the best schedule :class:`_Watch` saw (the warm start, the pooled
     bound's search) when that beats the backends' own, status ``feasible`` until a bound
     meets it (:func:`formulations.certify.with_best_bound`)."""
-    from formulations.exact import objectives
+    from formulations.outcome import objectives
     from formulations.solver import gap_closed
 
     if watch.best is None or result.proven_optimal or result.problem is not Problem.A:

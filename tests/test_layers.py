@@ -74,6 +74,41 @@ def test_floor_imports_only_what_is_below(folder: str, path: Path) -> None:
     assert not bad, f"{path.relative_to(ROOT)} imports {sorted(bad)}"
 
 
+def _formulations_floor(module: str) -> int:
+    from formulations import FLOORS
+
+    name = module.removeprefix("formulations.")
+    return next(k for k, names in enumerate(FLOORS) if name in names)
+
+
+@pytest.mark.parametrize(
+    "path", sources("formulations"), ids=[p.name for p in sources("formulations")]
+)
+def test_the_exact_pipeline_runs_one_way(path: Path) -> None:
+    """Inside ``formulations`` a module imports (lazily too) only modules on lower floors of
+    ``formulations.FLOORS``: prepared problem -> backend -> outcome never turns back, and
+    one backend never borrows another's helpers (CP-SAT once took its prepared problem,
+    decoding and status honesty from the MILP's module)."""
+    from formulations import FLOORS
+
+    listed = {name for names in FLOORS for name in names} | {"__init__"}
+    assert path.stem in listed, f"formulations/{path.name} is on no floor of FLOORS"
+    if path.stem == "__init__":
+        return
+    own = _formulations_floor(path.stem)
+    inside = {m for m in project_imports(path) if m.startswith("formulations.")}
+    bad = sorted(m for m in inside if _formulations_floor(m) >= own)
+    assert not bad, f"formulations/{path.name} (floor {own}) imports {bad} (not below it)"
+
+
+def test_the_floor_check_sees_a_backend_borrowing_from_another(tmp_path: Path) -> None:
+    """The check above is not vacuous: CP-SAT importing the MILP's module is refused."""
+    planted = tmp_path / "cpsat.py"
+    planted.write_text("def f():\n    from formulations.exact import objectives\n")
+    with pytest.raises(AssertionError, match="formulations.exact"):
+        test_the_exact_pipeline_runs_one_way(planted)
+
+
 def test_every_module_is_on_a_floor() -> None:
     """No module escapes the rules: every file is on a checked floor or the top floor."""
     top = {"ddlsched/__init__.py", "ddlsched/api.py", "ddlsched/sweep.py"}

@@ -71,7 +71,8 @@ class CheckReport:
 
 def _optimum(instance: Instance, problem: Problem, params: ExactParams) -> Result:
     """The MILP's result, or an unknown one when the model is refused as too large."""
-    from formulations.exact import ModelTooLarge, solve_milp
+    from formulations.exact import solve_milp
+    from formulations.prepared import ModelTooLarge
 
     try:
         return solve_milp(instance, problem, params)

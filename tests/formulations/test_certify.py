@@ -20,8 +20,8 @@ from ddlsched.core.model import Cluster, Instance, Problem
 from ddlsched.core.result import LowerBound, Result
 from formulations.certify import combinatorial_bound, exact_lp_bound, with_best_bound
 from formulations.cpsat import solve_cpsat
-from formulations.exact import objectives
 from formulations.lower_bounds import BoundInputs, lagrangian_terms, lower_bounds
+from formulations.outcome import objectives
 from proofs_checks.verifier import verify
 from tests.formulations.helpers import unit_job
 from tests.oracles import brute_force_a

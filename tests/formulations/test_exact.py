@@ -132,7 +132,7 @@ def test_a_with_mixed_parallelism_graph() -> None:
 
 def test_oversized_model_refused_clearly() -> None:
     """Realistic durations with a 1 s slot would need millions of variables: a clear error."""
-    from formulations.exact import ModelTooLarge
+    from formulations.prepared import ModelTooLarge
 
     instance = generate(GeneratorConfig(num_jobs=4), 0)  # hours-long jobs, slot 1 s
     with pytest.raises(ModelTooLarge, match=r'horizon of .* slots .* larger "slot"'):
@@ -142,7 +142,7 @@ def test_oversized_model_refused_clearly() -> None:
 def test_mode_explosion_refused_before_enumeration(monkeypatch: pytest.MonkeyPatch) -> None:
     """One 16-GPU job on 16 x 8 has ~3e8 modes: refused, naming the count, before listing any."""
     import formulations.modes as modes
-    from formulations.exact import ModelTooLarge
+    from formulations.prepared import ModelTooLarge
 
     def never(*args: object) -> None:
         raise AssertionError("modes were enumerated before the size check")

@@ -19,9 +19,9 @@ from formulations.exact import (
     OVERRUN_GRACE,
     _stopped_at_deadline,
     build,
-    objectives,
     solve_milp,
 )
+from formulations.outcome import objectives
 from formulations.solver import MipHooks, solve_model
 from formulations.timeindexed import set_warm_start
 from proofs_checks.verifier import verify

@@ -148,16 +148,16 @@ def test_cpsat_counts_its_model_build_inside_the_limit(monkeypatch: pytest.Monke
         return cpsat._Answer("ERROR (captured)", None, math.nan)
 
     monkeypatch.setattr(cpsat, "_run_child", captured)
-    from formulations import exact
+    from formulations import prepared
 
     prepared_at = []
-    prepare = exact.prepare_slotted
+    prepare = prepared.prepare_slotted
 
     def timed_prepare(*args: object, **kwargs: object) -> object:
         prepared_at.append(time.monotonic())
         return prepare(*args, **kwargs)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(exact, "prepare_slotted", timed_prepare)
+    monkeypatch.setattr(prepared, "prepare_slotted", timed_prepare)
     limit, instance, params = 30.0, generate(TINY_INTEGRAL, 1), ExactParams(time_limit=30.0)
     began = time.monotonic()
     cpsat.solve_cpsat(instance, "A", params)
@@ -198,7 +198,8 @@ def test_modes_cut_short_never_break_the_symmetry_relabelling() -> None:
     optimal."""
     from ddlsched import GeneratorConfig, generate
     from formulations.cpsat import solve_cpsat
-    from formulations.exact import prepare_slotted, solve_milp
+    from formulations.exact import solve_milp
+    from formulations.prepared import prepare_slotted
     from proofs_checks.verifier import verify
 
     config = GeneratorConfig(

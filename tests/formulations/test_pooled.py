@@ -21,7 +21,6 @@ from ddlsched.core.model import Cluster, Instance, Job, Problem
 from ddlsched.core.params import ExactParams
 from ddlsched.core.result import SolveStatus
 from formulations.certify import pooled_bound_and_schedules
-from formulations.exact import schedule_from_plan
 from formulations.lower_bounds import (
     BoundInputs,
     LpSettings,
@@ -30,6 +29,7 @@ from formulations.lower_bounds import (
     time_indexed_bound,
 )
 from formulations.modes import problem_a
+from formulations.outcome import schedule_from_plan
 from formulations.timeindexed import improve_order, place_in_order
 from proofs_checks.verifier import verify
 from tests.oracles import brute_force_a

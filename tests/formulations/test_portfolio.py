@@ -46,7 +46,7 @@ def test_portfolio_a2_races_both_and_equals_the_oracle() -> None:
 
 def test_portfolio_refuses_what_both_refuse() -> None:
     """A model too large for both backends is one clear error, not a silent empty result."""
-    from formulations.exact import ModelTooLarge
+    from formulations.prepared import ModelTooLarge
 
     instance = generate(GeneratorConfig(num_jobs=4), 0)  # realistic durations, 1 s slot
     with pytest.raises(ModelTooLarge):
