@@ -23,7 +23,15 @@ from typing import Any
 from formulations.registry import EXACT_METHODS
 
 FLOORS: tuple[tuple[str, ...], ...] = (
-    ("isolation", "solver", "timeindexed", "lower_bounds", "elastic"),
+    (
+        "forkserver_hook",
+        "isolation",
+        "solver",
+        "timeindexed",
+        "lower_bounds",
+        "elastic",
+        "elastic_bounds",
+    ),
     ("mapping", "problem_a2"),
     ("modes",),
     ("prepared", "outcome"),

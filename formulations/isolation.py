@@ -55,7 +55,7 @@ from typing import Any, TypeVar
 
 T = TypeVar("T")
 
-_PRELOAD = ["formulations.exact"]
+_PRELOAD = ["formulations.forkserver_hook", "formulations.exact"]
 _forkserver: Any = None
 _reports: Connection | None = None  # in a child: the pipe to the caller (answer and reports)
 _messages: Connection | None = None  # in a child: the same pipe, read for the caller's messages
@@ -184,18 +184,11 @@ def _logs_to_stderr() -> None:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, 1)
         os.close(devnull)
+        from ddlsched.core.highs import flush_c_stdio
+
         highspy.Highs()
-        _flush_c_stdio()
+        flush_c_stdio()
     os.dup2(2, 1)
-
-
-def _flush_c_stdio() -> None:
-    """Flush the C library's stdout buffer (what native code printed is written now, to
-    where file descriptor 1 points now, not later to wherever it points then)."""
-    import ctypes
-
-    with contextlib.suppress(OSError, AttributeError):
-        ctypes.CDLL(None).fflush(None)
 
 
 def _no_tracked_locks() -> None:

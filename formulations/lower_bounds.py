@@ -464,6 +464,8 @@ def time_indexed_bound(
     """
     import highspy
 
+    from ddlsched.core.highs import new_highs
+
     settings = settings or LpSettings()
     began = time.perf_counter()
     n = len(instance.jobs)
@@ -504,7 +506,7 @@ def time_indexed_bound(
     # X_{i,t} for t in [R_i, L_i) are columns; X = 0 before R_i and 1 from L_i on.
     first_column = np.concatenate(([0], np.cumsum(last - release_slot)))
     columns = int(first_column[-1])
-    model = highspy.Highs()
+    model = new_highs()
     model.setOptionValue("output_flag", False)
     model.setOptionValue("time_limit", float(settings.time_limit))
     if settings.threads is not None:

@@ -1,14 +1,58 @@
 """One HiGHS object as the small in-process MILPs want it: silent, exact, seeded.
 
-The elastic round MILP (:mod:`algorithms.elastic.round_milp`) and the slotted elastic
-optimum (:mod:`formulations.elastic`) solve in this process with ``highspy`` directly; both
-ask the same of HiGHS, so the settings live here once. Imported lazily: ``import ddlsched``
-does not load HiGHS.
+Every in-process ``highspy.Highs`` is made by :func:`new_highs` (silent from its
+first construction). The elastic round MILP (:mod:`algorithms.elastic.round_milp`) and
+the slotted elastic optimum (:mod:`formulations.elastic`) solve in this process with
+``highspy`` directly; both ask the same of HiGHS, so the settings live here once.
+Imported lazily: ``import ddlsched`` does not load HiGHS.
 """
 
 from __future__ import annotations
 
+import contextlib
+import os
+import sys
+import threading
 from typing import Any
+
+_constructed = threading.Event()
+_construct_lock = threading.Lock()
+
+
+def flush_c_stdio() -> None:
+    """Flush the C library's stdout buffer (what native code printed is written now, to
+    where file descriptor 1 points now, not later to wherever it points then)."""
+    import ctypes
+
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL(None).fflush(None)
+
+
+def new_highs() -> Any:
+    """``highspy.Highs()``; the first in a process with the C library's standard output sent
+    to the null device: highspy 1.16 prints its banner ("Running HiGHS ...") there when the
+    first object is made, before any option can silence it, which put two lines on the
+    terminal of every elastic ``simulate`` run (and on stderr under ``--json``)."""
+    import highspy
+
+    if _constructed.is_set():
+        return highspy.Highs()
+    with _construct_lock:
+        if _constructed.is_set():
+            return highspy.Highs()
+        sys.stdout.flush()
+        saved = os.dup(1)
+        null = os.open(os.devnull, os.O_WRONLY)
+        try:
+            os.dup2(null, 1)
+            highs = highspy.Highs()
+            flush_c_stdio()
+        finally:
+            os.dup2(saved, 1)
+            os.close(saved)
+            os.close(null)
+        _constructed.set()
+        return highs
 
 
 def exact_highs() -> Any:
@@ -20,9 +64,7 @@ def exact_highs() -> Any:
     depend on what ran before it in the process. Its branch and bound is deterministic
     either way.
     """
-    import highspy
-
-    highs = highspy.Highs()
+    highs = new_highs()
     for option, value in (
         ("output_flag", False),
         ("mip_rel_gap", 0.0),

@@ -5,6 +5,9 @@ from __future__ import annotations
 import math
 import os
 import signal
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 
@@ -184,3 +187,46 @@ def test_a_crashed_or_stopped_reused_interpreter_is_replaced() -> None:
         run_isolated(_sleep, 60.0, reuse=True, cancel=stop)
     after_cancel = run_isolated(_square, 1, reuse=True)[1]
     assert after_cancel not in (before, after_crash)
+
+
+_FORKED_CHILD_OF_A_VANISHED_CALLER = """
+import os, sys
+{setup}
+from multiprocessing import spawn
+
+def _serve_one(fd):
+    return spawn._main(fd, os.dup(fd))
+
+read, write = os.pipe()
+os.close(write)  # the caller is gone before sending the process object
+try:
+    _serve_one(read)  # as multiprocessing.forkserver's child does
+except Exception:
+    sys.excepthook(*sys.exc_info())
+try:
+    raise ValueError("a real failure")
+except Exception:
+    sys.excepthook(*sys.exc_info())
+"""
+
+
+@pytest.mark.parametrize("hooked", [True, False])
+def test_a_forked_child_whose_caller_vanished_ends_silently(hooked: bool) -> None:
+    """The fork server's child reads its task from the caller; after a Ctrl-C the caller
+    may be gone first, and Python's fork server printed that EOFError's traceback on the
+    caller's terminal. With the hook the fork server preloads it is silent; any other
+    exception is still shown (and without the hook the EOFError is, which is what makes
+    this test able to fail)."""
+    from formulations.isolation import _PRELOAD
+
+    assert _PRELOAD[0] == "formulations.forkserver_hook"
+    setup = "import formulations.forkserver_hook" if hooked else ""
+    done = subprocess.run(
+        [sys.executable, "-c", _FORKED_CHILD_OF_A_VANISHED_CALLER.format(setup=setup)],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=Path(__file__).resolve().parents[2],
+    )
+    assert "ValueError: a real failure" in done.stderr
+    assert ("EOFError" in done.stderr) is not hooked, done.stderr
