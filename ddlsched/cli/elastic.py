@@ -12,6 +12,7 @@ asked for); ``simulate`` then runs the elastic simulator
 from __future__ import annotations
 
 import argparse
+import math
 import statistics
 
 from ddlsched.cli.options import EXIT_NO, EXIT_OK, refuse_given
@@ -58,6 +59,7 @@ def run(args: argparse.Namespace) -> int:
     from algorithms.elastic import ELASTIC_POLICIES, simulate_elastic
     from algorithms.elastic.verify import check_elastic
     from ddlsched.core.elastic import ElasticCluster, load_pollux_workload
+    from formulations.elastic_bounds import elastic_flow_bound
 
     if args.policy not in ELASTIC_POLICIES:
         raise InputError(
@@ -70,12 +72,22 @@ def run(args: argparse.Namespace) -> int:
     result = simulate_elastic(workload, ELASTIC_POLICIES[args.policy](), cluster)
     problems = check_elastic(result)
     jcts = sorted(result.jct.values())
+    bound = elastic_flow_bound(
+        workload.jobs,
+        cluster.total_gpus,
+        result.params.round_length,
+        result.params.restart_time,
+    )
+    flow = math.fsum(jcts)
     summary = {
         "method": args.policy,
         "trace_format": "pollux-workload",
         "jobs": len(jcts),
         "cluster": f"{cluster.num_nodes} x {cluster.gpus_per_node}",
         "mean_jct": result.mean_jct,
+        "total_flow_time": flow,
+        "flow_lower_bound": bound.value,
+        "flow_ratio": flow / bound.value if bound.value > 0 else None,
         "p50_jct": statistics.median(jcts),
         "p95_jct": jcts[min(len(jcts) - 1, int(0.95 * len(jcts)))],
         "makespan": max(result.completion.values()),
@@ -94,6 +106,11 @@ def run(args: argparse.Namespace) -> int:
         )
         for key in ("mean_jct", "p50_jct", "p95_jct", "makespan", "restarts"):
             print(f"  {key:>20}: {summary[key]:.6g}")
+        if summary["flow_ratio"] is not None:
+            print(
+                f"  {'flow_ratio':>20}: {summary['flow_ratio']:.4g} (total JCT over a lower "
+                f"bound, {bound.value:.6g} s, valid for any run of this simulator)"
+            )
         state = "passes" if not problems else f"FAILS ({len(problems)} violations)"
         print(f"  the run {state} the independent check (capacity, progress, JCTs)")
         for line in problems[:10]:

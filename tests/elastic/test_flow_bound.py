@@ -1,0 +1,184 @@
+"""The trace-scale lower bound on elastic runs' total JCT (formulations.elastic_bounds).
+
+Truths: the goodput model itself, sampled over allocations far outside what the policies
+try (tiny and huge micro-batches, accumulation, batches below M0); a hand-worked bound on
+a synthetic application; and every policy's verified run, including an adversarial one
+that picks random placements and batch configurations each round.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from algorithms.elastic import ELASTIC_POLICIES, simulate_elastic
+from algorithms.elastic.simulator import Allocation, RoundState
+from algorithms.elastic.verify import check_elastic
+from ddlsched.core.elastic import (
+    MODELS,
+    Application,
+    ElasticCluster,
+    ElasticJob,
+    ElasticWorkload,
+    FitError,
+    PerfParams,
+    load_application,
+)
+from formulations.elastic_bounds import elastic_flow_bound, first_round, goodput_ceilings
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _synthetic(sqr: float = 1.0, var: float = 1.0) -> Application:
+    """M0 = 2, g(a) = 1 + 0.5 a, one measured noise ratio var / sqr, two epochs of 10."""
+    return Application(
+        name="synthetic",
+        perf=PerfParams(1.0, 0.5, 0.1, 0.1, 0.2, 0.2, 1.0),
+        fit=FitError(0.0, 0.0, 0),
+        batch_sizes=np.array([2, 64]),
+        grad_sqr=np.full((2, 2), sqr),
+        grad_var=np.full((2, 2), var),
+        epoch_ends=np.array([10.0, 20.0]),
+        epochs=2,
+        min_local_bsz=1,
+        max_local_bsz=32,
+    )
+
+
+def test_the_ceilings_and_the_bound_of_a_synthetic_application_by_hand() -> None:
+    """g(1) = 1.5, M0 beta = 1, 1 + var/sqr = 2: per GPU min(max(1, 1/1.5), 2/1.5) = 1;
+    on 4 GPUs min(max(4, 1/1.5), 2/1.5) = 4/3. One job released at 61 s with rounds of
+    60 s: waits 59 s, restarts 30 s, then 20 units at 4/3 per second: flow >= 104 s;
+    its area 30 + 20 = 50 GPU-seconds on 4 GPUs is 12.5 s from 120 s: 132.5 - 61."""
+    app = _synthetic()
+    job, per_gpu = goodput_ceilings(app, 0, 4)
+    assert job == pytest.approx(4 / 3) and per_gpu == pytest.approx(1.0)
+    bound = elastic_flow_bound(
+        [ElasticJob("s", "bert", 61.0, 1, 2, 2)], 4, 60.0, 30.0, applications=[app]
+    )
+    assert bound.per_job == pytest.approx(59 + 30 + 15)
+    assert bound.squashed == pytest.approx(120 + 12.5 - 61)
+    assert bound.value == pytest.approx(104, rel=1e-8) and bound.value <= 104
+
+
+@pytest.mark.parametrize("model", MODELS)
+def test_no_allocation_beats_the_goodput_ceilings(model: str) -> None:
+    """Sampled over placements up to 64 GPUs, micro-batches 1 .. 4x the largest local
+    batch, accumulation 0 .. 7 and every epoch: the model's goodput never exceeds the
+    ceilings, per job or per GPU (a ceiling built on the policies' batch limits, or one
+    that forgot batches below M0 or the accumulation, fails here)."""
+    app = load_application(model)
+    rng = np.random.default_rng(7)
+    for epoch in range(app.epochs):
+        job_ceiling, gpu_ceiling = goodput_ceilings(app, epoch, 64)
+        replicas = rng.integers(1, 65, 400)
+        nodes = np.minimum(replicas, rng.integers(1, 17, 400))
+        atomic = rng.integers(1, 4 * app.max_local_bsz + 1, 400)
+        atomic[:40] = 1  # batches far below M0
+        accum = rng.integers(0, 8, 400)
+        good = app.goodput(nodes, replicas, atomic, accum, epoch)
+        assert np.all(good <= job_ceiling * (1 + 1e-12)), (epoch, good.max(), job_ceiling)
+        assert np.all(good / replicas <= gpu_ceiling * (1 + 1e-12))
+        best = max(app.best_batch(1, r, epoch).goodput for r in (1, 2, 4))
+        assert best <= job_ceiling
+
+
+def test_the_first_round_is_the_simulators() -> None:
+    """A job joins the first round starting at or after its arrival (on a boundary: that
+    round)."""
+    assert first_round(0.0, 60.0) == 0.0
+    assert first_round(60.0, 60.0) == 60.0
+    assert first_round(60.000001, 60.0) == 120.0
+    rng = np.random.default_rng(3)
+    releases, lengths = rng.uniform(0, 50, 300), rng.choice([0.1, 0.7, 3.0, 60.0], 300)
+    for release, length in zip(releases, lengths, strict=True):
+        index = 0
+        while index * length < release:  # the simulator's test, one round at a time
+            index += 1
+        assert first_round(float(release), float(length)) == index * length
+    assert first_round(0.1 + 0.2, 0.1) == 3 * 0.1  # equal in floats: that round
+
+
+class _RandomAllocations:
+    """An adversary: each round, jobs in random order get a random free share of one or
+    two nodes and a random micro-batch (1 .. 3x the local limit) and accumulation."""
+
+    name = "random"
+
+    def __init__(self, seed: int) -> None:
+        self.rng = np.random.default_rng(seed)
+
+    def allocate(self, state: RoundState) -> dict[str, Allocation]:
+        free = [state.cluster.gpus_per_node] * state.cluster.num_nodes
+        chosen = {}
+        for k in self.rng.permutation(len(state.jobs)):
+            job = state.jobs[int(k)]
+            placement = []
+            for node in self.rng.permutation(len(free))[: int(self.rng.integers(1, 3))]:
+                if free[node] and self.rng.random() < 0.8:
+                    take = int(self.rng.integers(1, free[node] + 1))
+                    free[node] -= take
+                    placement.append((int(node), take))
+            if placement:
+                atomic = int(self.rng.integers(1, 3 * job.app.max_local_bsz + 1))
+                chosen[job.job.name] = Allocation(
+                    tuple(sorted(placement)), atomic, int(self.rng.integers(0, 4))
+                )
+        return chosen
+
+
+@pytest.mark.parametrize("policy", [*ELASTIC_POLICIES.names(), "random-0", "random-1"])
+def test_no_verified_run_beats_the_bound(
+    policy: str, mixed_workload: ElasticWorkload, small_cluster: ElasticCluster
+) -> None:
+    """Every policy, and random allocations, on overlapping arrivals on 2 x 4 GPUs: the
+    run passes the independent check and its total JCT is at least the bound."""
+    chooser = (
+        _RandomAllocations(int(policy[-1]))
+        if policy.startswith("random")
+        else ELASTIC_POLICIES[policy]()
+    )
+    result = simulate_elastic(mixed_workload, chooser, small_cluster)
+    assert check_elastic(result) == []
+    bound = elastic_flow_bound(mixed_workload.jobs, small_cluster.total_gpus)
+    flow = math.fsum(result.jct.values())
+    assert 0 < bound.value <= flow, (policy, bound, flow)
+
+
+def test_a_crowded_cluster_makes_the_area_part_bind(mixed_workload: ElasticWorkload) -> None:
+    """On one GPU the jobs queue: the squashed machine's SRPT total exceeds the per-job
+    floors (which ignore one another), and the bound takes it."""
+    one = elastic_flow_bound(mixed_workload.jobs, 1)
+    many = elastic_flow_bound(mixed_workload.jobs, 64)
+    assert one.squashed > one.per_job and one.value == pytest.approx(one.squashed)
+    assert many.value <= one.value
+
+
+def test_simulate_reports_the_flow_certificate_and_no_banner(tmp_path: Path) -> None:
+    """``simulate --json`` on a Pollux workload carries the three flow keys (ratio >= 1),
+    and the text output has no HiGHS banner (highspy 1.16 prints one at the first
+    ``Highs()`` of a process)."""
+    workload = tmp_path / "w.csv"
+    workload.write_text(
+        "name,time,application,num_replicas,batch_size\n"
+        "a,0,cifar10,2,256\nb,30,bert,1,12\nc,90,cifar10,1,128\n"
+    )
+    command = [sys.executable, "-m", "ddlsched.cli", "simulate", "--trace", str(workload)]
+    command += ["--servers", "2", "--gpus-per-server", "4", "--policy", "sia"]
+    shown = subprocess.run(
+        [*command, "--json"], capture_output=True, text=True, check=True, cwd=ROOT
+    )
+    document = json.loads(shown.stdout)
+    assert document["verified"] and shown.stderr == ""
+    flow = document["total_flow_time"]
+    assert flow == pytest.approx(3 * document["mean_jct"])
+    assert 0 < document["flow_lower_bound"] <= flow
+    assert document["flow_ratio"] == pytest.approx(flow / document["flow_lower_bound"])
+    text = subprocess.run(command, capture_output=True, text=True, check=True, cwd=ROOT)
+    assert "HiGHS" not in text.stdout + text.stderr and "flow_ratio" in text.stdout
