@@ -26,6 +26,7 @@ from ddlsched.core.model import Instance
 from ddlsched.core.params import OnlineParams
 from proofs_checks.verifier import verify
 from tests.algorithms.reference_gavel import ReferenceGavel
+from tests.mappers import RefusesEvery
 
 _OPS = st.lists(
     st.one_of(
@@ -103,19 +104,6 @@ def _hard_instances() -> list[tuple[str, Instance]]:
     return out
 
 
-class _Refusing:
-    """First fit that refuses every fifth request (a mapper may find no placement even
-    when enough GPUs are free: types, fragmentation)."""
-
-    def __init__(self) -> None:
-        self.calls = 0
-        self.inner = FirstFitMapper()
-
-    def __call__(self, job, cluster, free):  # type: ignore[no-untyped-def]
-        self.calls += 1
-        return None if self.calls % 5 == 0 else self.inner(job, cluster, free)
-
-
 @pytest.mark.parametrize("mapper", ["graph", "first-fit", "random", "refusing"])
 @pytest.mark.parametrize(("name", "instance"), _hard_instances(), ids=lambda x: str(x)[:12])
 def test_gavel_decides_as_the_plain_walk(name: str, instance: Instance, mapper: str) -> None:
@@ -130,7 +118,7 @@ def test_gavel_decides_as_the_plain_walk(name: str, instance: Instance, mapper: 
             "graph": GraphMapper(),
             "first-fit": FirstFitMapper(),
             "random": RandomMapper(np.random.default_rng(5)),
-            "refusing": _Refusing(),
+            "refusing": RefusesEvery(5),
         }[mapper]
         # 10 h rounds: these jobs run for days, so 6 min rounds would make 10^5 pieces
         policy = cls(instance.cluster, made, round_length=36_000.0, restart_cost=7.5)

@@ -11,6 +11,7 @@ from algorithms.policy import Policy
 from algorithms.simulator import simulate
 from ddlsched.core.alpha import alpha_min
 from ddlsched.core.model import Cluster, Instance, Job
+from tests.mappers import RefusesEvery
 from tests.strategies import generated_instances, weighted_instances
 
 
@@ -220,19 +221,6 @@ def test_a_mapping_outside_the_cluster_is_refused_before_any_gpu_is_taken(
         simulate(instance, _MapsTo(servers))
 
 
-class _RefusesEvery:
-    """First fit that refuses every ``k``-th request, whatever is free (a custom mapper may
-    find no placement while enough GPUs are free: types, fragmentation, its own state)."""
-
-    def __init__(self, k: int) -> None:
-        self.k, self.calls = k, 0
-        self.inner = FirstFitMapper()
-
-    def __call__(self, job, cluster, free):  # type: ignore[no-untyped-def]
-        self.calls += 1
-        return None if self.calls % self.k == 0 else self.inner(job, cluster, free)
-
-
 _RIGID = ["asrpt", "asrpt-greedy", "fifo", "sjf", "srpt-naive", "las", "las-tiresias", "gavel"]
 
 
@@ -258,7 +246,7 @@ def test_a_placement_refused_on_an_idle_cluster_is_asked_again(
     from algorithms.registry import build_policy
     from proofs_checks.verifier import verify
 
-    result = simulate(instance, build_policy(name, instance, mapper=_RefusesEvery(k)))
+    result = simulate(instance, build_policy(name, instance, mapper=RefusesEvery(k)))
     assert result.metrics["jobs_completed"] == len(instance.jobs)
     assert verify(instance, result.schedule).feasible
 
