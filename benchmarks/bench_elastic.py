@@ -3,7 +3,8 @@
 Runs the eight 160-job workloads (``shared/data/pollux/workloads/``) with
 each elastic policy on 16 nodes x 4 GPUs (60 s rounds, 30 s restarts), checks
 every run with the independent check (:func:`algorithms.elastic.verify.check_elastic`),
-and prints: the throughput fit's error per model, the mean JCT per workload
+and prints: the throughput fit's error per model, the mean JCT and the flow ratio
+(:mod:`formulations.elastic_bounds`) per workload
 and policy, the published workload-6 figures beside ours, and each policy's
 median wall-clock time per round (the only figures that depend on the
 machine; never asserted).
@@ -17,6 +18,7 @@ Usage::
 from __future__ import annotations
 
 import argparse
+import math
 import statistics
 import time
 
@@ -24,6 +26,7 @@ from algorithms.elastic import ELASTIC_POLICIES, simulate_elastic
 from algorithms.elastic.verify import check_elastic
 from ddlsched.core.elastic import MODELS, ElasticCluster, load_application, load_pollux_workload
 from ddlsched.core.traces import data_dir
+from formulations.elastic_bounds import elastic_flow_bound
 
 PUBLISHED_WORKLOAD6 = {"pollux": 2446.0, "las-pollux": 3470.0}
 """Mean JCT (s) on workload 6 in the Pollux paper (Qiao et al., OSDI 2021): Pollux, Tiresias."""
@@ -46,12 +49,14 @@ def main() -> None:
 
     cluster = ElasticCluster(16, 4)
     table: dict[int, dict[str, float]] = {}
+    ratios: dict[int, dict[str, float]] = {}
     round_seconds: dict[str, list[float]] = {name: [] for name in args.policies}
     for number in args.workloads:
         workload = load_pollux_workload(
             data_dir() / "pollux" / "workloads" / f"workload-{number}.csv"
         )
-        table[number] = {}
+        table[number], ratios[number] = {}, {}
+        bound = elastic_flow_bound(workload.jobs, cluster.total_gpus)
         for name in args.policies:
             started = time.perf_counter()
             result = simulate_elastic(workload, ELASTIC_POLICIES[name](), cluster)
@@ -59,6 +64,7 @@ def main() -> None:
             problems = check_elastic(result)
             assert not problems, problems[:3]
             table[number][name] = result.mean_jct
+            ratios[number][name] = math.fsum(result.jct.values()) / bound.value
             round_seconds[name].extend(result.decision_seconds)
             print(
                 f"workload-{number} {name:<11} mean JCT {result.mean_jct:8.0f} s  "
@@ -75,6 +81,14 @@ def main() -> None:
     if len(table) > 1:
         means = {n: statistics.mean(row[n] for row in table.values()) for n in args.policies}
         print(f"{'mean':<10}" + "".join(f"{means[n]:>15.0f}" for n in args.policies))
+    print()
+    print(
+        "Flow ratio (total JCT over formulations.elastic_bounds' lower bound, valid for any "
+        "run of this simulator)"
+    )
+    print(f"{'workload':<10}" + "".join(f"{name:>15}" for name in args.policies))
+    for number, row in ratios.items():
+        print(f"{number:<10}" + "".join(f"{row[name]:>15.2f}" for name in args.policies))
     if 6 in table:
         print()
         print("Workload 6 against the Pollux paper")

@@ -5,7 +5,7 @@ After PyVRP's ``plotting``: every function draws on the ``ax`` it is given
 module imports matplotlib. It imports only the ground floor
 (:mod:`ddlsched.core`). :func:`comparison_figure` and
 :func:`simulation_figure` lay out the command line's figures;
-:func:`save_png` writes one. Use the Agg backend for files
+:func:`save_figure` writes one (PNG, PDF or SVG). Use the Agg backend for files
 (``matplotlib.use("Agg")``), as the command line does.
 """
 
@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ddlsched.core.extras import require
-from ddlsched.core.io import write_bytes_atomic
+from ddlsched.core.io import FIGURE_FORMATS, write_bytes_atomic
 from ddlsched.core.model import Instance, Schedule
 
 # matplotlib is the [plot] extra: a miss names it, instead of a bare ModuleNotFoundError.
@@ -244,9 +244,13 @@ def simulation_figure(instance: Instance, schedule: Schedule, label: str) -> Fig
     return figure
 
 
-def save_png(figure: Figure, path: str, dpi: int = 110) -> None:
-    """Write ``figure`` to ``path`` as PNG, atomically, and close it."""
+def save_figure(figure: Figure, path: str, file_format: str = "png", dpi: int = 110) -> None:
+    """Write ``figure`` to ``path`` in ``file_format`` (one of
+    :data:`ddlsched.core.io.FIGURE_FORMATS`),
+    atomically, and close it."""
+    if file_format not in FIGURE_FORMATS:
+        raise ValueError(f"figure format {file_format!r}: expected one of {FIGURE_FORMATS}")
     buffer = io.BytesIO()
-    figure.savefig(buffer, format="png", dpi=dpi)
+    figure.savefig(buffer, format=file_format, dpi=dpi)
     plt.close(figure)
     write_bytes_atomic(path, buffer.getvalue())

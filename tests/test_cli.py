@@ -559,3 +559,31 @@ def test_a_large_generate_says_what_it_will_cost_first(
     assert err[1].startswith(f"wrote {out}: 6 jobs")
     assert main(["generate", "--jobs", "4", "--out", str(out)]) == 0
     assert capsys.readouterr().err.startswith(f"wrote {out}: 4 jobs")
+
+
+@pytest.mark.parametrize(
+    ("name", "magic"),
+    [("f.pdf", b"%PDF"), ("f.svg", b"<?xml"), ("f", b"\x89PNG"), ("F.PNG", b"\x89PNG")],
+)
+def test_plot_writes_the_format_its_extension_names(
+    tmp_path: Path, name: str, magic: bytes
+) -> None:
+    """``--plot`` writes PDF, SVG or PNG by the extension (PNG without one); it wrote PNG
+    bytes into a file named .pdf before."""
+    trace = tmp_path / "t.csv"
+    trace.write_text("submit_time,duration,num_gpus\n0,50,1\n10,30,2\n")
+    figure = tmp_path / name
+    done = run_cli("simulate", "--trace", str(trace), "--servers", "1", "--plot", str(figure))
+    assert done.returncode == 0, done.stderr
+    assert figure.read_bytes().startswith(magic)
+
+
+def test_plot_with_another_extension_is_refused_before_any_work(tmp_path: Path) -> None:
+    """One line naming the option and the formats; no file written."""
+    trace = tmp_path / "t.csv"
+    trace.write_text("submit_time,duration,num_gpus\n0,50,1\n")
+    figure = tmp_path / "f.jpg"
+    done = run_cli("simulate", "--trace", str(trace), "--plot", str(figure))
+    assert done.returncode == 2 and not figure.exists()
+    assert done.stderr.strip().count("\n") == 0 and "--plot" in done.stderr
+    assert ".png, .pdf, .svg" in done.stderr and "not .jpg" in done.stderr

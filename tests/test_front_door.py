@@ -18,7 +18,7 @@ def test_checks_bounds_and_figures_are_at_the_front_door() -> None:
     assert optimum.proven_optimal
     bounds = [b for b in ddlsched.lower_bounds(instance) if b.valid]
     assert bounds and all(b.value <= optimum.objective + 1e-6 for b in bounds)
-    assert callable(ddlsched.plotting.gantt) and callable(ddlsched.plotting.save_png)
+    assert callable(ddlsched.plotting.gantt) and callable(ddlsched.plotting.save_figure)
 
 
 def test_a_zoo_job_in_one_call() -> None:

@@ -105,7 +105,7 @@ def test_the_floor_check_sees_a_backend_borrowing_from_another(tmp_path: Path) -
     """The check above is not vacuous: CP-SAT importing the MILP's module is refused."""
     planted = tmp_path / "cpsat.py"
     planted.write_text("def f():\n    from formulations.exact import objectives\n")
-    with pytest.raises(AssertionError, match="formulations.exact"):
+    with pytest.raises(AssertionError, match=r"formulations\.exact"):
         test_the_exact_pipeline_runs_one_way(planted)
 
 

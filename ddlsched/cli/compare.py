@@ -18,7 +18,14 @@ from ddlsched.cli.options import (
     positive,
     servers,
 )
-from ddlsched.cli.output import print_json, print_table, progress_bar, save_figure, types_text
+from ddlsched.cli.output import (
+    figure_format,
+    print_json,
+    print_table,
+    progress_bar,
+    save_figure,
+    types_text,
+)
 from ddlsched.core.model import InputError
 
 
@@ -65,7 +72,9 @@ def add(commands: Any) -> None:
         choices=exact_method_names(),
         help="the exact method giving the optimum",
     )
-    cmp_.add_argument("--plot", help="write a figure (Gantt charts and ratios) to this PNG")
+    cmp_.add_argument(
+        "--plot", help="write a figure (Gantt charts and ratios) to this .png, .pdf or .svg"
+    )
     add_json(cmp_)
     cmp_.set_defaults(handler=run)
 
@@ -75,6 +84,8 @@ def run(args: argparse.Namespace) -> int:
     from ddlsched.experiments import CompareConfig, compare
 
     check_outputs({"--plot": args.plot})
+    if args.plot:
+        figure_format("--plot", args.plot)
     try:
         config = CompareConfig(
             jobs=args.jobs,

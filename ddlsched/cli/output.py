@@ -10,6 +10,9 @@ import sys
 from collections.abc import Iterator, Sequence
 from typing import Any, TextIO
 
+from ddlsched.core.io import FIGURE_FORMATS
+from ddlsched.core.model import InputError
+
 _json_stream: TextIO | None = None
 """Where :func:`print_json` writes while :func:`json_only_on_stdout` is active."""
 
@@ -90,9 +93,25 @@ def progress_bar(total: int, label: str) -> tuple[Any, Any]:
     return update, bar.close
 
 
+def figure_format(option: str, path: str) -> str:
+    """The format of the figure file ``path`` (its extension; PNG without one); any other
+    extension is an :class:`InputError` naming ``option``, before any work."""
+    suffix = os.path.splitext(path)[1].lower().lstrip(".")
+    if not suffix:
+        return "png"
+    if suffix not in FIGURE_FORMATS:
+        raise InputError(
+            f"{option} {path}: figures are written as "
+            f"{', '.join('.' + f for f in FIGURE_FORMATS)} (by the extension), not .{suffix}"
+        )
+    return suffix
+
+
 def save_figure(name: str, path: str, *data: Any) -> None:
-    """Draw the figure ``ddlsched.plotting.<name>(*data)`` into the PNG file ``path``."""
+    """Draw the figure ``ddlsched.plotting.<name>(*data)`` into ``path``, in the format its
+    extension names (:func:`figure_format`)."""
+    file_format = figure_format("--plot", path)
     os.environ.setdefault("MPLBACKEND", "Agg")  # files only: no display needed
     from ddlsched import plotting
 
-    plotting.save_png(getattr(plotting, name)(*data), path)
+    plotting.save_figure(getattr(plotting, name)(*data), path, file_format)

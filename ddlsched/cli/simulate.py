@@ -17,7 +17,7 @@ from ddlsched.cli.options import (
     new_command,
     non_negative,
 )
-from ddlsched.cli.output import print_json, progress_bar, save_figure, types_text
+from ddlsched.cli.output import figure_format, print_json, progress_bar, save_figure, types_text
 from ddlsched.cli.replay import add_replay_options, load_replay
 from ddlsched.core.model import InputError
 
@@ -56,7 +56,9 @@ def add(commands: Any) -> None:
     )
     add_seed(sim)
     sim.add_argument("--out", help="write the schedule here")
-    sim.add_argument("--plot", help="write a figure (JCT CDF; Gantt chart if small) to this PNG")
+    sim.add_argument(
+        "--plot", help="write a figure (JCT CDF; Gantt chart if small) to this .png, .pdf or .svg"
+    )
     add_json(sim)
     sim.set_defaults(handler=run)
 
@@ -82,6 +84,8 @@ def run(args: argparse.Namespace) -> int:
             "pollux/workloads/workload-6.csv"
         )
     check_outputs({"--out": args.out, "--plot": args.plot}, [args.trace])
+    if args.plot:
+        figure_format("--plot", args.plot)
     loaded, instance, factor, load = load_replay(args)
     progress, close = progress_bar(instance.num_jobs, args.policy)
     try:

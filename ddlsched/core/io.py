@@ -33,6 +33,10 @@ from ddlsched.core.model import (
     ScheduledJob,
 )
 
+FIGURE_FORMATS = ("png", "pdf", "svg")
+"""The figure files the project writes (:func:`ddlsched.plotting.save_figure`), named by
+their extension."""
+
 _JOB_FIELDS = {
     "id",
     "release",
