@@ -208,3 +208,27 @@ def test_simulate_reports_the_flow_certificate_and_no_banner(tmp_path: Path) -> 
     assert document["flow_ratio"] == pytest.approx(flow / document["flow_lower_bound"])
     text = subprocess.run(command, capture_output=True, text=True, check=True, cwd=ROOT)
     assert "HiGHS" not in text.stdout + text.stderr and "flow_ratio" in text.stdout
+
+
+def test_the_defaults_are_the_simulators_and_bad_settings_are_refused(
+    mixed_workload: ElasticWorkload,
+) -> None:
+    """Round length and restart time default to the simulator's; no jobs bound nothing;
+    a cluster without GPUs, rounds of no length, a negative restart or applications that
+    do not match the jobs are refused (a restart of 0 is a valid setting)."""
+    from algorithms.elastic.simulator import ElasticSimParams
+
+    jobs = mixed_workload.jobs
+    simulated = ElasticSimParams()
+    assert elastic_flow_bound(jobs, 8) == elastic_flow_bound(
+        jobs, 8, simulated.round_length, simulated.restart_time
+    )
+    empty = elastic_flow_bound([], 8)
+    assert (empty.value, empty.per_job, empty.squashed) == (0.0, 0.0, 0.0)
+    none = elastic_flow_bound(jobs, 8, 60.0, 0.0)
+    assert 0 < none.value < elastic_flow_bound(jobs, 8).value
+    for gpus, length, restart in ((0, 60.0, 30.0), (8, 0.0, 30.0), (8, 60.0, -1.0)):
+        with pytest.raises(ValueError, match="elastic_flow_bound"):
+            elastic_flow_bound(jobs, gpus, length, restart)
+    with pytest.raises(ValueError):
+        elastic_flow_bound(jobs, 8, applications=[load_application("bert")])
