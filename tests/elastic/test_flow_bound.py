@@ -232,3 +232,22 @@ def test_the_defaults_are_the_simulators_and_bad_settings_are_refused(
             elastic_flow_bound(jobs, gpus, length, restart)
     with pytest.raises(ValueError):
         elastic_flow_bound(jobs, 8, applications=[load_application("bert")])
+
+
+def test_each_job_floor_sums_its_epochs_at_their_own_ceilings(
+    mixed_workload: ElasticWorkload,
+) -> None:
+    """The per-job part, recomputed here epoch by epoch from ``goodput_ceilings`` (every
+    model at its full budget, and the mixed workload): the bound's ceilings cache, shared by
+    jobs of one model, must give each epoch its own row's ceiling and each model its own."""
+    jobs = [ElasticJob(m, m, 7.0, 1, load_application(m).init_batch_size) for m in MODELS]
+    for job in [*jobs, *mixed_workload.jobs]:
+        app = load_application(job.model, job.epochs)
+        works = np.diff(np.concatenate(([0.0], app.epoch_ends[: app.epochs])))
+        alone = first_round(job.submit_time, 60.0) - job.submit_time + 30.0
+        alone += sum(w / goodput_ceilings(app, e, 8)[0] for e, w in enumerate(works))
+        assert elastic_flow_bound([job], 8).per_job == pytest.approx(alone, rel=1e-12)
+    together = elastic_flow_bound([*jobs, *mixed_workload.jobs], 8).per_job
+    assert together == pytest.approx(
+        sum(elastic_flow_bound([job], 8).per_job for job in [*jobs, *mixed_workload.jobs])
+    )
