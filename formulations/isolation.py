@@ -191,6 +191,24 @@ def _logs_to_stderr() -> None:
     os.dup2(2, 1)
 
 
+def _private_capture_lock() -> None:
+    """In a child: Pyomo's output-capture lock is this process's own.
+
+    Pyomo 6.10 turns the lock its ``capture_output`` takes (around every APPSI HiGHS
+    ``set_instance`` and solve) into a ``multiprocessing.Lock`` once multiprocessing is
+    imported: one semaphore, made in the fork server when it preloads Pyomo, that every
+    child forked from it shares. A child stopped while holding it (the portfolio's loser,
+    a deadline, Ctrl-C: each is killed) never releases it, and every later MILP child of
+    that fork server then waited 200 s in ``capture_output.__enter__`` and failed with
+    Pyomo's "Deadlock starting capture_output" (seen as a 20-minute test in a suite run
+    under load). A child's file descriptors are its own, so a per-process lock is all
+    the capture needs.
+    """
+    dependencies = sys.modules.get("pyomo.common.dependencies")
+    if dependencies is not None:
+        dependencies.capture_output_lock = threading.Lock()
+
+
 def _no_tracked_locks() -> None:
     """In a child: locks it makes are not registered with the caller's resource tracker.
 
@@ -212,6 +230,7 @@ def _child(
     """A one-call child: the answer, the reports and the caller's messages share one pipe."""
     global _reports, _messages
     _ignore_ctrl_c()
+    _private_capture_lock()
     _watch_caller(caller)
     _logs_to_stderr()
     _no_tracked_locks()

@@ -108,6 +108,39 @@ def test_crashed_cpsat_returns_the_list_schedule(monkeypatch: pytest.MonkeyPatch
     assert result.schedule is not None and verify(instance, result.schedule).feasible
 
 
+def _die_holding_pyomos_capture_lock() -> None:
+    """Take the lock Pyomo's ``capture_output`` takes around every APPSI solve, and be
+    killed before releasing it (as a stopped MILP child can be)."""
+    import pyomo.environ  # noqa: F401 (what the MILP children have loaded)
+    from pyomo.common import dependencies
+
+    dependencies.capture_output_lock.acquire()
+    os.kill(os.getpid(), signal.SIGKILL)
+
+
+def _pyomos_capture_lock_is_free() -> bool:
+    import pyomo.environ  # noqa: F401
+    from pyomo.common import dependencies
+
+    lock = dependencies.capture_output_lock
+    taken = lock.acquire(timeout=5.0)
+    if taken:
+        lock.release()
+    return bool(taken)
+
+
+def test_a_child_killed_inside_pyomos_capture_does_not_block_the_next() -> None:
+    """Pyomo 6.10 makes its capture lock one semaphore shared by every child of the fork
+    server; a child killed while holding it made each later MILP child wait 200 s and
+    fail ("Deadlock starting capture_output"). Children now take a lock of their own.
+    Without that, the second call below finds the lock taken (after 5 s, not 200)."""
+    from formulations.isolation import SolverCrashed
+
+    with pytest.raises(SolverCrashed):
+        run_isolated(_die_holding_pyomos_capture_lock)
+    assert run_isolated(_pyomos_capture_lock_is_free) is True
+
+
 def _echo_inbox(count: int) -> int:
     """Report every message received until ``count`` have come, then return how many."""
     import time
