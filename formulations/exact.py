@@ -385,7 +385,12 @@ def _stopped_at_deadline(
     """The result of a MILP stopped past its deadline: its last reported incumbent, else the
     warm start or the list schedule, with the last reported bound; never ``optimal``."""
     note = f"HiGHS overran its time limit by over {OVERRUN_GRACE:g} s and was stopped"
-    schedule, bound = last[-1] if last else (warm_start, math.nan)
+    given = (
+        warm_start
+        if warm_start is not None and math.isfinite(objectives(instance, warm_start)[0])
+        else None
+    )  # a warm start without ends is no answer: the list schedule is
+    schedule, bound = last[-1] if last else (given, math.nan)
     source = "its last reported incumbent" if last else "the warm start"
     if schedule is None and problem != Problem.A2:
         # Past the deadline already: the modes stop at once (one quick mode per job).

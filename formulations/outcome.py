@@ -77,12 +77,15 @@ def honest_status(
 
 
 def objectives(instance: Instance, schedule: Schedule | None) -> tuple[float, float]:
-    """``sum w C`` and ``sum w (C - r)`` of a schedule whose entries carry ``end``."""
+    """``sum w C`` and ``sum w (C - r)`` of a schedule whose entries carry ``end``; ``nan``
+    for no schedule, or one where an entry of ``instance``'s jobs has no end (a warm start
+    read from a file may omit ends: scored as 0 they once made a MILP stopped at its
+    deadline report "optimal, total completion time 0")."""
     if schedule is None:
         return math.nan, math.nan
     ends = {entry.id: entry.end for entry in schedule.jobs}
-    total = math.fsum(job.weight * float(ends[job.id] or 0.0) for job in instance.jobs)
-    jct = math.fsum(
-        job.weight * (float(ends[job.id] or 0.0) - job.release) for job in instance.jobs
-    )
+    if any(ends.get(job.id) is None for job in instance.jobs):
+        return math.nan, math.nan
+    total = math.fsum(job.weight * float(ends[job.id]) for job in instance.jobs)
+    jct = math.fsum(job.weight * (float(ends[job.id]) - job.release) for job in instance.jobs)
     return total, jct

@@ -150,3 +150,28 @@ def test_a_milp_stopped_at_its_deadline_returns_a_feasible_schedule() -> None:
     reported = _stopped_at_deadline(instance, "A", None, [(fallback.schedule, 12.5)], began)
     assert reported.best_bound == 12.5 and not reported.proven_optimal
     assert reported.objective == pytest.approx(fallback.objective)
+
+
+def test_a_warm_start_without_ends_is_never_scored_as_zero() -> None:
+    """Schedule files may omit ends. A MILP stopped at its deadline returned such a warm
+    start, scored 0 (a missing end counted as 0), and the combinatorial bound then "met"
+    it: ``optimal, total completion time 0`` (an outsider's find, 32 jobs on 8 x 4 with
+    ``--time-limit 1``). Now it is no score at all, and the list schedule is returned."""
+    import dataclasses
+    import math
+
+    from ddlsched.core.model import Schedule
+    from formulations.certify import with_best_bound
+
+    instance = generate(GeneratorConfig.exact_friendly(10, 2, 4, 1.0), 3)
+    listed = _stopped_at_deadline(instance, "A", None, [], 0.0).schedule
+    assert listed is not None
+    no_ends = Schedule(tuple(dataclasses.replace(e, end=None) for e in listed.jobs))
+    assert all(math.isnan(value) for value in objectives(instance, no_ends))
+    result = with_best_bound(_stopped_at_deadline(instance, "A", no_ends, [], 0.0), instance)
+    assert result.schedule is not None and any("list schedule" in n for n in result.notes)
+    if result.proven_optimal:  # here the bound meets the list schedule's true objective
+        assert result.best_bound == pytest.approx(result.objective)
+    checked = verify(instance, result.schedule)
+    assert checked.feasible and checked.total_completion_time > 0
+    assert result.objective == pytest.approx(checked.total_completion_time)
