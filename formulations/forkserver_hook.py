@@ -12,6 +12,7 @@ one to report to: it now ends silently. Every other exception is shown as before
 
 from __future__ import annotations
 
+import signal
 import sys
 import traceback
 from types import TracebackType
@@ -33,3 +34,10 @@ def _while_reading_the_task(tb: TracebackType | None) -> bool:
 
 
 sys.excepthook = _hook
+
+# The fork server ignores Ctrl-C, from its preload on: a Ctrl-C while it imported Pyomo
+# (the next preload) printed a KeyboardInterrupt traceback under the caller's one line;
+# Python's fork server only ignores SIGINT once its preload is done. Its children inherit
+# this, and ignore Ctrl-C anyway (formulations.isolation._ignore_ctrl_c): the caller
+# answers it and stops them.
+signal.signal(signal.SIGINT, signal.SIG_IGN)

@@ -175,7 +175,8 @@ def _logs_to_stderr() -> None:
     """In a child: what it prints goes to the caller's stderr. HiGHS writes its banner and
     log from C++ straight to file descriptor 1; the caller's stdout carries only the
     caller's own output (``--json``: one document), the solver's log goes with the others."""
-    sys.stdout.flush()
+    if sys.stdout is not None:
+        sys.stdout.flush()
     highspy = sys.modules.get("highspy")  # preloaded in the fork server's children
     if highspy is not None:
         # HiGHS prints a two-line banner at the first Highs() of a process, whatever its
@@ -189,6 +190,8 @@ def _logs_to_stderr() -> None:
         highspy.Highs()
         flush_c_stdio()
     os.dup2(2, 1)
+    if sys.stdout is None:  # the caller's standard output was closed when Python started
+        sys.stdout = open(1, "w", encoding="utf-8", closefd=False)  # noqa: SIM115
 
 
 def _private_capture_lock() -> None:

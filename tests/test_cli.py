@@ -563,7 +563,13 @@ def test_a_large_generate_says_what_it_will_cost_first(
 
 @pytest.mark.parametrize(
     ("name", "magic"),
-    [("f.pdf", b"%PDF"), ("f.svg", b"<?xml"), ("f", b"\x89PNG"), ("F.PNG", b"\x89PNG")],
+    [
+        ("f.pdf", b"%PDF"),
+        ("f.svg", b"<?xml"),
+        ("f", b"\x89PNG"),
+        ("F.PNG", b"\x89PNG"),
+        (".pdf", b"%PDF"),
+    ],
 )
 def test_plot_writes_the_format_its_extension_names(
     tmp_path: Path, name: str, magic: bytes
@@ -587,3 +593,30 @@ def test_plot_with_another_extension_is_refused_before_any_work(tmp_path: Path) 
     assert done.returncode == 2 and not figure.exists()
     assert done.stderr.strip().count("\n") == 0 and "--plot" in done.stderr
     assert ".png, .pdf, .svg" in done.stderr and "not .jpg" in done.stderr
+
+
+def test_a_closed_standard_output_still_writes_the_out_file(tmp_path: Path) -> None:
+    """Started with standard output closed (``>&-``), ``solve --out`` runs its MILP child and
+    writes the schedule (the child's ``sys.stdout`` was None and its first flush failed:
+    "HiGHS crashed", no file), and a ``--json`` command ends normally (it was exit 3)."""
+    import os
+
+    instance, schedule = tmp_path / "i.json", tmp_path / "s.json"
+    assert run_cli("generate", "--jobs", "4", "--integral", "--out", str(instance)).returncode == 0
+
+    def closed(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-m", "ddlsched.cli", *args],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
+            check=False,
+            preexec_fn=lambda: os.close(1),
+            cwd=Path(__file__).resolve().parents[1],
+        )
+
+    solved = closed("solve", str(instance), "--method", "milp", "--out", str(schedule))
+    assert solved.returncode == 0 and solved.stderr == "", solved.stderr
+    assert schedule.exists()
+    bounded = closed("bound", str(instance), "--json")
+    assert bounded.returncode == 0 and bounded.stderr == "", bounded.stderr

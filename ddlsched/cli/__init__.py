@@ -85,11 +85,26 @@ def _terminated(signum: int, frame: object) -> NoReturn:
     raise SystemExit(128 + signum)
 
 
+def _stdout_to_null_if_closed() -> None:
+    """A command started with its standard output closed (``>&-``) writes it to the null
+    device: what it writes to files (``--out``) is still written, and neither Python's
+    ``print`` nor a solver child's log (which goes where file descriptor 1 points) fails
+    (``sys.stdout`` was None, and ``--json`` commands stopped with an internal error)."""
+    if sys.stdout is not None:
+        return
+    null = os.open(os.devnull, os.O_WRONLY)
+    if null != 1:
+        os.dup2(null, 1)
+        os.close(null)
+    sys.stdout = open(1, "w", encoding="utf-8", closefd=False)  # noqa: SIM115 (for the run)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run ``ddlsched``; returns the exit code."""
     # Limits count from the process's start when run as a command (argv None), from
     # here when called in-process (tests, notebooks).
     started = time.monotonic() - (process_age() if argv is None else 0.0)
+    _stdout_to_null_if_closed()
     parser = build_parser()
     args = parser.parse_args(argv)
     args.started = started

@@ -96,7 +96,8 @@ def progress_bar(total: int, label: str) -> tuple[Any, Any]:
 def figure_format(option: str, path: str) -> str:
     """The format of the figure file ``path`` (its extension; PNG without one); any other
     extension is an :class:`InputError` naming ``option``, before any work."""
-    suffix = os.path.splitext(path)[1].lower().lstrip(".")
+    name = os.path.basename(path)
+    suffix = name.rsplit(".", 1)[1].lower() if "." in name else ""  # ".pdf" too
     if not suffix:
         return "png"
     if suffix not in FIGURE_FORMATS:

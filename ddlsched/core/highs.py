@@ -40,8 +40,13 @@ def new_highs() -> Any:
     with _construct_lock:
         if _constructed.is_set():
             return highspy.Highs()
-        sys.stdout.flush()
-        saved = os.dup(1)
+        if sys.stdout is not None:
+            sys.stdout.flush()
+        try:
+            saved = os.dup(1)
+        except OSError:  # descriptor 1 is closed: the banner has nowhere to go
+            _constructed.set()
+            return highspy.Highs()
         null = os.open(os.devnull, os.O_WRONLY)
         try:
             os.dup2(null, 1)
