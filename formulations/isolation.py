@@ -209,7 +209,7 @@ def _private_capture_lock() -> None:
     """
     dependencies = sys.modules.get("pyomo.common.dependencies")
     if dependencies is not None:
-        dependencies.capture_output_lock = threading.Lock()
+        setattr(dependencies, "capture_output_lock", threading.Lock())  # noqa: B010
 
 
 def _no_tracked_locks() -> None:

@@ -84,8 +84,12 @@ def objectives(instance: Instance, schedule: Schedule | None) -> tuple[float, fl
     if schedule is None:
         return math.nan, math.nan
     ends = {entry.id: entry.end for entry in schedule.jobs}
-    if any(ends.get(job.id) is None for job in instance.jobs):
-        return math.nan, math.nan
-    total = math.fsum(job.weight * float(ends[job.id]) for job in instance.jobs)
-    jct = math.fsum(job.weight * (float(ends[job.id]) - job.release) for job in instance.jobs)
+    finish: dict[str, float] = {}
+    for job in instance.jobs:
+        end = ends.get(job.id)
+        if end is None:
+            return math.nan, math.nan
+        finish[job.id] = float(end)
+    total = math.fsum(job.weight * finish[job.id] for job in instance.jobs)
+    jct = math.fsum(job.weight * (finish[job.id] - job.release) for job in instance.jobs)
     return total, jct
