@@ -469,3 +469,12 @@ def test_dask_loggers_are_quiet_while_a_sweep_runs_and_restored_after(tmp_path: 
     assert outcome.ran == 2 and not outcome.interrupted
     assert seen and all(all(quiet.values()) for quiet in seen), seen
     assert {name: logging.getLogger(name).level for name in names} == before
+
+
+def test_a_string_where_a_switch_belongs_is_refused(tmp_path: Path) -> None:
+    """``integral = "false"`` (a string, truthy) generated integral instances and recorded
+    "false"; it is refused in one line naming the setting."""
+    config = tmp_path / "s.toml"
+    config.write_text('[sweep]\nmethods = ["fifo"]\nseeds = 1\n[generator]\nintegral = "false"\n')
+    with pytest.raises(InputError, match=r"integral: must be true or false, got 'false'"):
+        read_sweep(config)

@@ -152,6 +152,9 @@ class GeneratorConfig:
         )
 
     def __post_init__(self) -> None:
+        if not isinstance(self.integral, bool | np.bool_):
+            # A TOML string "false" is truthy: it generated integral instances.
+            raise InputError(f"integral: must be true or false, got {self.integral!r}")
         for name, most in GENERATOR_LIMITS.items():
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
