@@ -433,6 +433,7 @@ def run_sweep(
     workers: int = 2,
     progress: Callable[[int, int], None] | None = None,
     allow_mixed: bool = False,
+    quiet_after_interrupt: bool = False,
 ) -> SweepOutcome:
     """Run every task not yet in ``results`` on Dask; store rows as they finish.
 
@@ -451,6 +452,10 @@ def run_sweep(
         Add rows to a file that holds rows of other code (another version or git
         revision); the rows added so are marked ``mixed = 1``. Without it, such a
         file is refused.
+    quiet_after_interrupt
+        After a Ctrl-C, leave Dask's and tornado's loggers quiet (the command line,
+        whose process is about to end: their threads may still log the cut-off calls);
+        by default their levels come back, as after a finished sweep.
 
     Ctrl-C stops the sweep: the rows stored so far are kept, ``interrupted``
     is set, the local cluster is shut down. Its workers never see the Ctrl-C
@@ -496,7 +501,7 @@ def run_sweep(
     # event loop's thread log the cancelled callback ("Exception in callback ... cancel",
     # a NameError inside Dask) at once, before the `except` below runs (1 suite run in
     # ~10). Every task's failure is recorded in its row, so nothing of the sweep's own is
-    # lost; the levels come back when a sweep ends normally.
+    # lost; the levels come back when the sweep ends (unless ``quiet_after_interrupt``).
     restore_loggers = _quiet_loggers(_DASK_LOGGERS)
     try:
         if scheduler is None:
@@ -539,14 +544,16 @@ def run_sweep(
         # Tearing down a cluster whose tasks were cut off makes Dask and tornado log errors
         # about them ("Couldn't gather keys", a cancelled callback's traceback): the sweep
         # has stopped on purpose and says so in one line. They may come later still, from
-        # the event loop's thread, so after an interrupt the loggers stay quiet: the process
-        # is about to end. A finished sweep closes its cluster gracefully: killing idle
-        # workers made the scheduler log a CommClosedError traceback now and then.
+        # the event loop's thread, so after an interrupt the command line keeps the loggers
+        # quiet (``quiet_after_interrupt``: its process is about to end); a caller that goes
+        # on (a notebook) gets its levels back. A finished sweep closes its cluster
+        # gracefully: killing idle workers made the scheduler log a CommClosedError
+        # traceback now and then.
         try:
             _shut_down(client, cluster, kill=outcome.interrupted or outcome.ran < len(todo))
             store.close()
         finally:
-            if not outcome.interrupted:
+            if not (outcome.interrupted and quiet_after_interrupt):
                 restore_loggers()
     return outcome
 

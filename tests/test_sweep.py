@@ -478,3 +478,39 @@ def test_a_string_where_a_switch_belongs_is_refused(tmp_path: Path) -> None:
     config.write_text('[sweep]\nmethods = ["fifo"]\nseeds = 1\n[generator]\nintegral = "false"\n')
     with pytest.raises(InputError, match=r"integral: must be true or false, got 'false'"):
         read_sweep(config)
+
+
+def test_an_interrupted_sweep_gives_the_loggers_back_unless_asked(tmp_path: Path) -> None:
+    """A notebook that interrupts a sweep goes on: its Dask and asyncio loggers must not
+    stay silenced (they did, for the rest of the process); the command line asks for them
+    quiet, as its process ends."""
+    import logging
+
+    import distributed  # noqa: F401 (its import gives some of these loggers their levels)
+
+    from ddlsched import sweep
+
+    config = tmp_path / "s.toml"
+    config.write_text('[sweep]\nmethods = ["fifo"]\nseeds = 2\n')
+    names = ("distributed", "distributed.client", "tornado", "tornado.application", "asyncio")
+
+    def interrupt(done: int, todo: int) -> None:
+        raise KeyboardInterrupt
+
+    for quiet, results in ((False, "a.sqlite"), (True, "b.sqlite")):
+        before = {name: logging.getLogger(name).level for name in names}
+        outcome = sweep.run_sweep(
+            read_sweep(config),
+            tmp_path / results,
+            workers=1,
+            progress=interrupt,
+            quiet_after_interrupt=quiet,
+        )
+        assert outcome.interrupted
+        after = {name: logging.getLogger(name).level for name in names}
+        if quiet:
+            assert all(level == logging.CRITICAL for level in after.values()), after
+        else:
+            assert after == before
+    for name, level in before.items():  # leave the process as found
+        logging.getLogger(name).setLevel(level)

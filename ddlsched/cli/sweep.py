@@ -61,6 +61,7 @@ def run(args: argparse.Namespace) -> int:
             workers=args.workers,
             progress=progress,
             allow_mixed=args.allow_mixed_versions,
+            quiet_after_interrupt=True,
         )
     finally:
         close()
