@@ -197,13 +197,20 @@ def place_in_order(
         best: tuple[int, int, int] | None = None
         for m in modes:
             mode = job.modes[m]
-            usage = np.asarray(mode.usage)
-            for start in range(first, length - mode.slots + 1):
-                if best is not None and start + mode.slots >= best[0]:
-                    break
-                if np.all(free[start : start + mode.slots] >= usage):
-                    best = (start + mode.slots, m, start)
-                    break
+            # The earliest start from `first` whose window of `slots` rows all fit, found for
+            # every start at once (a Python loop over starts took 50 s on 32 jobs on 8 x 4
+            # and outlasted a 5 s limit); a completion no earlier than the best is no use.
+            last = length - mode.slots if best is None else best[0] - mode.slots - 1
+            if last < first:
+                continue
+            misfits = np.concatenate(
+                ([0], np.cumsum(np.any(free < np.asarray(mode.usage), axis=1)))
+            )
+            starts = np.arange(first, last + 1)
+            fits = misfits[starts + mode.slots] == misfits[starts]
+            if fits.any():
+                start = int(starts[int(np.argmax(fits))])
+                best = (start + mode.slots, m, start)
         if best is None:  # pragma: no cover - the timeline is long enough
             raise RuntimeError(f"job {job.id!r} could not be placed")
         _, m, start = best

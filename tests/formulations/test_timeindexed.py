@@ -111,3 +111,63 @@ def test_near_integral_is_not_integral() -> None:
     result = solve_milp(instance, "A", ExactParams(time_limit=600))
     assert result.facts["integral"] is False
     assert result.status is SolveStatus.FEASIBLE
+
+
+def _placed_one_start_at_a_time(problem, order, earliest=None, preferred=None):  # type: ignore[no-untyped-def]
+    """The list schedule as first written, a start at a time: the oracle of the vectorised
+    :func:`formulations.timeindexed.place_in_order`."""
+    import numpy as np
+
+    length = problem.covering_horizon() + max(earliest or [0]) + 1
+    free = np.tile(np.asarray(problem.capacities, dtype=np.int64), (length, 1))
+    plan = [None] * len(problem.jobs)
+    for i in order:
+        job = problem.jobs[i]
+        first = job.release_slot if earliest is None else max(job.release_slot, earliest[i])
+        wanted = None if preferred is None else preferred[i]
+        best = None
+        for m in range(len(job.modes)) if wanted is None else [wanted]:
+            mode = job.modes[m]
+            for start in range(first, length - mode.slots + 1):
+                if best is not None and start + mode.slots >= best[0]:
+                    break
+                if np.all(free[start : start + mode.slots] >= np.asarray(mode.usage)):
+                    best = (start + mode.slots, m, start)
+                    break
+        _, m, start = best
+        free[start : start + job.modes[m].slots] -= np.asarray(job.modes[m].usage)
+        plan[i] = (m, start)
+    return plan
+
+
+@settings(max_examples=30, deadline=None)
+@given(
+    seed=st.integers(0, 10_000),
+    shape=st.sampled_from([(2, 4), (3, 2), (4, 4)]),
+    jobs=st.integers(2, 7),
+    load=st.sampled_from([None, 1.0, 3.0]),
+    data=st.data(),
+)
+def test_the_vectorised_list_schedule_places_as_one_start_at_a_time(
+    seed: int, shape: tuple[int, int], jobs: int, load: float | None, data: st.DataObject
+) -> None:
+    """Same plan, job for job, for random orders, earliest starts and preferred modes, on
+    batch and spread arrivals and several cluster shapes (weighted, multi-GPU jobs)."""
+    from formulations.modes import problem_a
+    from formulations.timeindexed import place_in_order
+
+    servers, gpus = shape
+    config = GeneratorConfig(
+        num_jobs=jobs, servers=servers, gpus_per_server=gpus, integral=True, load=load
+    )
+    problem = problem_a(generate(config, seed), None)
+    order = data.draw(st.permutations(range(jobs)))
+    earliest = data.draw(st.none() | st.lists(st.integers(0, 6), min_size=jobs, max_size=jobs))
+    preferred = data.draw(
+        st.none()
+        | st.tuples(*(st.none() | st.integers(0, len(j.modes) - 1) for j in problem.jobs))
+    )
+    preferred = None if preferred is None else list(preferred)
+    assert place_in_order(problem, order, earliest, preferred) == _placed_one_start_at_a_time(
+        problem, order, earliest, preferred
+    )
