@@ -160,12 +160,13 @@ def _random(args: argparse.Namespace) -> int:
     if args.json:
         print_json({"instances": done, "interrupted": found.interrupted, "claims": rows})
     else:
+        seeds = f"seeds {args.seed}..{args.seed + done - 1}" if done else "no instance finished"
         print(
             f"{done} instances, {args.servers}x{args.gpus_per_server} GPUs"
-            f"{types_text(config.cluster())}, {args.jobs} jobs, "
-            f"seeds {args.seed}..{args.seed + done - 1}"
+            f"{types_text(config.cluster())}, {args.jobs} jobs, {seeds}"
             f"{' (interrupted)' if found.interrupted else ''}"
         )
+    if not args.json and done:
         print_table(
             ("claim", "checked", "held", "inconclusive", "violated", "worst lhs/rhs", "seed"),
             [
