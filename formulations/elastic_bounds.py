@@ -95,11 +95,8 @@ def _cell_gains(app: Application, row: int, low: np.ndarray, high: np.ndarray) -
 def _sync_floor(app: Application, replicas: np.ndarray) -> np.ndarray:
     """The least synchronisation time of ``replicas`` GPUs on one node or several (0 for
     one GPU)."""
-    perf = app.perf
-    extra = np.maximum(replicas - 2, 0)
-    local = perf.alpha_local + perf.beta_local * extra
-    spread = perf.alpha_node + perf.beta_node * extra
-    return np.where(replicas > 1, np.minimum(local, spread), 0.0)
+    one_node, two_nodes = app.perf.sync_time(1, replicas), app.perf.sync_time(2, replicas)
+    return np.asarray(np.minimum(one_node, two_nodes), dtype=float)
 
 
 def _rate_ceilings(

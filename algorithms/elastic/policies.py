@@ -7,6 +7,7 @@ simulation (the rigid ones keep their queues across rounds).
 
 from __future__ import annotations
 
+import abc
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -306,16 +307,16 @@ def place_choice(
     return allocations
 
 
-class _ExactRound:
+class _ExactRound(abc.ABC):
     """A policy whose round is one multiple-choice knapsack solved exactly: each job's
     options (:func:`job_options`), their costs (the subclass's objective), one row of
     GPU capacity (:func:`~algorithms.elastic.round_milp.solve_choice`), then placement."""
 
     params: PolluxParams | SiaParams
 
+    @abc.abstractmethod
     def costs(self, job: JobState, options: JobOptions, state: RoundState) -> tuple[float, ...]:
         """The cost of each option of ``job`` this round (lower is better)."""
-        raise NotImplementedError
 
     def problem(self, state: RoundState) -> tuple[ChoiceProblem, list[JobOptions]]:
         """The round's knapsack and each job's options (exposed for checks)."""
