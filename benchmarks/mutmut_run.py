@@ -171,11 +171,73 @@ def pending(worktree: Path, globs: list[str], rerun: bool) -> list[str] | None:
     return sorted(names)
 
 
+SAMPLE_FILE = "sample.json"
+
+
+def wilson(killed: int, n: int, z: float = 1.96) -> tuple[float, float]:
+    """Wilson's 95% score interval for a proportion (killed of n), e.g. a sample's score."""
+    if n == 0:
+        return (0.0, 1.0)
+    p = killed / n
+    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
+    half = z * ((p * (1 - p) / n + z * z / (4 * n * n)) ** 0.5) / (1 + z * z / n)
+    return (max(0.0, centre - half), min(1.0, centre + half))
+
+
+def draw_sample(worktree: Path, globs: list[str], size: int, seed: int) -> list[str]:
+    """A uniform random sample of ``size`` scored mutants per package (message mutants,
+    which the score leaves out, are not drawn): the first ``size`` of a permutation
+    seeded by ``seed`` and the package, so that a run with a larger ``size`` and the same
+    seed extends the sample rather than drawing another. Written to
+    ``mutants/sample.json`` so that ``report --sample`` scores exactly these."""
+    import random
+
+    by_package: dict[str, list[str]] = defaultdict(list)
+    for m in collect(worktree, globs):
+        if not m.message:
+            by_package[package_of(m.path)].append(m.name)
+    names: list[str] = []
+    for package in sorted(by_package):
+        pool = sorted(by_package[package])
+        random.Random(f"{seed}:{package}").shuffle(pool)
+        names += pool[:size]  # a prefix of one seeded permutation: a larger N extends it
+    record = {"seed": seed, "size": size, "targets": globs, "names": sorted(names)}
+    path = worktree / "mutants" / SAMPLE_FILE
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps(record, indent=1))
+    tmp.replace(path)
+    return sorted(names)
+
+
+def sample_names(worktree: Path) -> list[str]:
+    path = worktree / "mutants" / SAMPLE_FILE
+    if not path.exists():
+        raise SystemExit(f"no sample drawn in {worktree} (run --sample N first)")
+    return json.loads(path.read_text())["names"]
+
+
 def run(args: argparse.Namespace) -> None:
     worktree = Path(args.worktree).resolve()
     ensure_worktree(worktree, args.rev)
     globs = target_globs(args.targets)
     names = pending(worktree, globs, args.rerun)
+    if args.sample is not None:
+        if names is None:  # make the mutants (and the stats run) first, running none
+            print("making the mutants before drawing the sample", flush=True)
+            mutmut = str(Path(sys.executable).with_name("mutmut"))
+            subprocess.call(
+                ["nice", "-n", "19", mutmut, "run", "--max-children", "1", "none.matches.this"],
+                cwd=worktree,
+                env=mutmut_env(worktree),
+            )
+        drawn = draw_sample(worktree, globs, args.sample, args.seed)
+        print(f"sample: {len(drawn)} mutants (seed {args.seed})", flush=True)
+        todo = set(pending(worktree, drawn, args.rerun) or [])
+        names = [n for n in drawn if n in todo]
+        globs = drawn
+        if not names:
+            report(args, only=globs)
+            return
     if names == []:
         print("every mutant of these targets has a result (--rerun to run them again)")
         report(args, only=globs)
@@ -452,7 +514,9 @@ def _pct(x: float | None) -> str:
     return "n/a" if x is None else f"{100 * x:.1f}%"
 
 
-def render(mutants: list[Mutant], worktree: Path, notes: str = "") -> str:
+def render(mutants: list[Mutant], worktree: Path, notes: str = "", interval: bool = False) -> str:
+    """The summary; with ``interval`` (a random sample) each score carries Wilson's 95%
+    interval, the range the full run's score lies in with 95% confidence."""
     by_package: dict[str, Tally] = defaultdict(Tally)
     by_file: dict[str, Tally] = defaultdict(Tally)
     total = Tally()
@@ -469,8 +533,12 @@ def render(mutants: list[Mutant], worktree: Path, notes: str = "") -> str:
     def row(label: str, t: Tally) -> str:
         waiting = t.counts["not checked"]
         other = sum(t.counts.values()) - t.killed - t.not_killed - waiting
+        score = _pct(t.score())
+        if interval and t.score() is not None:
+            low, high = wilson(t.killed, t.killed + t.not_killed)
+            score += f" ({100 * low:.0f}-{100 * high:.0f})"
         return (
-            f"| {label} | {_pct(t.score())} | {t.killed - t.counts['timeout']} | "
+            f"| {label} | {score} | {t.killed - t.counts['timeout']} | "
             f"{t.counts['timeout']} | {t.counts['survived']} | {t.counts['no tests']} | "
             f"{other} | {t.filtered} | {waiting} |\n"
         )
@@ -509,11 +577,21 @@ def report(args: argparse.Namespace, only: list[str] | None = None) -> None:
     if only is None and getattr(args, "targets", None):
         only = target_globs(args.targets)
     keep = getattr(args, "keep_messages", False)
+    sampled = getattr(args, "sample", None) is not None
+    if sampled and getattr(args, "command", "") == "report":
+        only = sample_names(worktree)
     mutants = collect(worktree, only)
     if keep:
         for m in mutants:
             m.message = False
-    text = render(mutants, worktree)
+    notes = ""
+    if sampled:
+        record = json.loads((worktree / "mutants" / SAMPLE_FILE).read_text())
+        notes = (
+            f" A seeded uniform random sample (seed {record['seed']}) of {record['size']} "
+            "scored mutants per package; each score carries its 95% interval (Wilson)."
+        )
+    text = render(mutants, worktree, notes, interval=sampled)
     print(text)
     if getattr(args, "markdown", None):
         Path(args.markdown).write_text(text)
@@ -534,8 +612,21 @@ def main() -> None:
     p_run.add_argument("targets", nargs="+", help="files or packages, or 'all'")
     p_run.add_argument("--rev", default="HEAD", help="revision for a new worktree")
     p_run.add_argument("--rerun", action="store_true", help="run mutants that have a result too")
+    p_run.add_argument(
+        "--sample",
+        type=int,
+        metavar="N",
+        help="run a seeded uniform random sample of N scored mutants per package",
+    )
+    p_run.add_argument("--seed", type=int, default=0, help="the sample's seed")
     p_rep = sub.add_parser("report", help="score the results stored in the worktree")
     p_rep.add_argument("targets", nargs="*", help="restrict to these files or packages")
+    p_rep.add_argument(
+        "--sample",
+        action="store_const",
+        const=True,
+        help="score only the sample the last run --sample drew, with 95%% intervals",
+    )
     for p in (p_run, p_rep):
         p.add_argument("--markdown", help="also write the summary to this file")
         p.add_argument("--json", help="also write every mutant's result to this file")
