@@ -218,7 +218,9 @@ def _exchange(built: BuiltModel, stop_at: float | None) -> MipHooks:
     assert slotted is not None
     keys = list(built.model.INDEX)
     position = {key: k for k, key in enumerate(keys)}
-    honest = built.exact and not slotted.unproven_modes
+    # HiGHS's bound is a bound for the instance only where the model's optimum is its
+    # optimum: integral, every mode's duration proven, every mode enumerated.
+    honest = built.exact and not slotted.unproven_modes and not slotted.unenumerated
 
     def on_incumbent(values: np.ndarray, objective: float, bound: float) -> None:
         chosen: dict[int, tuple[int, int]] = {}

@@ -70,3 +70,54 @@ def test_the_portfolio_watch_takes_no_proof_from_an_invalid_bound() -> None:
     assert not cancel.is_set() and watch.proof is None and watch.bounds == []
     watch.bound(LowerBound(100.0, "lp", True))
     assert cancel.is_set() and watch.proof is not None and watch.proof[2].valid
+
+
+@pytest.mark.parametrize(
+    ("status", "objective"),
+    [(SolveStatus.TIME_LIMIT, 7.0), (SolveStatus.ERROR, math.nan), (SolveStatus.FEASIBLE, 7.0)],
+)
+def test_a_watched_schedule_better_than_the_backends_is_returned_feasible(
+    status: SolveStatus, objective: float
+) -> None:
+    """Catches the portfolio returning a better schedule it watched (the warm start, the
+    pooled search's) under the backends' status, or dropping it: on one GPU, a job of 1 s
+    released at 0.5 and one of 3 s released at 0; the backends' answer runs the long one
+    first (objective 3 + 4 = 7, or no answer at all), the watched schedule the short one
+    first (1.5 + 4.5 = 6, flow time 1 + 4.5 = 5.5). The result is the watched schedule,
+    ``feasible`` (no proof met it), objective 6 and total JCT 5.5; a watched schedule no
+    better (7) leaves the result as it was, and so does an ``optimal`` result."""
+    import dataclasses
+
+    from ddlsched.core.model import Cluster, Instance, Job, Problem, Schedule, ScheduledJob
+    from ddlsched.core.result import Result
+    from formulations.portfolio import _Watch, _with_watched_schedule
+
+    instance = Instance(
+        Cluster((1,), 1.0, 1.0), (Job("s", 0.5, 1, 1.0, 1), Job("l", 0.0, 3, 1.0, 1))
+    )
+    short_first = Schedule((ScheduledJob("s", 0.5, 1.5, (0,)), ScheduledJob("l", 1.5, 4.5, (0,))))
+    long_first = Schedule((ScheduledJob("l", 0.0, 3.0, (0,)), ScheduledJob("s", 3.0, 4.0, (0,))))
+    backends = Result(
+        method="exact",
+        problem=Problem.A,
+        status=status,
+        objective=objective,
+        total_jct=objective - 0.5,
+        best_bound=math.nan,
+        runtime_s=1.0,
+        schedule=None if math.isnan(objective) else long_first,
+    )
+    watch = _Watch(instance, threading.Event(), None)
+    watch.schedule(short_first, "the warm start")
+    result = _with_watched_schedule(backends, instance, watch)
+    assert result.status is SolveStatus.FEASIBLE
+    assert result.schedule is short_first
+    assert result.objective == 6.0 and result.total_jct == 5.5
+    assert any("the warm start is returned" in note for note in result.notes)
+
+    if not math.isnan(objective):
+        no_better = _Watch(instance, threading.Event(), None)
+        no_better.schedule(long_first, "the warm start")
+        assert _with_watched_schedule(backends, instance, no_better) is backends
+    proven = dataclasses.replace(backends, status=SolveStatus.OPTIMAL)
+    assert _with_watched_schedule(proven, instance, watch) is proven

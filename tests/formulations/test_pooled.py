@@ -190,3 +190,34 @@ def test_the_portfolio_proves_batch_arrivals_through_the_pooled_bound(batch: Ins
     assert result.objective == pytest.approx(212.0)
     assert any("pooled" in note for note in result.notes), result.notes
     assert verify(batch, result.schedule).total_completion_time == pytest.approx(212.0)
+
+
+def test_the_pooled_search_is_not_stopped_by_an_invalid_bound(
+    batch: Instance, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Catches the search's stop rule taking an invalid bound as a proof: the pooled
+    relaxation's value is replaced by one every schedule meets (1e9) but marked invalid
+    (as an LP stopped by its time limit is), so the search must go on improving past its
+    first schedule, as it does with the real bound (the control: the same number of
+    schedules either way, the run being deterministic in its steps)."""
+    import formulations.lower_bounds as lower_bounds
+    from ddlsched.core.result import LowerBound
+    from formulations import isolation
+
+    real = lower_bounds.time_indexed_bound
+
+    def run() -> list[object]:
+        reports: list[tuple[str, object]] = []
+        monkeypatch.setattr(isolation, "report", reports.append)
+        pooled_bound_and_schedules(batch, 228.0, 1e7, seed=0, iterations=300)
+        return [item for kind, item in reports if kind == "schedule"]
+
+    control = run()
+    assert len(control) >= 2  # the search improves on its first schedule
+
+    def invalid(*args: object, **kwargs: object) -> tuple[LowerBound, object]:
+        bound, starts = real(*args, **kwargs)  # type: ignore[arg-type]
+        return LowerBound(1e9, bound.name, False), starts
+
+    monkeypatch.setattr(lower_bounds, "time_indexed_bound", invalid)
+    assert len(run()) == len(control)
