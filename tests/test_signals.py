@@ -338,3 +338,20 @@ def test_ctrl_c_stops_predict_while_the_forest_learns(tmp_path: Path) -> None:
     out, err = _ctrl_c(process)
     assert process.returncode == 130, (out, err)
     assert err.strip().splitlines() == ["ddlsched: interrupted"], err
+
+
+def test_ctrl_c_while_the_parser_is_built_is_one_line(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Ctrl-C in the first half second of a command, while argparse measures the terminal
+    for each option (seen: a traceback from ``shutil.get_terminal_size``, exit by SIGINT):
+    one line and exit 130. The key press is simulated where it landed."""
+    import shutil
+
+    def pressed(*args: object, **kwargs: object) -> object:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(shutil, "get_terminal_size", pressed)
+    assert main(["generate", "--jobs", "2"]) == 130
+    captured = capsys.readouterr()
+    assert captured.out == "" and captured.err == "ddlsched: interrupted\n"

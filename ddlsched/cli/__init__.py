@@ -105,8 +105,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     # here when called in-process (tests, notebooks).
     started = time.monotonic() - (process_age() if argv is None else 0.0)
     _stdout_to_null_if_closed()
-    parser = build_parser()
-    args = parser.parse_args(argv)
+    try:
+        # Building the parser measures the terminal for every option (argparse): a Ctrl-C
+        # there, in the first half second, printed a traceback instead of one line.
+        args = build_parser().parse_args(argv)
+    except KeyboardInterrupt:
+        print("ddlsched: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
     args.started = started
     in_main_thread = threading.current_thread() is threading.main_thread()
     previous = {}
