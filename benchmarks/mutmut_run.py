@@ -190,17 +190,27 @@ def draw_sample(worktree: Path, globs: list[str], size: int, seed: int) -> list[
     seeded by ``seed`` and the package, so that a run with a larger ``size`` and the same
     seed extends the sample rather than drawing another. Written to
     ``mutants/sample.json`` so that ``report --sample`` scores exactly these."""
+    import fnmatch
     import random
 
-    by_package: dict[str, list[str]] = defaultdict(list)
-    for m in collect(worktree, globs):
-        if not m.message:
-            by_package[package_of(m.path)].append(m.name)
+    by_package: dict[str, list[tuple[str, str, int | None]]] = defaultdict(list)
+    for path, name, code in stored_results(worktree):
+        if any(fnmatch.fnmatch(name, g) for g in globs):
+            by_package[package_of(path)].append((path, name, code))
     names: list[str] = []
     for package in sorted(by_package):
-        pool = sorted(by_package[package])
+        pool = sorted(by_package[package], key=lambda item: item[1])
         random.Random(f"{seed}:{package}").shuffle(pool)
-        names += pool[:size]  # a prefix of one seeded permutation: a larger N extends it
+        # The first `size` scored mutants of one seeded permutation: a uniform sample of the
+        # scored ones, classified as they are drawn (all 12,720 take tens of minutes), and
+        # a larger `size` with the same seed extends it.
+        taken = 0
+        for path, name, code in pool:
+            if taken == size:
+                break
+            if not describe(worktree, path, name, code).message:
+                names.append(name)
+                taken += 1
     record = {"seed": seed, "size": size, "targets": globs, "names": sorted(names)}
     path = worktree / "mutants" / SAMPLE_FILE
     tmp = path.with_suffix(".tmp")
@@ -477,37 +487,59 @@ def collect(worktree: Path, only: list[str] | None) -> list[Mutant]:
     """Every mutant with a result (or only those matching ``only``), filter applied."""
     import fnmatch
 
-    os.chdir(worktree)
-    sys.path.insert(0, str(worktree))
-    import libcst as cst
-    from mutmut.mutation.diff_apply import read_functions_from_index
-
+    exact = set(only or ()) if only and not any("*" in g for g in only) else None
     mutants: list[Mutant] = []
+    for path, name, code in stored_results(worktree):
+        if exact is not None:
+            if name not in exact:
+                continue
+        elif only and not any(fnmatch.fnmatch(name, g) for g in only):
+            continue
+        mutants.append(describe(worktree, path, name, code))
+    return mutants
+
+
+def stored_results(worktree: Path) -> list[tuple[str, str, int | None]]:
+    """``(source path, mutant name, exit code or None)`` of every mutant mutmut made."""
+    out = []
     for meta_path in sorted((worktree / "mutants").rglob("*.py.meta")):
         path = str(meta_path.relative_to(worktree / "mutants")).removesuffix(".meta")
         meta = json.loads(meta_path.read_text())
-        source_lines = (worktree / path).read_text().splitlines()
-        for name, code in meta["exit_code_by_key"].items():
-            if only and not any(fnmatch.fnmatch(name, g) for g in only):
-                continue
-            status = STATUS.get(code, "suspicious")
-            mutant = Mutant(name=name, path=path, status=status)
-            functions = read_functions_from_index(name, path)
-            if functions is not None:
-                orig_code, mutant_code = (cst.Module([f]).code for f in functions)
-                mutant.message = is_message_mutant(orig_code, mutant_code)
-                a, b = orig_code.splitlines(), mutant_code.splitlines()
-                start = _function_line(source_lines, orig_code)
-                matcher = difflib.SequenceMatcher(a=a, b=b, autojunk=False)
-                for tag, i1, i2, j1, j2 in matcher.get_opcodes():
-                    if tag != "equal":
-                        mutant.line = start + i1 if start else 0
-                        old = " / ".join(x.strip() for x in a[i1:i2])
-                        new = " / ".join(x.strip() for x in b[j1:j2])
-                        mutant.change = f"{old}  ->  {new}"
-                        break
-            mutants.append(mutant)
-    return mutants
+        out += [(path, name, code) for name, code in meta["exit_code_by_key"].items()]
+    return out
+
+
+_SOURCE_LINES: dict[str, list[str]] = {}
+
+
+def describe(worktree: Path, path: str, name: str, code: int | None) -> Mutant:
+    """One mutant: its status, the line and change it makes, whether it is message text
+    (parses the two functions with libcst: tens of milliseconds)."""
+    import libcst as cst
+    from mutmut.mutation.diff_apply import read_functions_from_index
+
+    os.chdir(worktree)
+    if str(worktree) not in sys.path:
+        sys.path.insert(0, str(worktree))
+    if path not in _SOURCE_LINES:
+        _SOURCE_LINES[path] = (worktree / path).read_text().splitlines()
+    source_lines = _SOURCE_LINES[path]
+    mutant = Mutant(name=name, path=path, status=STATUS.get(code, "suspicious"))
+    functions = read_functions_from_index(name, path)
+    if functions is not None:
+        orig_code, mutant_code = (cst.Module([f]).code for f in functions)
+        mutant.message = is_message_mutant(orig_code, mutant_code)
+        a, b = orig_code.splitlines(), mutant_code.splitlines()
+        start = _function_line(source_lines, orig_code)
+        matcher = difflib.SequenceMatcher(a=a, b=b, autojunk=False)
+        for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+            if tag != "equal":
+                mutant.line = start + i1 if start else 0
+                old = " / ".join(x.strip() for x in a[i1:i2])
+                new = " / ".join(x.strip() for x in b[j1:j2])
+                mutant.change = f"{old}  ->  {new}"
+                break
+    return mutant
 
 
 def _pct(x: float | None) -> str:
