@@ -29,6 +29,7 @@ import math
 import time as clock
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from numbers import Integral
 from types import MappingProxyType
 from typing import Protocol
 
@@ -46,6 +47,10 @@ __all__ = [
     "application_of",
     "simulate_elastic",
 ]
+
+MAX_BATCH = 2**53
+"""The largest batch (examples per step) an allocation may ask for: floats count it exactly
+below, and numpy's int64 arithmetic of the goodput wrapped round past 2**63."""
 
 
 def application_of(job: ElasticJob) -> Application:
@@ -74,6 +79,14 @@ class Allocation:
     def __post_init__(self) -> None:
         if not self.placement:
             raise ValueError("Allocation.placement must name at least one node")
+        whole = [v for pair in self.placement for v in pair] + [self.atomic_bsz, self.accum_steps]
+        if any(isinstance(v, bool) or not isinstance(v, Integral) for v in whole):
+            # A GPU count of 1.5 ran as 1.5 GPUs; a float batch was accepted the same way.
+            raise ValueError(
+                f"Allocation: nodes, GPU counts, atomic_bsz and accum_steps must be whole "
+                f"numbers, got placement {self.placement!r}, atomic_bsz {self.atomic_bsz!r}, "
+                f"accum_steps {self.accum_steps!r}"
+            )
         nodes = [node for node, _ in self.placement]
         if nodes != sorted(set(nodes)) or any(g < 1 for _, g in self.placement):
             raise ValueError(
@@ -84,6 +97,13 @@ class Allocation:
             raise ValueError(
                 f"Allocation batch: atomic_bsz {self.atomic_bsz} >= 1, accum_steps "
                 f"{self.accum_steps} >= 0 required"
+            )
+        if self.batch_size > MAX_BATCH:
+            # numpy's int64 wrapped round past 2**63 (a negative batch, a nonsense goodput).
+            raise ValueError(
+                f"Allocation batch: {self.replicas} GPUs x atomic_bsz {self.atomic_bsz} x "
+                f"{self.accum_steps + 1} steps = {self.batch_size} examples, more than "
+                f"{MAX_BATCH:.0e}"
             )
 
     @property

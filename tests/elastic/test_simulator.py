@@ -149,6 +149,33 @@ def test_simulator_refuses_an_over_allocating_policy() -> None:
         simulate_elastic(workload, Greedy(), ElasticCluster(1, 4))
 
 
+@pytest.mark.parametrize(
+    ("placement", "atomic", "accum", "says"),
+    [
+        (((0, 1.5),), 12, 0, "whole numbers"),  # half a GPU ran as 1.5 GPUs
+        (((0, 2),), 12.0, 0, "whole numbers"),  # a float batch
+        (((0, 2),), 12, 0.5, "whole numbers"),
+        (((True, 2),), 12, 0, "whole numbers"),  # a bool is not a node
+        (((0, 2),), 2**62, 0, "more than"),  # int64 wrapped round: a negative batch
+        (((0, 4), (1, 4)), 2**51, 0, "more than"),  # 8 x 2**51 = 2**54
+    ],
+)
+def test_an_allocation_of_fractional_gpus_or_an_overflowing_batch_is_refused(
+    placement: tuple[tuple[Any, Any], ...], atomic: Any, accum: Any, says: str
+) -> None:
+    """What a policy written in a notebook may return by mistake is refused where it is made,
+    naming the value, instead of running as 1.5 GPUs or a batch numpy's int64 wraps round;
+    numpy's own integers are whole numbers (a policy computing with numpy may return them),
+    and the largest batch allowed (2**53) is accepted."""
+    import numpy as np
+
+    with pytest.raises(ValueError, match=says):
+        Allocation(placement, atomic, accum)
+    whole = Allocation(((np.int64(0), np.int64(2)),), np.int64(8), np.int64(1))
+    assert whole.batch_size == 32
+    assert Allocation(((0, 2),), 2**52, 0).batch_size == 2**53
+
+
 def test_pollux_resizes_and_rigid_policies_do_not(
     mixed_workload: ElasticWorkload, small_cluster: ElasticCluster
 ) -> None:
