@@ -163,3 +163,17 @@ def test_job_validation_names_the_field() -> None:
     with pytest.raises(ValueError, match=r"ElasticJob\.asked_replicas"):
         ElasticJob("a", "bert", 0.0, 0, 12)
     assert ElasticJob("a", "bert", 0.0, 1, 12).epochs == 2
+
+
+def test_the_fit_error_is_relative_to_the_measured_time() -> None:
+    """By hand: a model of 1 s per step (alpha_grad 1, nothing else, gamma 1) against
+    measured steps of 2 s and 0.5 s on one GPU errs by |1 - 2| / 2 = 0.5 and
+    |1 - 0.5| / 0.5 = 1: median 0.75, worst 1, two rows. Catches the error divided by the
+    model's time or multiplied by the measured one (2 and 0.25)."""
+    from ddlsched.core.elastic import PerfParams, ProfileRows, fit_error
+
+    params = PerfParams(1.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0)
+    ones = np.ones(2, dtype=np.int64)
+    rows = ProfileRows(ones, ones, ones, np.array([2.0, 0.5]), np.zeros(2))
+    error = fit_error(params, rows)
+    assert (error.median, error.worst, error.rows) == (pytest.approx(0.75), 1.0, 2)

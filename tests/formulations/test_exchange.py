@@ -150,6 +150,12 @@ def test_a_milp_stopped_at_its_deadline_returns_a_feasible_schedule() -> None:
     reported = _stopped_at_deadline(instance, "A", None, [(fallback.schedule, 12.5)], began)
     assert reported.best_bound == 12.5 and not reported.proven_optimal
     assert reported.objective == pytest.approx(fallback.objective)
+    # The same facts as every exact result (their keys are read by name: a misspelt one
+    # reads as absent), none claimed.
+    for result in (fallback, reported):
+        assert result.facts == dict.fromkeys(
+            ("slotted_optimal", "integral", "modes_proven", "modes_complete"), False
+        )
 
 
 def test_a_warm_start_without_ends_is_never_scored_as_zero() -> None:

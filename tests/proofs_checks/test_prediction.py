@@ -146,6 +146,24 @@ def test_hand_worked_under_prediction() -> None:
     assert swapped == pytest.approx(24) and swapped < record.lhs
 
 
+def test_hand_worked_instance_bound_with_kappa_two() -> None:
+    """Catches kappa misplaced in the instance bound (multiplied in one term, divided in the
+    other), which kappa = 1 above cannot show. One server of 2 GPUs (kappa = 2 / (2 - 2 + 1)
+    = 2), 1 s per iteration, both released at 0: L (2 GPUs, 8 iterations, predicted 2: b = 4)
+    and S (1 GPU, 1 iteration, predicted exactly). Virtual sizes g K_hat / M: 2 and 0.5;
+    SRPT(v_hat) = 0.5 + 2.5 = 3; sum v_hat = 2.5; sum K alpha_max = 9. Bound:
+    (1 + 4 * 2) 3 - 4 * 2 * 2.5 + 9 = 16 (with kappa divided in the second term: 31)."""
+    from ddlsched.core.model import Cluster, Job
+    from proofs_checks.prediction import PredictionError, instance_bound
+
+    instance = Instance(
+        Cluster((2,), 1.0, 1.0), (Job("L", 0.0, 8, 1.0, 2), Job("S", 0.0, 1, 1.0, 1))
+    )
+    predictions = {"L": 2.0, "S": 1.0}
+    assert PredictionError.of(instance, predictions) == PredictionError(1.0, 4.0)
+    assert instance_bound(instance, predictions) == pytest.approx(16.0)
+
+
 def test_family_approaches_one_plus_b() -> None:
     """Tightness in b: on the family the ratio sum C / OPT(A) exceeds b - 2 at b = 10
     (the theorem allows 2 + b; the family tends to 1 + b), so b's coefficient cannot fall."""

@@ -152,3 +152,13 @@ def test_no_leakage_prediction_unchanged_when_the_rows_own_target_changes(k: int
         history_features(frame, features, "iterations").loc[k],
         history_features(changed, features, "iterations").loc[k],
     )
+
+
+def test_before_its_first_fit_the_forest_falls_back_to_its_default() -> None:
+    """Catches the forest's ``default`` not passed to its warm-up predictor: a job of a
+    model the zoo does not know, with nothing completed yet, is predicted ``default``
+    (123 here, not the warm-up predictor's own 1000)."""
+    from ddlsched.core.model import Job
+
+    job = Job("x", 0.0, 10, 1.0, 1, features={"model": "no-such-model"})
+    assert ForestPredictor(default=123.0).predict(JobView.of(job)) == 123.0
