@@ -97,3 +97,11 @@ def test_a_piece_is_judged_alike_on_the_fast_path_and_the_full_check(
                  tuple(type(s) for s in piece.mapping or ()), type(piece.start))
             )  # fmt: skip
     assert outcomes[0] == outcomes[1] == outcomes[2]
+
+
+@pytest.mark.parametrize("servers", [0, -1, 2.5, True])
+def test_a_uniform_cluster_of_no_servers_names_the_argument(servers: object) -> None:
+    """``Cluster.uniform`` refuses a server count that is not a positive integer, naming the
+    argument (not a count of 0 GPUs per server further down)."""
+    with pytest.raises(InputError, match=r"^servers: "):
+        Cluster.uniform(servers, 4, 2.0, 1.0)  # type: ignore[arg-type]

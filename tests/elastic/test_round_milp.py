@@ -116,6 +116,16 @@ def test_chain_packing_keeps_unchanged_jobs() -> None:
     assert placed["c"] == ((2, 4), (3, 4)) and placed["d"] == ((1, 2),)
 
 
+def test_a_new_job_avoids_the_gpus_an_unchanged_job_will_keep() -> None:
+    """Catches the reservation ignored when a new job picks a node: on 2 nodes of 8, J (4)
+    and K (2) stay on node 0; the new N (4) is placed before K (larger first), and node 0
+    still shows 4 free GPUs, but 2 of them are K's: N must go to node 1, or K is pushed off
+    its node and restarts."""
+    previous = {"J": ((0, 4),), "K": ((0, 2),)}
+    placed = pack_chain({"J": 4, "N": 4, "K": 2}, previous, 2, 8)
+    assert placed == {"J": ((0, 4),), "N": ((1, 4),), "K": ((0, 2),)}
+
+
 def test_most_free_placement_spreads_from_the_emptiest_node() -> None:
     """Tiresias's placement takes the node with most free GPUs first, lowest index on ties."""
     free = [2, 4, 3]
