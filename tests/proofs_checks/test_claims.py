@@ -161,6 +161,28 @@ def test_negative_control_needless_split() -> None:
     assert record.status == "violated" and "spans servers" in record.detail
 
 
+@pytest.mark.parametrize("mapping", [None, (0,), (0, 1, 1)])
+def test_negative_control_a_job_without_a_valid_mapping(mapping: tuple[int, ...] | None) -> None:
+    """Claim 4 on a schedule whose job has no mapping, or one of the wrong width: violated,
+    the job named (the claim must not stop on it, nor pass it)."""
+    cluster = Cluster((2, 2), 2.0, 1.0)
+    job = Job(id="a", release=0.0, iterations=1, compute_time=1.0, gpus=2, edges=((0, 1, 1.0),))
+    instance = Instance(cluster, (job,))
+    record = claims.mapping_bounds(instance, Schedule((ScheduledJob("a", 0.0, None, mapping),)))
+    assert record.status == "violated" and "job 'a' has no valid mapping" in record.detail
+
+
+def test_lemma1_states_rho_on_integral_instances() -> None:
+    """On an integral instance claim 3 is stated with rho itself (``ceil(rho)`` is for the
+    slotted optima of other instances, above), and checked against rho."""
+    from proofs_checks.bounds import RhoCheck
+    from proofs_checks.claims import Value
+
+    record = claims.lemma1(Value(10.0, True), Value(8.0, True), RhoCheck(1.5, True, (), ()), True)
+    assert record.statement == "OPT(A1) <= rho * OPT(A)"
+    assert record.bound == 1.5 and record.status == "holds"
+
+
 def test_negative_control_theorem1_with_slow_schedule() -> None:
     """A schedule far slower than the bound allows fails the Theorem 1 check."""
     instance = _integral_instance()
