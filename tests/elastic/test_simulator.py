@@ -70,6 +70,28 @@ def test_restart_costs_are_charged_on_every_placement_change() -> None:
     assert check_elastic(result) == []
 
 
+def test_a_policy_sees_the_rounds_settings_and_time() -> None:
+    """What a policy written by a user reads each round: the round's start on the grid of
+    the round length given, that length and the restart time (no built-in policy reads
+    the last two, so only this test would see them lost)."""
+    from algorithms.elastic.simulator import ElasticSimParams
+
+    seen: list[tuple[float, float, float]] = []
+
+    class Recorder:
+        name = "recorder"
+
+        def allocate(self, state: RoundState) -> dict[str, Allocation]:
+            seen.append((state.time, state.round_length, state.restart_time))
+            return {j.job.name: Allocation(((0, 1),), 12, 0) for j in state.jobs}
+
+    job = ElasticJob("bert-0", "bert", 100.0, 1, 12, epochs=1)
+    params = ElasticSimParams(round_length=45.0, restart_time=7.0)
+    simulate_elastic(ElasticWorkload((job,)), Recorder(), ElasticCluster(1, 4), params)
+    assert seen and all(length == 45.0 and restart == 7.0 for _, length, restart in seen)
+    assert [t for t, _, _ in seen] == [135.0 + 45.0 * k for k in range(len(seen))]
+
+
 @pytest.mark.parametrize("name", ELASTIC_POLICIES.names())
 def test_every_policy_passes_the_independent_check(
     name: str, mixed_workload: ElasticWorkload, small_cluster: ElasticCluster

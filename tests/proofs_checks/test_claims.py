@@ -172,6 +172,20 @@ def test_negative_control_a_job_without_a_valid_mapping(mapping: tuple[int, ...]
     assert record.status == "violated" and "job 'a' has no valid mapping" in record.detail
 
 
+def test_a_claim_holds_at_the_edge_of_its_tolerance() -> None:
+    """The tolerance is inclusive: an equality off by exactly ``TOLERANCE`` (scale 1) holds,
+    twice that is violated; an inequality likewise."""
+    from proofs_checks.claims import TOLERANCE, _inequality
+
+    def status(lhs: float, rhs: float, equality: bool) -> str:
+        return _inequality("c", "s", lhs, rhs, True, equality=equality).status
+
+    assert status(0.0, TOLERANCE, True) == "holds"
+    assert status(0.0, 2 * TOLERANCE, True) == "violated"
+    assert status(TOLERANCE, 0.0, False) == "holds"
+    assert status(2 * TOLERANCE, 0.0, False) == "violated"
+
+
 def test_lemma1_states_rho_on_integral_instances() -> None:
     """On an integral instance claim 3 is stated with rho itself (``ceil(rho)`` is for the
     slotted optima of other instances, above), and checked against rho."""
