@@ -243,6 +243,8 @@ def run(args: argparse.Namespace) -> None:
         drawn = draw_sample(worktree, globs, args.sample, args.seed)
         print(f"sample: {len(drawn)} mutants (seed {args.seed})", flush=True)
         todo = set(pending(worktree, drawn, args.rerun) or [])
+        if args.survivors:  # again, at a later revision: the sample's survivors only
+            todo |= {m.name for m in collect(worktree, drawn) if m.status in NOT_KILLED}
         names = [n for n in drawn if n in todo]
         globs = drawn
         if not names:
@@ -651,6 +653,11 @@ def main() -> None:
         help="run a seeded uniform random sample of N scored mutants per package",
     )
     p_run.add_argument("--seed", type=int, default=0, help="the sample's seed")
+    p_run.add_argument(
+        "--survivors",
+        action="store_true",
+        help="with --sample: run the sample's surviving mutants again (after new tests)",
+    )
     p_rep = sub.add_parser("report", help="score the results stored in the worktree")
     p_rep.add_argument("targets", nargs="*", help="restrict to these files or packages")
     p_rep.add_argument(
