@@ -52,3 +52,26 @@ def test_a2_starts_from_srpt() -> None:
     sizes = [virtual_size(j, instance.cluster, j.iterations) for j in instance.jobs]
     completions, _ = srpt(sizes, [j.release for j in instance.jobs])
     assert result.objective <= sum(completions.values()) + 1e-9
+
+
+def test_the_single_machine_slot_is_the_gcd_of_an_integral_instance() -> None:
+    """By hand: one GPU, jobs of 3 and 6 s released at 0 and 9: every size and release is
+    a multiple of 3 slots of ``Delta / M`` = 1 s, so the slot is 3 s (3 slots of work in
+    all, not 9) and the model stays exact. With a release at 1 the slot stays 1 s."""
+    from ddlsched.core.model import Cluster, Job
+    from formulations.problem_a2 import single_machine
+
+    def jobs(second_release: float) -> Instance:
+        return Instance(
+            Cluster((1,), 1.0, 1.0),
+            (Job("a", 0.0, 3, 1.0, 1), Job("b", second_release, 6, 1.0, 1)),
+        )
+
+    coarse = single_machine(jobs(9.0))
+    assert (coarse.delta, coarse.units, coarse.release_slots, coarse.exact) == (
+        3.0,
+        (1, 2),
+        (0, 3),
+        True,
+    )
+    assert single_machine(jobs(1.0)).delta == 1.0
