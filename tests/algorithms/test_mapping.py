@@ -323,3 +323,24 @@ def test_a_resumed_job_on_other_part_sizes_gets_its_own_partition() -> None:
         assert mapping == GraphMapper()(job, cluster, free)
         assert mapping is not None
         assert all(mapping.count(h) <= f for h, f in enumerate(free))
+
+
+def test_growth_starts_with_the_largest_part_whatever_the_order_of_sizes() -> None:
+    """By hand, a path 0-1-2-3 of unit traffic split 1 + 3: the part of 3 grows first from
+    the heaviest node (1), takes 2 then 0, and node 3 is left alone: one edge cut. Growing
+    the part of 1 first (sizes in the order given) takes node 1 alone and cuts two."""
+    from algorithms.mapping import grow_partition
+
+    path = np.zeros((4, 4))
+    for a in range(3):
+        path[a, a + 1] = path[a + 1, a] = 1.0
+    assert grow_partition(path, [1, 3]).tolist() == [1, 1, 1, 0]
+
+
+def test_a_job_without_traffic_is_placed_in_index_order() -> None:
+    """With no edges the graph mapper does what first fit does: nodes in index order over
+    the servers chosen (no partition is grown for a graph that has nothing to cut)."""
+    cluster = Cluster((2, 2, 2), 2.0, 1.0)
+    job = Job(id="j", release=0.0, iterations=1, compute_time=1.0, gpus=3)
+    for free in ([2, 2, 2], [1, 2, 2], [2, 1, 2]):
+        assert GraphMapper()(job, cluster, free) == FirstFitMapper()(job, cluster, free)

@@ -96,6 +96,8 @@ def test_honest_status_and_clear_refusals() -> None:
     proven = solve_cpsat(instance, Problem.A, LIMIT)
     assert proven.status is SolveStatus.OPTIMAL and proven.facts["integral"] is False
     assert any("a proof for the instance" in note for note in proven.notes)
+    # The slotted model's own value is kept beside it: 1.05 s rounds up to 2 slots of 1 s.
+    assert proven.objective == pytest.approx(1.05) and proven.metrics["slotted_objective"] == 2.0
     late = instance.replace(jobs=(job.replace(release=0.5, compute_time=1.0),))
     result = solve_cpsat(late, Problem.A, LIMIT)
     assert result.status is SolveStatus.FEASIBLE and result.objective == pytest.approx(2.0)
