@@ -355,3 +355,20 @@ def test_three_refusals_in_a_row_on_an_idle_cluster_are_retried(name: str) -> No
     assert result.schedule is not None
     (entry,) = result.schedule.jobs
     assert entry.start == 0.0 and entry.end == pytest.approx(3.0)
+
+
+def test_a_mapper_refusing_everything_stops_with_the_count_of_waiting_jobs() -> None:
+    """A mapper that never places anything leaves three jobs waiting on an idle cluster:
+    the run stops (no endless loop at one instant) with an error naming the policy, the
+    three waiting jobs and the instant; one finished job is not counted among them."""
+    from algorithms.mapping import FirstFitMapper
+    from algorithms.registry import build_policy
+
+    class Never:
+        def __call__(self, job, cluster, free):  # type: ignore[no-untyped-def]
+            return None if job.id != "done" else FirstFitMapper()(job, cluster, free)
+
+    jobs = (Job("done", 0.0, 1, 1.0, 1), *(Job(f"w{k}", 2.0, 1, 1.0, 1) for k in range(3)))
+    instance = Instance(Cluster((2,), 4.0, 1.0), jobs)
+    with pytest.raises(RuntimeError, match=r"policy 'fifo' left 3 jobs waiting .* at t=2 "):
+        simulate(instance, build_policy("fifo", instance, mapper=Never()))
