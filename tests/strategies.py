@@ -175,36 +175,47 @@ def same_shape_jobs(
 ) -> list[Job]:
     """Jobs that share a GPU count and an edge set but differ in everything else.
 
-    Traffic per edge, compute time and per-type compute times are drawn per
-    job (one job may be another scaled by a factor, the case a cache may
-    legitimately share): exactly what a cache keyed on the shape alone
-    would confuse. Types are those of ``cluster``.
+    Each sequence varies one thing or all: the traffic per edge alone (one job
+    may be another scaled by a factor, the case a cache may legitimately
+    share), the compute times alone (``compute_time`` and per-type
+    ``compute_times``), or all of them per job. A cache keyed without any one
+    of them meets, in the first two, jobs differing in that alone. Types are
+    those of ``cluster``.
     """
     gpus = draw(st.integers(min(2, cluster.num_gpus), min(max_gpus, cluster.num_gpus)))
     pairs = [(u, v) for u in range(gpus) for v in range(u + 1, gpus)]
     chosen = draw(st.lists(st.sampled_from(pairs), min_size=1, unique=True)) if pairs else []
     traffic = st.sampled_from([0.25, 0.5, 1.0, 2.0, 3.0])
     times = st.sampled_from([0.25, 0.5, 1.0, 3.0])
-    kinds = [t for t in cluster.server_types if t] or [""]
+    kinds = sorted({t for t in cluster.server_types if t})
+
+    def draw_compute() -> tuple[float, dict[str, float]]:
+        listed = draw(st.lists(st.sampled_from(kinds), unique=True)) if kinds else []
+        return draw(times), {t: draw(times) for t in listed}
+
+    varied = draw(st.sampled_from(["traffic", "compute", "all"]))
+    fixed_edges = tuple((u, v, draw(traffic)) for u, v in chosen)
+    compute, per_type = draw_compute()
     made: list[Job] = []
     for k in range(draw(st.integers(2, max_jobs))):
-        scaled: bool = draw(st.booleans())
-        if made and scaled:
-            base = made[-1]
-            factor = draw(st.sampled_from([0.5, 2.0, 3.0]))
-            edges = tuple((u, v, q * factor) for u, v, q in base.edges)
-        else:
-            edges = tuple((u, v, draw(traffic)) for u, v in chosen)
-        listed = draw(st.lists(st.sampled_from(sorted(set(kinds))), unique=True))
+        edges = fixed_edges
+        if varied != "compute":
+            if made and draw(st.booleans()):
+                factor = draw(st.sampled_from([0.5, 2.0, 3.0]))
+                edges = tuple((u, v, q * factor) for u, v, q in made[-1].edges)
+            else:
+                edges = tuple((u, v, draw(traffic)) for u, v in chosen)
+        if varied != "traffic":
+            compute, per_type = draw_compute()
         made.append(
             Job(
                 id=f"s{k}",
                 release=0.0,
                 iterations=draw(st.integers(1, 3)),
-                compute_time=draw(times),
+                compute_time=compute,
                 gpus=gpus,
                 edges=edges,
-                compute_times={t: draw(times) for t in listed if t},
+                compute_times=per_type,
             )
         )
     return made

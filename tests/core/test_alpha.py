@@ -271,6 +271,20 @@ def test_typed_cache_keyed_on_compute_times_by_hand() -> None:
     assert min(all_alphas(second, cluster)) == pytest.approx(1.25)
 
 
+def test_typed_cache_keyed_on_traffic_by_hand() -> None:
+    """Catches a typed cache keyed without ``job.edges``: two 2-node jobs computing 1 s,
+    one with a 10 GB edge, then one with 1 GB. On :func:`_two_types` both are best on the
+    fast server (B_intra 4): 1 + 10/4 = 3.5, then 1 + 1/4 = 1.25. The slip hands the
+    second the first's 3.5, above its optimum: a "lower bound" exceeding the optimum."""
+    cluster = _two_types()
+    first = Job(id="a", release=0, iterations=1, compute_time=1.0, gpus=2, edges=((0, 1, 10.0),))
+    second = first.replace(id="b", edges=((0, 1, 1.0),))
+    cache = AlphaMinCache(cluster)
+    assert cache(first)[0] == pytest.approx(3.5)
+    assert cache(second)[0] == pytest.approx(1.25)
+    assert min(all_alphas(second, cluster)) == pytest.approx(1.25)
+
+
 def test_fastest_processing_per_job_against_brute_force() -> None:
     """Catches a shared search returning one job's ``K alpha_min`` for another in
     :func:`fastest_processing`: three jobs of one shape (traffic, compute times and K

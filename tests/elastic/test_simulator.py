@@ -234,3 +234,50 @@ def test_params_are_validated() -> None:
     """Simulation settings name the bad field."""
     with pytest.raises(ValueError, match="round_length"):
         ElasticSimParams(round_length=0)
+
+
+def test_a_policy_sees_restarts_after_the_first_start_only() -> None:
+    """Catches ``num_restarts`` handed to the policy as the count of starts (the first
+    start included): Pollux's factor would then charge a job that never moved. A job kept
+    on one placement sees 0 restarts every round; a job moved every round (after its
+    first start in round 0) sees 0, 0, 1, 2, ... (by hand: round k has k - 1 moves)."""
+
+    class Recorder:
+        name = "recorder"
+
+        def __init__(self, hop: bool) -> None:
+            self.hop = hop
+            self.seen: list[int] = []
+
+        def allocate(self, state: RoundState) -> dict[str, Allocation]:
+            self.seen.extend(j.num_restarts for j in state.jobs)
+            node = int(state.time // 60) % 2 if self.hop else 0
+            return {j.job.name: Allocation(((node, 1),), 12, 0) for j in state.jobs}
+
+    job = ElasticJob("bert-0", "bert", 0.0, 1, 12, epochs=1)
+    for hop in (False, True):
+        policy = Recorder(hop)
+        simulate_elastic(ElasticWorkload((job,)), policy, ElasticCluster(2, 4))
+        assert len(policy.seen) > 3
+        expected = (
+            [max(k - 1, 0) for k in range(len(policy.seen))] if hop else [0] * len(policy.seen)
+        )
+        assert policy.seen == expected, hop
+
+
+def test_a_job_whose_work_ends_with_its_round_completes_in_that_round() -> None:
+    """Catches the completion test ``now + needed <= end`` made strict: a job whose work
+    ends exactly at the round's end would stay active into one more round (the policy sees
+    a finished job and is asked to place it). BERT at batch 12 on one GPU, one epoch, no
+    restart time, round length equal to its work (the simulator's own ``needed``): one
+    round, completion at its end."""
+    job = ElasticJob("bert-0", "bert", 0.0, 1, 12, epochs=1)
+    app = load_application("bert", 1)
+    rate = float(app.goodput(1, 1, 12, 0, 0))
+    work = (min(float(app.epoch_ends[0]), app.target_progress) - 0.0) / rate
+    assert app.target_progress <= float(app.epoch_ends[0])
+    params = ElasticSimParams(round_length=work, restart_time=0.0)
+    result = simulate_elastic(ElasticWorkload((job,)), FifoRigid(), ElasticCluster(1, 4), params)
+    assert [r.time for r in result.records] == [0.0]
+    assert result.completion["bert-0"] == work
+    assert check_elastic(result) == []
