@@ -40,6 +40,28 @@ def test_bad_values_name_the_field(kind: type, changes: dict[str, object], field
         kind(**changes)
 
 
+@pytest.mark.parametrize(
+    ("kind", "field", "edge", "beyond"),
+    [
+        (OnlineParams, "restart_cost", 0.0, -1e-12),
+        (OnlineParams, "noise", 0.0, -1e-12),
+        (OnlineParams, "outrun_factor", 1.0 + 1e-12, 1.0),
+        (ExactParams, "mip_gap", 0.0, -1e-12),
+        (ExactParams, "time_limit", 1e-9, 0.0),
+        (ExactParams, "threads", 1, 0),
+    ],
+)
+def test_each_limit_accepts_its_edge_and_refuses_just_beyond(
+    kind: type, field: str, edge: float, beyond: float
+) -> None:
+    """Catches an inclusive bound made strict or the reverse: a restart cost of 0 (no
+    restart charged, Tiresias's own value) or a noise of 0 (an exact predictor) must be
+    accepted, an outrun factor of exactly 1 (a prediction never grows) refused."""
+    assert getattr(kind(**{field: edge}), field) == edge
+    with pytest.raises(ValueError, match=f"^{field}:"):
+        kind(**{field: beyond})
+
+
 def test_replace_validates_again() -> None:
     """replace() returns a checked copy."""
     assert ExactParams().replace(threads=2).threads == 2
