@@ -134,9 +134,10 @@ def evaluate(
     values = pd.to_numeric(frame[target], errors="coerce")
     if values.isna().any() or (values <= 0).any():
         bad = int(np.flatnonzero((values.isna() | (values <= 0)).to_numpy())[0])
+        shown = frame[target].iloc[bad]
+        shown = shown.item() if isinstance(shown, np.generic) else shown  # 0.0, not np.float64
         raise InputError(
-            f"{source}: row {bad + 2}: {target} must be a positive number, got "
-            f"{frame[target].iloc[bad]!r}"
+            f"{source}: row {bad + 2}: {target} must be a positive number, got {shown!r}"
         )
     if "submit_time" in frame.columns:
         frame = frame.sort_values("submit_time", kind="stable")

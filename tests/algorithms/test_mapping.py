@@ -147,6 +147,27 @@ def test_placement_rules() -> None:
     assert rule(wide, cluster, [3, 2, 2]) is None  # 7 free, but only on three servers
 
 
+def test_a_consolidating_rule_asks_a_typed_mapper_again_on_the_same_cluster() -> None:
+    """Catches the second ask of :class:`PlacementRule` made without the cluster (or on
+    another one): on a typed cluster the first fit spreads a 2-GPU job without traffic over
+    two fast servers' single free GPUs (compute 0.5 s, against 1 s on the slow server);
+    under ``consolidated`` it is asked again with only the slow server's two GPUs offered,
+    which it must place by that cluster's types: both nodes on server 2."""
+    from algorithms.mapping import FirstFitMapper, PlacementRule
+
+    cluster = Cluster((2, 2, 2), 10.0, 1.0, server_types=("fast", "fast", "slow"))
+    job = Job(
+        id="j", release=0.0, iterations=1, compute_time=1.0, gpus=2, compute_times={"fast": 0.5}
+    )
+    free = [1, 1, 2]
+    spread = FirstFitMapper()(job, cluster, free)
+    assert spread is not None and sorted(spread) == [0, 1]
+    assert alpha(job, cluster, spread) == pytest.approx(0.5)
+    assert PlacementRule("consolidated", FirstFitMapper())(job, cluster, free) == (2, 2)
+    assert PlacementRule("prefer-consolidated", FirstFitMapper())(job, cluster, free) == (2, 2)
+    assert PlacementRule("any", FirstFitMapper())(job, cluster, free) == spread
+
+
 @pytest.mark.parametrize("policy", ["fifo", "asrpt", "las", "srpt-naive"])
 def test_consolidated_placement_never_spans(policy: str) -> None:
     from ddlsched.api import simulate

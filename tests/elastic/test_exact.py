@@ -2,11 +2,18 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
 
 from algorithms.elastic import ELASTIC_POLICIES, simulate_elastic
-from ddlsched.core.elastic import ElasticCluster, ElasticJob, ElasticWorkload
+from ddlsched.core.elastic import (
+    ElasticCluster,
+    ElasticJob,
+    ElasticWorkload,
+    load_application,
+)
 from formulations.elastic import (
     MalleableInstance,
     MalleableJob,
@@ -133,3 +140,38 @@ def test_instances_are_validated() -> None:
         MalleableInstance((job,), 1, 2, 60.0, 61.0)
     with pytest.raises(ValueError, match="unique names"):
         MalleableInstance((job, job), 1, 2)
+
+
+@pytest.mark.parametrize(("model", "batch"), [("yolov3", 8), ("bert", 12), ("ncf", 32768)])
+def test_each_malleable_rate_is_what_the_simulator_runs_at(model: str, batch: int) -> None:
+    """Catches the malleable rates taken from another epoch's goodput (``best_batch(...,
+    1)`` for the one epoch 0 these jobs have: yolov3 on 2 GPUs would get 4.36 instead of
+    2.97 per second, an "optimum" no run can reach). A one-epoch job alone, held on 1, 2
+    and 4 GPUs of one node, once at each configuration the policies choose from (the best
+    batch of epoch 0, the asked batch): the rate at that width is the work over the
+    fastest run's time after its 30 s restart."""
+    from algorithms.elastic.simulator import Allocation, RoundState
+
+    class Hold:
+        name = "hold"
+
+        def __init__(self, allocation: Allocation) -> None:
+            self.allocation = allocation
+
+        def allocate(self, state: RoundState) -> dict[str, Allocation]:
+            return {"j": self.allocation}
+
+    job = ElasticJob("j", model, 0.0, 1, batch, 1)
+    cluster = ElasticCluster(1, 4)
+    (malleable,) = malleable_from_elastic(ElasticWorkload((job,)), cluster).jobs
+    app = load_application(model, 1)
+    for k in (1, 2, 4):
+        best = app.best_batch(1, k, 0)
+        fastest = math.inf
+        for atomic, accum in ((best.atomic_bsz, best.accum_steps), app.rigid_batch(k, batch)):
+            held = Hold(Allocation(((0, k),), atomic, accum))
+            run = simulate_elastic(ElasticWorkload((job,)), held, cluster)
+            fastest = min(fastest, run.completion["j"])
+        assert malleable.rates[k - 1] == pytest.approx(
+            malleable.work / (fastest - 30.0), rel=1e-9
+        ), (model, k)

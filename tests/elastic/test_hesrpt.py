@@ -164,6 +164,29 @@ def test_keep_unless_worth_moving_by_hand() -> None:
     assert options[0].gpus[keep_unless_worth_moving(far, [0], options, [3])[0]] == 4
 
 
+def test_a_kept_job_may_use_exactly_the_free_gpus() -> None:
+    """Catches ``held - new <= left`` made strict: a job holding 4 GPUs of a 4-GPU node,
+    picked to shrink to 2 (goodput 3.0 -> 1.8: staying always pays), leaves exactly 2 GPUs
+    free, exactly what keeping its 4 needs: it keeps them. Picked down to 1, with the other
+    3 free, it keeps 4 as well; the same job beside a second one holding 1 GPU of the
+    2 left cannot (1 free, 2 needed)."""
+    options = [_options({1: 1.0, 2: 1.8, 4: 3.0})]
+    state = _state_holding(4, 100.0)
+    assert options[0].gpus[keep_unless_worth_moving(state, [0], options, [2])[0]] == 4
+    assert options[0].gpus[keep_unless_worth_moving(state, [0], options, [1])[0]] == 4
+    other = ElasticJob("d", "cifar10", 0.0, 1, 128, 3)
+    crowded = RoundState(
+        state.time,
+        state.cluster,
+        (*state.jobs, JobState(other, application_of(other), 0.0, None, 0, 0.0, 600.0)),
+        60.0,
+        30.0,
+    )
+    both = [*options, _options({1: 1.0})]
+    kept = keep_unless_worth_moving(crowded, [0, 1], both, [2, 1])
+    assert [both[0].gpus[kept[0]], both[1].gpus[kept[1]]] == [2, 1]
+
+
 def test_plan_orders_by_remaining_work_at_one_gpu() -> None:
     """A short cifar10 job ranks before a long bert job and gets at least as many GPUs."""
     jobs = (

@@ -240,7 +240,15 @@ def test_checks_can_fail_and_say_when_they_cannot_conclude() -> None:
     late = Schedule(
         tuple(dataclasses.replace(e, start=e.start + 100, end=None) for e in schedule.jobs)
     )  # feasible, but no guided schedule: 333 > 39
-    assert prediction_instance_bound(instance, late, predictions).status is ClaimStatus.VIOLATED
+    record = prediction_instance_bound(instance, late, predictions)
+    assert record.status is ClaimStatus.VIOLATED
+    # The report says which inequality failed, with the instance's b (a lost statement
+    # leaves a row nobody can read).
+    under = PredictionError.of(instance, predictions).under
+    assert record.statement == (
+        f"sum C(guided A-SRPT, b={under:.6g}) <= (1 + b kappa) SRPT(v_hat) "
+        "- b kappa sum v_hat + sum K alpha_max"
+    )
 
 
 def test_predictions_are_validated() -> None:

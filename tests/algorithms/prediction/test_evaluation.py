@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from algorithms.prediction.evaluation import evaluate
+from algorithms.prediction.evaluation import evaluate, verdict
 from ddlsched.core.model import InputError
 from ddlsched.core.workloads import WorkloadConfig, recurring_history
 
@@ -105,3 +105,75 @@ def test_history_frame_reads_a_trace_in_submit_order(tmp_path) -> None:  # type:
     assert frame["submit_time"].tolist() == [1.0, 2.0, 3.0]
     assert frame["iterations"].tolist() == [10, 20, 30]
     assert frame["num_gpus"].tolist() == [2, 4, 1]
+
+
+def _scores(mae: float, rel: float, r2: float = 0.5) -> dict[str, float]:
+    return {"mae": mae, "median_rel_error": rel, "r2": r2}
+
+
+def test_the_verdict_names_the_baselines_the_forest_does_not_beat() -> None:
+    """Catches the verdict's list of missed baselines lost or inverted. By hand: the
+    forest (MAE 10, median relative error 0.2) beats global_mean (20, 0.4) and
+    model_mean (10, 0.2: ties count as beaten), loses group_mean on MAE (9 < 10) and
+    group_median on relative error (0.1 < 0.2): those two, sorted, are named."""
+    results = {
+        "forest": _scores(10.0, 0.2, 0.6),
+        "global_mean": _scores(20.0, 0.4),
+        "model_mean": _scores(10.0, 0.2),
+        "group_mean": _scores(9.0, 0.3),
+        "group_median": _scores(11.0, 0.1),
+    }
+    text = verdict(results)
+    assert text == (
+        "signal (best R^2 0.60); the forest does not beat group_mean, group_median on "
+        "both MAE and median relative error"
+    )
+    results["group_mean"] = _scores(10.5, 0.3)
+    results["group_median"] = _scores(11.0, 0.25)
+    assert "the forest beats every baseline" in verdict(results)
+
+
+def test_a_bad_target_is_reported_on_its_own_row() -> None:
+    """Catches the row of the first bad value found with another test than the one that
+    refused the frame (``<= 1`` for ``<= 0``): 0.5 iterations is positive and allowed,
+    so with 0.5 on the second data row and 0 on the third, the error names line 4 (the
+    header is line 1) and the 0."""
+    frame = _history()
+    values = frame["iterations"].astype(float).to_numpy().copy()
+    values[1], values[2] = 0.5, 0.0
+    with pytest.raises(
+        InputError, match=r"row 4: iterations must be a positive number, got 0\.0$"
+    ):
+        evaluate(frame.assign(iterations=values))
+
+
+@pytest.mark.parametrize(("jobs", "expected"), [(1_000, 250), (20_000, 300), (50_000, 750)])
+def test_the_forest_is_refitted_about_twenty_times_by_default(
+    jobs: int, expected: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Catches the default refit interval's divisor changed: ``max(250, ceil(n / 20))``
+    predicted jobs, so the whole Philly trace costs about twenty fits. With 70% history,
+    1,000 jobs predict 300 (every 250), 20,000 predict 6,000 (every 300) and 50,000
+    predict 15,000 (every 750). The fits themselves are replaced by a constant (only the
+    interval is under test)."""
+    import algorithms.prediction.evaluation as evaluation
+
+    seen: list[int] = []
+
+    def constant(frame, features, target, start, retrain_every, seed, max_rows):  # type: ignore[no-untyped-def]
+        seen.append(retrain_every)
+        return np.ones(len(frame) - start)
+
+    monkeypatch.setattr(evaluation, "forest_predictions", constant)
+    rng = np.random.default_rng(0)
+    frame = pd.DataFrame(
+        {
+            "submit_time": np.arange(float(jobs)),
+            "model_name": rng.choice(["a", "b"], jobs),
+            "num_gpu": rng.choice([1, 2], jobs),
+            "iterations": rng.integers(1, 1000, jobs).astype(float),
+        }
+    )
+    report = evaluate(frame)
+    assert report["test_jobs"] == jobs - int(jobs * 0.7)
+    assert seen == [expected] and report["retrain_every"] == expected

@@ -127,6 +127,25 @@ def test_history_features_exclude_the_rows_own_target() -> None:
     assert history.loc[2, list(HISTORY)].tolist() == pytest.approx(expected_2)
 
 
+def test_history_features_keep_the_rows_labels() -> None:
+    """Catches the features returned on a fresh 0..n-1 index: a frame sorted by submit
+    time keeps its original labels, and the features of each row must be found under that
+    row's label (``frame.join(history)`` lines them up). Labels 7, 3, 5 for counts 10, 100,
+    1000 of one configuration: label 7 has no history, label 3 sees log 10, label 5 the
+    mean of log 10 and log 100."""
+    frame = pd.DataFrame(
+        {"user": ["u"] * 3, "model": ["resnet50"] * 3, "iterations": [10.0, 100.0, 1000.0]},
+        index=[7, 3, 5],
+    )
+    features = FeatureSet.of(list(frame.columns), "iterations")
+    history = history_features(frame, features, "iterations")
+    assert history.index.tolist() == [7, 3, 5]
+    joined = frame.join(history)
+    assert joined.loc[7, "group_count"] == 0.0
+    assert joined.loc[3, "group_mean_log"] == pytest.approx(np.log(10.0))
+    assert joined.loc[5, "group_mean_log"] == pytest.approx(np.log([10.0, 100.0]).mean())
+
+
 @pytest.mark.parametrize("k", [600, 650])
 def test_no_leakage_prediction_unchanged_when_the_rows_own_target_changes(k: int) -> None:
     """Job ``k``'s predictions (forest, baselines, history features) do not change
