@@ -146,6 +146,21 @@ def test_history_features_keep_the_rows_labels() -> None:
     assert joined.loc[5, "group_mean_log"] == pytest.approx(np.log([10.0, 100.0]).mean())
 
 
+@pytest.mark.parametrize("column", ["model", "model_name", "trace_model"])
+def test_the_model_level_reads_each_traces_model_column(column: str) -> None:
+    """Catches a model column name misspelt in the lookup (each trace names it its own
+    way): users u1, u2, u3 submit model a (10 iterations), b (1000), then a again. The
+    third row's model-level mean is log 10 (model a only); without the model column it
+    would be the global mean of log 10 and log 1000."""
+    frame = pd.DataFrame(
+        {"user": ["u1", "u2", "u3"], column: ["a", "b", "a"], "iterations": [10.0, 1000.0, 5.0]}
+    )
+    features = FeatureSet.of(list(frame.columns), "iterations")
+    history = history_features(frame, features, "iterations")
+    assert history.loc[2, "model_mean_log"] == pytest.approx(np.log(10.0))
+    assert history.loc[2, "global_mean_log"] == pytest.approx(np.log([10.0, 1000.0]).mean())
+
+
 @pytest.mark.parametrize("k", [600, 650])
 def test_no_leakage_prediction_unchanged_when_the_rows_own_target_changes(k: int) -> None:
     """Job ``k``'s predictions (forest, baselines, history features) do not change
