@@ -50,6 +50,13 @@ def test_flow_keys_translate_the_best_bound_by_the_releases() -> None:
     assert math.isclose(result.flow_ratio, 150.0 / 130.0, rel_tol=1e-8)
     assert math.isclose(result.flow_gap, 20.0 / 150.0, rel_tol=1e-8)
     summary = result.summary()
+    # Which method, on which problem, with which status: the keys a reader of --json
+    # files looks up first (a misspelt key loses them).
+    assert (summary["method"], summary["problem"], summary["status"]) == (
+        "exact",
+        Problem.A.value,
+        SolveStatus.FEASIBLE.value,
+    )
     assert summary["total_flow_time"] == summary["total_jct"] == 150.0
     assert summary["flow_ratio"] == result.flow_ratio
     stronger = LowerBound(185.0, "lp", True, flow_value=140.0)

@@ -61,3 +61,25 @@ def test_pollux_penalises_only_the_options_that_move_the_job() -> None:
     assert costs == pytest.approx([1.0 / (s + 1e-3) for s in scaled], rel=1e-12)
     # Staying is the cheapest option; the slip would make it the dearest but one.
     assert min(range(4), key=costs.__getitem__) == 3
+
+
+@pytest.mark.parametrize("model", ["ncf", "cifar10"])
+def test_the_fair_share_goodput_is_that_of_one_node(model: str) -> None:
+    """Catches Pollux's base (the goodput at the fair share, which every speedup divides
+    by) computed on two nodes instead of one, on the fixed-batch path (ncf at 32768) or
+    the searched one. Two jobs on 2 x 4 GPUs, no per-model cap: the fair share is 4 GPUs,
+    one of the options, on one node; its goodput must be the base."""
+    from algorithms.elastic.policies import OptionLimits, job_options
+
+    cluster = ElasticCluster(2, 4)
+    jobs = [
+        ElasticJob(f"{model}-{i}", model, 0.0, 1, 32768 if model == "ncf" else 128)
+        for i in range(2)
+    ]
+    states = tuple(JobState(job, application_of(job), 0.0, None, 0, 0.0, 0.0) for job in jobs)
+    state = RoundState(0.0, cluster, states, 60.0, 30.0)
+    options = job_options(states[0], state, OptionLimits(max_replicas={}))
+    four = options.gpus.index(4)
+    assert options.nodes[four] == 1
+    assert options.fair_goodput == pytest.approx(options.goodput[four], rel=1e-12)
+    assert options.speedup[four] == pytest.approx(1.0, rel=1e-12)

@@ -132,6 +132,24 @@ def test_check_catches_an_over_allocated_node(
     assert any("node 0 holds" in p for p in check_elastic(planted))
 
 
+def test_check_reports_every_bad_part_of_a_placement(
+    mixed_workload: ElasticWorkload, small_cluster: ElasticCluster
+) -> None:
+    """Catches the check stopping at the first bad part of a placement (``break`` for
+    ``continue``): a planted placement of 5 GPUs on node 1 (which has 4) after 1 GPU on
+    node -1 (no such node) gets both reported, not the first alone."""
+    result = simulate_elastic(mixed_workload, LasPollux(), small_cluster)
+    record = result.records[0]
+    name, alloc = next(iter(record.allocations.items()))
+    planted_alloc = Allocation(((-1, 1), (1, 5)), alloc.atomic_bsz, alloc.accum_steps)
+    planted = _replace_round(
+        result, 0, allocations=MappingProxyType({**record.allocations, name: planted_alloc})
+    )
+    problems = check_elastic(planted)
+    assert any("bad node/GPUs -1/1" in p for p in problems), problems
+    assert any("node 1 holds" in p for p in problems), problems
+
+
 def test_check_catches_missing_progress(
     mixed_workload: ElasticWorkload, small_cluster: ElasticCluster
 ) -> None:
