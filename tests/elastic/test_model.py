@@ -177,3 +177,13 @@ def test_the_fit_error_is_relative_to_the_measured_time() -> None:
     rows = ProfileRows(ones, ones, ones, np.array([2.0, 0.5]), np.zeros(2))
     error = fit_error(params, rows)
     assert (error.median, error.worst, error.rows) == (pytest.approx(0.75), 1.0, 2)
+
+
+@pytest.mark.parametrize("epochs", [0, -1, 3, 99])
+def test_an_epoch_budget_outside_the_models_epochs_is_refused(epochs: int) -> None:
+    """Catches the range check of ``Application.epochs`` loosened (``and`` for ``or``):
+    bert has two recorded epochs, so 1 and 2 are accepted and anything else is refused
+    with the field and the range named."""
+    assert load_application("bert", 2).epochs == 2
+    with pytest.raises(ValueError, match=r"Application\.epochs must be in 1\.\.2"):
+        load_application("bert", epochs)

@@ -258,7 +258,8 @@ def test_a_policy_sees_restarts_after_the_first_start_only() -> None:
     """Catches ``num_restarts`` handed to the policy as the count of starts (the first
     start included): Pollux's factor would then charge a job that never moved. A job kept
     on one placement sees 0 restarts every round; a job moved every round (after its
-    first start in round 0) sees 0, 0, 1, 2, ... (by hand: round k has k - 1 moves)."""
+    first start in round 0) sees 0, 0, 1, 2, ... (by hand: round k has k - 1 moves). It
+    sees the allocation of the round before too (none in the first)."""
 
     class Recorder:
         name = "recorder"
@@ -266,11 +267,16 @@ def test_a_policy_sees_restarts_after_the_first_start_only() -> None:
         def __init__(self, hop: bool) -> None:
             self.hop = hop
             self.seen: list[int] = []
+            self.held: list[Allocation | None] = []
+            self.given: list[Allocation] = []
 
         def allocate(self, state: RoundState) -> dict[str, Allocation]:
             self.seen.extend(j.num_restarts for j in state.jobs)
+            self.held.extend(j.allocation for j in state.jobs)
             node = int(state.time // 60) % 2 if self.hop else 0
-            return {j.job.name: Allocation(((node, 1),), 12, 0) for j in state.jobs}
+            given = {j.job.name: Allocation(((node, 1),), 12, 0) for j in state.jobs}
+            self.given.extend(given.values())
+            return given
 
     job = ElasticJob("bert-0", "bert", 0.0, 1, 12, epochs=1)
     for hop in (False, True):
@@ -281,6 +287,8 @@ def test_a_policy_sees_restarts_after_the_first_start_only() -> None:
             [max(k - 1, 0) for k in range(len(policy.seen))] if hop else [0] * len(policy.seen)
         )
         assert policy.seen == expected, hop
+        # Each round the policy also sees what the job ran with in the round before.
+        assert policy.held == [None, *policy.given[:-1]], hop
 
 
 def test_a_job_whose_work_ends_with_its_round_completes_in_that_round() -> None:

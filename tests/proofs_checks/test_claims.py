@@ -149,6 +149,12 @@ def test_negative_control_capacity_violation() -> None:
     clash = Schedule(tuple(ScheduledJob(f"j{k}", 0.0, 1.0, (0, 0)) for k in range(2)))
     record = claims.verifier(instance, clash, "broken")
     assert record.status == "violated" and "server 0" in record.detail
+    # lhs counts the violations, and the margin (rhs - lhs) is negative when violated.
+    assert record.lhs == len(verify(instance, clash).violations) >= 1
+    assert record.margin == -record.lhs
+    fine = Schedule((ScheduledJob("j0", 0.0, 1.0, (0, 0)), ScheduledJob("j1", 1.0, 2.0, (0, 0))))
+    ok = claims.verifier(instance, fine, "serial")
+    assert ok.status == "holds" and ok.lhs == 0.0 and ok.margin == 0.0
 
 
 def test_negative_control_needless_split() -> None:

@@ -83,6 +83,7 @@ def test_claim1_inconclusive_when_opt_a2_is_not_exact() -> None:
     instance = _long_and_short()
     inexact = claims.srpt_optimal_a2(instance, SRPT, Value(7.5, INEXACT))
     assert inexact.status is ClaimStatus.INCONCLUSIVE
+    assert inexact.detail == "OPT(A2) not proven"  # the reason, and the only one
     assert claims.srpt_optimal_a2(instance, SRPT, Value(7.5, EXACT)).status is ClaimStatus.VIOLATED
 
 
