@@ -78,6 +78,7 @@ def test_defaults_apply() -> None:
         (["jobs", 0, "edges", 0], [0, 1, -1.0], "must be > 0"),
         (["jobs", 0, "edges", 0], [0, 1], "expected [u, v, traffic]"),
         (["jobs", 0, "relase"], 1.0, "relase: unknown field"),
+        (["jobz"], [], "instance.jobz: unknown field"),
         (["jobs", 0, "id"], DELETE, "id: missing"),
         (["jobs", 0, "weight"], 0, "weight: must be > 0"),
         (["slot"], 0, "slot: must be >= 1e-06"),

@@ -11,6 +11,7 @@ from ddlsched.core.elastic import (
     EPOCH_BUDGETS,
     MODELS,
     ElasticJob,
+    ElasticWorkload,
     PerfParams,
     ProfileRows,
     fit_perf_params,
@@ -187,3 +188,11 @@ def test_an_epoch_budget_outside_the_models_epochs_is_refused(epochs: int) -> No
     assert load_application("bert", 2).epochs == 2
     with pytest.raises(ValueError, match=r"Application\.epochs must be in 1\.\.2"):
         load_application("bert", epochs)
+
+
+def test_a_workload_with_duplicate_names_is_refused_naming_them() -> None:
+    """Catches the duplicate check's list lost: two jobs named "a" (and two "b") make a
+    ValueError naming both, sorted, not a TypeError from deep inside."""
+    jobs = tuple(ElasticJob(name, "bert", float(k), 1, 12) for k, name in enumerate("abab"))
+    with pytest.raises(ValueError, match=r"ElasticWorkload\.jobs: duplicate names \['a', 'b'\]"):
+        ElasticWorkload(jobs)

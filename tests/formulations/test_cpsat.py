@@ -173,3 +173,30 @@ def test_cpsat_stopped_at_mip_gap_is_feasible_not_optimal() -> None:
     result = solve_cpsat(instance, Problem.A, LIMIT.replace(mip_gap=0.5))
     assert result.best_bound < result.objective - 1e-6
     assert result.status is SolveStatus.FEASIBLE, result.notes
+
+
+@pytest.mark.parametrize("problem", [Problem.A, Problem.A2])
+def test_without_a_cp_sat_solution_the_fallback_schedule_is_returned(
+    problem: Problem, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Catches the fallback plan lost (``None``) when CP-SAT stops without a solution: the
+    result still carries a verified schedule (preemptive SRPT for A2, a list schedule for
+    A), says so in its notes, is feasible and never optimal, with no bound above OPT."""
+    import formulations.cpsat as cpsat
+
+    def no_solution(task, cancel=None, on_plan=None):  # type: ignore[no-untyped-def]
+        return cpsat._Answer("UNKNOWN", None, float("nan"))
+
+    monkeypatch.setattr(cpsat, "_run_child", no_solution)
+    instance = generate(TINY_INTEGRAL.replace(num_jobs=3), 7)
+    result = solve_cpsat(instance, problem, LIMIT)
+    assert result.status is SolveStatus.FEASIBLE
+    assert result.schedule is not None and verify(instance, result.schedule).feasible
+    assert result.objective == pytest.approx(
+        verify(instance, result.schedule).total_completion_time
+    )
+    assert any(note.startswith("no CP-SAT solution;") for note in result.notes), result.notes
+    optimum = (brute_force_a if problem is Problem.A else brute_force_a2)(instance)
+    assert result.objective >= optimum - 1e-9
+    # No bound from CP-SAT; any bound reported (A's pooled bound) is still below OPT.
+    assert not result.best_bound > optimum + 1e-9

@@ -246,3 +246,25 @@ def test_one_named_type_uses_its_own_bandwidth_and_compute(
     assert rho_of(Instance(cluster, (job,))).rho == pytest.approx(
         all_cut_time(job, cluster) / truth
     )
+
+
+def test_fastest_time_enumerates_every_chunk_of_maps() -> None:
+    """Catches the enumeration of maps stopping after its first chunk of 65,536 (``servers
+    * gpus`` for ``servers ** gpus`` as its end): 4 servers give 4^9 = 262,144 maps of a
+    9-node job, and the first chunk puts node 8 on server 0 always. Server 0 has 1 GPU,
+    servers 1-3 have 3; node 8 is a hub with 10 GB to each of the 8 others. By hand:
+    the hub with two of its leaves on a 3-GPU server cuts 6 edges (60 GB), the best;
+    alone on server 0 it cuts all 8 (80 GB). With compute 1 s, B_intra 10, B_inter 1:
+    alpha_min = 1 + 80/10 + (1 - 1/10) x 60 = 63 (the slip gives 81)."""
+    cluster = Cluster((1, 3, 3, 3), 10.0, 1.0)
+    hub = Job(
+        id="hub",
+        release=0.0,
+        iterations=1,
+        compute_time=1.0,
+        gpus=9,
+        edges=tuple((k, 8, 10.0) for k in range(8)),
+    )
+    found = fastest_time(hub, cluster)
+    assert found.exact
+    assert found.value == pytest.approx(63.0)
