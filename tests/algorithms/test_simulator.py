@@ -372,3 +372,18 @@ def test_a_mapper_refusing_everything_stops_with_the_count_of_waiting_jobs() -> 
     instance = Instance(Cluster((2,), 4.0, 1.0), jobs)
     with pytest.raises(RuntimeError, match=r"policy 'fifo' left 3 jobs waiting .* at t=2 "):
         simulate(instance, build_policy("fifo", instance, mapper=Never()))
+
+
+def test_progress_is_reported_as_completed_out_of_total() -> None:
+    """Catches the progress callback called without the total: ``progress(done, total)``
+    is called with the job count as total and non-decreasing counts up to it."""
+    from algorithms.registry import build_policy
+    from ddlsched.core.generators import GeneratorConfig, generate
+
+    instance = generate(GeneratorConfig(num_jobs=6), 3)
+    calls: list[tuple[int, int]] = []
+    policy = build_policy("fifo", instance)
+    simulate(instance, policy, progress=lambda done, total: calls.append((done, total)))
+    assert calls and all(total == 6 for _, total in calls)
+    done = [d for d, _ in calls]
+    assert done == sorted(done) and done[-1] <= 6
