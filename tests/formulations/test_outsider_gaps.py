@@ -121,3 +121,64 @@ def test_min_cut_fallback_counts_a_partly_filled_server() -> None:
     assert not found.exact
     assert found.value == pytest.approx(6.0)
     assert math.isfinite(found.value)
+
+
+def test_a_larger_bound_offered_later_becomes_the_reported_lower_bound() -> None:
+    """Catches the comparison that replaces the reported lower bound inverted: FIFO on the
+    ring instance, certified, then offered a valid LP bound 1 above the first; both the
+    best bound and the lower bound reported must be that LP bound (never a weaker one
+    beside a stronger best bound)."""
+    from ddlsched import simulate
+    from ddlsched.core.result import LowerBound
+    from formulations.certify import with_best_bound
+    from tests.examples import ring_instance
+
+    instance = ring_instance()
+    first = with_best_bound(simulate(instance, "fifo"), instance)
+    assert first.lower_bound is not None
+    stronger = LowerBound(
+        first.lower_bound.value + 1.0, "lp", True, flow_value=first.lower_bound.flow_value + 1.0
+    )
+    second = with_best_bound(first, instance, extra=(stronger,))
+    assert second.lower_bound is not None and second.lower_bound.name == "lp"
+    assert second.best_bound == pytest.approx(second.lower_bound.value)
+    assert second.lower_bound.value == pytest.approx(first.lower_bound.value + 1.0)
+
+
+def test_an_invalid_bound_never_lends_its_flow_value() -> None:
+    """Catches the flow bound taken over every bound instead of the valid ones: an invalid
+    (stopped) LP bound carrying a flow value of 1000 must not raise the certified flow
+    bound on the ring instance above FIFO's flow time (15)."""
+    from ddlsched import api, simulate
+    from ddlsched.core.result import LowerBound
+    from tests.examples import ring_instance
+
+    instance = ring_instance()
+    bound = api.certify(
+        instance, extra=(LowerBound(math.nan, "stopped-lp", False, flow_value=1000.0),)
+    )
+    fifo = simulate(instance, "fifo")
+    assert bound.flow_value <= fifo.total_flow_time + 1e-9
+
+
+def test_a_milp_stopped_before_its_first_incumbent_returns_the_warm_start(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Catches the time-limit branch of the MILP keyed on the wrong status (``is not`` for
+    ``is``): HiGHS stopped at its limit with no incumbent (a stub: a real HiGHS loads the
+    MIP start even at 1 ms) must give the warm start's schedule, verified, status
+    feasible, with a bound no higher than it, not a bare time-limit result."""
+    import formulations.exact as exact
+    from ddlsched.core.result import SolveStatus
+    from formulations.solver import SolveOutcome
+    from tests.examples import ring_instance
+
+    def stopped(*args, **kwargs):  # type: ignore[no-untyped-def]
+        return SolveOutcome(SolveStatus.TIME_LIMIT, math.nan, math.nan, 0.01, "maxTimeLimit")
+
+    monkeypatch.setattr(exact, "solve_model", stopped)
+    instance = ring_instance()
+    result = solve_milp(instance, "A", ExactParams(time_limit=5, isolate=False))
+    assert result.status is SolveStatus.FEASIBLE
+    assert result.schedule is not None and verify(instance, result.schedule).feasible
+    assert not result.best_bound > result.objective
