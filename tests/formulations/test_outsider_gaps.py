@@ -182,3 +182,21 @@ def test_a_milp_stopped_before_its_first_incumbent_returns_the_warm_start(
     assert result.status is SolveStatus.FEASIBLE
     assert result.schedule is not None and verify(instance, result.schedule).feasible
     assert not result.best_bound > result.objective
+
+
+def test_the_slotted_milp_is_optimal_even_when_the_instance_is_not_integral() -> None:
+    """Catches ``slotted_optimal`` read from the honest status (never optimal off the grid)
+    instead of HiGHS's own: job b released at 0.5 s makes the instance non-integral, so
+    the result is not called optimal, yet HiGHS proved the slotted model's optimum, and
+    that fact is what lemma 1's check needs (``OPT(A1)`` on the grid)."""
+    from ddlsched.core.result import SolveStatus
+
+    jobs = (
+        Job(id="a", release=0.0, iterations=2, compute_time=1.0, gpus=1),
+        Job(id="b", release=0.5, iterations=3, compute_time=1.0, gpus=2),
+    )
+    instance = Instance(Cluster((2, 2), 2.0, 1.0), jobs)
+    result = solve_milp(instance, "A", IN_PROCESS)
+    assert result.status is not SolveStatus.OPTIMAL
+    assert result.facts["integral"] is False
+    assert result.facts["slotted_optimal"] is True
