@@ -72,6 +72,22 @@ def test_the_portfolio_watch_takes_no_proof_from_an_invalid_bound() -> None:
     assert cancel.is_set() and watch.proof is not None and watch.proof[2].valid
 
 
+def test_the_portfolio_watch_proves_with_its_strongest_bound() -> None:
+    """Catches the watch comparing its weakest bound with the best schedule (``min`` for
+    ``max``): a combinatorial bound 1 is known, then a valid LP bound 100 arrives equal to
+    the best schedule's objective 100: the gap is closed, the race stops and the proof
+    names the LP bound."""
+    from formulations.portfolio import _Watch
+
+    cancel = threading.Event()
+    watch = _Watch(SimpleNamespace(), cancel, None)
+    watch.best, watch.objective = (object(), "cpsat"), 100.0  # type: ignore[assignment]
+    watch.bound(LowerBound(1.0, "combinatorial", True))
+    assert not cancel.is_set() and watch.proof is None
+    watch.bound(LowerBound(100.0, "lp", True))
+    assert cancel.is_set() and watch.proof is not None and watch.proof[2].name == "lp"
+
+
 @pytest.mark.parametrize(
     ("status", "objective"),
     [(SolveStatus.TIME_LIMIT, 7.0), (SolveStatus.ERROR, math.nan), (SolveStatus.FEASIBLE, 7.0)],
