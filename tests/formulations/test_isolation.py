@@ -152,14 +152,15 @@ def _echo_inbox(count: int) -> int:
         for item in received():
             report(("echo", item))
             seen += 1
-        time.sleep(0.01)
+        time.sleep(0.01)  # a poll: how long it takes never changes what is echoed
     return seen
 
 
-def _sleep(seconds: float) -> None:
-    import time
+def _block() -> None:
+    """Never return by itself (no clock: an event nobody sets); only a stop ends it."""
+    import threading
 
-    time.sleep(seconds)
+    threading.Event().wait()
 
 
 def test_messages_cross_both_ways_in_order() -> None:
@@ -184,12 +185,11 @@ def test_report_and_received_do_nothing_outside_a_child() -> None:
 
 def test_deadline_stops_an_overrunning_child() -> None:
     """A child still running at its deadline is stopped. The deadline is always past, so
-    this holds on any machine; waited for, the child would answer after an hour instead of
-    raising."""
+    this holds on any machine; waited for, the child would never answer."""
     from formulations.isolation import DeadlineExceeded
 
     with pytest.raises(DeadlineExceeded):
-        run_isolated(_sleep, 3600.0, deadline=-math.inf)
+        run_isolated(_block, deadline=-math.inf)
     assert run_isolated(_square, 4)[0] == 16  # and the next call works
 
 
@@ -217,7 +217,7 @@ def test_a_crashed_or_stopped_reused_interpreter_is_replaced() -> None:
     stop = threading.Event()
     stop.set()
     with pytest.raises(Cancelled):
-        run_isolated(_sleep, 60.0, reuse=True, cancel=stop)
+        run_isolated(_block, reuse=True, cancel=stop)
     after_cancel = run_isolated(_square, 1, reuse=True)[1]
     assert after_cancel not in (before, after_crash)
 
