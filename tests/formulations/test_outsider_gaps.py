@@ -9,6 +9,7 @@ import math
 
 import pytest
 
+from ddlsched.core.graphs import ring_edges
 from ddlsched.core.model import Cluster, Instance, Job, Piece, Schedule, ScheduledJob
 from ddlsched.core.params import ExactParams
 from formulations.exact import solve_milp
@@ -115,7 +116,7 @@ def test_min_cut_fallback_counts_a_partly_filled_server() -> None:
         iterations=1,
         compute_time=1.0,
         gpus=11,
-        edges=tuple((k, (k + 1) % 11, 1.0) for k in range(11)),
+        edges=ring_edges(11, 1.0),
     )
     found = fastest_time(ring, Cluster((4, 4, 4, 4), 4.0, 1.0))
     assert not found.exact
