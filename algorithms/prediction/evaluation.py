@@ -132,8 +132,9 @@ def evaluate(
             f"{', '.join(map(str, frame.columns))})"
         )
     values = pd.to_numeric(frame[target], errors="coerce")
-    if values.isna().any() or (values <= 0).any():
-        bad = int(np.flatnonzero((values.isna() | (values <= 0)).to_numpy())[0])
+    refused = (values.isna() | (values <= 0)).to_numpy()
+    if refused.any():
+        bad = int(np.flatnonzero(refused)[0])
         shown = frame[target].iloc[bad]
         shown = shown.item() if isinstance(shown, np.generic) else shown  # 0.0, not np.float64
         raise InputError(
