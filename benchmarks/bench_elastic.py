@@ -1,6 +1,6 @@
 """Elastic jobs on the Pollux study's workloads: mean JCT per workload and policy.
 
-Runs the eight 160-job workloads (``shared/data/pollux/workloads/``) with
+Runs the eight 160-job workloads (``workload-1.csv`` ... ``workload-8.csv``, shipped) with
 each elastic policy on 16 nodes x 4 GPUs (60 s rounds, 30 s restarts), checks
 every run with the independent check (:func:`algorithms.elastic.verify.check_elastic`),
 and prints: the throughput fit's error per model, the mean JCT and the flow ratio
@@ -25,7 +25,7 @@ import time
 from algorithms.elastic import ELASTIC_POLICIES, simulate_elastic
 from algorithms.elastic.verify import check_elastic
 from ddlsched.core.elastic import MODELS, ElasticCluster, load_application, load_pollux_workload
-from ddlsched.core.traces import data_dir
+from ddlsched.core.data import data_path
 from formulations.elastic_bounds import elastic_flow_bound
 
 PUBLISHED_WORKLOAD6 = {"pollux": 2446.0, "las-pollux": 3470.0}
@@ -53,7 +53,7 @@ def main() -> None:
     round_seconds: dict[str, list[float]] = {name: [] for name in args.policies}
     for number in args.workloads:
         workload = load_pollux_workload(
-            data_dir() / "pollux" / "workloads" / f"workload-{number}.csv"
+            data_path("pollux", "workloads", f"workload-{number}.csv")
         )
         table[number], ratios[number] = {}, {}
         bound = elastic_flow_bound(workload.jobs, cluster.total_gpus)

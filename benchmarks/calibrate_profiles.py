@@ -13,7 +13,7 @@ zoo's batch size, and compares:
   one (``nan`` where the measured communication is below the model's
   compute, i.e. overlapped).
 
-Source: ``shared/data/profiles/pollux_*_placements.csv`` (Qiao et al.,
+Source: ``profiles/pollux_*_placements.csv`` (shipped, :mod:`ddlsched.core.data`) (Qiao et al.,
 Pollux, OSDI 2021; petuum/adaptdl, Apache-2.0).
 
     python benchmarks/calibrate_profiles.py
@@ -27,10 +27,10 @@ import math
 from ddlsched.core.alpha import alpha, alpha_max, alpha_min
 from ddlsched.core.graphs import build_job_graph
 from ddlsched.core.model import Cluster, Job, Parallelism
-from ddlsched.core.traces import data_dir
+from ddlsched.core.data import data_root
 from ddlsched.core.zoo import get_profile
 
-PROFILES = data_dir() / "profiles"
+PROFILES = data_root("profiles", "gavel_throughputs.csv") / "profiles"
 MODELS = {
     "imagenet": "resnet50",
     "bert": "bert_base",

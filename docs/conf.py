@@ -42,7 +42,7 @@ nitpicky = False
 # The notebooks live in ../notebooks (where researchers open them); Sphinx reads
 # sources only under docs/, so docs/notebooks is a link to them, made on every build.
 # Through the link a notebook runs in ../notebooks itself, so the relative paths it
-# uses (../shared/data, ../docs/elastic.rst) mean what they mean in Jupyter.
+# uses (../docs/elastic.rst) mean what they mean in Jupyter.
 _notebooks = Path(__file__).parent / "notebooks"
 if _notebooks.is_symlink():
     _notebooks.unlink()

@@ -345,9 +345,9 @@ def test_bad_output_paths_refused_before_any_work(
 
 def test_predict_evaluate_names_a_bad_submit_cell(tmp_path: Path) -> None:
     """One non-numeric submit_time is an error naming its line, not a string sort."""
-    from ddlsched.core.traces import data_dir
+    from ddlsched.core.data import data_path
 
-    lines = (data_dir() / "traces" / "tiresias_60_job.csv").read_text().splitlines()
+    lines = data_path("traces", "tiresias_60_job.csv").read_text().splitlines()
     cells = lines[7].split(",")
     cells[2] = "x"
     lines[7] = ",".join(cells)

@@ -8,13 +8,13 @@ from pathlib import Path
 import pytest
 
 from ddlsched.cli import main
-from ddlsched.core.traces import data_dir
+from ddlsched.core.data import data_path
 
 
 @pytest.fixture(scope="module")
 def workload(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The first 12 jobs of the Pollux study's workload 6 (its header decides the format)."""
-    lines = (data_dir() / "pollux" / "workloads" / "workload-6.csv").read_text().splitlines()
+    lines = data_path("pollux", "workloads", "workload-6.csv").read_text().splitlines()
     path = tmp_path_factory.mktemp("elastic") / "w6-head.csv"
     path.write_text("\n".join(lines[:13]) + "\n")
     return path

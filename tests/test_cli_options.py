@@ -180,12 +180,12 @@ def test_options_that_would_be_ignored_are_refused(
     workload or an instance file, an exact solver's option with a policy and the reverse,
     two modes of ``check``, ``--workers`` with a remote scheduler) is one line, exit 2,
     naming the options in the order the command lists them (before: silently ignored)."""
+    from ddlsched.core.data import data_path
     from ddlsched.core.generators import GeneratorConfig, generate
     from ddlsched.core.io import write_instance
-    from ddlsched.core.traces import data_dir
 
     workload = tmp_path / "w.csv"
-    head = (data_dir() / "pollux" / "workloads" / "workload-6.csv").read_text().splitlines()
+    head = data_path("pollux", "workloads", "workload-6.csv").read_text().splitlines()
     workload.write_text("\n".join(head[:4]) + "\n")
     instance = tmp_path / "i.json"
     write_instance(generate(GeneratorConfig(num_jobs=2), 0), instance)

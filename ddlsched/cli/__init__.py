@@ -1,7 +1,7 @@
 """The ``ddlsched`` command line: parsing and printing, nothing else.
 
 One module per command (``compare``, ``generate``, ``verify``, ``solve``, ``simulate``,
-``bound``, ``check``, ``predict``, ``sweep`` and ``results``, ``info``), each with an
+``bound``, ``check``, ``predict``, ``sweep`` and ``results``, ``info``, ``data``), each with an
 ``add(commands)`` that declares its options and a ``run(args)`` that calls the façades
 (:mod:`ddlsched.api`), the experiments (:mod:`ddlsched.experiments`), the sweeps
 (:mod:`ddlsched.sweep`) or the figures (:mod:`ddlsched.plotting`) and prints. What several
@@ -34,6 +34,7 @@ from ddlsched.cli import (
     bound,
     check,
     compare,
+    data,
     generate,
     info,
     predict,
@@ -56,7 +57,7 @@ from ddlsched.provenance import package_version
 
 __all__ = ["build_parser", "main"]
 
-COMMANDS = (compare, generate, verify, solve, simulate, bound, check, predict, sweep, info)
+COMMANDS = (compare, generate, verify, solve, simulate, bound, check, predict, sweep, info, data)
 """The command modules, in the order ``--help`` lists them."""
 
 

@@ -39,8 +39,8 @@ def run(args: argparse.Namespace) -> int:
 
     if args.trace:
         refuse_given(args, ("--jobs",), "the size of a generated history; --trace gives the jobs")
+        from ddlsched.core.data import resolve_trace
         from ddlsched.core.io import check_regular_file
-        from ddlsched.core.traces import resolve_trace
 
         args.trace = str(resolve_trace(args.trace))  # a bare name: the data folder's file
         check_regular_file(args.trace, "CSV file")

@@ -67,10 +67,11 @@ def run(args: argparse.Namespace) -> int:
     """Simulate, then print the metrics, what the trace reader did, and the lower bound."""
     from ddlsched.api import simulate
     from ddlsched.cli import elastic
+    from ddlsched.core.data import resolve_trace
     from ddlsched.core.io import write_schedule
     from ddlsched.core.params import OnlineParams
     from ddlsched.core.result import SolveStatus
-    from ddlsched.core.traces import resolve_trace, stretched_jobs
+    from ddlsched.core.traces import stretched_jobs
 
     args.trace = str(resolve_trace(args.trace))
     if elastic.is_pollux_workload(args.trace):

@@ -9,6 +9,7 @@ itself; ``formulations``, ``algorithms`` and ``proofs_checks`` import it.
 """
 
 from ddlsched.core.alpha import Bound, alpha, alpha_max, alpha_min, rho
+from ddlsched.core.data import data_path, resolve_trace, shipped_files
 from ddlsched.core.generators import GeneratorConfig, generate
 from ddlsched.core.io import read_instance, read_schedule, write_instance, write_schedule
 from ddlsched.core.model import (
@@ -26,7 +27,7 @@ from ddlsched.core.model import (
 from ddlsched.core.params import ExactParams, OnlineParams, from_toml
 from ddlsched.core.registry import Registry
 from ddlsched.core.result import Result, SolveStatus
-from ddlsched.core.traces import data_dir, data_path, load_trace
+from ddlsched.core.traces import load_trace
 
 __all__ = [
     "PROBLEMS",
@@ -49,14 +50,15 @@ __all__ = [
     "alpha",
     "alpha_max",
     "alpha_min",
-    "data_dir",
     "data_path",
     "from_toml",
     "generate",
     "load_trace",
     "read_instance",
     "read_schedule",
+    "resolve_trace",
     "rho",
+    "shipped_files",
     "write_instance",
     "write_schedule",
 ]

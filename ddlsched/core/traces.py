@@ -1,4 +1,4 @@
-"""Loaders for real cluster traces (``shared/data/traces/``).
+"""Loaders for real cluster traces (the shipped ones: :mod:`ddlsched.core.data`).
 
 A file is recognised by its columns (any other CSV loads through a column
 mapping, :func:`parse_columns`; :func:`read_rows` types every row):
@@ -55,11 +55,11 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from pathlib import Path
 
 import numpy as np
 
 from ddlsched.core.alpha import alpha
+from ddlsched.core.data import resolve_trace
 from ddlsched.core.graphs import build_job_graph
 from ddlsched.core.model import (
     MAX_GPUS,
@@ -73,67 +73,6 @@ from ddlsched.core.model import (
     Schedule,
 )
 from ddlsched.core.zoo import DRAWN_MODELS, ZOO, ModelProfile, type_compute_times
-
-DATA_ENV = "DDLSCHED_DATA"
-"""The environment variable naming the data folder (traces/, profiles/)."""
-
-
-def data_dir() -> Path:
-    """The folder of real data: ``$DDLSCHED_DATA``, else ``../shared/data`` beside the checkout.
-
-    Notebooks, benchmarks and tests find traces and profiles through this
-    one setting (``data_dir() / "traces" / "philly_jobs.csv"``).
-    """
-    configured = os.environ.get(DATA_ENV)
-    if configured:
-        return Path(configured).expanduser()
-    return Path(__file__).resolve().parents[3] / "shared" / "data"
-
-
-def data_path(*parts: str) -> Path:
-    """A file under :func:`data_dir`.
-
-    Raises
-    ------
-    InputError
-        If it does not exist, naming the path and the setting to change.
-    """
-    path = data_dir().joinpath(*parts)
-    if not path.exists():
-        raise InputError(
-            f"{path}: no such data file (set {DATA_ENV} to the folder holding traces/ and "
-            "profiles/)"
-        )
-    return path
-
-
-def resolve_trace(path: str | os.PathLike[str]) -> Path:
-    """The trace file ``path`` names: the path itself when it exists, else the same name under
-    the data folder (:func:`data_dir`, then its ``traces/``), so ``philly_jobs.csv`` or
-    ``pollux/workloads/workload-6.csv`` work from any folder.
-
-    Raises
-    ------
-    InputError
-        If none exists, naming every place it looked and the setting to change.
-    """
-    given = Path(path)
-    if given.exists() or given.is_absolute():
-        if not given.exists():
-            raise InputError(f"{os.fspath(path)}: no such file")
-        return given
-    candidates = [given, data_dir() / given, data_dir() / "traces" / given]
-    if not given.suffix:
-        candidates += [c.with_name(c.name + ".csv") for c in candidates]
-    for candidate in candidates:
-        if candidate.exists():
-            return candidate
-    looked = ", ".join(str(c) for c in dict.fromkeys(candidates))
-    raise InputError(
-        f"{os.fspath(path)}: no such file (looked in {looked}; set {DATA_ENV} to the folder "
-        "holding traces/)"
-    )
-
 
 MODEL_ALIASES = {
     "resnet50": "resnet50",

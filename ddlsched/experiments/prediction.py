@@ -20,9 +20,10 @@ import pandas as pd
 
 from algorithms.prediction.evaluation import evaluate
 from ddlsched.api import simulate
+from ddlsched.core.data import resolve_trace
 from ddlsched.core.model import InputError, Instance
 from ddlsched.core.params import OnlineParams
-from ddlsched.core.traces import UnknownTraceColumns, read_rows, resolve_trace
+from ddlsched.core.traces import UnknownTraceColumns, read_rows
 
 __all__ = ["cost_of_errors", "evaluate", "history_frame", "relative_errors"]
 

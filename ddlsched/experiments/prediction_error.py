@@ -345,8 +345,9 @@ def _completion_times(schedule: Schedule | None, releases: Mapping[str, float]) 
 def trace_slice(name: str, jobs: int, cluster: Cluster, load: float | None = 0.9) -> Instance:
     """The first ``jobs`` jobs of trace ``name`` (in ``traces/`` of the data folder) on
     ``cluster``, with arrivals scaled to offered ``load`` (``None``: as recorded)."""
+    from ddlsched.core.data import data_path
     from ddlsched.core.load import at_load
-    from ddlsched.core.traces import data_path, load_trace
+    from ddlsched.core.traces import load_trace
 
     instance = load_trace(data_path("traces", name), cluster, limit=jobs).instance
     return instance if load is None else at_load(instance, load)[0]

@@ -14,7 +14,6 @@ from ddlsched.core.alpha import alpha
 from ddlsched.core.model import Cluster, InputError
 from ddlsched.core.traces import (
     UNNAMED_RULES,
-    data_dir,
     load_trace,
     match_model,
     packed_mapping,
@@ -103,11 +102,10 @@ def test_bad_traces_named(tmp_path: Path, text: str, expected: str) -> None:
 
 
 def test_real_traces_load() -> None:
-    """The real traces in ../shared/data load with their documented row counts."""
-    root = data_dir() / "traces"
+    """The shipped traces load by their bare names with their published row counts."""
     counts = {"tiresias_60_job.csv": 60, "muri_trace1.csv": 1494}
     for name, rows in counts.items():
-        loaded = load_trace(root / name, Cluster.uniform(8, 8, 20.0, 1.0))
+        loaded = load_trace(name, Cluster.uniform(8, 8, 20.0, 1.0))
         assert loaded.rows_read == rows
 
 
@@ -403,36 +401,6 @@ def test_recorded_duration_is_read_on_the_fastest_types_bandwidth(tmp_path: Path
     unscaled = compute + sum(q for *_, q in edges) / 40.0
     assert job.iterations == max(1, round(3600.0 / unscaled))
     assert abs(job.compute_time / compute - 1) <= 0.5 / job.iterations + 1e-12
-
-
-def test_bare_trace_names_resolve_against_the_data_folder(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """``--trace philly_jobs.csv`` works from any folder: a name that is not a file here is
-    looked up under ``$DDLSCHED_DATA`` and its ``traces/`` (with ``.csv`` added when the name
-    has none); a file here wins; a miss names every place looked. Catches a lookup that
-    ignores the setting, prefers the data folder over the user's own file, or fails with a
-    bare 'no such file'."""
-    from ddlsched.core.traces import resolve_trace
-
-    data = tmp_path / "data"
-    (data / "traces").mkdir(parents=True)
-    (data / "pollux").mkdir()
-    (data / "traces" / "mine.csv").write_text("x\n")
-    (data / "pollux" / "w.csv").write_text("x\n")
-    here = tmp_path / "work"
-    here.mkdir()
-    monkeypatch.setenv("DDLSCHED_DATA", str(data))
-    monkeypatch.chdir(here)
-    assert resolve_trace("mine.csv") == data / "traces" / "mine.csv"
-    assert resolve_trace("mine") == data / "traces" / "mine.csv"
-    assert resolve_trace("pollux/w.csv") == data / "pollux" / "w.csv"
-    (here / "mine.csv").write_text("y\n")
-    assert resolve_trace("mine.csv") == Path("mine.csv")  # the user's own file first
-    with pytest.raises(InputError, match=r"nothing\.csv: no such file \(looked in .*traces"):
-        resolve_trace("nothing.csv")
-    with pytest.raises(InputError, match="DDLSCHED_DATA"):
-        resolve_trace("nothing.csv")
 
 
 LEFT_OUT = (

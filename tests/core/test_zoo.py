@@ -15,11 +15,11 @@ def test_zoo_has_six_models_and_unknown_named() -> None:
 
 
 def test_gavel_slowdowns_are_the_files() -> None:
-    """GAVEL_SLOWDOWN is recomputed from shared/data/profiles/gavel_throughputs.csv:
+    """GAVEL_SLOWDOWN is recomputed from the shipped profiles/gavel_throughputs.csv:
     steps per second on V100 over steps per second on each type, one GPU, consolidated."""
     import csv
 
-    from ddlsched.core.traces import data_path
+    from ddlsched.core.data import data_path
     from ddlsched.core.zoo import GAVEL_MATCH, GAVEL_SLOWDOWN, MEASURED_TYPES
 
     with data_path("profiles", "gavel_throughputs.csv").open() as stream:

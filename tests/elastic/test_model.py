@@ -7,6 +7,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from ddlsched.core.data import data_path
 from ddlsched.core.elastic import (
     EPOCH_BUDGETS,
     MODELS,
@@ -19,7 +20,6 @@ from ddlsched.core.elastic import (
     load_pollux_workload,
 )
 from ddlsched.core.model import InputError
-from ddlsched.core.traces import data_dir
 
 # What the fit achieves on every model (docs/elastic.rst has the figures):
 # median relative error of the step time under 10%, worst under 50%.
@@ -127,7 +127,7 @@ def test_best_batch_beats_every_candidate() -> None:
 def test_reads_the_pollux_workloads() -> None:
     """All eight workload files load: 160 jobs each, in submission order."""
     for number in range(1, 9):
-        path = data_dir() / "pollux" / "workloads" / f"workload-{number}.csv"
+        path = data_path("pollux", "workloads", f"workload-{number}.csv")
         workload = load_pollux_workload(path)
         assert len(workload) == 160
         times = [job.submit_time for job in workload.jobs]

@@ -2,7 +2,7 @@
 
 An :class:`Application` bundles what the round-based elastic simulator and the
 policies need to know about a model (bert, cifar10, ncf, imagenet,
-deepspeech2, yolov3), all read from ``shared/data`` (Pollux artifact,
+deepspeech2, yolov3), all read from the shipped data (:mod:`ddlsched.core.data`; Pollux artifact,
 petuum/adaptdl, branch osdi21-artifact, Apache-2.0):
 
 - the **throughput model** (:class:`~ddlsched.core.elastic.throughput.PerfParams`)
@@ -51,6 +51,7 @@ from types import MappingProxyType
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from ddlsched.core.data import data_root
 from ddlsched.core.elastic.throughput import (
     FitError,
     PerfParams,
@@ -59,7 +60,6 @@ from ddlsched.core.elastic.throughput import (
     fit_perf_params,
 )
 from ddlsched.core.model import InputError
-from ddlsched.core.traces import data_dir
 
 __all__ = [
     "EPOCH_BUDGETS",
@@ -270,8 +270,9 @@ class Application:
 
 
 def load_profile_rows(model: str, root: Path | None = None) -> ProfileRows:
-    """Every measured row of a model: the placements file and the scalability file."""
-    base = root or data_dir()
+    """Every measured row of a model: the placements file and the scalability file, from
+    ``root`` or else the first data folder holding the model's placements file."""
+    base = root or _model_root(model)
     nodes: list[int] = []
     reps: list[int] = []
     bsz: list[int] = []
@@ -296,6 +297,11 @@ def load_profile_rows(model: str, root: Path | None = None) -> ProfileRows:
     return ProfileRows(
         np.array(nodes), np.array(reps), np.array(bsz), np.array(step), np.array(sync)
     )
+
+
+def _model_root(model: str) -> Path:
+    """The data folder a model's profiles are read from: one folder for all its files."""
+    return data_root("profiles", f"pollux_{model}_placements.csv")
 
 
 def _read_csv(path: Path, columns: tuple[str, ...]) -> list[dict[str, str]]:
@@ -329,8 +335,8 @@ def _efficiency_tables(model: str, base: Path) -> tuple[NDArray, NDArray, NDArra
 
 
 @functools.cache
-def _fitted_application(model: str, root: str | None) -> Application:
-    base = Path(root) if root else data_dir()
+def _fitted_application(model: str, root: str) -> Application:
+    base = Path(root)
     rows = load_profile_rows(model, base)
     perf = fit_perf_params(rows)
     sizes, sqr, var, epoch_ends = _efficiency_tables(model, base)
@@ -349,7 +355,7 @@ def _fitted_application(model: str, root: str | None) -> Application:
 
 
 @functools.cache
-def _cached_application(model: str, epochs: int | None, root: str | None) -> Application:
+def _cached_application(model: str, epochs: int | None, root: str) -> Application:
     fitted = _fitted_application(model, root)
     if epochs is None or epochs == fitted.epochs:
         return fitted
@@ -368,7 +374,9 @@ def load_application(
     epochs
         The budget; default :data:`EPOCH_BUDGETS`.
     root
-        The data folder; default :func:`~ddlsched.core.traces.data_dir`.
+        The data folder; default the first of :func:`~ddlsched.core.data.data_roots`
+        holding the model's placements file (a user's ``$DDLSCHED_DATA``, else the
+        package's), all of the model's files then read from it.
 
     Raises
     ------
@@ -377,4 +385,5 @@ def load_application(
     """
     if model not in EPOCH_BUDGETS:
         raise InputError(f"unknown model {model!r}; expected one of {', '.join(MODELS)}")
-    return _cached_application(model, epochs, str(root) if root else None)
+    # Keyed by the folder itself, so that a changed $DDLSCHED_DATA is read afresh.
+    return _cached_application(model, epochs, str(root or _model_root(model)))

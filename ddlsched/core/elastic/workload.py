@@ -8,6 +8,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from ddlsched.core.data import resolve_trace
 from ddlsched.core.elastic.application import EPOCH_BUDGETS, MODELS
 from ddlsched.core.model import InputError
 
@@ -129,16 +130,16 @@ class ElasticWorkload:
 
 
 def load_pollux_workload(path: str | Path) -> ElasticWorkload:
-    """Read a Pollux workload CSV (header ``name,time,application,num_replicas,batch_size``).
+    """Read a Pollux workload CSV (header ``name,time,application,num_replicas,batch_size``);
+    a bare name such as ``workload-6.csv`` is one of the shipped workloads
+    (:func:`~ddlsched.core.data.resolve_trace`).
 
     Raises
     ------
     InputError
         One line naming the file, line and column of the first bad value.
     """
-    path = Path(path)
-    if not path.exists():
-        raise InputError(f"{path}: no such workload file")
+    path = resolve_trace(path)
     jobs = []
     with path.open(newline="", encoding="utf-8") as handle:
         reader = csv.DictReader(handle)
