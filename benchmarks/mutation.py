@@ -448,11 +448,8 @@ def run(mutant: Mutant, timeout: float) -> tuple[bool, float]:
                 ".git", ".ci-venv", "out", "__pycache__", ".hypothesis", "*.egg-info", "docs"
             ),
         )
-        shared = ROOT.parent / "shared"
-        if shared.exists():
-            (Path(work) / "shared").symlink_to(shared)
         apply(mutant, tree)
-        env = {**os.environ, "PYTHONPATH": str(tree), "DDLSCHED_DATA": str(shared / "data")}
+        env = {**os.environ, "PYTHONPATH": str(tree)}  # the copy's ddlsched/data included
         began = time.perf_counter()
         try:
             result = subprocess.run(

@@ -143,9 +143,9 @@ def mutmut_env(worktree: Path) -> dict[str, str]:
     env["PYTHONPATH"] = os.pathsep.join(paths)
     env["MUTMUT_CHILD_HITS"] = str(hits)
     env["PYTEST_PLUGINS"] = "mutmut_child_stats"
-    data = REPO.parent / "shared" / "data"
-    if "DDLSCHED_DATA" not in env and data.is_dir():
-        env["DDLSCHED_DATA"] = str(data)
+    if not (worktree / "mutants" / "ddlsched" / "data").is_dir():
+        # mutants/ may hold only the Python sources: the worktree's shipped data, then.
+        env.setdefault("DDLSCHED_DATA", str(worktree / "ddlsched" / "data"))
     return env
 
 

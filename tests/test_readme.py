@@ -1,7 +1,7 @@
 """The README and the docs name only what exists: every path, every command, every option.
 
 A path written in backticks (``ddlsched/cli/solve.py``, ``benchmarks/bench_exact.py``,
-``../shared/data/traces/philly_jobs.csv``) must exist; every ``ddlsched ...`` line in a shell
+``ddlsched/data/traces/philly_jobs.csv``) must exist; every ``ddlsched ...`` line in a shell
 block must parse with the real parser (an unknown command or option, or a bad value, fails
 here rather than in a reader's terminal); every ``python path/to/script.py`` names a file.
 """
@@ -10,8 +10,12 @@ from __future__ import annotations
 
 import argparse
 import importlib.util
+import os
 import re
 import shlex
+import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -26,8 +30,8 @@ PAGES = [
 ]
 PAGES = [page for page in PAGES if "_build" not in page.parts and "notebooks" not in page.parts]
 TOP = ("ddlsched/", "formulations/", "algorithms/", "proofs_checks/", "tests/", "benchmarks/",
-       "notebooks/", "docs/", "../shared/", ".ci/")  # fmt: skip
-"""A backticked word starting with one of these is a path of the repository (or beside it)."""
+       "notebooks/", "docs/", "examples/", ".ci/")  # fmt: skip
+"""A backticked word starting with one of these is a path of the repository."""
 
 
 def _paths(text: str) -> set[str]:
@@ -54,12 +58,8 @@ def _commands(text: str) -> list[str]:
 def _exists(path: str) -> bool:
     target = (ROOT / path).resolve()
     if any(ch in path for ch in "*?["):
-        return (
-            any(ROOT.glob(path))
-            if not path.startswith("../")
-            else any(target.parent.glob(target.name))
-        )
-    return target.exists()
+        return any(ROOT.glob(path))
+    return target.exists() and target.is_relative_to(ROOT)
 
 
 @pytest.mark.parametrize("page", PAGES, ids=lambda p: str(p.relative_to(ROOT)))
@@ -145,3 +145,36 @@ def test_the_readme_is_a_front_door() -> None:
     assert len(text.splitlines()) <= 250
     assert "python -m pip install -e . && ddlsched compare" in text
     assert 'python -m pip install -e ".[dev]" && python -m pytest -n 2' in text
+
+
+def _tour() -> list[str]:
+    """The README's tour: the ``ddlsched`` lines of the shell block after its heading."""
+    text = (ROOT / "README.md").read_text()
+    section = text.split("## A tour of the commands", 1)[1]
+    block = "```" + "```".join(section.split("```", 3)[1:3]) + "```"
+    return [c for c in _commands(block) if c.startswith("ddlsched ")]
+
+
+@pytest.mark.slow
+def test_the_readme_tour_runs_in_order_from_a_bare_folder(tmp_path: Path) -> None:
+    """Every command of the tour, in order, exits 0 in a folder holding only the repository's
+    ``examples/``, without ``DDLSCHED_DATA``: what a reader of a fresh clone types. Catches a
+    command that needs a file the repository does not have (a trace outside it, a sweep
+    file never written) or one that depends on a previous line's output that changed."""
+    tour = _tour()
+    assert len(tour) >= 10 and any("philly_jobs.csv" in c for c in tour)
+    shutil.copytree(ROOT / "examples", tmp_path / "examples")
+    env = {k: v for k, v in os.environ.items() if k != "DDLSCHED_DATA"}
+    env["MPLBACKEND"] = "Agg"
+    for command in tour:
+        words = shlex.split(command)
+        done = subprocess.run(
+            [sys.executable, "-m", "ddlsched.cli", *words[1:]],
+            cwd=tmp_path,
+            env=env,
+            capture_output=True,
+            text=True,
+            check=False,
+            timeout=900,
+        )
+        assert done.returncode == 0, f"{command}: exit {done.returncode}: {done.stderr[-500:]}"

@@ -11,7 +11,7 @@ of one iteration on one GPU.
 Sources. Parameter counts and layer shapes come from the papers cited per
 model. Compute times marked *Pollux* are measured: the ``step_time`` minus
 ``sync_time`` of placement ``"1"`` at the smallest local batch in
-``shared/data/profiles/pollux_*_placements.csv`` (Qiao et al., *Pollux*,
+the shipped ``profiles/pollux_*_placements.csv`` (Qiao et al., *Pollux*,
 OSDI 2021, artifact petuum/adaptdl, Apache-2.0; NVIDIA T4 GPUs). Compute
 times marked *estimate* are ``6 * parameters * tokens`` (transformers) or
 ``3 * forward FLOPs`` (CNNs) divided by a sustained rate stated with the
@@ -322,7 +322,7 @@ GAVEL_SLOWDOWN = MappingProxyType(
 )
 """Seconds per iteration on K80, P100 and V100 relative to V100, one GPU:
 ``steps_per_second(v100) / steps_per_second(type)`` at ``scale_factor`` 1 in
-``shared/data/profiles/gavel_throughputs.csv`` (Narayanan et al.,
+the shipped ``profiles/gavel_throughputs.csv`` (Narayanan et al.,
 *Heterogeneity-Aware Cluster Scheduling Policies for Deep Learning
 Workloads*, OSDI 2020; stanford-futuredata/gavel, MIT), rounded to four
 places; ``tests/core/test_zoo.py`` recomputes them from the file. Keys:
