@@ -226,3 +226,30 @@ def test_the_wheel_carries_every_data_file_and_licence(tmp_path: Path) -> None:
     for path in root.rglob("*"):
         if path.is_file():
             assert f"ddlsched/data/{path.relative_to(root).as_posix()}" in packed
+
+
+def test_the_data_command_lists_every_file_with_rows_source_and_licence(
+    no_user_data: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``ddlsched data --json`` has one entry per shipped file with the csv module's row count
+    and its dataset's licence; the table names each bare trace and workload with its rows,
+    and the user's folder when one is set. Catches a listing that drops files or prints
+    another file's figures."""
+    import json
+
+    from ddlsched.cli import main
+
+    assert main(["data", "--json"]) == 0
+    listed = json.loads(capsys.readouterr().out)
+    root = bundled_data_dir()
+    assert Path(listed["folder"]) == root
+    assert {e["name"]: e["rows"] for e in listed["files"]} == {
+        p.relative_to(root).as_posix(): csv_rows(p) for p in root.rglob("*.csv")
+    }
+    assert all(e["licence"] == dataset_of(e["name"]).licence for e in listed["files"])
+    assert main(["data"]) == 0
+    table = capsys.readouterr().out
+    for name, rows in BARE_NAMES.items():
+        line = next(li for li in table.splitlines() if li.split(" ")[0].endswith("/" + name))
+        assert f" {rows:,} " in line
+    assert "DDLSCHED_DATA" not in table
