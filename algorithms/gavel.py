@@ -7,7 +7,7 @@ normalised by its best), solves it for the time share each job should get
 on each type, and realises that share with a round-based mechanism (rounds
 of 6 minutes: jobs whose received share lags furthest behind their target
 run next). This class is a simplified reading of its max-min fairness policy
-(Gavel's heterogeneity-aware LAS), written for the SPEC's model:
+(Gavel's heterogeneity-aware LAS), written for this project's model (:ref:`model-problem-a`):
 
 - **who runs** (fairness): at each round boundary, jobs in order of least
   *normalised attained service*, ``sum over pieces of duration *

@@ -3,7 +3,7 @@
 A :class:`Mapper` takes a job, the cluster and the free GPUs per server and
 returns the server of every node, or ``None`` if the job does not fit.
 
-:class:`GraphMapper` is A-SRPT's heuristic (SPEC "A-SRPT", steps 1-2):
+:class:`GraphMapper` is A-SRPT's heuristic (:ref:`model-mapping-heuristic`):
 
 1. **servers**: if one server has ``g_i`` free GPUs, the one with the fewest
    free GPUs among those (best fit, which keeps large holes for wide jobs);

@@ -15,7 +15,7 @@ Waiting jobs sit in one of two queues, each ``O(log n)`` per operation:
   and only the heads of the buckets that fit are compared: a dispatch
   costs ``O(#sizes + started * log n)``, whatever the queue length.
 
-The policies (SPEC "A-SRPT, the online policy"):
+The policies (:ref:`model-asrpt`):
 
 ``asrpt``
     Guided A-SRPT, the rule of Theorem 1: the virtual machine runs SRPT on

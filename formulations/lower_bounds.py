@@ -1,7 +1,7 @@
 """Proven lower bounds on ``OPT(A)``, so that every result carries a certified gap.
 
-``OPT(A) = min sum_i w_i C_i`` over the schedules of problem A (SPEC: gang-
-scheduled, non-preemptive, one mapping per job, per-server capacity). A
+``OPT(A) = min sum_i w_i C_i`` over the schedules of problem A (:ref:`model-problem-a`:
+gang-scheduled, non-preemptive, one mapping per job, per-server capacity). A
 valid bound ``LB <= OPT(A)`` turns any schedule's objective ``sum C`` into a
 certified ratio: ``sum C / OPT <= sum C / LB``, at any scale, where no exact
 optimum is known. Every bound here is computed from ``p_i = K_i alpha_i^min``,
@@ -361,7 +361,7 @@ def proven_grid(instance: Instance) -> float | None:
     of each type). ``K_i alpha_i(x)`` under any mapping ``x`` is the largest
     used type's compute term plus one such term per edge, so every duration
     over all mappings, like every release, is a multiple of that slot: the
-    instance is integral on it (SPEC "Time"), which is what the LP on the grid
+    instance is integral on it (:ref:`model-time`), which is what the LP on the grid
     needs (:func:`lp_bound`). The generator's integral mode makes every term a
     multiple of the slot by construction. ``None`` when some term or release
     is not a multiple of ``instance.slot``: the test is sufficient, not
@@ -442,7 +442,7 @@ def time_indexed_bound(
     (seconds, one per job) of the best integral solution HiGHS found, if any: a
     schedule of the pooled relaxation, not of A, but a good order to place jobs in.
 
-    The slot comes from the instance. On an *integral* instance (SPEC "Time":
+    The slot comes from the instance. On an *integral* instance (:ref:`model-time`:
     every release and every ``K_i alpha_i(x)`` over all mappings a multiple of
     the slot) it is that grid: ``slot`` if given, else
     :func:`proven_grid`. Some optimal schedule then starts every job on that

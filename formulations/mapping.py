@@ -2,7 +2,7 @@
 
 Given a job graph and the free GPUs per server, choose a server for every
 node so as to minimise (or maximise) ``alpha_i(x) = c_i + Q_i / B_intra +
-(1/B_inter - 1/B_intra) * cut(x)`` (SPEC "Mapping"). Optionally the number
+(1/B_inter - 1/B_intra) * cut(x)`` (:ref:`model-alpha`). Optionally the number
 of nodes per server is fixed (the best mapping for given GPU counts).
 
 Constraint families:

@@ -1,7 +1,7 @@
 """Problem A2: the preemptive virtual single machine, as a time-indexed MILP.
 
-Job ``i`` has size ``v_i = g_i K_i alpha_i^max / M`` (SPEC "Problem A2") and
-release ``r_i``; one machine processes one job at a time and may preempt.
+Job ``i`` has size ``v_i = g_i K_i alpha_i^max / M`` (:ref:`model-problem-a2`)
+and release ``r_i``; one machine processes one job at a time and may preempt.
 Slots have length ``delta = Delta / M``: on an integral instance ``K_i
 alpha_i^max`` is a multiple of ``Delta``, so ``v_i`` is a multiple of
 ``delta``, as is every release; preemptive SRPT, which is optimal for unit

@@ -53,7 +53,7 @@ optimal slotted schedule:
 
 On an **integral** instance (every release and mode duration a multiple of
 ``Delta``) some optimal continuous schedule has slot-aligned starts, so the
-model is exact (SPEC "Time"); otherwise its optimum is that of the slotted
+model is exact (:ref:`model-time`); otherwise its optimum is that of the slotted
 problem, an upper bound on the true one.
 """
 

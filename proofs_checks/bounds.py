@@ -2,7 +2,7 @@
 
 Nothing here imports ``ddlsched.core.alpha``, ``formulations`` or ``algorithms``:
 per-iteration times, ``alpha_min`` (by exhaustive enumeration), ``alpha_max``
-(the all-cut value, SPEC's default) and ``rho`` are computed again from the
+(the all-cut value, the model's default) and ``rho`` are computed again from the
 instance, so that a bug in the methods' own computation cannot hide itself.
 
 ``alpha_min`` is exact when the job fits one server (no cut needed) or when
@@ -23,7 +23,7 @@ Theorem 1 hold as stated, with ``rho`` now carrying the spread of compute
 times over types as well as placement; the claims check them by computation
 on mixed clusters too.
 
-**Theorem 1 constant** (our provable form, SPEC claim 5). For guided A-SRPT
+**Theorem 1 constant** (our provable form, claim 5: :ref:`model-theorem1`). For guided A-SRPT
 with exact iteration counts, unit weights:
 
     sum_i C_i <= (2 + M / (M - g_max + 1)) * rho * OPT(A).
@@ -80,7 +80,7 @@ def per_iteration_time(job: Job, cluster: Cluster, mapping: Sequence[int]) -> fl
 
 
 def all_cut_time(job: Job, cluster: Cluster) -> float:
-    """``alpha_i^max`` by SPEC's default: the slowest type, every edge at ``B_inter``."""
+    """``alpha_i^max`` by the model's default: the slowest type, every edge at ``B_inter``."""
     compute = max(job.compute_on(t) for t in cluster.types)
     return compute + math.fsum(q for _, _, q in job.edges) / cluster.bandwidth_inter
 

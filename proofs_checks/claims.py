@@ -1,4 +1,4 @@
-"""SPEC's claims, one function each, returning a :class:`ClaimRecord`.
+"""The claims of the theory, one function each, returning a :class:`ClaimRecord`.
 
 Every function takes the values a method produced (an optimum, an SRPT
 total, a schedule) with a flag saying whether each is exact, recomputes on
@@ -15,7 +15,7 @@ objectives through the verifier) and decides:
   is the exception: a breach it finds is definite even against a bounded
   ``alpha_min`` (which lies below the true one).
 
-Claims (unit weights), after SPEC "The claims to check by computation":
+Claims, as :ref:`model-claims` states them (unit weights for 1 and 5):
 
 1. ``srpt_optimal_A2``: ``SRPT(A2) = OPT(A2)``;
 2. ``relaxation``: ``OPT(A2) <= OPT(A1)``;

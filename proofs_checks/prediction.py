@@ -11,7 +11,7 @@ Guided A-SRPT runs preemptive SRPT on the virtual machine with the sizes
 virtual completion ``C^V_i`` (computed with the predictions), the cluster
 starts queued jobs strictly in ``C^V`` order as soon as the head's ``g_i`` GPUs
 are free anywhere (no backfilling), with any mapping, and never preempts.
-With ``kappa = M / (M - g_max + 1)`` and ``rho`` of SPEC::
+With ``kappa = M / (M - g_max + 1)`` and ``rho`` of :ref:`model-rho`::
 
     sum_i C_i <= [1 + a (1 + b kappa)] rho OPT(A).
 

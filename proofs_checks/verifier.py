@@ -1,4 +1,4 @@
-"""The independent schedule verifier (SPEC claim 6).
+"""The independent schedule verifier (claim 6, :ref:`model-verifier`).
 
 It recomputes everything from the instance alone and shares no code with
 the methods it checks: it imports the data model (to read instances) but
@@ -6,7 +6,7 @@ not ``ddlsched.core.alpha``, ``formulations`` or ``algorithms``; per-iteration
 times are computed again from the job's edges and the bandwidths, by the
 same functions the claim checks use (:mod:`proofs_checks.bounds`).
 
-Rules, for a schedule of problem **A** (SPEC "Problem A"):
+Rules, for a schedule of problem **A** (:ref:`model-problem-a`):
 
 1. every job of the instance appears exactly once, and nothing else does;
 2. ``start >= release``;

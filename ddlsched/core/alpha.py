@@ -1,4 +1,4 @@
-"""Per-iteration times ``alpha`` and the ratio ``rho`` (SPEC "Mapping").
+"""Per-iteration times ``alpha`` and the ratio ``rho`` (:ref:`model-alpha`).
 
 For a mapping ``x`` of a job's nodes to servers,
 
@@ -16,7 +16,7 @@ Every value here comes as a :class:`Bound`, which says whether it is exact
   mappings on an **empty** cluster. Exact by branch and bound over
   capacitated partitions when the search finishes within ``search_budget``
   branch nodes; otherwise a valid lower bound (see :func:`min_cut_bound`).
-- ``alpha_max`` (the paper's alpha_i^max): by SPEC's default *(choice)* the
+- ``alpha_max`` (the paper's alpha_i^max): by the model's default *(choice)* the
   all-cut value ``c_i + Q_i / B_inter``, an upper bound on ``alpha`` over all
   mappings. It is exact when some mapping cuts every edge; that is decided by
   the same search when it fits the budget.
@@ -197,7 +197,8 @@ def _check_job_and_cluster(job: object, cluster: object) -> None:
 
 
 def all_cut_alpha(job: JobGraph, cluster: Cluster) -> float:
-    """``max_t c_i(t) + Q_i / B_inter``: SPEC's default ``alpha_i^max`` *(choice)*,
+    """``max_t c_i(t) + Q_i / B_inter``: the default ``alpha_i^max``
+    (:ref:`model-alpha-max`) *(choice)*,
     over the cluster's GPU types (``c_i + Q_i / B_inter`` on one type)."""
     compute = max(job.compute_on(gpu_type) for gpu_type in cluster.types)
     return compute + job.total_traffic / cluster.bandwidth_inter
@@ -502,9 +503,9 @@ class RhoReport:
 
 
 def rho(instance: Instance, search_budget: int = DEFAULT_SEARCH_BUDGET) -> RhoReport:
-    """``rho = max_i alpha_i^max / alpha_i^min`` (SPEC, Lemma 1).
+    """``rho = max_i alpha_i^max / alpha_i^min`` (:ref:`model-rho`, :ref:`model-lemma1`).
 
-    Exact when every ``alpha_min`` is exact (``alpha_max`` is, by SPEC's
+    Exact when every ``alpha_min`` is exact (``alpha_max`` is, by the model's
     definition, the all-cut value); otherwise an upper bound on the true
     ``rho``.
 

@@ -6,7 +6,7 @@ arrival process, in one of two modes:
 - **realistic** (default): times in seconds from the zoo, iteration counts
   log-normal around each model's ``typical_iterations`` (median, sigma
   :attr:`GeneratorConfig.iteration_sigma`);
-- **integral** (SPEC "Time"): every release, every ``K_i * alpha_i(x)`` over
+- **integral** (:ref:`model-time`): every release, every ``K_i * alpha_i(x)`` over
   all mappings ``x``, and ``K_i * alpha_i^max`` are multiples of the slot
   ``Delta``, so that slotted MILPs are exact. The argument: with grid unit
   ``u_i = Delta / K_i``, the generator makes ``c_i`` and every

@@ -3,8 +3,8 @@
 Worker ``(d, p, t)`` is data replica ``d``, pipeline stage ``p``, tensor
 shard ``t`` (node index :meth:`ddlsched.core.model.Parallelism.node`). Traffic
 ``q_e`` on an undirected edge is the volume, in GB per iteration, that
-**each** end sends to the other across it (links are full duplex); the SPEC
-charges ``q_e / B`` for it. The defaults *(choices)*, after Narayanan et al.,
+**each** end sends to the other across it (links are full duplex); the model
+(:ref:`model-alpha`) charges ``q_e / B`` for it. The defaults *(choices)*, after Narayanan et al.,
 *Efficient Large-Scale Language Model Training on GPU Clusters Using
 Megatron-LM*, SC 2021, and Huang et al., *GPipe*, NeurIPS 2019:
 

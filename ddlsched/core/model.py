@@ -6,10 +6,11 @@ use :meth:`Cluster.replace`, :meth:`Job.replace` or :meth:`Instance.replace`
 to derive a changed copy. Nothing in ``formulations/``, ``algorithms/`` or
 ``proofs_checks/`` mutates them.
 
-The model is the one of ``SPEC.md`` (after Luo, Liu, Lee, Shroff,
-*Prediction-Assisted Online Distributed Deep Learning Workload Scheduling in
-GPU Clusters*, INFOCOM 2025, arXiv:2501.05563): a job is a graph of workers,
-one GPU each, with traffic ``q_e`` (GB per iteration) on its edges.
+The model is defined in :ref:`model-notation` (``docs/guide/model.md``),
+after Luo, Liu, Lee, Shroff, *Prediction-Assisted Online Distributed Deep
+Learning Workload Scheduling in GPU Clusters*, INFOCOM 2025,
+arXiv:2501.05563: a job is a graph of workers, one GPU each, with traffic
+``q_e`` (GB per iteration) on its edges.
 """
 
 from __future__ import annotations
@@ -104,7 +105,7 @@ class Cluster:
     Parameters
     ----------
     gpus_per_server
-        ``G_h`` for each server ``h`` (SPEC), each >= 1.
+        ``G_h`` for each server ``h`` (:ref:`model-cluster`), each >= 1.
     bandwidth_intra
         ``B_intra`` in GB/s, bandwidth between two GPUs of one server (of a
         type without its own value in ``type_bandwidth``).
@@ -113,7 +114,7 @@ class Cluster:
         ``0 < B_inter <= B_intra`` (and ``<=`` every type's bandwidth).
     server_types
         The GPU type of each server (``"v100"``, ``"k80"``, a user's own
-        names), or empty: one unnamed type (SPEC's homogeneous cluster,
+        names), or empty: one unnamed type (the homogeneous cluster,
         every ``ddlsched.instance/1`` file). A job's compute time per
         iteration depends on the type (:meth:`Job.compute_on`).
     type_bandwidth
@@ -760,7 +761,9 @@ class ScheduledJob:
 
 
 class Problem(enum.StrEnum):
-    """The three problems of SPEC (a ``str``: ``Problem.A == "A"``).
+    """The three problems of the model (a ``str``: ``Problem.A == "A"``).
+
+    Defined in :ref:`model-problem-a`, :ref:`model-problem-a1` and :ref:`model-problem-a2`.
 
     A
         The cluster: gang-scheduled jobs with mappings, non-preemptive.

@@ -1,4 +1,4 @@
-"""The virtual single machine: preemptive SRPT, online (SPEC "Problem A2").
+"""The virtual single machine: preemptive SRPT, online (:ref:`model-problem-a2`).
 
 Job ``i`` enters at ``r_i`` with size ``v_i = g_i K_i alpha_i^max / M``; the
 machine always processes the job with the shortest remaining size,

@@ -24,7 +24,7 @@ from proofs_checks.claims import ClaimRecord, ClaimStatus
 
 @dataclass(frozen=True)
 class CheckReport:
-    """Every claim of SPEC checked on one instance.
+    """Every claim of the theory (:ref:`model-claims`) checked on one instance.
 
     Attributes
     ----------

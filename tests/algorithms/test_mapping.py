@@ -1,4 +1,5 @@
-"""GPU mapping (algorithms.mapping): SPEC steps 1-2, the mapping claim, quality against exact."""
+"""GPU mapping (algorithms.mapping): the heuristic's steps 1-2 (docs/guide/model.md), the mapping
+claim, quality against exact."""
 
 from __future__ import annotations
 
