@@ -113,9 +113,10 @@ def solve(
     seed
         Randomness of policies (random mappings, noisy predictors).
     warm_start
-        A feasible schedule an exact method starts from; for problem A the
-        default is :func:`online_start`'s (the exact methods also try their
-        own list schedules and keep the better).
+        A feasible schedule of ``problem`` an exact method starts from; for
+        problem A the default is :func:`online_start`'s (the exact methods also
+        try their own list schedules and keep the better). Checked by the
+        independent verifier first (:mod:`formulations.admission`).
     progress
         For policies: called as ``progress(completed, total)``.
     bound
@@ -125,6 +126,12 @@ def solve(
     ------
     ValueError
         On an unknown method or problem, or parameters of the wrong kind.
+    InputError
+        For a warm start that is not a feasible schedule of ``problem`` (one
+        line: the first violation and the problem it does fit).
+    ContradictionError
+        Should a method's result contradict its own bound (an internal error:
+        :meth:`Result.contradiction`).
     TypeError
         When ``instance`` is not an instance, ``method`` not a name or
         ``warm_start`` not a schedule.
@@ -182,12 +189,17 @@ def online_start(instance: Instance) -> Schedule | None:
     """The best schedule of the :data:`ONLINE_STARTS` policies (milliseconds each), as an
     exact method's warm start: a smaller incumbent shortens every job's horizon, hence the
     model. On the three 16-job 4 x 4 instances of ``bench_exact`` it was 168, 232 and 209
-    against the list schedules' 170, 247 and 207 (the optima: 168, 232, 204)."""
+    against the list schedules' 170, 247 and 207 (the optima: 168, 232, 204). Only
+    schedules the verifier accepts for problem A (non-preemptive) are candidates
+    (:func:`formulations.admission.refusal`), so the caller never sees a warm start of
+    its own refused."""
+    from formulations.admission import refusal
+
     best: Result | None = None
     for name in ONLINE_STARTS:
         result = simulate(instance, name, bound=False)
-        if result.schedule is None or any(e.pieces for e in result.schedule.jobs):
-            continue  # only a non-preemptive schedule is a start for problem A
+        if result.schedule is None or refusal(instance, Problem.A, result.schedule):
+            continue
         if best is None or result.objective < best.objective:
             best = result
     return None if best is None else best.schedule

@@ -24,6 +24,7 @@ from formulations.registry import EXACT_METHODS
 
 FLOORS: tuple[tuple[str, ...], ...] = (
     (
+        "admission",
         "forkserver_hook",
         "isolation",
         "solver",
@@ -40,11 +41,11 @@ FLOORS: tuple[tuple[str, ...], ...] = (
     ("portfolio",),
     ("registry",),
 )
-"""The modules of this package from the bottom floor up: children and HiGHS, slotted
-data and the relaxations; the mapping MILP and problem A2's data; the modes; the
-prepared problem and the outcome (decoding, honest status); the best known bound; the
-backends; the portfolio; the registry of methods. Two modules of one floor never
-import each other."""
+"""The modules of this package from the bottom floor up: the admission of schedules (by the
+independent verifier), children and HiGHS, slotted data and the relaxations; the mapping
+MILP and problem A2's data; the modes; the prepared problem and the outcome (decoding,
+honest status); the best known bound; the backends; the portfolio; the registry of
+methods. Two modules of one floor never import each other."""
 
 _LAZY = {
     "ModelTooLarge": "formulations.prepared",

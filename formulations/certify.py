@@ -63,6 +63,11 @@ def with_best_bound(
     Result
         Unchanged for problems other than A and for results without a schedule
         or with a status other than ``optimal`` / ``feasible``.
+
+    Raises
+    ------
+    InadmissibleSchedule
+        When the schedule is not one of A (:func:`admitted_schedule`).
     """
     from formulations.solver import gap_closed
 
@@ -70,6 +75,7 @@ def with_best_bound(
         return result
     if result.status not in (SolveStatus.OPTIMAL, SolveStatus.FEASIBLE):
         return result
+    admitted_schedule(result, instance)
     if combinatorial is None:
         combinatorial = combinatorial_bound(instance)
     known = [combinatorial, *extra] if combinatorial is not None else list(extra)
@@ -96,6 +102,20 @@ def with_best_bound(
     return dataclasses.replace(
         result, best_bound=bound, status=status, notes=tuple(notes), lower_bound=lower
     )
+
+
+def admitted_schedule(result: Result, instance: Instance) -> None:
+    """Raise :class:`~formulations.admission.InadmissibleSchedule` unless the verifier
+    accepts ``result``'s schedule as a schedule of its problem: only such a schedule may
+    meet a bound in a proof, or be returned at all."""
+    from formulations.admission import InadmissibleSchedule, refusal
+
+    if result.schedule is None:
+        return
+    what = f"the {result.method} schedule"
+    reason = refusal(instance, result.problem, result.schedule, what)
+    if reason is not None:
+        raise InadmissibleSchedule(reason)
 
 
 LP_VARIABLES = 20_000

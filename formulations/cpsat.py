@@ -466,14 +466,19 @@ def solve_cpsat(
 
     Raises
     ------
+    InputError
+        For a warm start that is not a feasible schedule of ``problem``
+        (:func:`formulations.admission.check_warm_start`).
     ValueError
         For weights CP-SAT cannot scale to integers exactly.
     """
     params = params or ExactParams()
     ends = _deadline(params)  # fixed first: preparing the model counts, the search gets the rest
+    from formulations.admission import check_warm_start
     from formulations.certify import with_best_bound
 
     problem = Problem(problem)
+    check_warm_start(instance, problem, warm_start)
     if problem is Problem.A2:
         return _solve_a2(instance, params, seed, cancel, ends)
     result = _solve_cluster(

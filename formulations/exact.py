@@ -281,7 +281,9 @@ def solve_milp(
     params
         Time limit, gap, threads, log (:class:`~ddlsched.core.params.ExactParams`).
     warm_start
-        A feasible schedule (A or A1) to start from.
+        A feasible schedule of ``problem`` to start from (A or A1; refused with an
+        :class:`~ddlsched.core.model.InputError` when the verifier rejects it as one,
+        :func:`formulations.admission.check_warm_start`).
     cancel
         Set from another thread to stop the solve (isolated runs only):
         :class:`formulations.isolation.Cancelled` is raised.
@@ -309,10 +311,12 @@ def solve_milp(
     seconds past it is stopped,
     returning the last incumbent it reported (or the list schedule).
     """
+    from formulations.admission import check_warm_start
     from formulations.certify import with_best_bound
 
     params = params or ExactParams()
     problem = parse_problem(problem)
+    check_warm_start(instance, problem, warm_start)
     result = _solve_milp(instance, problem, params, warm_start, cancel, on_incumbent, offers)
     return with_best_bound(result, instance)
 

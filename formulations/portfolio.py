@@ -85,6 +85,12 @@ BOUND_LIMIT = 3600.0
 """Seconds at most for the LP's and the pooled bound's children (all the time there is when
 the race has no time limit)."""
 
+POOLED_SOURCE = "a schedule from the pooled bound's order"
+"""How notes name a schedule the pooled bound's search reported."""
+
+REFUSALS_NOTED = 3
+"""Schedules the watch dropped that a result's notes name one by one."""
+
 RACE_BOUNDS = True
 """Whether the portfolio races the bounds too (problem A; module docstring). Off, only a
 backend's own proof or the joint one ends the race: tests of the racing itself, and
@@ -122,16 +128,14 @@ def solve_exact(
     found: list[Schedule] = []  # CP-SAT's incumbents so far, best last
     racing = problem is Problem.A and RACE_BOUNDS
     combinatorial = combinatorial_bound(instance) if racing else None
-    watch = _Watch(instance, cancel, combinatorial)
-    if warm_start is not None and problem is not Problem.A2:
-        watch.schedule(warm_start, "the warm start")
+    watch = _Watch.started(instance, problem, cancel, combinatorial, warm_start)
     if watch.proof is not None:
         return _from_watch(instance, problem, watch, {}, time.perf_counter() - began)
 
     def from_cpsat(schedule: Schedule) -> None:
-        found.append(schedule)
-        offers.put(schedule)
-        watch.schedule(schedule, "a CP-SAT incumbent")
+        if watch.schedule(schedule, "a CP-SAT incumbent"):  # only admitted ones cross
+            found.append(schedule)
+            offers.put(schedule)
 
     def from_milp(schedule: Schedule, _bound: float) -> None:
         watch.schedule(schedule, "a MILP incumbent")
@@ -209,9 +213,8 @@ def solve_exact(
             kind, item = payload
             if kind == "bound" and isinstance(item, LowerBound):
                 watch.bound(item)
-            elif kind == "schedule" and isinstance(item, Schedule):
-                watch.schedule(item, "a schedule from the pooled bound's order")
-                offers.put(item)
+            elif isinstance(item, Schedule) and watch.schedule(item, POOLED_SOURCE):
+                offers.put(item)  # admitted by the watch: a schedule of the problem
 
         for step in ("lp", "pooled"):
             remaining = (
@@ -290,7 +293,7 @@ def solve_exact(
         threads[2].join()
     if (watch.proof is not None and not first) or (stopped and not outcomes):
         return _from_watch(instance, problem, watch, outcomes, time.perf_counter() - began)
-    result = _combine(outcomes, first, time.perf_counter() - began)
+    result = _combine(*_admitted(instance, problem, outcomes, first), time.perf_counter() - began)
     result = _with_watched_schedule(result, instance, watch)
     if stopped:
         result = dataclasses.replace(
@@ -304,30 +307,75 @@ def solve_exact(
 
 class _Watch:
     """The best schedule and the valid bounds seen during a race; sets ``cancel`` once a
-    bound meets a schedule (a proof), remembering which (:attr:`proof`)."""
+    bound meets a schedule (a proof), remembering which (:attr:`proof`). Only schedules the
+    verifier accepts for :attr:`problem` are kept (:mod:`formulations.admission`); the
+    others are named in :attr:`refused` and never become the best or lend a proof."""
 
     def __init__(
-        self, instance: Instance, cancel: threading.Event, combinatorial: LowerBound | None
+        self,
+        instance: Instance,
+        cancel: threading.Event,
+        combinatorial: LowerBound | None,
+        problem: Problem = Problem.A,
     ) -> None:
         self.instance = instance
+        self.problem = problem
         self.cancel = cancel
         self.lock = threading.Lock()
         self.best: tuple[Schedule, str] | None = None
         self.objective = math.inf
         self.bounds: list[LowerBound] = [] if combinatorial is None else [combinatorial]
         self.proof: tuple[Schedule, str, LowerBound] | None = None
+        self.refused: list[str] = []
 
-    def schedule(self, schedule: Schedule, source: str) -> None:
-        """A feasible schedule (with ends) found by ``source``."""
+    @classmethod
+    def started(
+        cls,
+        instance: Instance,
+        problem: Problem,
+        cancel: threading.Event,
+        combinatorial: LowerBound | None,
+        warm_start: Schedule | None,
+    ) -> _Watch:
+        """A watch that has seen the caller's warm start, which must be a schedule of
+        ``problem`` (an :class:`~ddlsched.core.model.InputError` otherwise: a schedule of
+        the relaxation A2 would sit below the bounds on ``OPT(A)`` and "prove" itself)."""
+        from formulations.admission import check_warm_start
+
+        check_warm_start(instance, problem, warm_start)
+        watch = cls(instance, cancel, combinatorial, problem)
+        if warm_start is not None and problem is not Problem.A2:
+            watch.schedule(warm_start, "the warm start")
+        return watch
+
+    def schedule(self, schedule: Schedule, source: str) -> bool:
+        """A schedule (with ends) found by ``source``; whether it was admitted (a schedule
+        without ends is admitted but cannot be scored, so it is not kept)."""
+        from formulations.admission import refusal
         from formulations.outcome import objectives
 
+        reason = refusal(self.instance, self.problem, schedule, source)
+        if reason is not None:
+            with self.lock:
+                self.refused.append(f"dropped: {reason}")
+            return False
         if any(entry.end is None for entry in schedule.jobs):
-            return
+            return True
         objective, _ = objectives(self.instance, schedule)
         with self.lock:
             if objective < self.objective:
                 self.best, self.objective = (schedule, source), objective
             self._check()
+        return True
+
+    def refusal_notes(self) -> tuple[str, ...]:
+        """Notes naming the schedules dropped (the first :data:`REFUSALS_NOTED`, then a count)."""
+        with self.lock:
+            refused = list(self.refused)
+        notes = refused[:REFUSALS_NOTED]
+        if len(refused) > REFUSALS_NOTED:
+            notes.append(f"and {len(refused) - REFUSALS_NOTED} more schedule(s) dropped")
+        return tuple(notes)
 
     def bound(self, bound: LowerBound) -> None:
         """A lower bound on ``OPT(A)`` (ignored unless valid)."""
@@ -380,6 +428,7 @@ def _from_watch(
         for name, r in outcomes.items()
         if isinstance(r, Result)
     ]
+    notes += watch.refusal_notes()
     objective, total_jct = objectives(instance, schedule)
     return Result(
         method="exact",
@@ -414,6 +463,8 @@ def _with_watched_schedule(result: Result, instance: Instance, watch: _Watch) ->
     from formulations.outcome import objectives
     from formulations.solver import gap_closed
 
+    if watch.refused:
+        result = dataclasses.replace(result, notes=(*result.notes, *watch.refusal_notes()))
     if watch.best is None or result.proven_optimal or result.problem is not Problem.A:
         return result
     schedule, source = watch.best
@@ -449,6 +500,27 @@ def milp_params(params: ExactParams, elapsed: float) -> ExactParams:
     if params.time_limit is None:
         return each
     return each.replace(time_limit=max(0.01, params.time_limit - elapsed))
+
+
+def _admitted(
+    instance: Instance,
+    problem: Problem,
+    outcomes: dict[str, Result | BaseException],
+    first: list[str],
+) -> tuple[dict[str, Result | BaseException], list[str]]:
+    """``outcomes`` with each result whose schedule the verifier rejects for ``problem``
+    turned into a failure (its schedule is never returned and its bound never joins a
+    proof: a backend that returns a schedule of another problem is not trusted), and
+    ``first`` without it."""
+    from formulations.admission import InadmissibleSchedule, refusal
+
+    kept = dict(outcomes)
+    for name, outcome in outcomes.items():
+        if isinstance(outcome, Result) and outcome.schedule is not None:
+            reason = refusal(instance, problem, outcome.schedule, f"{name}'s schedule")
+            if reason is not None:
+                kept[name] = InadmissibleSchedule(reason)
+    return kept, [name for name in first if isinstance(kept[name], Result)]
 
 
 def _combine(

@@ -2,6 +2,8 @@
 
 - the ground floor ``ddlsched.core`` imports nothing of the project outside itself;
 - ``formulations`` and ``algorithms`` import only the ground floor (and themselves);
+  ``formulations`` also consults the independent verifier (``proofs_checks.verifier``,
+  which imports none of it) before a schedule may enter an exact solve;
 - ``proofs_checks`` imports only the data model (and itself): it never shares
   code with what it checks;
 - ``ddlsched.plotting`` imports only the ground floor, and is the only
@@ -53,7 +55,7 @@ def _allowed(module: str, prefixes: tuple[str, ...]) -> bool:
 
 FLOORS = {
     "ddlsched/core": ("ddlsched.core",),
-    "formulations": ("ddlsched.core", "formulations"),
+    "formulations": ("ddlsched.core", "formulations", "proofs_checks.verifier"),
     "algorithms": ("ddlsched.core", "algorithms"),
     "proofs_checks": ("ddlsched.core.model", "proofs_checks"),
     "ddlsched/plotting.py": ("ddlsched.core",),

@@ -40,6 +40,27 @@ class SolveStatus(enum.StrEnum):
     ERROR = "error"
 
 
+CONTRADICTION_TOLERANCE = 1e-6
+"""Relative amount (absolute below 1) by which a lower bound may exceed the value it bounds
+before the two contradict each other: rounding in a solver's or a bound's arithmetic stays
+far below it, and a proof (:data:`formulations.solver.CLOSED_GAP`) allows as much the other
+way."""
+
+
+class ContradictionError(RuntimeError):
+    """A result whose numbers contradict each other (an objective below its own proven lower
+    bound, so a negative gap or a ratio to the bound under 1): an internal error (exit 3 on
+    the command line), never a result."""
+
+
+def _below(value: float, bound: float) -> bool:
+    """Whether ``value`` lies below ``bound`` by more than :data:`CONTRADICTION_TOLERANCE`
+    (false when either is unknown)."""
+    if not (math.isfinite(value) and math.isfinite(bound)):
+        return False
+    return bound - value > CONTRADICTION_TOLERANCE * max(1.0, abs(value), abs(bound))
+
+
 @dataclass(frozen=True)
 class LowerBound:
     """A lower bound on the optimal objective ``OPT(A) = min sum_i w_i C_i``.
@@ -152,6 +173,33 @@ class Result:
     def __post_init__(self) -> None:
         object.__setattr__(self, "problem", Problem(self.problem))
         object.__setattr__(self, "status", SolveStatus(self.status))
+        contradiction = self.contradiction()
+        if contradiction is not None:
+            raise ContradictionError(contradiction)
+
+    def contradiction(self) -> str | None:
+        """Why this result's numbers contradict each other, or ``None``.
+
+        Every result of every method is built through here (and every
+        ``dataclasses.replace`` of one), so none can leave with an objective below its
+        ``best_bound`` or its valid :attr:`lower_bound` (a negative gap, a ratio to the
+        bound under 1), or a flow time below its flow bound: such a pair means the
+        schedule is not one of the problem the bound bounds, or the bound is wrong.
+        """
+        pairs = [("objective", self.objective, "best_bound", self.best_bound)]
+        if self.lower_bound is not None and self.lower_bound.valid:
+            name = f"the {self.lower_bound.name} lower bound"
+            pairs.append(("objective", self.objective, name, self.lower_bound.value))
+        pairs.append(
+            ("total flow time", self.total_flow_time, "flow lower bound", self.flow_lower_bound)
+        )
+        for what, value, which, bound in pairs:
+            if _below(value, bound):
+                return (
+                    f"{self.method} on problem {self.problem.value} ({self.status.value}): "
+                    f"{what} {value:.10g} is below {which} {bound:.10g}, a contradiction"
+                )
+        return None
 
     def __repr__(self) -> str:
         """One line: method, problem, status, objective, bound, gap and time (the schedule,

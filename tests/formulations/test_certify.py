@@ -123,17 +123,23 @@ def test_lagrangian_strictly_above_floors_and_mean_busy_time() -> None:
 
 
 def _feasible(objective: float, bound: float, schedule: object = None) -> Result:
+    """A ``feasible`` result claiming ``objective``, with a schedule of problem A of the
+    four 2-GPU jobs of 4 s on 4 GPUs the tests below use (two at a time): only a schedule
+    the verifier accepts may meet a bound."""
     from ddlsched.core.model import Schedule, ScheduledJob
 
+    pairs = Schedule(
+        tuple(ScheduledJob(f"j{k}", 4.0 * (k // 2), 4.0 * (k // 2 + 1), (0, 0)) for k in range(4))
+    )
     return Result(
         "cpsat",
         Problem.A,
         SolveStatus.FEASIBLE,
         objective,
-        objective - 1.0,
+        objective,  # every release is 0
         bound,
         1.0,
-        schedule or Schedule((ScheduledJob("a", 0.0, 1.0, (0,)),)),
+        schedule or pairs,
     )
 
 

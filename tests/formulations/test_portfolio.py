@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 
 from ddlsched import ExactParams, Problem, SolveStatus, solve
 from ddlsched.core.generators import GeneratorConfig, generate
+from ddlsched.core.model import Instance
 from ddlsched.core.result import Result
 from formulations.portfolio import _combine
 from proofs_checks.verifier import verify
@@ -96,12 +97,18 @@ def test_milp_starts_at_once_when_cpsat_refuses(monkeypatch: pytest.MonkeyPatch)
     assert result.objective == pytest.approx(brute_force_a(weighted))
 
 
-def _with_schedule(result: Result) -> Result:
+def _with_schedule(result: Result, instance: Instance | None = None) -> Result:
+    """``result`` with a schedule: one of ``instance`` (FIFO's) when given, as a race that
+    checks its backends' schedules needs, else a placeholder for ``_combine`` alone."""
+    from ddlsched import simulate
     from ddlsched.core.model import Schedule, ScheduledJob
 
-    return Result(
-        **{**result.__dict__, "schedule": Schedule((ScheduledJob("j", 0.0, 1.0, (0,)),))}
+    schedule = (
+        Schedule((ScheduledJob("j", 0.0, 1.0, (0,)),))
+        if instance is None
+        else simulate(instance, "fifo", bound=False).schedule
     )
+    return Result(**{**result.__dict__, "schedule": schedule})
 
 
 def test_without_a_proof_the_portfolio_says_feasible() -> None:
@@ -179,7 +186,7 @@ def test_the_milps_budget_ends_by_the_portfolios_deadline(monkeypatch: pytest.Mo
     assert head_start(10.0) == pytest.approx(1.0) and head_start(None) == pytest.approx(2.0)
     assert milp_params(ExactParams(time_limit=10), 4.0).time_limit == pytest.approx(6.0)
     instance = generate(TINY_INTEGRAL.replace(num_jobs=3), 0)
-    feasible = _with_schedule(_result("x", SolveStatus.FEASIBLE, 5.0, 4.0))
+    feasible = _with_schedule(_result("x", SolveStatus.FEASIBLE, 5.0, 4.0), instance)
     seen = _fake_race(monkeypatch, feasible, feasible, cpsat_waits=True)
     params = ExactParams(time_limit=10, threads=4, node_limit=7, deterministic_limit=3.0)
     solve(instance, "exact", params=params, bound=False)
@@ -202,8 +209,8 @@ def test_the_first_proof_is_recorded_for_the_backend_that_proved(
     result is returned (the other, unproven, differs in objective). Catches: the wrong
     backend recorded as the first proof, or the other's result returned."""
     instance = generate(TINY_INTEGRAL.replace(num_jobs=3), 0)
-    proof = _with_schedule(_result(prover, SolveStatus.OPTIMAL, 5.0, 5.0))
-    other = _with_schedule(_result("other", SolveStatus.FEASIBLE, 6.0, math.nan))
+    proof = _with_schedule(_result(prover, SolveStatus.OPTIMAL, 5.0, 5.0), instance)
+    other = _with_schedule(_result("other", SolveStatus.FEASIBLE, 6.0, math.nan), instance)
     results = (
         {"cpsat": proof, "milp": other} if prover == "cpsat" else {"cpsat": other, "milp": proof}
     )
