@@ -481,6 +481,7 @@ def _json_commands(tmp_path: Path) -> dict[str, list[list[str]]]:
                      "milp"]],
         "predict": [["predict", "evaluate", "--jobs", "60"]],
         "results": [["results", str(results)]],
+        "data": [["data"]],
     }  # fmt: skip
 
 
