@@ -1,4 +1,4 @@
-"""The hand-picked mutants of ``benchmarks/mutation.py`` still name code that exists.
+"""The hand-picked mutants of ``tools/mutation.py`` still name code that exists.
 
 A snippet that no longer occurs exactly once makes the catalogue stop at that mutant;
 two did after refactors (the mean-busy-time bound, Gavel's start order) without anyone
@@ -15,7 +15,7 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def test_every_catalogue_snippet_occurs_once_and_every_test_path_exists() -> None:
-    spec = importlib.util.spec_from_file_location("mutation", ROOT / "benchmarks" / "mutation.py")
+    spec = importlib.util.spec_from_file_location("mutation", ROOT / "tools" / "mutation.py")
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     sys.modules.setdefault("mutation", module)  # its dataclasses look their module up

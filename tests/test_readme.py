@@ -30,7 +30,7 @@ PAGES = [
 ]
 PAGES = [page for page in PAGES if "_build" not in page.parts and "notebooks" not in page.parts]
 TOP = ("ddlsched/", "formulations/", "algorithms/", "proofs_checks/", "tests/", "benchmarks/",
-       "notebooks/", "docs/", "examples/", ".ci/")  # fmt: skip
+       "tools/", "notebooks/", "docs/", "examples/", ".ci/")  # fmt: skip
 """A backticked word starting with one of these is a path of the repository."""
 
 

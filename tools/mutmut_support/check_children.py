@@ -2,7 +2,7 @@
 
 Run from a worktree where mutmut has written ``mutants/``::
 
-    python benchmarks/mutmut_support/check_children.py
+    python tools/mutmut_support/check_children.py
 
 It calls ``formulations.timeindexed.slots_needed`` through
 ``formulations.isolation.run_isolated`` in each kind of child (fork-server child,

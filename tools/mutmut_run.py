@@ -1,7 +1,7 @@
 """Mutation testing with mutmut 3: run it on a package or module, score it, list survivors.
 
 The measure is mutmut's own operator-generated mutants (issue 23), not the hand-picked
-catalogue of ``benchmarks/mutation.py``. The configuration is ``[tool.mutmut]`` in
+catalogue of ``tools/mutation.py``. The configuration is ``[tool.mutmut]`` in
 ``pyproject.toml``; docs/mutation.md has the commands and the last measured scores.
 
 What this script adds to a bare ``mutmut run``:
@@ -15,7 +15,7 @@ What this script adds to a bare ``mutmut run``:
   (``formulations/isolation.py``). A child started while a mutant is under test
   inherits ``MUTANT_UNDER_TEST`` and imports ``mutants/`` (``PYTHONPATH``), so it runs
   the mutant. For mutmut's stats run (which maps tests to the functions they reach),
-  ``benchmarks/mutmut_support/`` reports the functions reached in children back to the
+  ``tools/mutmut_support/`` reports the functions reached in children back to the
   test (``sitecustomize.py`` plus the pytest plugin ``mutmut_child_stats``); without
   it every function run only in a child would be "no tests".
 * **The message filter** (``--keep-messages`` turns it off). A mutant is left out of
@@ -36,10 +36,10 @@ What this script adds to a bare ``mutmut run``:
 Commands (from the repository root; everything under ``nice -n 19``, one mutant at a
 time)::
 
-    python benchmarks/mutmut_run.py run proofs_checks/verifier.py   # quick: minutes
-    python benchmarks/mutmut_run.py run proofs_checks formulations/cpsat.py
-    python benchmarks/mutmut_run.py run all                          # hours
-    python benchmarks/mutmut_run.py report --markdown out.md         # score what has run
+    python tools/mutmut_run.py run proofs_checks/verifier.py   # quick: minutes
+    python tools/mutmut_run.py run proofs_checks formulations/cpsat.py
+    python tools/mutmut_run.py run all                          # hours
+    python tools/mutmut_run.py report --markdown out.md         # score what has run
 
 Targets are files or package folders among ``ddlsched/core``, ``formulations``,
 ``proofs_checks`` and ``algorithms`` (``all`` is the four), or mutmut's mutant-name
@@ -71,7 +71,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 DEFAULT_WORKTREE = Path("/tmp/ddlsched-mutmut")
 PACKAGES = ("ddlsched/core", "formulations", "proofs_checks", "algorithms")
-SUPPORT = "benchmarks/mutmut_support"
+SUPPORT = "tools/mutmut_support"
 
 # mutmut's exit codes, as mutmut.stats.status_by_exit_code reads them.
 STATUS = {

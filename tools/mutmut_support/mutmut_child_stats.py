@@ -1,6 +1,6 @@
 """pytest plugin for mutmut's stats run: hits recorded in solver child processes.
 
-Loaded by ``benchmarks/mutmut_run.py`` (``PYTEST_PLUGINS=mutmut_child_stats``);
+Loaded by ``tools/mutmut_run.py`` (``PYTEST_PLUGINS=mutmut_child_stats``);
 does nothing unless ``MUTANT_UNDER_TEST=stats`` (mutmut's run that maps tests to
 functions). At each test's teardown, before mutmut's own collector reads the
 test's hits, it

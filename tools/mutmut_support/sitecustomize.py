@@ -1,5 +1,5 @@
 """Child-process hook for mutmut's stats run (put on ``PYTHONPATH`` by
-``benchmarks/mutmut_run.py``; a no-op everywhere else).
+``tools/mutmut_run.py``; a no-op everywhere else).
 
 mutmut 3 learns which tests reach which function by recording trampoline hits
 in the process that runs pytest. The solvers run in child processes

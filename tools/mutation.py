@@ -10,10 +10,10 @@ working tree is never touched), and the tests named for it run there with
 *survive*. A mutant known to be equivalent (it changes no observable behaviour)
 says why, and is not counted against the score.
 
-    python benchmarks/mutation.py                 # every mutant
-    python benchmarks/mutation.py --only verifier # mutants whose name contains it
-    python benchmarks/mutation.py --list
-    python benchmarks/mutation.py --start 21      # resume a run at the 21st mutant
+    python tools/mutation.py                 # every mutant
+    python tools/mutation.py --only verifier # mutants whose name contains it
+    python tools/mutation.py --list
+    python tools/mutation.py --start 21      # resume a run at the 21st mutant
 
 Prints, per module, how many non-equivalent mutants were killed, and lists every
 survivor. The exit code is 1 when any non-equivalent mutant survives.
