@@ -56,7 +56,6 @@ import math
 import queue
 import threading
 import time
-from collections.abc import Callable
 
 from ddlsched.core.model import Instance, Problem, Schedule
 from ddlsched.core.params import ExactParams
@@ -112,197 +111,304 @@ def solve_exact(
     which proved first (1) if one did; ``["proof_by_bound"]`` is 1 when a lower bound
     met a schedule first (:class:`_Watch`).
     """
-    from formulations.certify import combinatorial_bound, with_best_bound
-    from formulations.cpsat import solve_cpsat
-    from formulations.exact import solve_milp
-    from formulations.outcome import objectives
+    from formulations.certify import combinatorial_bound
 
     params = params or ExactParams()
     problem = Problem(problem)
     began = time.perf_counter()
-    each = params.replace(threads=1, isolate=True)
-    head = head_start(params.time_limit)
-    cancel = threading.Event()
-    cpsat_done = threading.Event()
-    offers: queue.Queue[Schedule] = queue.Queue()  # CP-SAT's incumbents, for the running MILP
-    found: list[Schedule] = []  # CP-SAT's incumbents so far, best last
     racing = problem is Problem.A and RACE_BOUNDS
     combinatorial = combinatorial_bound(instance) if racing else None
-    watch = _Watch.started(instance, problem, cancel, combinatorial, warm_start)
-    if watch.proof is not None:
-        return _from_watch(instance, problem, watch, {}, time.perf_counter() - began)
+    race = _Race(instance, problem, params, warm_start, seed, began, racing, combinatorial)
+    if race.watch.proof is not None:
+        return _from_watch(instance, problem, race.watch, {}, race.elapsed())
+    threads = race.start()
+    stop_at = None if params.time_limit is None else began + params.time_limit + STOP_SLACK
+    stopped = race.join(threads, stop_at)
+    return _answer(race, stopped)
 
-    def from_cpsat(schedule: Schedule) -> None:
-        if watch.schedule(schedule, "a CP-SAT incumbent"):  # only admitted ones cross
-            found.append(schedule)
-            offers.put(schedule)
 
-    def from_milp(schedule: Schedule, _bound: float) -> None:
-        watch.schedule(schedule, "a MILP incumbent")
+class _Race:
+    """The state one call of :func:`solve_exact` shares between its threads, and what each
+    thread runs: the two backends (:meth:`run_backend`) and, when the bounds race, their
+    children (:meth:`run_bounds`).
 
-    def milp_start() -> Schedule | None:
+    Attributes
+    ----------
+    cancel
+        Set when the race is over for the backends: a proof, or the deadline.
+    cpsat_done
+        Set when CP-SAT stops, which ends the MILP's wait for its head start.
+    offers
+        CP-SAT's incumbents (and the pooled bound's schedules) for the running MILP.
+    found
+        CP-SAT's incumbents so far, best last.
+    outcomes
+        Each backend's result, or the exception it raised.
+    first
+        The backend that proved optimality first, if any.
+    watch
+        The best schedule and the valid bounds seen so far (:class:`_Watch`).
+    lp_stop
+        Set when the race is over for the bounds: they are no longer wanted.
+    fixed_upper
+        The objective the bounds' children take as their upper bound (see
+        :meth:`_bound_step`).
+    """
+
+    def __init__(
+        self,
+        instance: Instance,
+        problem: Problem,
+        params: ExactParams,
+        warm_start: Schedule | None,
+        seed: int,
+        began: float,
+        racing: bool,
+        combinatorial: LowerBound | None,
+    ) -> None:
+        from formulations.cpsat import solve_cpsat
+        from formulations.exact import solve_milp
+
+        self.instance, self.problem, self.params = instance, problem, params
+        self.warm_start, self.seed, self.began = warm_start, seed, began
+        self.racing, self.combinatorial = racing, combinatorial
+        self.solve_milp, self.solve_cpsat = solve_milp, solve_cpsat
+        self.head = head_start(params.time_limit)
+        self.cancel = threading.Event()
+        self.cpsat_done = threading.Event()
+        self.offers: queue.Queue[Schedule] = queue.Queue()
+        self.found: list[Schedule] = []
+        self.outcomes: dict[str, Result | BaseException] = {}
+        self.first: list[str] = []
+        self.watch = _Watch.started(instance, problem, self.cancel, combinatorial, warm_start)
+        self.lp_stop = threading.Event()
+        # The bounds' children get the warm start's objective as their upper bound, fixed
+        # before the race: the best objective when a child starts depends on how far the
+        # backends got by then, i.e. on the machine's speed, and the node-limited pooled
+        # MILP and its search would then end at different places on an idle and a loaded
+        # machine (proving 212 on one, stopping at 213 on the other). Without a warm start:
+        # the best seen when a child starts.
+        self.fixed_upper = self.watch.objective
+
+    def elapsed(self) -> float:
+        """Seconds since the call began."""
+        return time.perf_counter() - self.began
+
+    def from_cpsat(self, schedule: Schedule) -> None:
+        """CP-SAT's incumbent: watched, and offered to the MILP when admitted (only admitted
+        ones cross)."""
+        if self.watch.schedule(schedule, "a CP-SAT incumbent"):
+            self.found.append(schedule)
+            self.offers.put(schedule)
+
+    def from_milp(self, schedule: Schedule, _bound: float) -> None:
+        """The MILP's incumbent: watched."""
+        self.watch.schedule(schedule, "a MILP incumbent")
+
+    def milp_start(self) -> Schedule | None:
         """The MILP's warm start: CP-SAT's best so far when it beats the caller's (a smaller
         incumbent shortens every job's horizon, hence the model)."""
-        while not offers.empty():  # what is already the warm start need not be offered
-            offers.get_nowait()
-        if not found:
+        from formulations.outcome import objectives
+
+        while not self.offers.empty():  # what is already the warm start need not be offered
+            self.offers.get_nowait()
+        warm_start = self.warm_start
+        if not self.found:
             return warm_start
         if warm_start is None or any(entry.end is None for entry in warm_start.jobs):
-            return found[-1]  # a start without ends cannot be compared; CP-SAT's has them
-        return min(warm_start, found[-1], key=lambda s: objectives(instance, s)[0])
+            return self.found[-1]  # a start without ends cannot be compared; CP-SAT's has them
+        return min(warm_start, self.found[-1], key=lambda s: objectives(self.instance, s)[0])
 
-    backends: dict[str, Callable[[], Result]] = {
-        "milp": lambda: solve_milp(
-            instance,
-            problem,
-            milp_params(params, time.perf_counter() - began),
-            warm_start=milp_start(),
-            cancel=cancel,
-            on_incumbent=None if problem is Problem.A2 else from_milp,
-            offers=offers,
-        ),
-        "cpsat": lambda: solve_cpsat(
-            instance,
-            problem,
-            each,
-            warm_start=warm_start,
-            seed=seed,
-            cancel=cancel,
-            on_incumbent=None if problem is Problem.A2 else from_cpsat,
-        ),
-    }
-    outcomes: dict[str, Result | BaseException] = {}
-    first: list[str] = []  # the backend that proved optimality first, if any
+    def start(self) -> list[threading.Thread]:
+        """The race's threads, started: the MILP's, CP-SAT's, then the bounds' if they race."""
+        threads = [
+            threading.Thread(target=self.run_backend, args=(name,), daemon=True)
+            for name in ("milp", "cpsat")
+        ]
+        if self.racing:
+            threads.append(threading.Thread(target=self.run_bounds, daemon=True))
+        for thread in threads:
+            thread.start()
+        return threads
 
-    def run(name: str) -> None:
+    def run_backend(self, name: str) -> None:
+        """Run backend ``name`` (``"milp"`` or ``"cpsat"``) and record its outcome; the first
+        to prove optimality stops the other."""
         if name == "milp":  # CP-SAT's head start; it ends early if CP-SAT stops first
-            cpsat_done.wait(head)
-            if cancel.is_set():
+            self.cpsat_done.wait(self.head)
+            if self.cancel.is_set():
                 return
         try:
-            outcomes[name] = result = backends[name]()
+            self.outcomes[name] = result = self._solve(name)
         except Cancelled:
             return
-        except BaseException as error:  # reported below, never lost
-            outcomes[name] = error
+        except BaseException as error:  # reported in the answer, never lost
+            self.outcomes[name] = error
             return
         finally:
             if name == "cpsat":
-                cpsat_done.set()
-        if result.proven_optimal and not cancel.is_set():
-            first.append(name)
-            cancel.set()
+                self.cpsat_done.set()
+        if result.proven_optimal and not self.cancel.is_set():
+            self.first.append(name)
+            self.cancel.set()
 
-    lp_stop = threading.Event()  # the race is over: the LP is no longer wanted
-    # The bounds' children get the warm start's objective as their upper bound, fixed
-    # before the race: the best objective when a child starts depends on how far the
-    # backends got by then, i.e. on the machine's speed, and the node-limited pooled MILP
-    # and its search then end elsewhere (a test proved 212 on one machine and stopped at
-    # 213 on a loaded one). Without a warm start: the best seen when a child starts.
-    fixed_upper = watch.objective
+    def _solve(self, name: str) -> Result:
+        """Backend ``name``'s solve: CP-SAT under the whole limit, the MILP under what remains
+        of it (:func:`milp_params`) from :meth:`milp_start`; both report their incumbents
+        (not on A2, whose schedules are not schedules of A)."""
+        report = self.problem is not Problem.A2
+        if name == "milp":
+            return self.solve_milp(
+                self.instance,
+                self.problem,
+                milp_params(self.params, self.elapsed()),
+                warm_start=self.milp_start(),
+                cancel=self.cancel,
+                on_incumbent=self.from_milp if report else None,
+                offers=self.offers,
+            )
+        return self.solve_cpsat(
+            self.instance,
+            self.problem,
+            self.params.replace(threads=1, isolate=True),
+            warm_start=self.warm_start,
+            seed=self.seed,
+            cancel=self.cancel,
+            on_incumbent=self.from_cpsat if report else None,
+        )
 
-    def lp_bound() -> None:
+    def run_bounds(self) -> None:
         """The LP bound, then the pooled integral bound and the schedules its order gives
         (:func:`formulations.certify.pooled_bound_and_schedules`), each in its own child,
-        stopped when the race ends. The pooled child's own limit ends a little before the
-        race's, so that what it found is handed over rather than lost with it."""
+        stopped when the race ends."""
+        for step in ("lp", "pooled"):
+            if not self._bound_step(step):
+                return
+
+    def _bound_step(self, step: str) -> bool:
+        """Run bound ``step`` (``"lp"`` or ``"pooled"``) in its child and watch its value;
+        whether the next step is still wanted. The pooled child's own limit ends a little
+        before the race's, so that what it found is handed over rather than lost with it."""
+        limit = self.params.time_limit
+        remaining = math.inf if limit is None else limit - self.elapsed()
+        # Without a time limit each child still gets a finite one: HiGHS needs a number,
+        # and the LP does not run without one.
+        remaining = min(remaining, BOUND_LIMIT)
+        if step == "pooled":
+            remaining -= POOLED_MARGIN
+        upper = self.fixed_upper if math.isfinite(self.fixed_upper) else self.watch.objective
+        if remaining <= 0 or self.lp_stop.is_set() or not math.isfinite(upper):
+            return False
+        try:
+            bound = self._bound_child(step, upper, remaining)
+        except Exception:
+            return False
+        self.watch.bound(bound)
+        return self.watch.proof is None
+
+    def _bound_child(self, step: str, upper: float, remaining: float) -> LowerBound:
+        """Bound ``step`` computed in a child with windows from ``upper`` within ``remaining``
+        seconds, stopped by :attr:`lp_stop`."""
         from formulations.certify import exact_lp_bound, pooled_bound_and_schedules
         from formulations.isolation import run_isolated
 
-        def received(payload: tuple[str, object]) -> None:
-            kind, item = payload
-            if kind == "bound" and isinstance(item, LowerBound):
-                watch.bound(item)
-            elif isinstance(item, Schedule) and watch.schedule(item, POOLED_SOURCE):
-                offers.put(item)  # admitted by the watch: a schedule of the problem
-
-        for step in ("lp", "pooled"):
-            remaining = (
-                math.inf
-                if params.time_limit is None
-                else params.time_limit - (time.perf_counter() - began)
+        if step == "lp":
+            return run_isolated(
+                exact_lp_bound, self.instance, upper, remaining, cancel=self.lp_stop
             )
-            # Without a time limit each still gets a finite one (HiGHS needs a number; the
-            # LP was silently never run when the limit was None).
-            remaining = min(remaining, BOUND_LIMIT)
-            if step == "pooled":
-                remaining -= POOLED_MARGIN
-            upper = fixed_upper if math.isfinite(fixed_upper) else watch.objective
-            if remaining <= 0 or lp_stop.is_set() or not math.isfinite(upper):
-                return
-            try:
-                if step == "lp":
-                    bound = run_isolated(
-                        exact_lp_bound, instance, upper, remaining, cancel=lp_stop
-                    )
-                else:
-                    bound = run_isolated(
-                        pooled_bound_and_schedules,
-                        instance,
-                        upper,
-                        remaining,
-                        seed,
-                        cancel=lp_stop,
-                        on_report=received,
-                    )
-            except Exception:
-                return
-            watch.bound(bound)
-            if watch.proof is not None:
-                return
+        return run_isolated(
+            pooled_bound_and_schedules,
+            self.instance,
+            upper,
+            remaining,
+            self.seed,
+            cancel=self.lp_stop,
+            on_report=self._received,
+        )
 
-    threads = [threading.Thread(target=run, args=(name,), daemon=True) for name in backends]
-    if racing:
-        threads.append(threading.Thread(target=lp_bound, daemon=True))
-    for thread in threads:
-        thread.start()
-    stop_at = None if params.time_limit is None else began + params.time_limit + STOP_SLACK
-    stopped = False
-    try:
-        for thread in threads[:2]:
-            while thread.is_alive():
-                thread.join(0.01)
-                if stop_at is not None and not cancel.is_set() and time.perf_counter() > stop_at:
-                    stopped = True
-                    cancel.set()
-    except BaseException:  # Ctrl-C, or SystemExit from a SIGTERM / SIGHUP handler
-        # Stop and join every backend before leaving: a thread left running while the
-        # interpreter exits may be starting a child, which then dies reading its start-up
-        # data and prints an EOFError traceback (SIGHUP during the race, 1 suite run in 4).
-        cancel.set()
-        lp_stop.set()
-        for thread in threads:
-            thread.join()
-        raise
-    answered = any(isinstance(outcome, Result) for outcome in outcomes.values())
-    if len(threads) > 2 and answered and not first and watch.proof is None:
-        # The backends stopped unproven within the limit (not refused: a model too large
-        # for both ends the call): the pooled bound and its schedules may still prove the
-        # instance, until the limit (without one, their own deterministic ends).
+    def _received(self, payload: tuple[str, object]) -> None:
+        """A report of the pooled bound's child: its bound, or a schedule its order gave
+        (offered to the MILP once the watch admits it as a schedule of the problem)."""
+        kind, item = payload
+        if kind == "bound" and isinstance(item, LowerBound):
+            self.watch.bound(item)
+        elif isinstance(item, Schedule) and self.watch.schedule(item, POOLED_SOURCE):
+            self.offers.put(item)
+
+    def join(self, threads: list[threading.Thread], stop_at: float | None) -> bool:
+        """Wait for the backends, stopping them at ``stop_at``, then for the bounds while they
+        may still prove the instance; whether the backends were stopped at ``stop_at``."""
+        stopped = self._join_backends(threads, stop_at)
+        answered = any(isinstance(outcome, Result) for outcome in self.outcomes.values())
+        if len(threads) > 2 and answered and not self.first and self.watch.proof is None:
+            # The backends stopped unproven within the limit (not refused: a model too large
+            # for both ends the call): the pooled bound and its schedules may still prove the
+            # instance, until the limit (without one, their own deterministic ends).
+            self._join_bounds(threads[2], stop_at)
+        self.lp_stop.set()
+        if len(threads) > 2:
+            threads[2].join()
+        return stopped
+
+    def _join_backends(self, threads: list[threading.Thread], stop_at: float | None) -> bool:
+        """Wait for the two backends' threads (the first two of ``threads``), cancelling them
+        once past ``stop_at``; whether they were. Ctrl-C safe."""
+        stopped = False
         try:
-            while threads[2].is_alive() and not cancel.is_set():
-                threads[2].join(0.01)
+            for thread in threads[:2]:
+                while thread.is_alive():
+                    thread.join(0.01)
+                    if (
+                        stop_at is not None
+                        and not self.cancel.is_set()
+                        and time.perf_counter() > stop_at
+                    ):
+                        stopped = True
+                        self.cancel.set()
+        except BaseException:  # Ctrl-C, or SystemExit from a SIGTERM / SIGHUP handler
+            # Stop and join every thread before leaving: a thread left running while the
+            # interpreter exits may be starting a child, which then dies reading its start-up
+            # data and prints an EOFError traceback (a SIGHUP during the race, for one).
+            self.cancel.set()
+            self.lp_stop.set()
+            for thread in threads:
+                thread.join()
+            raise
+        return stopped
+
+    def _join_bounds(self, bounds: threading.Thread, stop_at: float | None) -> None:
+        """Wait for the bounds' thread until a proof, or until ``stop_at``. Ctrl-C safe."""
+        try:
+            while bounds.is_alive() and not self.cancel.is_set():
+                bounds.join(0.01)
                 if stop_at is not None and time.perf_counter() > stop_at:
                     break
         except BaseException:  # as above: Ctrl-C or a SIGTERM / SIGHUP handler's SystemExit
-            lp_stop.set()
-            threads[2].join()
+            self.lp_stop.set()
+            bounds.join()
             raise
-    lp_stop.set()
-    if len(threads) > 2:
-        threads[2].join()
-    if (watch.proof is not None and not first) or (stopped and not outcomes):
-        return _from_watch(instance, problem, watch, outcomes, time.perf_counter() - began)
-    result = _combine(*_admitted(instance, problem, outcomes, first), time.perf_counter() - began)
+
+
+def _answer(race: _Race, stopped: bool) -> Result:
+    """The result of a finished race: the watch's when it proved the instance first (or
+    nothing else answered before the stop), else the backends' combined
+    (:func:`_combine`), with the best schedule watched and, when the bounds raced, the
+    best bound (:func:`formulations.certify.with_best_bound`)."""
+    from formulations.certify import with_best_bound
+
+    instance, problem, watch, outcomes = race.instance, race.problem, race.watch, race.outcomes
+    if (watch.proof is not None and not race.first) or (stopped and not outcomes):
+        return _from_watch(instance, problem, watch, outcomes, race.elapsed())
+    result = _combine(*_admitted(instance, problem, outcomes, race.first), race.elapsed())
     result = _with_watched_schedule(result, instance, watch)
     if stopped:
         result = dataclasses.replace(
             result, notes=(*result.notes, f"stopped {STOP_SLACK:g} s past the time limit")
         )
-    if not racing:
+    if not race.racing:
         return result
-    result = with_best_bound(result, instance, watch.bounds, combinatorial)
-    return dataclasses.replace(result, runtime_s=time.perf_counter() - began)
+    result = with_best_bound(result, instance, watch.bounds, race.combinatorial)
+    return dataclasses.replace(result, runtime_s=race.elapsed())
 
 
 class _Watch:
