@@ -142,6 +142,7 @@ import math
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -462,22 +463,126 @@ def time_indexed_bound(
     finer slot this allows makes the LP stronger; without it every job may
     start until the makespan bound ``max_i r_i + sum_i K_i alpha_i^max``.
     """
-    import highspy
-
-    from ddlsched.core.highs import new_highs
-
     settings = settings or LpSettings()
     began = time.perf_counter()
-    n = len(instance.jobs)
+    grid = _grid(instance, inputs, settings, upper_bound, slot)
+    model, rhs = _model(grid, inputs, settings)
+    name = "pooled" if settings.integer else "lp"
+    constant = _constant(grid, inputs)
+    notes = (
+        *inputs.notes(),
+        f"slot {grid.delta:.6g} s, {grid.slots} slots, {grid.columns} variables",
+    )
+    if upper_bound is not None:
+        notes = (*notes, f"windows from an upper bound of {upper_bound:.8g}")
+    if grid.columns == 0:  # every start is fixed: the LP is its constant, if capacity holds
+        return _fixed_bound(constant, rhs, inputs, name, notes, began), None
+    model.run()
+    objective, notes = _objective(model, settings, notes)
+    if objective is None:
+        return LowerBound(math.nan, name, False, time.perf_counter() - began, notes), None
+    objective = _on_grid_multiple(objective + constant, grid, inputs, settings)
+    flow = (objective - inputs.release_weight) * SAFETY
+    bound = LowerBound(objective * SAFETY, name, True, time.perf_counter() - began, notes, flow)
+    return bound, _integral_starts(model, grid, settings)
+
+
+@dataclass(frozen=True)
+class _Grid:
+    """The slots of the time-indexed model (:func:`time_indexed_bound`).
+
+    Job ``i`` is released in slot ``release_slot[i]``, runs ``duration[i]`` slots of
+    ``delta`` seconds and starts by slot ``last[i]``; its variables ``X_{i,t} = P(start
+    <= t)`` for ``t`` in ``[release_slot[i], last[i])`` are the columns from
+    ``first_column[i]`` on, ``columns`` in all, over ``slots`` slots. ``on_grid``: the
+    slot is the instance's own grid, where releases and durations are exact.
+    """
+
+    delta: float
+    on_grid: bool
+    release_slot: np.ndarray
+    duration: np.ndarray
+    last: np.ndarray
+    slots: int
+    first_column: np.ndarray
+    columns: int
+
+    def term(self, i: int, t: int) -> int | float:
+        """X_{i,t}: its column, or the constant 0 (before R_i) or 1 (from L_i on)."""
+        if t < self.release_slot[i]:
+            return 0.0
+        if t >= self.last[i]:
+            return 1.0
+        return int(self.first_column[i] + t - self.release_slot[i])
+
+
+def _grid(
+    instance: Instance,
+    inputs: BoundInputs,
+    settings: LpSettings,
+    upper_bound: float | None,
+    slot: float | None,
+) -> _Grid:
+    """The model's slots: their width (:func:`_slot_width`), each job's release, duration
+    and latest start in slots, and its columns."""
+    latest_start, makespan = _latest_starts(instance, inputs, upper_bound)
+    delta, on_grid = _slot_width(instance, inputs, settings, latest_start, makespan, slot)
+    r, p = inputs.releases, inputs.processing
+    if on_grid:
+        # Some optimum starts on the grid and every true duration is a multiple of the slot
+        # at least p_i: releases and durations round *up* to the grid, not down.
+        release_slot = np.ceil(r / delta - 1e-9).astype(int)
+        duration = np.ceil(p / delta - 1e-9).astype(int)
+    else:
+        # Rounded down, with a bias against rounding error, so no job is made later or longer.
+        release_slot = np.floor(r / delta * (1 - 1e-12)).astype(int)
+        duration = np.floor(p / delta * (1 - 1e-12)).astype(int)
+    # A latest start is rounded up, so no start of an optimal schedule is cut off.
+    last = np.maximum(np.ceil(latest_start / delta * (1 + 1e-12)).astype(int), release_slot)
+    # X_{i,t} for t in [R_i, L_i) are columns; X = 0 before R_i and 1 from L_i on.
+    first_column = np.concatenate(([0], np.cumsum(last - release_slot)))
+    return _Grid(
+        delta=delta,
+        on_grid=on_grid,
+        release_slot=release_slot,
+        duration=duration,
+        last=last,
+        slots=int(np.max(last)) + 1,
+        first_column=first_column,
+        columns=int(first_column[-1]),
+    )
+
+
+def _latest_starts(
+    instance: Instance, inputs: BoundInputs, upper_bound: float | None
+) -> tuple[np.ndarray, float]:
+    """Each job's latest start in an optimal schedule (seconds), and the makespan bound
+    ``max_i r_i + sum_i K_i alpha_i^max`` that caps them all: with ``upper_bound``, job
+    ``i`` starts by ``(UB - sum_{j != i} w_j (r_j + p_j)) / w_i - p_i`` (never before
+    its release)."""
     w, r, p = inputs.weights, inputs.releases, inputs.processing
     makespan = float(np.max(r)) + sum(
         job.iterations * all_cut_alpha(job, instance.cluster) for job in instance.jobs
     )
-    latest_start = np.full(n, makespan)
+    latest_start = np.full(len(instance.jobs), makespan)
     if upper_bound is not None and math.isfinite(upper_bound):
         others = float(np.sum(w * (r + p))) - w * (r + p)
         latest_start = np.minimum(latest_start, (upper_bound - others) / w - p)
-    latest_start = np.maximum(latest_start, r)
+    return np.maximum(latest_start, r), makespan
+
+
+def _slot_width(
+    instance: Instance,
+    inputs: BoundInputs,
+    settings: LpSettings,
+    latest_start: np.ndarray,
+    makespan: float,
+    slot: float | None,
+) -> tuple[float, bool]:
+    """The slot's width in seconds, and whether it is the instance's own grid (``slot``,
+    else :func:`proven_grid`): that grid unless it is finer than the variable budget
+    allows, else :data:`LP_SLOTS_PER_SHORTEST_JOB` slots to the shortest job."""
+    r, p = inputs.releases, inputs.processing
     span = float(np.sum(latest_start - r))
     # The finest slot the variable budget allows (a cap; never more slots than it either).
     finest = max(
@@ -487,25 +592,17 @@ def time_indexed_bound(
     )
     if slot is None:
         slot = proven_grid(instance)
-    on_grid = slot is not None and slot >= finest
+    if slot is not None and slot >= finest:
+        return float(slot), True
     shortest = float(np.min(p[p > 0])) if np.any(p > 0) else makespan
-    delta = max(finest, shortest / LP_SLOTS_PER_SHORTEST_JOB)
-    if on_grid:
-        # Some optimum starts on the grid and every true duration is a multiple of the slot
-        # at least p_i: releases and durations round *up* to the grid, not down.
-        delta = float(slot)  # type: ignore[arg-type]
-        release_slot = np.ceil(r / delta - 1e-9).astype(int)
-        duration = np.ceil(p / delta - 1e-9).astype(int)
-    else:
-        # Rounded down, with a bias against rounding error, so no job is made later or longer.
-        release_slot = np.floor(r / delta * (1 - 1e-12)).astype(int)
-        duration = np.floor(p / delta * (1 - 1e-12)).astype(int)
-    # A latest start is rounded up, so no start of an optimal schedule is cut off.
-    last = np.maximum(np.ceil(latest_start / delta * (1 + 1e-12)).astype(int), release_slot)
-    slots = int(np.max(last)) + 1
-    # X_{i,t} for t in [R_i, L_i) are columns; X = 0 before R_i and 1 from L_i on.
-    first_column = np.concatenate(([0], np.cumsum(last - release_slot)))
-    columns = int(first_column[-1])
+    return max(finest, shortest / LP_SLOTS_PER_SHORTEST_JOB), False
+
+
+def _model(grid: _Grid, inputs: BoundInputs, settings: LpSettings) -> tuple[Any, np.ndarray]:
+    """The model in HiGHS (``highspy``'s matrix interface), and each slot's capacity row's
+    right-hand side (:func:`_add_capacity_rows`)."""
+    from ddlsched.core.highs import new_highs
+
     model = new_highs()
     model.setOptionValue("output_flag", False)
     model.setOptionValue("time_limit", float(settings.time_limit))
@@ -514,13 +611,23 @@ def time_indexed_bound(
         # count other than the first one's fails ('Not Set'; see formulations.solver).
         type(model).resetGlobalScheduler(True)
         model.setOptionValue("threads", int(settings.threads))
+    _add_columns(model, grid, inputs, settings)
+    _add_monotone_rows(model, grid)
+    return model, _add_capacity_rows(model, grid, inputs)
+
+
+def _add_columns(model: Any, grid: _Grid, inputs: BoundInputs, settings: LpSettings) -> None:
+    """The variables ``X_{i,t}`` in ``[0, 1]``, integral for bound 7, each costing ``-w_i
+    delta``: every slot by which job ``i`` has started takes ``w_i delta`` off the latest
+    start counted in :func:`_constant`."""
+    import highspy
+
+    columns, first_column = grid.columns, grid.first_column
     costs = np.zeros(columns)
-    for i in range(n):
-        costs[first_column[i] : first_column[i + 1]] = -w[i] * delta
-    constant = float(np.sum(w * (delta * last + np.maximum(p, delta * duration))))
+    for i in range(len(first_column) - 1):
+        costs[first_column[i] : first_column[i + 1]] = -inputs.weights[i] * grid.delta
     model.addVars(columns, np.zeros(columns), np.ones(columns))
     model.changeColsCost(columns, np.arange(columns, dtype=np.int32), costs)
-    name = "pooled" if settings.integer else "lp"
     if settings.integer and columns:
         model.changeColsIntegrality(
             columns,
@@ -530,19 +637,15 @@ def time_indexed_bound(
         if settings.node_limit is not None:
             model.setOptionValue("mip_max_nodes", int(settings.node_limit))
 
-    def term(i: int, t: int) -> int | float:
-        """X_{i,t}: its column, or the constant 0 (before R_i) or 1 (from L_i on)."""
-        if t < release_slot[i]:
-            return 0.0
-        if t >= last[i]:
-            return 1.0
-        return int(first_column[i] + t - release_slot[i])
 
-    # Monotone: X_{i,t} - X_{i,t-1} >= 0.
+def _add_monotone_rows(model: Any, grid: _Grid) -> None:
+    """Monotone: X_{i,t} - X_{i,t-1} >= 0."""
+    import highspy
+
     starts, index, value = [0], [], []
-    for i in range(n):
-        for t in range(release_slot[i] + 1, last[i]):
-            index += [term(i, t), term(i, t - 1)]
+    for i in range(len(grid.last)):
+        for t in range(grid.release_slot[i] + 1, grid.last[i]):
+            index += [grid.term(i, t), grid.term(i, t - 1)]
             value += [1.0, -1.0]
             starts.append(len(index))
     if len(starts) > 1:
@@ -555,79 +658,127 @@ def time_indexed_bound(
             np.array(index, dtype=np.int32),
             np.array(value),
         )
-    # Capacity per slot: sum_i g_i (X_{i,s} - X_{i,s-d_i}) <= M, constants moved right.
-    entries: list[dict[int, float]] = [{} for _ in range(slots)]
-    rhs = np.full(slots, float(inputs.num_gpus))
-    for i in range(n):
-        if duration[i] == 0:
-            continue
-        g = float(inputs.gpus[i])
-        for s in range(release_slot[i], min(slots, last[i] + duration[i])):
-            for t, sign in ((s, 1.0), (s - duration[i], -1.0)):
-                x = term(i, t)
-                if isinstance(x, int):
-                    entries[s][x] = entries[s].get(x, 0.0) + sign * g
-                else:
-                    rhs[s] -= sign * g * x
+
+
+def _add_capacity_rows(model: Any, grid: _Grid, inputs: BoundInputs) -> np.ndarray:
+    """Capacity per slot: sum_i g_i (X_{i,s} - X_{i,s-d_i}) <= M, constants moved right;
+    the right-hand sides."""
+    import highspy
+
+    entries, rhs = _capacity(grid, inputs)
     starts, index, value = [0], [], []
     for row in entries:
         index += list(row)
         value += list(row.values())
         starts.append(len(index))
     model.addRows(
-        slots,
-        np.full(slots, -highspy.kHighsInf),
+        grid.slots,
+        np.full(grid.slots, -highspy.kHighsInf),
         rhs,
         len(index),
         np.array(starts[:-1], dtype=np.int32),
         np.array(index, dtype=np.int32),
         np.array(value),
     )
-    notes = (*inputs.notes(), f"slot {delta:.6g} s, {slots} slots, {columns} variables")
-    if upper_bound is not None:
-        notes = (*notes, f"windows from an upper bound of {upper_bound:.8g}")
-    if columns == 0:  # every start is fixed: the LP is its constant, if capacity holds
-        fits = bool(np.all(rhs >= -1e-9))
-        fixed = constant * SAFETY if fits else math.nan
-        flow = (constant - inputs.release_weight) * SAFETY if fits else math.nan
-        bound = LowerBound(fixed, name, fits, time.perf_counter() - began, notes, flow)
-        return bound, None
-    model.run()
+    return rhs
+
+
+def _capacity(grid: _Grid, inputs: BoundInputs) -> tuple[list[dict[int, float]], np.ndarray]:
+    """The capacity rows of :func:`_add_capacity_rows`: per slot, each column's coefficient,
+    and the GPUs left once the constant ``X`` (0 or 1) are moved right."""
+    entries: list[dict[int, float]] = [{} for _ in range(grid.slots)]
+    rhs = np.full(grid.slots, float(inputs.num_gpus))
+    for i, duration in enumerate(grid.duration):
+        if duration == 0:
+            continue
+        g = float(inputs.gpus[i])
+        for s in range(grid.release_slot[i], min(grid.slots, grid.last[i] + duration)):
+            for t, sign in ((s, 1.0), (s - duration, -1.0)):
+                x = grid.term(i, t)
+                if isinstance(x, int):
+                    entries[s][x] = entries[s].get(x, 0.0) + sign * g
+                else:
+                    rhs[s] -= sign * g * x
+    return entries, rhs
+
+
+def _constant(grid: _Grid, inputs: BoundInputs) -> float:
+    """The objective's constant: ``sum_i w_i (delta L_i + max(p_i, delta d_i))``, to which
+    the columns' costs are added."""
+    w, p = inputs.weights, inputs.processing
+    return float(np.sum(w * (grid.delta * grid.last + np.maximum(p, grid.delta * grid.duration))))
+
+
+def _fixed_bound(
+    constant: float,
+    rhs: np.ndarray,
+    inputs: BoundInputs,
+    name: str,
+    notes: tuple[str, ...],
+    began: float,
+) -> LowerBound:
+    """The bound of a model without columns (every start fixed): its constant, valid if
+    capacity holds."""
+    fits = bool(np.all(rhs >= -1e-9))
+    fixed = constant * SAFETY if fits else math.nan
+    flow = (constant - inputs.release_weight) * SAFETY if fits else math.nan
+    return LowerBound(fixed, name, fits, time.perf_counter() - began, notes, flow)
+
+
+def _objective(
+    model: Any, settings: LpSettings, notes: tuple[str, ...]
+) -> tuple[float | None, tuple[str, ...]]:
+    """The solved model's value to trust as a bound (``None``: none) and the notes saying
+    how HiGHS stopped."""
+    import highspy
+
     status = model.getModelStatus()
     if status == highspy.HighsModelStatus.kOptimal:
         # An integral model's "optimal" is HiGHS's within its gap tolerances: its dual
         # bound, never above the optimum, is the value to trust either way.
         found = model.getInfo().mip_dual_bound if settings.integer else None
         objective = model.getInfo().objective_function_value if found is None else found
-    elif settings.integer and math.isfinite(model.getInfo().mip_dual_bound):
+        return objective, notes
+    if settings.integer and math.isfinite(model.getInfo().mip_dual_bound):
         # Stopped early (time, nodes): the dual bound still bounds the integral optimum.
-        objective = model.getInfo().mip_dual_bound
-        notes = (*notes, f"HiGHS stopped ({model.modelStatusToString(status)}): its dual bound")
-    else:
-        stopped = (*notes, f"HiGHS stopped: {model.modelStatusToString(status)}")
-        return LowerBound(math.nan, name, False, time.perf_counter() - began, stopped), None
-    objective += constant
-    if settings.integer and on_grid and np.all(inputs.weights == np.round(inputs.weights)):
+        stopped = f"HiGHS stopped ({model.modelStatusToString(status)}): its dual bound"
+        return model.getInfo().mip_dual_bound, (*notes, stopped)
+    return None, (*notes, f"HiGHS stopped: {model.modelStatusToString(status)}")
+
+
+def _on_grid_multiple(
+    objective: float, grid: _Grid, inputs: BoundInputs, settings: LpSettings
+) -> float:
+    """``objective``, rounded up to a multiple of the slot where every on-grid schedule's
+    objective is one (bound 7 on the instance's own grid with integral weights)."""
+    if settings.integer and grid.on_grid and np.all(inputs.weights == np.round(inputs.weights)):
         # On the instance's own grid with integral weights, every on-grid schedule's
         # objective, OPT(A) among them, is a multiple of the slot: round up to it (with a
         # relative allowance for HiGHS's tolerances, so a bound of 212 - 1e-7 is 212, and
         # 212 + 1e-7 is not 213).
-        steps = objective / delta
-        objective = delta * math.ceil(steps - 1e-6 * max(1.0, abs(steps)))
-    flow = (objective - inputs.release_weight) * SAFETY
-    bound = LowerBound(objective * SAFETY, name, True, time.perf_counter() - began, notes, flow)
-    begins: list[float] | None = None
-    if settings.integer and model.getInfo().primal_solution_status == 2:  # a feasible point
-        values = np.asarray(model.getSolution().col_value)
-        begins = [
-            delta
-            * next(
-                (t for t in range(release_slot[i], last[i]) if values[int(term(i, t))] > 0.5),
-                int(last[i]),
-            )
-            for i in range(n)
-        ]
-    return bound, begins
+        steps = objective / grid.delta
+        return grid.delta * math.ceil(steps - 1e-6 * max(1.0, abs(steps)))
+    return objective
+
+
+def _integral_starts(model: Any, grid: _Grid, settings: LpSettings) -> list[float] | None:
+    """Bound 7's starts (seconds): each job's first slot with ``X_{i,t} = 1`` in HiGHS's
+    best integral solution, or ``None`` without one (or for the LP)."""
+    if not (settings.integer and model.getInfo().primal_solution_status == 2):  # feasible
+        return None
+    values = np.asarray(model.getSolution().col_value)
+    return [
+        grid.delta
+        * next(
+            (
+                t
+                for t in range(grid.release_slot[i], grid.last[i])
+                if values[int(grid.term(i, t))] > 0.5
+            ),
+            int(grid.last[i]),
+        )
+        for i in range(len(grid.last))
+    ]
 
 
 def lp_bound(
