@@ -337,16 +337,6 @@ def job_bound(inputs: BoundInputs) -> float:
     return _total(job_terms(inputs))
 
 
-def squashed_area_bound(inputs: BoundInputs) -> float:
-    """Bound 2: SRPT on the squashed machine (unit weights), else Goemans' bound on it."""
-    return _total(squashed_area_terms(inputs))
-
-
-def mean_busy_time_bound(inputs: BoundInputs) -> float:
-    """Bound 3: ``sum_i w_i (M_i^WSPT + p_i / 2)`` (module docstring)."""
-    return _total(mean_busy_time_terms(inputs))
-
-
 def _total(terms: np.ndarray) -> float:
     """A sum of per-job terms as a bound: summed exactly, then made safe (:data:`SAFETY`)."""
     return math.fsum(terms.tolist()) * SAFETY
