@@ -380,87 +380,131 @@ def extreme_cut(
         ``(cut, mapping)`` for an optimal mapping, or ``None`` when the
         budget ran out (or no mapping fits).
     """
-    n = job.gpus
-    if sum(capacities) < n:
+    if sum(capacities) < job.gpus:
         return None
-    order = _placement_order(job)
+    search = _CutSearch(job, capacities, maximize, search_budget, keep, give_up)
+    if not search.search(0, 0.0) or search.best_assignment is None:
+        return None
+    mapping = [0] * job.gpus
+    for k, node in enumerate(search.order):
+        mapping[node] = search.best_assignment[k]
+    return search.best_cut, tuple(mapping)
+
+
+class _CutSearch:
+    """:func:`extreme_cut`'s depth-first branch and bound: the job's nodes in placement
+    order, the servers, the partial mapping of the current branch and the best one found.
+
+    Nodes are numbered by their position in :attr:`order`; :attr:`assigned` holds each
+    placed node's server (``-1``: not yet placed), :attr:`best_cut` and
+    :attr:`best_assignment` the best complete mapping so far, :attr:`visited` the branch
+    nodes explored (the search budget counts them).
+    """
+
+    def __init__(
+        self,
+        job: Job,
+        capacities: Sequence[int],
+        maximize: bool,
+        search_budget: int,
+        keep: Sequence[float] | None,
+        give_up: Callable[[], bool] | None,
+    ) -> None:
+        self.n = job.gpus
+        self.maximize, self.search_budget, self.give_up = maximize, search_budget, give_up
+        self.order = _placement_order(job)
+        self.back_edges, self.undecided = _back_edges(job, self.order)
+        self.remaining = list(capacities)
+        self.inside = [0.0] * len(self.remaining) if keep is None else [float(w) for w in keep]
+        self.kinds = _server_kinds(capacities, self.inside)
+        self.holding: dict[int, int] = {}  # server -> nodes placed on it in the current branch
+        self.assigned = [-1] * self.n
+        self.best_cut = -math.inf if maximize else math.inf
+        self.best_assignment: list[int] | None = None
+        self.visited = 0
+        self.sign = -1.0 if maximize else 1.0
+
+    def search(self, k: int, cut: float) -> bool:
+        """Explore every placement of the nodes from position ``k`` on, the cut of those
+        before being ``cut``; ``False`` when the budget ran out or ``give_up`` said so."""
+        self.visited += 1
+        if self.visited > self.search_budget:
+            return False
+        if self.give_up is not None and self.visited % GIVE_UP_EVERY == 0 and self.give_up():
+            return False
+        if k == self.n:
+            if self.sign * cut < self.sign * self.best_cut:
+                self.best_cut, self.best_assignment = cut, self.assigned.copy()
+            return True
+        for _, server, added in self._candidates(k):
+            new_cut = cut + added
+            if self.maximize:
+                if new_cut + self.undecided[k + 1] <= self.best_cut:
+                    continue
+            elif new_cut >= self.best_cut:
+                continue
+            if not self._descend(k, server, new_cut):
+                return False
+        return True
+
+    def _candidates(self, k: int) -> list[tuple[float, int, float]]:
+        """The servers node ``k`` may go to, each with the cut traffic it adds, most
+        promising first (so good incumbents come early): the servers in use with room
+        left, and the first empty one of each kind."""
+        servers = [server for server in self.holding if self.remaining[server] > 0]
+        for same_kind in self.kinds.values():
+            empty = next((server for server in same_kind if server not in self.holding), None)
+            if empty is not None:
+                servers.append(empty)
+        assigned, candidates = self.assigned, []
+        for server in servers:
+            weight = self.inside[server]
+            added = sum(q if assigned[a] != server else q * weight for a, q in self.back_edges[k])
+            candidates.append((self.sign * added, server, added))
+        candidates.sort()
+        return candidates
+
+    def _descend(self, k: int, server: int, cut: float) -> bool:
+        """Place node ``k`` on ``server``, search on from there, and take it back."""
+        self.assigned[k] = server
+        self.remaining[server] -= 1
+        self.holding[server] = self.holding.get(server, 0) + 1
+        finished = self.search(k + 1, cut)
+        self.holding[server] -= 1
+        if not self.holding[server]:
+            del self.holding[server]
+        self.remaining[server] += 1
+        self.assigned[k] = -1
+        return finished
+
+
+def _back_edges(job: Job, order: list[int]) -> tuple[list[list[tuple[int, float]]], list[float]]:
+    """For each node in placement order, its (earlier neighbour, traffic) pairs; and for
+    each position ``k``, the traffic on edges whose later end is at ``k`` or after
+    (undecided)."""
+    n = job.gpus
     position = {node: k for k, node in enumerate(order)}
-    # For each node in placement order: (earlier neighbour, traffic) pairs.
     back_edges: list[list[tuple[int, float]]] = [[] for _ in range(n)]
     for u, v, q in job.edges:
         a, b = sorted((position[u], position[v]))
         back_edges[b].append((a, q))
-    # Traffic on edges whose later end is at position >= k (undecided).
     undecided = [0.0] * (n + 1)
     for k in range(n - 1, -1, -1):
         undecided[k] = undecided[k + 1] + sum(q for _, q in back_edges[k])
+    return back_edges, undecided
 
-    remaining = list(capacities)
-    inside = [0.0] * len(remaining) if keep is None else [float(w) for w in keep]
-    # The servers of each kind (capacity, weight), in index order. A branch node looks only
-    # at the servers holding nodes and the first empty server of each kind, never at all H
-    # servers: on a million servers each branch node cost 0.2 s when it scanned them all.
+
+def _server_kinds(
+    capacities: Sequence[int], inside: list[float]
+) -> dict[tuple[int, float], list[int]]:
+    """The servers of each kind (capacity, weight), in index order. A branch node looks only
+    at the servers holding nodes and the first empty server of each kind, never at all H
+    servers: scanning them all costs 0.2 s per branch node on a million servers."""
     kinds: dict[tuple[int, float], list[int]] = {}
     for server, capacity in enumerate(capacities):
         if capacity > 0:
             kinds.setdefault((capacity, inside[server]), []).append(server)
-    holding: dict[int, int] = {}  # server -> nodes placed on it in the current branch
-    assigned = [-1] * n
-    best_cut = -math.inf if maximize else math.inf
-    best_assignment: list[int] | None = None
-    visited = 0
-    sign = -1.0 if maximize else 1.0
-
-    def search(k: int, cut: float) -> bool:
-        nonlocal best_cut, best_assignment, visited
-        visited += 1
-        if visited > search_budget:
-            return False
-        if give_up is not None and visited % GIVE_UP_EVERY == 0 and give_up():
-            return False
-        if k == n:
-            if sign * cut < sign * best_cut:
-                best_cut, best_assignment = cut, assigned.copy()
-            return True
-        # Servers in use with room left, and the first empty one of each kind.
-        servers = [server for server in holding if remaining[server] > 0]
-        for same_kind in kinds.values():
-            empty = next((server for server in same_kind if server not in holding), None)
-            if empty is not None:
-                servers.append(empty)
-        candidates = []
-        for server in servers:
-            weight = inside[server]
-            added = sum(q if assigned[a] != server else q * weight for a, q in back_edges[k])
-            candidates.append((sign * added, server, added))
-        # Most promising server first, so good incumbents come early.
-        candidates.sort()
-        for _, server, added in candidates:
-            new_cut = cut + added
-            if maximize:
-                if new_cut + undecided[k + 1] <= best_cut:
-                    continue
-            elif new_cut >= best_cut:
-                continue
-            assigned[k] = server
-            remaining[server] -= 1
-            holding[server] = holding.get(server, 0) + 1
-            finished = search(k + 1, new_cut)
-            holding[server] -= 1
-            if not holding[server]:
-                del holding[server]
-            remaining[server] += 1
-            assigned[k] = -1
-            if not finished:
-                return False
-        return True
-
-    if not search(0, 0.0) or best_assignment is None:
-        return None
-    mapping = [0] * n
-    for k, node in enumerate(order):
-        mapping[node] = best_assignment[k]
-    return best_cut, tuple(mapping)
+    return kinds
 
 
 def _placement_order(job: Job) -> list[int]:
