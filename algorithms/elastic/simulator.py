@@ -406,53 +406,18 @@ def simulate_elastic(
         if len(completion) == len(runs):
             break
         now = index * length
-        while next_arrival < len(runs) and runs[next_arrival].job.submit_time <= now:
-            run = runs[next_arrival]
-            active[run.job.name] = run
-            next_arrival += 1
+        next_arrival = _admit(runs, next_arrival, now, active)
         if not active:
             # Jump to the round in which the next job has arrived.
             index = max(index + 1, math.ceil(runs[next_arrival].job.submit_time / length))
             continue
-        state = RoundState(
-            time=now,
-            cluster=cluster,
-            jobs=tuple(
-                JobState(
-                    r.job,
-                    r.app,
-                    r.progress,
-                    r.allocation,
-                    max(r.starts - 1, 0),
-                    r.attained_service,
-                    now - r.job.submit_time,
-                )
-                for r in active.values()
-            ),
-            round_length=length,
-            restart_time=params.restart_time,
-        )
+        state = _round_state(active, cluster, now, params)
         started = clock.perf_counter()
         allocations = dict(policy.allocate(state))
         seconds.append(clock.perf_counter() - started)
         _check_allocations(allocations, active, cluster, now)
-        for name, run in active.items():
-            alloc = allocations.get(name)
-            if alloc is None:
-                run.allocation = None
-                continue
-            if run.allocation is None or run.allocation.placement != alloc.placement:
-                run.starts += 1
-                run.restart_left = params.restart_time
-            run.allocation = alloc
-            _advance(run, alloc, now, length)
-        records.append(
-            RoundRecord(
-                now,
-                MappingProxyType(dict(sorted(allocations.items()))),
-                MappingProxyType({name: run.progress for name, run in active.items()}),
-            )
-        )
+        _run_round(allocations, active, now, params)
+        records.append(_record(now, allocations, active))
         for name in [n for n, r in active.items() if r.completion is not None]:
             completion[name] = active.pop(name).completion  # type: ignore[assignment]
         index += 1
@@ -466,4 +431,72 @@ def simulate_elastic(
         completion=MappingProxyType(completion),
         records=tuple(records),
         decision_seconds=tuple(seconds),
+    )
+
+
+def _admit(
+    runs: list[_Running], next_arrival: int, now: float, active: dict[str, _Running]
+) -> int:
+    """Add to ``active`` the runs submitted by ``now``, from ``next_arrival`` on (``runs``
+    in submission order); the index of the next run to arrive."""
+    while next_arrival < len(runs) and runs[next_arrival].job.submit_time <= now:
+        run = runs[next_arrival]
+        active[run.job.name] = run
+        next_arrival += 1
+    return next_arrival
+
+
+def _round_state(
+    active: Mapping[str, _Running], cluster: ElasticCluster, now: float, params: ElasticSimParams
+) -> RoundState:
+    """What the policy sees at the start of the round at ``now``: every active job's
+    progress, allocation, restarts so far, attained service and age."""
+    return RoundState(
+        time=now,
+        cluster=cluster,
+        jobs=tuple(
+            JobState(
+                r.job,
+                r.app,
+                r.progress,
+                r.allocation,
+                max(r.starts - 1, 0),
+                r.attained_service,
+                now - r.job.submit_time,
+            )
+            for r in active.values()
+        ),
+        round_length=params.round_length,
+        restart_time=params.restart_time,
+    )
+
+
+def _run_round(
+    allocations: Mapping[str, Allocation],
+    active: Mapping[str, _Running],
+    now: float,
+    params: ElasticSimParams,
+) -> None:
+    """Run the round at ``now`` under ``allocations``: a job whose placement changed
+    restarts (paying ``params.restart_time``), one without an allocation waits."""
+    for name, run in active.items():
+        alloc = allocations.get(name)
+        if alloc is None:
+            run.allocation = None
+            continue
+        if run.allocation is None or run.allocation.placement != alloc.placement:
+            run.starts += 1
+            run.restart_left = params.restart_time
+        run.allocation = alloc
+        _advance(run, alloc, now, params.round_length)
+
+
+def _record(
+    now: float, allocations: Mapping[str, Allocation], active: Mapping[str, _Running]
+) -> RoundRecord:
+    """The round's record: its start, the allocations by job name, each job's progress."""
+    return RoundRecord(
+        now,
+        MappingProxyType(dict(sorted(allocations.items()))),
+        MappingProxyType({name: run.progress for name, run in active.items()}),
     )
