@@ -57,6 +57,10 @@ T = TypeVar("T")
 
 _PRELOAD = ["formulations.forkserver_hook", "formulations.exact"]
 _forkserver: Any = None
+HELD_WHILE_STARTING = tuple(
+    getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SIGHUP") if hasattr(signal, name)
+)
+"""Signals whose handlers wait while a child starts (:func:`_signals_held`)."""
 _reports: Connection | None = None  # in a child: the pipe to the caller (answer and reports)
 _messages: Connection | None = None  # in a child: the same pipe, read for the caller's messages
 
@@ -147,9 +151,9 @@ def _alive(pid: int) -> bool:
 def _ignore_ctrl_c() -> None:
     """In a child: Ctrl-C (sent by a terminal to the whole process group) is the caller's to
     answer; it stops its children. multiprocessing gives a fork server's child Python's
-    KeyboardInterrupt handler again, and a child that took the interrupt printed
-    "Process ForkServerProcess-1:" and a traceback on the caller's stderr (1 suite run in
-    ~10, test_ctrl_c_stops_the_lp_bound)."""
+    KeyboardInterrupt handler again, and a child that took the interrupt would print
+    "Process ForkServerProcess-1:" and a traceback on the caller's stderr, depending on
+    which process the signal reaches first (``test_ctrl_c_stops_the_lp_bound``)."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
@@ -301,24 +305,57 @@ def _start(process: Any) -> None:
     """Start a child process, also from a daemonic caller (a Dask or multiprocessing worker:
     the rule guards against orphans; these children are joined, or end with the caller).
 
-    SIGINT is blocked meanwhile, and a blocked signal stays blocked in what is started: in
-    the fork server (started by the first call), in every child it forks and in spawned
-    interpreters. A terminal's Ctrl-C reaches the whole process group; the caller, not
-    the children, answers it, stopping them. A child that took it itself printed a
-    ``KeyboardInterrupt`` traceback from its start-up (multiprocessing restores Python's
-    handler in a forked child before any code of ours runs), 1 run in ~10 of the Ctrl-C
-    tests. (In the caller the signal waits until the start returns, a few milliseconds.)
+    A start is never cut in half (:func:`_signals_held`): a spawned interpreter whose
+    caller unwound after starting it but before writing its start-up data would read an
+    end of file and print an ``EOFError`` traceback under the caller's one line.
+
+    SIGINT is also blocked, and a blocked signal stays blocked in what is started: in the
+    fork server (started by the first call), in every child it forks and in spawned
+    interpreters. A terminal's Ctrl-C reaches the whole process group; the caller, not the
+    children, answers it, stopping them (a child that took it would print a
+    ``KeyboardInterrupt`` traceback from its start-up: multiprocessing restores Python's
+    handler in a forked child before any code of ours runs).
     """
     config = multiprocessing.current_process()._config  # type: ignore[attr-defined]
     daemonic = config.pop("daemon", None)
     mask = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
     try:
-        with _main_module_hidden():
+        with _main_module_hidden(), _signals_held():
             process.start()
     finally:
         signal.pthread_sigmask(signal.SIG_SETMASK, mask)
         if daemonic is not None:
             config["daemon"] = daemonic
+
+
+@contextlib.contextmanager
+def _signals_held() -> Iterator[None]:
+    """Within: a signal of :data:`HELD_WHILE_STARTING` is noted, and handled as usual once
+    the block ends (raised again, so its own handler, Ctrl-C's ``KeyboardInterrupt`` or
+    the command's clean exit, runs then).
+
+    Python runs signal handlers in the main thread only, between two bytecodes, so a start
+    made there could be cut anywhere by the handler's exception. Blocking the signals at
+    the OS level would not do: a signal sent to the process goes to any thread that does
+    not block it, and the handler then runs in the main thread all the same. A start made
+    in another thread is never cut: the handler's exception unwinds the main thread only.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    noted: list[int] = []
+    previous = {}
+    for number in HELD_WHILE_STARTING:
+        handler = signal.getsignal(number)
+        if handler is not None:  # None: set outside Python, and could not be put back
+            previous[number] = signal.signal(number, lambda n, _frame: noted.append(n))
+    try:
+        yield
+    finally:
+        for number, handler in previous.items():
+            signal.signal(number, handler)
+        for number in dict.fromkeys(noted):
+            signal.raise_signal(number)
 
 
 def _describe(exitcode: int | None) -> str:

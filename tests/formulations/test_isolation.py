@@ -69,7 +69,7 @@ def test_same_optimum_in_process_and_isolated() -> None:
 
 
 def test_a_script_without_a_main_guard_can_solve(tmp_path) -> None:  # type: ignore[no-untyped-def]
-    """The child must not re-run the caller's script (found by a script without the guard)."""
+    """The child must not re-run the caller's script, which has no ``__main__`` guard."""
     import subprocess
     import sys
 
@@ -263,3 +263,56 @@ def test_a_forked_child_whose_caller_vanished_ends_silently(hooked: bool) -> Non
     )
     assert "ValueError: a real failure" in done.stderr
     assert ("EOFError" in done.stderr) is not hooked, done.stderr
+
+
+def _signal_state() -> tuple[set[int], dict[int, object]]:
+    """The signals this process has blocked and its handlers (run in a child)."""
+    blocked = {int(number) for number in signal.pthread_sigmask(signal.SIG_BLOCK, set())}
+    numbers = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+    return blocked, {int(n): signal.getsignal(n) for n in numbers}
+
+
+@pytest.mark.parametrize("how", ["forked", "fresh", "reused"])
+def test_a_child_can_be_terminated_but_ignores_ctrl_c(how: str) -> None:
+    """Every kind of child takes SIGTERM and SIGHUP by default (``terminate()`` stops it, a
+    closed terminal ends it) and ignores Ctrl-C (the caller answers it). Catches a start
+    that holds the caller's signals back and leaves them so in children: a loser of the
+    race or a child past its deadline would then never stop."""
+    options = {"forked": {}, "fresh": {"fresh": True}, "reused": {"reuse": True}}[how]
+    blocked, handlers = run_isolated(_signal_state, **options)
+    for number in (signal.SIGTERM, signal.SIGHUP):
+        assert number not in blocked and handlers[number] == signal.SIG_DFL
+    assert handlers[signal.SIGINT] == signal.SIG_IGN
+
+
+class _StartSendsSigterm:
+    """A process whose start is interrupted by SIGTERM half-way: what a caller killed while
+    it starts a child sees."""
+
+    def __init__(self) -> None:
+        self.started = False
+
+    def start(self) -> None:
+        os.kill(os.getpid(), signal.SIGTERM)
+        for _ in range(1000):  # bytecodes at which a pending Python handler would run
+            pass
+        self.started = True
+
+
+def test_a_signal_during_a_start_is_taken_once_the_child_is_started() -> None:
+    """SIGTERM arriving while a child starts is answered after the start returns, never in
+    the middle: a spawned interpreter whose caller unwound before writing its start-up data
+    printed an EOFError traceback under the caller's one line. Catches a start that holds
+    back Ctrl-C only."""
+    from formulations.isolation import _start
+
+    process = _StartSendsSigterm()
+    seen: list[bool] = []
+    previous = signal.signal(signal.SIGTERM, lambda *_: seen.append(process.started))
+    try:
+        _start(process)
+        for _ in range(1000):
+            pass
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+    assert seen == [True]
