@@ -228,13 +228,19 @@ def preemptive_wspt_mean_busy_times(
 
     At every instant the released unfinished job of highest ``w_i / v_i``
     runs (ties: earlier release, then lower index), preempting at releases.
-    ``M_i = (1 / v_i) * integral of t over the job's processing``. Jobs of
-    size 0 have ``M_i = r_i``. ``O(n log n)``.
+    ``M_i = (1 / v_i) * integral of t over the job's processing``, computed as the
+    mean of the midpoints of its pieces weighted by their lengths: divided by the
+    lengths as run, not by ``v_i``, since near ``10^11`` s a piece's end rounds by up to
+    ``10^-5`` s, which divided by a small ``v_i`` would move ``M_i`` by 10^5 s or more.
+    Jobs of size 0 have ``M_i = r_i``; a job too short to move the clock, its start.
+    ``O(n log n)``.
     """
     n = len(sizes)
     order = sorted(range(n), key=lambda k: (releases[k], k))
     remaining = [float(v) for v in sizes]
     moment = [0.0] * n
+    processed = [0.0] * n
+    first = [float(r) for r in releases]
     ready: list[tuple[float, float, int]] = []
     now, nxt = 0.0, 0
     while nxt < n or ready:
@@ -249,7 +255,10 @@ def preemptive_wspt_mean_busy_times(
         until = releases[order[nxt]] if nxt < n else math.inf
         finishes = now + remaining[k] <= until
         end = now + remaining[k] if finishes else until
+        if processed[k] == 0.0:
+            first[k] = now
         moment[k] += (end - now) * (end + now) / 2.0
+        processed[k] += end - now
         # Decided by comparison, not by the remainder reaching 0: at large times
         # float subtraction can leave a residue no step would ever consume.
         remaining[k] = 0.0 if finishes else remaining[k] - (end - now)
@@ -257,7 +266,8 @@ def preemptive_wspt_mean_busy_times(
         if finishes:
             heapq.heappop(ready)
     return np.array(
-        [moment[k] / sizes[k] if sizes[k] > 0 else releases[k] for k in range(n)], dtype=float
+        [moment[k] / processed[k] if processed[k] > 0 else first[k] for k in range(n)],
+        dtype=float,
     )
 
 

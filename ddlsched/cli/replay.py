@@ -83,12 +83,17 @@ def load_replay(args: argparse.Namespace) -> tuple[Any, Any, float, float]:
             columns=parse_columns(args.columns) if args.columns else None,
             time_unit=args.time_unit,
         )
-        instance, factor = loaded.instance, 1.0
+    except ValueError as error:
+        raise InputError(str(error)) from None
+    instance, factor = loaded.instance, 1.0
+    try:
         if args.target_load is not None:
             instance, factor = at_load(instance, args.target_load)
         elif args.load_factor is not None:
             factor = args.load_factor
             instance = scale_arrivals(instance, factor)
-    except ValueError as error:
-        raise InputError(str(error)) from None
+    except ValueError as error:  # the factor, or the horizon it gives the trace
+        option = "--target-load" if args.target_load is not None else "--load-factor"
+        raise InputError(f"{option}: {error}") from None
     return loaded, instance, factor, offered_load(instance)
+

@@ -52,7 +52,7 @@ from typing import Protocol
 import networkx as nx
 import numpy as np
 
-from ddlsched.core.model import Cluster, Instance, Job, as_instance
+from ddlsched.core.model import Cluster, Instance, Job, as_instance, slowest_alpha
 
 
 class JobGraph(Protocol):
@@ -200,8 +200,7 @@ def all_cut_alpha(job: JobGraph, cluster: Cluster) -> float:
     """``max_t c_i(t) + Q_i / B_inter``: the default ``alpha_i^max``
     (:ref:`model-alpha-max`) *(choice)*,
     over the cluster's GPU types (``c_i + Q_i / B_inter`` on one type)."""
-    compute = max(job.compute_on(gpu_type) for gpu_type in cluster.types)
-    return compute + job.total_traffic / cluster.bandwidth_inter
+    return slowest_alpha(job, cluster)
 
 
 def virtual_size(job: JobGraph, cluster: Cluster, iterations: float) -> float:

@@ -19,7 +19,7 @@ from __future__ import annotations
 import math
 
 from ddlsched.core.alpha import fastest_processing
-from ddlsched.core.model import Instance
+from ddlsched.core.model import MAX_TIME, Instance
 
 
 def offered_load(instance: Instance, search_budget: int = 2_000) -> float:
@@ -39,7 +39,8 @@ def scale_arrivals(instance: Instance, factor: float) -> Instance:
     Raises
     ------
     ValueError
-        If ``factor`` is not a finite number > 0.
+        If ``factor`` is not a finite number > 0, or stretches a release past
+        :data:`~ddlsched.core.model.MAX_TIME`.
     """
     if (
         isinstance(factor, bool)
@@ -50,6 +51,12 @@ def scale_arrivals(instance: Instance, factor: float) -> Instance:
     if factor == 1 or not instance.jobs:
         return instance
     first = min(job.release for job in instance.jobs)
+    latest = first + (max(job.release for job in instance.jobs) - first) / factor
+    if latest > MAX_TIME:
+        raise ValueError(
+            f"factor: {factor:g} stretches the arrivals so that the last job arrives at "
+            f"{latest:g} s, beyond the limit of {MAX_TIME:g} s for a release"
+        )
     jobs = tuple(
         job.replace(release=first + (job.release - first) / factor) for job in instance.jobs
     )

@@ -39,7 +39,19 @@ def _fail(path: str, message: str) -> InputError:
 
 
 MAX_TIME = 1e11
-"""Largest release, start or end in seconds (about 3,000 years)."""
+"""Largest release in seconds (about 3,000 years); also the largest trace submit time
+and duration."""
+MAX_HORIZON = 1e12
+"""Largest horizon bound of an instance (:attr:`Instance.horizon`): its latest release
+plus every job's slowest duration ``K_i * alpha_i^max``, in seconds. A schedule that
+never leaves the cluster empty while a job waits ends by then."""
+SCHEDULE_ROOM = 10.0
+"""How many times the horizon cap a schedule may reach: room for schedules that idle
+(A-SRPT starts a job at its virtual completion, itself by the horizon, so it ends by
+twice the horizon; time-indexed models round to slots; resumed pieces pay restart costs)."""
+MAX_SCHEDULE_TIME = SCHEDULE_ROOM * MAX_HORIZON
+"""Largest start, end or piece time of a schedule, in seconds: every schedule of an
+accepted instance fits, since its horizon is at most :data:`MAX_HORIZON`."""
 MAX_COMPUTE_TIME = 1e6
 """Largest compute time of one iteration, in seconds."""
 MAX_TRAFFIC = 1e9
@@ -568,11 +580,20 @@ class Instance:
         slot = _check_real(self.slot, "slot", minimum=SLOT_RANGE[0], maximum=SLOT_RANGE[1])
         object.__setattr__(self, "jobs", jobs)
         object.__setattr__(self, "slot", slot)
+        _check_horizon(self)
 
     @property
     def num_jobs(self) -> int:
         """``n``, the number of jobs."""
         return len(self.jobs)
+
+    @property
+    def horizon(self) -> float:
+        """The latest release plus every job's :func:`slowest_duration` (s): a schedule
+        that never leaves the cluster empty while a job waits ends by then. At most
+        :data:`MAX_HORIZON` (checked on construction)."""
+        latest = max(job.release for job in self.jobs)
+        return latest + math.fsum(slowest_duration(job, self.cluster) for job in self.jobs)
 
     def __getstate__(self) -> dict[str, Any]:
         # Pickling (child processes): the cached read-only index is rebuilt on demand.
@@ -610,6 +631,38 @@ class Instance:
             "slot": self.slot,
             "jobs": [job.to_dict() for job in self.jobs],
         }
+
+
+def slowest_alpha(job: Any, cluster: Cluster) -> float:
+    """``max_t c_i(t) + Q_i / B_inter`` (s per iteration): every edge across servers, on the
+    cluster's slowest GPU type for the job; no mapping is slower (SPEC's ``alpha_i^max``,
+    :func:`ddlsched.core.alpha.all_cut_alpha`). ``job`` is a :class:`Job` or a view of one."""
+    compute = max(job.compute_on(gpu_type) for gpu_type in cluster.types)
+    return compute + job.total_traffic / cluster.bandwidth_inter
+
+
+def slowest_duration(job: Job, cluster: Cluster) -> float:
+    """``K_i * alpha_i^max`` (s): the longest the job runs, whatever its mapping."""
+    return job.iterations * slowest_alpha(job, cluster)
+
+
+def _check_horizon(instance: Instance) -> None:
+    """Refuse an instance whose schedules could end past what a schedule may hold: its
+    horizon (latest release plus the jobs' slowest durations) must be at most
+    :data:`MAX_HORIZON`. The message names the longest job, the usual culprit."""
+    horizon = instance.horizon
+    if horizon <= MAX_HORIZON:
+        return
+    durations = [slowest_duration(job, instance.cluster) for job in instance.jobs]
+    k = max(range(len(durations)), key=durations.__getitem__)
+    job = instance.jobs[k]
+    raise _fail(
+        "jobs",
+        f"the horizon (latest release + the jobs' slowest durations, iterations x "
+        f"(compute_time + traffic / bandwidth_inter)) must be <= {MAX_HORIZON:g} s, got "
+        f"{horizon:g} s; the longest is jobs[{k}] {job.id!r}: {job.iterations:,} iterations "
+        f"x {durations[k] / job.iterations:g} s = {durations[k]:g} s",
+    )
 
 
 def as_instance(value: Any, what: str = "instance") -> Instance:
@@ -656,7 +709,7 @@ class Piece(NamedTuple):
 
 
 def _plain_piece(piece: object) -> bool:
-    """A :class:`Piece` of finite float times in ``[0, MAX_TIME]`` with a tuple of
+    """A :class:`Piece` of finite float times in ``[0, MAX_SCHEDULE_TIME]`` with a tuple of
     non-negative ints (or no mapping): what the full check would accept unchanged."""
     if type(piece) is not Piece:
         return False
@@ -664,13 +717,32 @@ def _plain_piece(piece: object) -> bool:
     if not (
         type(start) is float
         and type(end) is float
-        and 0.0 <= start <= MAX_TIME
-        and 0.0 <= end <= MAX_TIME
+        and 0.0 <= start <= MAX_SCHEDULE_TIME
+        and 0.0 <= end <= MAX_SCHEDULE_TIME
     ):
         return False
     return mapping is None or (
         type(mapping) is tuple and all(type(s) is int and s >= 0 for s in mapping)
     )
+
+
+def _checked_piece(piece: Any, here: str) -> Piece:
+    """``[start, end(, mapping)]`` as a :class:`Piece`, each part checked."""
+    if isinstance(piece, (str, bytes)) or not isinstance(piece, Iterable):
+        raise _fail(here, f"expected [start, end(, mapping)], got {piece!r}")
+    parts = list(piece)
+    if len(parts) == 3 and parts[2] is None:
+        parts = parts[:2]
+    if len(parts) not in (2, 3):
+        raise _fail(here, f"expected [start, end(, mapping)], got {piece!r}")
+    begin = _check_real(parts[0], f"{here}[0]", minimum=0.0, maximum=MAX_SCHEDULE_TIME)
+    finish = _check_real(parts[1], f"{here}[1]", minimum=0.0, maximum=MAX_SCHEDULE_TIME)
+    servers = None
+    if len(parts) == 3:
+        if isinstance(parts[2], (str, bytes)) or not isinstance(parts[2], Iterable):
+            raise _fail(f"{here}[2]", f"expected a mapping list, got {parts[2]!r}")
+        servers = tuple(_check_int(s, f"{here}[2][{n}]", 0) for n, s in enumerate(parts[2]))
+    return Piece(begin, finish, servers)
 
 
 @dataclass(frozen=True)
@@ -707,10 +779,10 @@ class ScheduledJob:
         if not isinstance(self.id, str) or not self.id:
             raise _fail("schedule job.id", f"expected a string, got {self.id!r}")
         where = f"schedule job {self.id!r}"
-        start = _check_real(self.start, f"{where}.start", minimum=0.0, maximum=MAX_TIME)
+        start = _check_real(self.start, f"{where}.start", minimum=0.0, maximum=MAX_SCHEDULE_TIME)
         object.__setattr__(self, "start", start)
         if self.end is not None:
-            end = _check_real(self.end, f"{where}.end", minimum=0.0, maximum=MAX_TIME)
+            end = _check_real(self.end, f"{where}.end", minimum=0.0, maximum=MAX_SCHEDULE_TIME)
             object.__setattr__(self, "end", end)
         if self.mapping is not None:
             if isinstance(self.mapping, (str, bytes)) or not isinstance(self.mapping, Iterable):
@@ -720,29 +792,11 @@ class ScheduledJob:
             )
             object.__setattr__(self, "mapping", mapping)
         if self.pieces is not None:
-            pieces = []
-            for k, piece in enumerate(self.pieces):
-                if _plain_piece(piece):  # the simulator's millions of pieces: valid as given
-                    pieces.append(piece)
-                    continue
-                here = f"{where}.pieces[{k}]"
-                if isinstance(piece, (str, bytes)) or not isinstance(piece, Iterable):
-                    raise _fail(here, f"expected [start, end(, mapping)], got {piece!r}")
-                parts = list(piece)
-                if len(parts) == 3 and parts[2] is None:
-                    parts = parts[:2]
-                if len(parts) not in (2, 3):
-                    raise _fail(here, f"expected [start, end(, mapping)], got {piece!r}")
-                begin = _check_real(parts[0], f"{here}[0]", minimum=0.0, maximum=MAX_TIME)
-                finish = _check_real(parts[1], f"{here}[1]", minimum=0.0, maximum=MAX_TIME)
-                servers = None
-                if len(parts) == 3:
-                    if isinstance(parts[2], (str, bytes)) or not isinstance(parts[2], Iterable):
-                        raise _fail(f"{here}[2]", f"expected a mapping list, got {parts[2]!r}")
-                    servers = tuple(
-                        _check_int(s, f"{here}[2][{n}]", 0) for n, s in enumerate(parts[2])
-                    )
-                pieces.append(Piece(begin, finish, servers))
+            pieces = [
+                # the simulator's millions of pieces are valid as given
+                piece if _plain_piece(piece) else _checked_piece(piece, f"{where}.pieces[{k}]")
+                for k, piece in enumerate(self.pieces)
+            ]
             object.__setattr__(self, "pieces", tuple(pieces))
 
     def to_dict(self) -> dict[str, Any]:

@@ -754,7 +754,7 @@ def load_trace(
         for row, model, _, features in drafts
     ]
     return LoadedTrace(
-        Instance(cluster=cluster, jobs=tuple(jobs), slot=slot),
+        _trace_instance(where, cluster, jobs, slot),
         fmt.name,
         len(drafts) + len(named_out),
         skipped,
@@ -764,6 +764,14 @@ def load_trace(
         sum(guessed for _, _, guessed, _ in drafts),
         named_out,
     )
+
+
+def _trace_instance(where: str, cluster: Cluster, jobs: list[Job], slot: float) -> Instance:
+    """The trace's instance; a refusal of the whole (its horizon) names the file."""
+    try:
+        return Instance(cluster=cluster, jobs=tuple(jobs), slot=slot)
+    except InputError as error:
+        raise InputError(f"{where}: {error}") from None
 
 
 def _submit_order(row: TraceRow) -> tuple[float, int]:

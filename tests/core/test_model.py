@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 
 from ddlsched.core.io import instance_from_dict
 from ddlsched.core.model import (
+    MAX_SCHEDULE_TIME,
     MAX_TIME,
     Cluster,
     InputError,
@@ -58,7 +59,9 @@ def test_replace_revalidates() -> None:
 
 _PIECE_VALUES = st.one_of(
     st.floats(allow_nan=True, allow_infinity=True),
-    st.sampled_from([0.0, 1.5, -0.0, -1.0, MAX_TIME, MAX_TIME * 2, True, 3, np.float64(2.0)]),
+    st.sampled_from(
+        [0.0, 1.5, -0.0, -1.0, MAX_TIME, MAX_SCHEDULE_TIME, MAX_SCHEDULE_TIME * 2, True, 3, 2.0]
+    ).map(lambda value: np.float64(value) if value == 2.0 else value),
 )
 _MAPPINGS = st.one_of(
     st.none(),
@@ -75,7 +78,7 @@ _MAPPINGS = st.one_of(
 @example(start=1.0, end=2.0, mapping=(np.int64(1),))
 @example(start=np.float64(1.0), end=2.0, mapping=(0,))
 @example(start=-1.0, end=2.0, mapping=(0,))
-@example(start=1.0, end=MAX_TIME * 2, mapping=(0,))
+@example(start=1.0, end=MAX_SCHEDULE_TIME * 2, mapping=(0,))
 def test_a_piece_is_judged_alike_on_the_fast_path_and_the_full_check(
     start: object, end: object, mapping: object
 ) -> None:
