@@ -16,7 +16,7 @@ from ddlsched.cli.options import (
     refuse_given,
 )
 from ddlsched.cli.output import print_json
-from ddlsched.cli.replay import add_replay_options, load_replay
+from ddlsched.cli.replay import add_replay_options, left_out_fields, left_out_lines, load_replay
 from ddlsched.core.model import InputError
 
 TRACE_ONLY = (
@@ -64,24 +64,31 @@ def add(commands: Any) -> None:
     bound.set_defaults(handler=run)
 
 
+def _read(args: argparse.Namespace) -> tuple[Any, str, Any]:
+    """The instance, how to name it, and the loaded trace (``None`` for an instance file),
+    whose rows left out are named as ``simulate`` names them."""
+    from ddlsched.core.io import read_instance
+
+    if args.instance is not None:
+        refuse_given(
+            args, TRACE_ONLY, "only with --trace (the instance file fixes the cluster and jobs)"
+        )
+        return read_instance(args.instance), args.instance, None
+    loaded, instance, _, load = load_replay(args)
+    source = f"{args.trace} on {args.servers} x {args.gpus_per_server} GPUs, load {load:.3g}"
+    return instance, source, loaded
+
+
 def run(args: argparse.Namespace) -> int:
     """Compute every bound, print each with its validity and the best."""
     from ddlsched.api import lower_bounds
-    from ddlsched.core.io import read_instance
     from formulations.lower_bounds import LpSettings, best_lower_bound
 
     if (args.instance is None) == (args.trace is None):
         raise InputError("bound: give an INSTANCE file or --trace FILE (one of them)")
     if not args.lp:
         refuse_given(args, LP_ONLY, "only with --lp")
-    if args.instance is not None:
-        refuse_given(
-            args, TRACE_ONLY, "only with --trace (the instance file fixes the cluster and jobs)"
-        )
-        instance, source = read_instance(args.instance), args.instance
-    else:
-        _, instance, _, load = load_replay(args)
-        source = f"{args.trace} on {args.servers} x {args.gpus_per_server} GPUs, load {load:.3g}"
+    instance, source, loaded = _read(args)
     try:
         settings = LpSettings(args.lp_max_variables, args.lp_time_limit)
     except ValueError as error:
@@ -94,12 +101,15 @@ def run(args: argparse.Namespace) -> int:
             {
                 "source": source,
                 "jobs": instance.num_jobs,
+                **(left_out_fields(loaded) if loaded else {}),
                 "bounds": [b.to_dict() for b in found],
                 "best": best.to_dict() if best else None,
             }
         )
         return EXIT_OK
     print(f"{source}: {instance.num_jobs} jobs; lower bounds on OPT(A) = min sum w C:")
+    for line in left_out_lines(loaded, args.trace) if loaded else ():
+        print(f"  {line}")
     for b in found:
         state = "valid" if b.valid else "NOT valid"
         print(f"  {b.name:>15}: {b.value:.8g}  ({state}, {b.runtime_s:.2f} s)")

@@ -8,6 +8,9 @@ from typing import Any
 from ddlsched.cli.options import add_gpu_types, count, positive
 from ddlsched.core.model import InputError
 
+LEFT_OUT_SHOWN = 3
+"""How many of the rows left out of the trace (skipped, too wide) are named, by line."""
+
 
 def add_replay_options(command: argparse.ArgumentParser, required: bool = True) -> None:
     """``--trace`` and how to read it, the cluster it runs on, and the load to run it at."""
@@ -97,3 +100,27 @@ def load_replay(args: argparse.Namespace) -> tuple[Any, Any, float, float]:
         raise InputError(f"{option}: {error}") from None
     return loaded, instance, factor, offered_load(instance)
 
+
+def left_out_fields(loaded: Any) -> dict[str, Any]:
+    """What the trace reader left out, for ``--json``: the counts and the first
+    :data:`LEFT_OUT_SHOWN` rows (line, column, value, kind, reason)."""
+    return {
+        "rows_read": loaded.rows_read,
+        "rows_skipped": loaded.skipped_invalid,
+        "jobs_dropped_too_wide": loaded.dropped_wide,
+        "rows_left_out_first": [row.to_dict() for row in loaded.left_out[:LEFT_OUT_SHOWN]],
+    }
+
+
+def left_out_lines(loaded: Any, trace: str) -> list[str]:
+    """What the trace reader left out, as text: a count, then the first
+    :data:`LEFT_OUT_SHOWN` rows as ``FILE:LINE: COLUMN: reason`` (nothing if none)."""
+    if not loaded.left_out:
+        return []
+    shown = loaded.left_out[:LEFT_OUT_SHOWN]
+    which = f"the first {len(shown)}" if len(shown) < len(loaded.left_out) else "each"
+    head = (
+        f"{len(loaded.left_out)} of {loaded.rows_read} rows left out "
+        f"({loaded.dropped_wide} too wide, {loaded.skipped_invalid} invalid); {which}:"
+    )
+    return [head, *(f"  {row.message(trace)}" for row in shown)]

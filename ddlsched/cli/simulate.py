@@ -18,11 +18,8 @@ from ddlsched.cli.options import (
     non_negative,
 )
 from ddlsched.cli.output import figure_format, print_json, progress_bar, save_figure, types_text
-from ddlsched.cli.replay import add_replay_options, load_replay
+from ddlsched.cli.replay import add_replay_options, left_out_fields, left_out_lines, load_replay
 from ddlsched.core.model import InputError
-
-LEFT_OUT_SHOWN = 3
-"""How many of the rows left out of the trace (skipped, too wide) are named, by line."""
 
 
 def add(commands: Any) -> None:
@@ -129,10 +126,7 @@ def run(args: argparse.Namespace) -> int:
         {
             "trace_format": loaded.format,
             "jobs": instance.num_jobs,
-            "rows_read": loaded.rows_read,
-            "rows_skipped": loaded.skipped_invalid,
-            "jobs_dropped_too_wide": loaded.dropped_wide,
-            "rows_left_out_first": [row.to_dict() for row in loaded.left_out[:LEFT_OUT_SHOWN]],
+            **left_out_fields(loaded),
             "unnamed_rule": loaded.unnamed_rule,
             "jobs_without_known_model": loaded.unnamed_jobs,
             "unmatched_models": loaded.unmatched_models,
@@ -182,15 +176,8 @@ def _print(
         f"  {loaded.unnamed_jobs} jobs had no known model ({loaded.unnamed_rule} rule); "
         f"{stretched} ran more than 2x their recorded duration"
     )
-    if loaded.left_out:
-        shown = loaded.left_out[:LEFT_OUT_SHOWN]
-        print(
-            f"  {len(loaded.left_out)} of {loaded.rows_read} rows left out "
-            f"({loaded.dropped_wide} too wide, {loaded.skipped_invalid} invalid); "
-            f"{'the first ' + str(len(shown)) if len(shown) < len(loaded.left_out) else 'each'}:"
-        )
-        for row in shown:
-            print(f"    {row.message(args.trace)}")
+    for line in left_out_lines(loaded, args.trace):
+        print(f"  {line}")
     if loaded.unmatched_models:
         names = sorted(loaded.unmatched_models.items(), key=lambda kv: -kv[1])
         shown = ", ".join(f"{name} ({count})" for name, count in names[:8])

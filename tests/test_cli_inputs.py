@@ -1,0 +1,47 @@
+"""Inputs the command line and the Python API refuse or report clearly: results files of
+other programs, trace rows left out, contradicting settings, empty option values, values of
+the wrong type."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from ddlsched.cli import main
+
+_TRACE = "submit,duration,gpus\n0,100,1\n50,200,2\n60,-1,1\n70,100,9999\n80,0,1\n90,10,1\n"
+_CLUSTER = ["--servers", "2", "--gpus-per-server", "2"]
+
+
+def _left_out_lines(text: str) -> list[str]:
+    lines = text.splitlines()
+    start = next(k for k, line in enumerate(lines) if "rows left out" in line)
+    return [line.strip() for line in lines[start : start + 4]]
+
+
+@pytest.mark.parametrize("json_flag", [False, True])
+def test_bound_names_the_trace_rows_left_out_as_simulate_does(
+    json_flag: bool, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``bound --trace`` names each row it left out (invalid duration, too wide) by file,
+    line and column, in the same words and ``--json`` fields as ``simulate``."""
+    trace = tmp_path / "t.csv"
+    trace.write_text(_TRACE)
+    flags = ["--json"] if json_flag else []
+    outputs = []
+    for command in ("simulate", "bound"):
+        assert main([command, "--trace", str(trace), *_CLUSTER, *flags]) == 0
+        outputs.append(capsys.readouterr().out)
+    if json_flag:
+        keys = ("rows_read", "rows_skipped", "jobs_dropped_too_wide", "rows_left_out_first")
+        simulated, bounded = (json.loads(out) for out in outputs)
+        assert {k: bounded[k] for k in keys} == {k: simulated[k] for k in keys}
+        assert [row["line"] for row in bounded["rows_left_out_first"]] == [4, 5, 6]
+    else:
+        simulated, bounded = (_left_out_lines(out) for out in outputs)
+        assert bounded == simulated
+        assert bounded[0] == "3 of 6 rows left out (1 too wide, 2 invalid); each:"
+        assert bounded[1] == f"{trace}:4: duration: -1 s is not > 0 (row skipped)"
+        assert bounded[2] == f"{trace}:5: gpus: 9999 GPUs, the cluster has 4 (job dropped)"
