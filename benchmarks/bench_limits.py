@@ -2,8 +2,8 @@
 
 Runs the command as a user would (a fresh process each time, start-up included) on three
 hard families: one 64-GPU job on 16 x 4 GPUs (its single mapping MILP is the slow part), a
-32-GPU job beside a 4-GPU one on 8 x 4, and 24 jobs released together on 4 x 4 (issue 25's
-batch family, seed 0), for each exact method and limit; prints the median wall time over
+32-GPU job beside a 4-GPU one on 8 x 4, and 24 jobs released together on 4 x 4 (the batch
+family, seed 0), for each exact method and limit; prints the median wall time over
 ``--repeats`` runs, its excess over T, and the status.
 
     python benchmarks/bench_limits.py

@@ -25,14 +25,14 @@ import time
 from pathlib import Path
 
 from ddlsched import simulate
+from ddlsched.core.data import data_path
 from ddlsched.core.load import at_load, offered_load
 from ddlsched.core.model import Cluster
-from ddlsched.core.data import data_path
 from ddlsched.core.traces import load_trace
 
 TRACE = data_path("traces", "philly_jobs.csv")
 LIMITS = {"las": 3.0, "las-tiresias": 3.0, "gavel": 30.0}
-"""Each policy's simulation time over FIFO's that it must stay within (issue 28); 5 otherwise."""
+"""Each policy's simulation time over FIFO's that it must stay within; 5 otherwise."""
 
 
 def main() -> None:

@@ -1,6 +1,6 @@
 """Follow one instance through an exact solve and count how its path moves between modules.
 
-The figure behind issue 25's item 7 ("one way through the exact pipeline"): a profiler
+Does the exact pipeline go one way through its modules? A profiler
 hook records, in the calling thread, every call into and return to a function of the
 project (``ddlsched``, ``formulations``, ``algorithms``, ``proofs_checks``), and the run of
 modules the path visits (consecutive repeats merged). Printed: the modules entered, the

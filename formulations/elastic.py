@@ -1,6 +1,6 @@
 """The exact optimum of malleable (elastic) jobs on a slotted horizon, and its lower bounds.
 
-Issue 26: certificates for the elastic policies of :mod:`algorithms.elastic`.
+Certificates for the elastic policies of :mod:`algorithms.elastic`.
 
 **The model** (:class:`MalleableInstance`). ``M`` GPUs pooled; time in slots
 ``[t Delta, (t + 1) Delta)``, ``t = 0 .. T - 1`` (``T`` the horizon). Job

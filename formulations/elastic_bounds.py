@@ -1,10 +1,10 @@
 """A lower bound on the total JCT of any run of an elastic workload, at trace scale.
 
-Issue 25 asks every result for a flow-time certificate; the elastic simulator
-(:func:`algorithms.elastic.simulator.simulate_elastic`) had none beyond one-epoch
-toy instances (:mod:`formulations.elastic`, whose rates are the best of the
+Every result carries a flow-time certificate. For the elastic simulator
+(:func:`algorithms.elastic.simulator.simulate_elastic`), :mod:`formulations.elastic`
+gives one only on one-epoch toy instances, and its rates are the best of the
 configurations the policies try, so a policy that tried another batch size could
-beat it). The bound here holds for **every allocation the simulator accepts**:
+beat it. The bound here holds for **every allocation the simulator accepts**:
 any placement within the cluster, any micro-batch ``a >= 1`` and accumulation
 ``k >= 0``, resized at any round, with Pollux's goodput model (Qiao et al.,
 "Pollux: Co-adaptive Cluster Scheduling for Goodput-Optimized Deep Learning",

@@ -377,8 +377,9 @@ first; a 5 s limit took 6.3-6.5 s in ``solve_model`` on a 16-job 4 x 4 instance)
 OVERRUN_GRACE = 0.5
 """Seconds past its time limit after which an isolated MILP that has not answered is
 stopped (the interrupt is only seen where HiGHS checks for it, and building the model is
-not interrupted at all: the 24-job batch instances of issue 25 take 5 s to build, so with a
-limit under that the child is always stopped here; 2 s made every such call 2 s late)."""
+not interrupted at all: 24 jobs released together on 4 x 4 GPUs take 5 s to build, so with
+a limit under that the child is always stopped here; 2 s would make every such call 2 s
+late)."""
 
 
 def _stopped_at_deadline(

@@ -4,10 +4,11 @@ Imported only in the ``forkserver`` process (:data:`formulations.isolation._PREL
 never by the project otherwise. A child forked by the server first reads the process
 object its caller sends; if the caller was interrupted in between (Ctrl-C during
 ``check`` or ``solve``: it stops, closes its end, exits 130), that read fails with
-``EOFError`` and Python's fork server hands it to :data:`sys.excepthook`, which printed
-a multi-line traceback on the caller's terminal after its one-line "interrupted"
-(``tests/test_signals.py``, 1 suite run in ~10). Such a child has nothing to run and no
-one to report to: it now ends silently. Every other exception is shown as before.
+``EOFError`` and Python's fork server hands it to :data:`sys.excepthook`, which would
+print a multi-line traceback on the caller's terminal after its one-line "interrupted"
+(``tests/test_signals.py`` checks that none follows it). Such a child has nothing to run
+and no one to report to: it ends silently. Every other exception goes to
+:data:`sys.excepthook` as usual.
 """
 
 from __future__ import annotations
@@ -36,7 +37,7 @@ def _while_reading_the_task(tb: TracebackType | None) -> bool:
 sys.excepthook = _hook
 
 # The fork server ignores Ctrl-C, from its preload on: a Ctrl-C while it imported Pyomo
-# (the next preload) printed a KeyboardInterrupt traceback under the caller's one line;
+# (the next preload) would print a KeyboardInterrupt traceback under the caller's one line;
 # Python's fork server only ignores SIGINT once its preload is done. Its children inherit
 # this, and ignore Ctrl-C anyway (formulations.isolation._ignore_ctrl_c): the caller
 # answers it and stops them.

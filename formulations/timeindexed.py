@@ -520,7 +520,7 @@ def relabel_for_anchor(
     their class changes no duration and no feasibility, so every job's mode
     is mapped to the mode with the renamed counts, sorting servers by the
     anchors' counts in turn; the plan then lies inside the model's index.
-    Without this, the MIP start was silently dropped (issue 12).
+    A plan outside the index would make HiGHS drop the MIP start without a word.
     """
     if not anchors:
         return list(plan)

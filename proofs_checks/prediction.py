@@ -1,4 +1,4 @@
-"""Guided A-SRPT with erroneous predictions (issue 27): the bound, checked.
+"""Guided A-SRPT with erroneous predictions: the bound, checked.
 
 **The theorem** (unit weights). Let every job ``i`` have a prediction
 ``K_hat_i > 0``, fixed at its arrival, with over-prediction at most ``a`` and

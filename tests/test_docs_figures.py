@@ -70,9 +70,9 @@ def _git(root: Path, *words: str) -> None:
 
 
 def test_the_stamp_calls_code_changes_dirty_and_page_edits_clean(tmp_path: Path) -> None:
-    """Found by an outsider: staged changes and untracked scripts were stamped clean.
-    Code changed, staged or not, or a new file outside the docs: dirty; a page edited:
-    clean (the page being written is always edited)."""
+    """Code changed, staged or not, or a new file outside the docs: dirty; a page edited:
+    clean (the page being written is always edited). Catches staged changes or untracked
+    scripts stamped clean."""
     record = _record()
     _git(tmp_path, "init", "-q")
     (tmp_path / "docs").mkdir()
@@ -98,8 +98,8 @@ def test_recording_replaces_only_block_bodies_and_keeps_the_page(
 ) -> None:
     """Two blocks around prose: each body becomes its command's output and a stamp naming
     the page from the root; the prose, the markers and the file's mode stay. A page whose
-    block is never closed is refused unchanged (found by an outsider: the block swallowed
-    the prose up to the next block's end, exit 0)."""
+    block is never closed is refused unchanged (catches the block swallowing the prose up to
+    the next block's end, exit 0)."""
     import os
     import sys
 

@@ -1,8 +1,8 @@
 """The hand-picked mutants of ``tools/mutation.py`` still name code that exists.
 
-A snippet that no longer occurs exactly once makes the catalogue stop at that mutant;
-two did after refactors (the mean-busy-time bound, Gavel's start order) without anyone
-noticing, because the catalogue runs only by hand.
+A snippet that does not occur exactly once makes the catalogue stop at that mutant, and
+the catalogue runs only by hand: a refactor that rewrites a snippet's code is caught here
+instead.
 """
 
 from __future__ import annotations

@@ -36,9 +36,9 @@ def test_notebook_is_stripped_and_parametrised(path: Path) -> None:
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
 def test_the_conclusion_is_derived_from_the_data(path: Path) -> None:
-    """Regression (notebook 2 once concluded "relaxation ratio 1" on data that gave at most
-    0.845): a notebook's "What it means" section is followed by a code cell that asserts its
-    statements from the notebook's own results, so the prose cannot contradict the data."""
+    """A notebook's "What it means" section is followed by a code cell that asserts its
+    statements from the notebook's own results, so the prose cannot contradict the data
+    (say, "relaxation ratio 1" on data that gives at most 0.845)."""
     book = nbformat.read(path, as_version=4)
     heads = [i for i, c in enumerate(book.cells) if c.source.startswith("## What it means")]
     assert len(heads) == 1, "one 'What it means' section"

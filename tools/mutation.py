@@ -343,7 +343,7 @@ CATALOGUE: tuple[Mutant, ...] = (
         "if mapping is not None:",
         ("tests/algorithms/test_mapping.py",),
     ),
-    # GPU types (issue 15)
+    # GPU types
     Mutant(
         "alpha: a span of types runs at the fastest type's pace",
         "ddlsched/core/alpha.py",
@@ -407,7 +407,7 @@ CATALOGUE: tuple[Mutant, ...] = (
         "    typed = {t: c * scale * unit for t, c in typed.items()}",
         ("tests/core/test_generators.py",),
     ),
-    # CP-SAT (issue 12)
+    # CP-SAT
     Mutant(
         "cpsat: the pooled cumulative one GPU short",
         "formulations/cpsat.py",

@@ -1,6 +1,6 @@
 """Mutation testing with mutmut 3: run it on a package or module, score it, list survivors.
 
-The measure is mutmut's own operator-generated mutants (issue 23), not the hand-picked
+The measure is mutmut's own operator-generated mutants, not the hand-picked
 catalogue of ``tools/mutation.py``. The configuration is ``[tool.mutmut]`` in
 ``pyproject.toml``; docs/mutation.md has the commands and the last measured scores.
 

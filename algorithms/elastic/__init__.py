@@ -1,4 +1,4 @@
-"""Elastic jobs (issue 26): the round-based simulator, its policies and its independent check.
+"""Elastic jobs: the round-based simulator, its policies and its independent check.
 
 - :mod:`~algorithms.elastic.simulator`: :func:`simulate_elastic`, 60 s rounds,
   restarts on placement changes, goodput-driven progress;

@@ -332,10 +332,10 @@ def test_two_jobs_of_one_id_keep_their_own_partitions() -> None:
 
 
 def test_a_resumed_job_on_other_part_sizes_gets_its_own_partition() -> None:
-    """Found by an outsider: a 5-node chain on four 2-GPU servers, placed with 2, 2, 1 GPUs
-    free, then resumed with 2, 1, 1, 1 free: the second mapping must use only free GPUs and
-    equal a fresh mapper's. Catches a partition cache keyed on the set of sizes (it handed
-    back the 2+2+1 split for 2+1+1+1 and put 2 nodes on a server with 1 GPU free)."""
+    """A 5-node chain on four 2-GPU servers, placed with 2, 2, 1 GPUs free, then resumed
+    with 2, 1, 1, 1 free: the second mapping must use only free GPUs and equal a fresh
+    mapper's. Catches a partition cache keyed on the set of sizes (it hands back the 2+2+1
+    split for 2+1+1+1 and puts 2 nodes on a server with 1 GPU free)."""
     cluster = Cluster((2, 2, 2, 2), 20.0, 1.0)
     edges = tuple((k, k + 1, 1.0) for k in range(4))
     job = Job(id="chain", release=0.0, iterations=1, compute_time=1.0, gpus=5, edges=edges)

@@ -138,7 +138,8 @@ def test_many_wakeups_without_a_start_while_a_job_runs_are_not_a_livelock() -> N
     """Guided A-SRPT with one under-predicted long job: 1,001 small jobs complete on the
     virtual machine one second apart while the long job holds the only GPU, so 1,001 wake-ups
     in a row start nothing. That is progress (a completion is due), not a livelock; the run
-    ends with the hand-worked total. Regression: it raised 'keeps waking without acting'.
+    ends with the hand-worked total. Catches such a run refused as 'keeps waking without
+    acting'.
     """
     from ddlsched.experiments.prediction_error import guided_schedule, under_prediction_family
     from proofs_checks.verifier import verify
@@ -298,9 +299,9 @@ class _StaleWakeup(Policy):
 
 
 def test_a_wakeup_left_in_the_past_while_a_job_runs_is_stopped() -> None:
-    """Found by an outsider: a wake-up at or before now is taken at now, so while a job runs
-    the simulator looped at one instant forever (the running job counted as progress).
-    Now an error naming the policy and the cause."""
+    """A wake-up at or before now is taken at now, so while a job runs a policy that keeps
+    asking for one would hold the simulator at one instant forever (the running job counts
+    as progress): it is an error naming the policy and the cause."""
     instance = Instance(Cluster((1,), 1.0, 1.0), (Job("a", 0.0, 5, 1.0, 1),))
     with pytest.raises(RuntimeError, match=r"stale-wakeup.*already passed"):
         simulate(instance, _StaleWakeup(instance.cluster))
@@ -319,8 +320,8 @@ class _BusyAfterRefusal:
 
 @pytest.mark.parametrize("name", _RIGID)
 def test_a_mapping_onto_busy_gpus_is_an_error_naming_the_policy_and_job(name: str) -> None:
-    """Found by an outsider: a mapper placing a job on GPUs already taken raised a bare
-    ValueError from the free-GPU bookkeeping; now the error names the policy and the job."""
+    """A mapper placing a job on GPUs already taken is an error naming the policy and the
+    job, not a bare ValueError from the free-GPU bookkeeping."""
     from algorithms.registry import build_policy
 
     instance = Instance(

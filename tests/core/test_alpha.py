@@ -138,7 +138,7 @@ def test_alpha_rejects_wrong_length() -> None:
         alpha(job, Cluster((2,), 1.0, 1.0), [0, 0, 0])
 
 
-# Issue 23 ("trust"): each test below names the one-line slip it catches; every one was
+# Each test below names the one-line slip it catches; every one was
 # planted by hand in ddlsched/core/alpha.py and seen to fail the test.
 
 
@@ -432,9 +432,9 @@ def test_alpha_refuses_a_server_the_cluster_does_not_have() -> None:
 
 def test_alpha_refuses_mappings_and_arguments_of_the_wrong_kind() -> None:
     """A mapping of fractions, booleans or a string, or an instance or a number where the job
-    or cluster goes, is a TypeError naming the argument (before: ``(0.5, 0.5)`` was read as
-    server 0 and gave a number; ``"01"`` as servers 0 and 1; an instance an
-    AttributeError). NumPy integers are whole numbers."""
+    or cluster goes, is a TypeError naming the argument. NumPy integers are whole numbers.
+    Catches ``(0.5, 0.5)`` read as server 0 and giving a number, ``"01"`` read as servers 0
+    and 1, and an instance failing with an AttributeError."""
     import numpy as np
 
     from ddlsched.core.alpha import alpha, alpha_max, alpha_min
@@ -471,8 +471,8 @@ class _CountedCapacities(list[int]):
 
 
 def test_extreme_cut_work_per_branch_node_does_not_grow_with_servers() -> None:
-    """Regression (``simulate --servers 1000000`` ran for minutes): the search reads
-    each server's capacity a few times in all, not once per branch node, and extra
+    """The search reads each server's capacity a few times in all, not once per branch
+    node (``simulate --servers 1000000`` answers in seconds, not minutes), and extra
     empty servers of a kind already present change neither the cut nor the mapping
     (truth: the answer on the small cluster)."""
     job = Job(

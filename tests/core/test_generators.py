@@ -91,7 +91,7 @@ def test_toml_config(tmp_path) -> None:  # type: ignore[no-untyped-def]
 
 
 def test_no_negative_zero_release() -> None:
-    """Regression: integral rounding once produced release -0.0 in files."""
+    """Integral rounding never writes a release of -0.0 to a file."""
     config = GeneratorConfig(num_jobs=5, load=1.0, integral=True, bandwidth_intra=2.0)
     for seed in range(20):
         text = dumps(generate(config, seed).to_dict())

@@ -1,4 +1,4 @@
-"""GPU types (issue 15): the version-2 format, alpha on mixed clusters, and what must not change.
+"""GPU types: the version-2 format, alpha on mixed clusters, and what must not change.
 
 Independent truths: the hand-worked :data:`tests.examples.MIXED_EXAMPLE`, the
 tests' own edge-by-edge ``alpha`` over every mapping (:mod:`tests.oracles`),
@@ -87,8 +87,8 @@ def test_bad_type_fields_are_named(
 def test_a_time_for_a_type_no_server_has_is_refused_in_a_file(tmp_path) -> None:  # type: ignore[no-untyped-def]
     """A job's ``compute_times`` naming a type the file's cluster lacks (a typo such as
     ``k8O``, or any type on a cluster without types) is refused, naming the job, the type
-    and the cluster's types; ``ddlsched info`` says so in one line, exit 2 (before: the
-    time was silently ignored and the job ran at ``compute_time``)."""
+    and the cluster's types; ``ddlsched info`` says so in one line, exit 2. Catches such a
+    time ignored, the job running at ``compute_time``."""
     import subprocess
     import sys
 

@@ -51,7 +51,7 @@ def test_srpt_is_optimal_on_a2(seed: int, load: float | None) -> None:
     assert sum(completions.values()) == pytest.approx(brute_force_a2(instance))
 
 
-# Issue 23 ("trust"): each test below names the one-line slip it catches; every one was
+# Each test below names the one-line slip it catches; every one was
 # planted by hand in ddlsched/core/virtual.py and seen to fail the test.
 
 

@@ -1,1 +1,1 @@
-"""Tests of elastic jobs (issue 26): model, simulator, policies, independent check."""
+"""Tests of elastic jobs: model, simulator, policies, independent check."""

@@ -86,8 +86,8 @@ sys.exit(cli.main(sys.argv[1:]))
 def test_compare_stops_cleanly_on_ctrl_c(tmp_path: Path) -> None:
     """SIGINT stops compare with the table of what finished and exit 130.
 
-    Regression: HiGHS catches SIGINT during a solve and returned normally, so Ctrl-C was
-    swallowed and the whole run went on. The signal is sent once the first instance has
+    HiGHS catches SIGINT during a solve and returns normally; catches a Ctrl-C swallowed
+    that way, the whole run going on. The signal is sent once the first instance has
     finished (announced on stderr by a progress hook), never after a fixed sleep, so the
     test does not depend on the machine's speed: whatever runs at that moment (the next
     exact solve, a policy, the verifier) must give way.

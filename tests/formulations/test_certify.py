@@ -246,3 +246,37 @@ def test_portfolio_stops_at_once_when_the_warm_start_meets_the_bound() -> None:
     assert result.status is SolveStatus.OPTIMAL and result.metrics["proof_by_bound"] == 1
     assert result.schedule is not None and verify(instance, result.schedule).feasible
     assert math.isclose(result.objective, 24.0)
+
+
+def test_a_larger_bound_offered_later_becomes_the_reported_lower_bound() -> None:
+    """Catches the comparison that replaces the reported lower bound inverted: FIFO on the
+    ring instance, certified, then offered a valid LP bound 1 above the first; both the
+    best bound and the lower bound reported must be that LP bound (never a weaker one
+    beside a stronger best bound)."""
+    from tests.examples import ring_instance
+
+    instance = ring_instance()
+    first = with_best_bound(simulate(instance, "fifo"), instance)
+    assert first.lower_bound is not None
+    stronger = LowerBound(
+        first.lower_bound.value + 1.0, "lp", True, flow_value=first.lower_bound.flow_value + 1.0
+    )
+    second = with_best_bound(first, instance, extra=(stronger,))
+    assert second.lower_bound is not None and second.lower_bound.name == "lp"
+    assert second.best_bound == pytest.approx(second.lower_bound.value)
+    assert second.lower_bound.value == pytest.approx(first.lower_bound.value + 1.0)
+
+
+def test_an_invalid_bound_never_lends_its_flow_value() -> None:
+    """Catches the flow bound taken over every bound instead of the valid ones: an invalid
+    (stopped) LP bound carrying a flow value of 1000 must not raise the certified flow
+    bound on the ring instance above FIFO's flow time (15)."""
+    from ddlsched import api
+    from tests.examples import ring_instance
+
+    instance = ring_instance()
+    bound = api.certify(
+        instance, extra=(LowerBound(math.nan, "stopped-lp", False, flow_value=1000.0),)
+    )
+    fifo = simulate(instance, "fifo")
+    assert bound.flow_value <= fifo.total_flow_time + 1e-9

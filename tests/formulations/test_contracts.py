@@ -1,4 +1,4 @@
-"""Contracts every exact backend keeps, over the hard families (issue 23).
+"""Contracts every exact backend keeps, over the hard families.
 
 Backends: ``milp`` (HiGHS), ``cpsat`` and the portfolio ``exact``. Instances
 (:func:`tests.strategies.exact_family_instances`): fractional weights (1/2 and 2/3

@@ -135,6 +135,14 @@ def test_weights_half_and_two_thirds_scale_by_their_common_multiple() -> None:
     assert scaled == [9, 4, 3]
 
 
+def test_cpsat_weights_with_denominators_up_to_a_thousand() -> None:
+    """Catches the weights' rational approximation limited to denominators of 100: 1 and
+    0.123 are 1000 : 123 exactly, which CP-SAT must accept."""
+    from formulations.cpsat import _integer_weights
+
+    assert list(_integer_weights(["a", "b"], [1.0, 0.123])) == [1000, 123]
+
+
 @pytest.mark.parametrize("problem", [Problem.A, Problem.A2])
 def test_cpsat_bound_is_in_seconds_and_meets_the_optimum(problem: Problem) -> None:
     """Slots of 0.5 s and weights 1/2, 2/3, 3/2: CP-SAT's proven bound, converted from its

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -17,6 +19,7 @@ from tests.oracles import brute_force_a, brute_force_a1
 from tests.strategies import TINY_INTEGRAL, typed_instances
 
 TINY = TINY_INTEGRAL.replace(num_jobs=3, duration_slots=(1, 2))
+IN_PROCESS = ExactParams(time_limit=60, isolate=False)
 
 
 def test_capacity_forces_serialisation_spt() -> None:
@@ -152,3 +155,65 @@ def test_mode_explosion_refused_before_enumeration(monkeypatch: pytest.MonkeyPat
     instance = Instance(Cluster.uniform(16, 8, 2.0, 1.0), (job,))
     with pytest.raises(ModelTooLarge, match="297,811,491 variables"):
         solve_milp(instance, "A", ExactParams(isolate=False))
+
+
+def test_modes_off_the_grid_make_the_instance_non_integral() -> None:
+    """Catches the integrality of the modes tested with ``any`` instead of ``all``: a
+    2-GPU job with a 1 GB edge on 2 + 2 GPUs (B_intra 2, B_inter 1) lasts 1.5 s on one
+    server (1 + 1/2) and 2 s across: one mode on the 1 s grid, one off. The instance is not
+    integral, and the bound reported must not exceed the objective 1.5 (the slip reports
+    2.0 as a valid bound)."""
+    job = Job(id="a", release=0.0, iterations=1, compute_time=1.0, gpus=2, edges=((0, 1, 1.0),))
+    instance = Instance(Cluster((2, 2), 2.0, 1.0), (job,))
+    result = solve_milp(instance, "A", IN_PROCESS)
+    assert result.objective == pytest.approx(1.5)
+    assert result.facts["integral"] is False
+    assert not result.best_bound > result.objective + 1e-9
+
+
+def test_modes_cut_short_are_reported_incomplete() -> None:
+    """Catches ``modes_complete`` computed from the unproven modes instead of the
+    unenumerated ones: with ``mode_limit=1`` the 2-GPU job above has more modes than the
+    one kept, so its modes are not complete."""
+    job = Job(id="a", release=0.0, iterations=1, compute_time=1.0, gpus=2, edges=((0, 1, 1.0),))
+    instance = Instance(Cluster((2, 2), 2.0, 1.0), (job,))
+    result = solve_milp(instance, "A", IN_PROCESS.replace(mode_limit=1))
+    assert result.facts["modes_complete"] is False
+
+
+def test_the_slotted_milp_is_optimal_even_when_the_instance_is_not_integral() -> None:
+    """Catches ``slotted_optimal`` read from the honest status (never optimal off the grid)
+    instead of HiGHS's own: job b released at 0.5 s makes the instance non-integral, so
+    the result is not called optimal, yet HiGHS proved the slotted model's optimum, and
+    that fact is what lemma 1's check needs (``OPT(A1)`` on the grid)."""
+    jobs = (
+        Job(id="a", release=0.0, iterations=2, compute_time=1.0, gpus=1),
+        Job(id="b", release=0.5, iterations=3, compute_time=1.0, gpus=2),
+    )
+    instance = Instance(Cluster((2, 2), 2.0, 1.0), jobs)
+    result = solve_milp(instance, "A", IN_PROCESS)
+    assert result.status is not SolveStatus.OPTIMAL
+    assert result.facts["integral"] is False
+    assert result.facts["slotted_optimal"] is True
+
+
+def test_a_milp_stopped_before_its_first_incumbent_returns_the_warm_start(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Catches the time-limit branch of the MILP keyed on the wrong status (``is not`` for
+    ``is``): HiGHS stopped at its limit with no incumbent (a stub: a real HiGHS loads the
+    MIP start even at 1 ms) must give the warm start's schedule, verified, status
+    feasible, with a bound no higher than it, not a bare time-limit result."""
+    import formulations.exact as exact
+    from formulations.solver import SolveOutcome
+    from tests.examples import ring_instance
+
+    def stopped(*args, **kwargs):  # type: ignore[no-untyped-def]
+        return SolveOutcome(SolveStatus.TIME_LIMIT, math.nan, math.nan, 0.01, "maxTimeLimit")
+
+    monkeypatch.setattr(exact, "solve_model", stopped)
+    instance = ring_instance()
+    result = solve_milp(instance, "A", ExactParams(time_limit=5, isolate=False))
+    assert result.status is SolveStatus.FEASIBLE
+    assert result.schedule is not None and verify(instance, result.schedule).feasible
+    assert not result.best_bound > result.objective

@@ -1,4 +1,4 @@
-"""Incumbents crossing between the exact backends, and the MILP's hard deadline (issue 12).
+"""Incumbents crossing between the exact backends, and the MILP's hard deadline.
 
 The MILP reports each improving schedule while HiGHS runs and takes schedules offered
 from outside (the portfolio offers CP-SAT's); CP-SAT reports its improving schedules.
@@ -159,10 +159,10 @@ def test_a_milp_stopped_at_its_deadline_returns_a_feasible_schedule() -> None:
 
 
 def test_a_warm_start_without_ends_is_never_scored_as_zero() -> None:
-    """Schedule files may omit ends. A MILP stopped at its deadline returned such a warm
-    start, scored 0 (a missing end counted as 0), and the combinatorial bound then "met"
-    it: ``optimal, total completion time 0`` (an outsider's find, 32 jobs on 8 x 4 with
-    ``--time-limit 1``). Now it is no score at all, and the list schedule is returned."""
+    """Schedule files may omit ends. A MILP stopped at its deadline with such a warm start
+    gives it no score at all and returns the list schedule. Catches a missing end counted
+    as 0: the warm start scored 0, the combinatorial bound "meets" it, and the answer is
+    ``optimal, total completion time 0`` (as on 32 jobs on 8 x 4 with ``--time-limit 1``)."""
     import dataclasses
     import math
 

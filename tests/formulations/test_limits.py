@@ -1,4 +1,4 @@
-"""Limits are limits (issue 25, item 5), checked without reading how fast the machine is.
+"""Limits are limits, checked without reading how fast the machine is.
 
 Each test builds the situation directly: a mapping MILP that stopped without a mapping, a
 deadline already spent by start-up, a child that starts late. Wall-clock figures live in
@@ -204,12 +204,11 @@ def test_the_process_age_is_read_from_the_start_field(
 
 
 def test_modes_cut_short_never_break_the_symmetry_relabelling() -> None:
-    """Found by a new user: `solve --time-limit 1` of 24 jobs on 4 x 4 GPUs stopped with an
-    internal error (StopIteration): with modes cut short, the symmetry anchors renamed a
-    plan onto a mode never enumerated. Reproduced deterministically with ``mode_limit`` on
-    4 jobs on 2 x 4 GPUs (limits 7 to 11 crashed): every limit gives a prepared problem
-    without anchors, and the MILP and CP-SAT return a verified schedule, never called
-    optimal."""
+    """With modes cut short (`solve --time-limit 1` of 24 jobs on 4 x 4 GPUs, or
+    ``mode_limit`` 7 to 11 on 4 jobs on 2 x 4 GPUs, the deterministic case here), every
+    limit gives a prepared problem without symmetry anchors, and the MILP and CP-SAT return
+    a verified schedule, never called optimal. Catches anchors that rename a plan onto a
+    mode never enumerated (an internal StopIteration)."""
     from ddlsched import GeneratorConfig, generate
     from formulations.cpsat import solve_cpsat
     from formulations.exact import solve_milp

@@ -151,7 +151,7 @@ def test_inexact_alpha_min_is_said() -> None:
     assert bound.valid and "lower bound of alpha_min" in bound.notes[0]
 
 
-# Issue 23 ("trust"): each test below names the one-line slip it catches; every one was
+# Each test below names the one-line slip it catches; every one was
 # planted by hand in formulations/lower_bounds.py (or ddlsched/core/alpha.py) and seen to
 # fail the test.
 
@@ -372,9 +372,10 @@ def _variables(bound: LowerBound) -> int:
 
 
 def test_integral_four_job_lp_is_small_and_below_the_optimum() -> None:
-    """Regression (``ddlsched bound --lp`` built 400,000 variables on a 4-job 2 x 2 integral
-    instance and ran out of time): the slot comes from the instance, 1 s here, so the LP
-    has a few dozen variables, is solved, and stays below the brute-force optimum."""
+    """The LP's slot comes from the instance, 1 s here, so on a 4-job 2 x 2 integral
+    instance the LP has a few dozen variables, is solved, and stays below the brute-force
+    optimum. Catches a finer slot (400,000 variables, out of time in ``ddlsched bound
+    --lp``)."""
     instance = generate(TINY_INTEGRAL, 0)
     assert proven_grid(instance) == 1.0
     lp = lower_bounds(instance, names=[], lp=LpSettings())[0]

@@ -22,7 +22,7 @@ def test_count_vectors() -> None:
 
 
 def test_time_limited_mapping_is_never_called_optimal() -> None:
-    """Regression (an "optimal" that was not): one 16-GPU job with random traffic on 4 x 4.
+    """One 16-GPU job with random traffic on 4 x 4: no unproven "optimal".
 
     Its only mode (4, 4, 4, 4) needs the mapping MILP, which a limit of one
     branch-and-bound node (deterministic: the same work on every machine) stops

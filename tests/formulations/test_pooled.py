@@ -41,7 +41,7 @@ POOLED = LpSettings(max_variables=5_000, time_limit=1e7, integer=True)
 
 @pytest.fixture(scope="module")
 def batch(tmp_path_factory: pytest.TempPathFactory) -> Instance:
-    """Issue 25's batch instance (seed 0): 24 jobs released together on 4 x 4 GPUs. The LP
+    """The batch instance (seed 0): 24 jobs released together on 4 x 4 GPUs. The LP
     gives 208, the pooled bound 212, and 212 is the optimum (a schedule meets it)."""
     path = tmp_path_factory.mktemp("pooled") / "batch.json"
     assert main(["generate", "--jobs", "24", "--servers", "4", "--gpus-per-server", "4",

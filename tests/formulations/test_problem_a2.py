@@ -7,7 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ddlsched.core.generators import generate
-from ddlsched.core.model import Instance
+from ddlsched.core.model import Cluster, Instance, Job
 from ddlsched.core.params import ExactParams
 from formulations.exact import solve_milp
 from proofs_checks.verifier import verify
@@ -75,3 +75,19 @@ def test_the_single_machine_slot_is_the_gcd_of_an_integral_instance() -> None:
         True,
     )
     assert single_machine(jobs(1.0)).delta == 1.0
+
+
+def test_weighted_a2_milp_equals_the_brute_force() -> None:
+    """Catches a job's first allowed slot off by one in the A2 MILP (``<=`` for ``<``,
+    masked with unit weights by SRPT's warm start): one 1-GPU server, x (1 s, weight 1),
+    y (2 s, weight 10), z (3 s, weight 1), all at 0. By hand: y first (10 x 2 = 20), then
+    x (3), then z (6): 29, what the brute force finds; the slip gives 37."""
+    cluster = Cluster((1,), 1.0, 1.0)
+    jobs = tuple(
+        Job(id=name, release=0.0, iterations=1, compute_time=c, gpus=1, weight=w)
+        for name, c, w in (("x", 1.0, 1.0), ("y", 2.0, 10.0), ("z", 3.0, 1.0))
+    )
+    instance = Instance(cluster, jobs)
+    result = solve_milp(instance, "A2", ExactParams(time_limit=60, isolate=False))
+    assert brute_force_a2(instance) == pytest.approx(29.0)
+    assert result.status == "optimal" and result.objective == pytest.approx(29.0)

@@ -66,7 +66,7 @@ def test_horizon_never_cuts_the_optimum() -> None:
 @settings(max_examples=10)
 @given(st.integers(0, 10_000), st.sampled_from([(2, 4), (3, 2), (4, 4)]))
 def test_warm_start_is_never_dropped(seed: int, shape: tuple[int, int]) -> None:
-    """Regression (issue 12): the incumbent plan always lies inside the model's index.
+    """The incumbent plan always lies inside the model's index.
 
     The list schedule may put the symmetry anchor on unsorted counts such as
     (0, 4); the plan must be relabelled onto identical servers, not dropped,

@@ -52,7 +52,7 @@ def test_rho_is_exact_only_when_every_alpha_min_is() -> None:
     assert not report.exact
 
 
-# Issue 23 ("trust"): each test below names the one-line slip it catches; every one was
+# Each test below names the one-line slip it catches; every one was
 # planted by hand in proofs_checks/bounds.py and seen to fail the test.
 
 
@@ -225,11 +225,11 @@ def test_typed_fallback_cut_bound_by_hand(monkeypatch: pytest.MonkeyPatch) -> No
 def test_one_named_type_uses_its_own_bandwidth_and_compute(
     cluster: Cluster, data: st.DataObject
 ) -> None:
-    """Regression (a real bug, fixed): on a cluster of one *named* GPU type with its own
-    intra-server bandwidth, the independent alpha_min used the cluster's default B_intra
-    and the job's default compute time, not the type's, and could exceed the true least
-    alpha (then claim 4 reports a false breach and rho is wrong). Exact, it must equal
-    the oracle's least alpha; with enumeration disabled, stay at most it."""
+    """On a cluster of one *named* GPU type with its own intra-server bandwidth, the
+    independent alpha_min uses the type's B_intra and compute time. Exact, it must equal
+    the oracle's least alpha; with enumeration disabled, stay at most it. Catches the
+    cluster's default B_intra or the job's default compute time used instead, which can
+    exceed the true least alpha (claim 4 then reports a false breach and rho is wrong)."""
     own = cluster.bandwidth_inter * data.draw(st.sampled_from([1.0, 3.0, 8.0]))
     cluster = cluster.replace(
         server_types=("v100",) * cluster.num_servers, type_bandwidth={"v100": own}
@@ -268,3 +268,14 @@ def test_fastest_time_enumerates_every_chunk_of_maps() -> None:
     found = fastest_time(hub, cluster)
     assert found.exact
     assert found.value == pytest.approx(63.0)
+
+
+def test_min_cut_fallback_counts_a_partly_filled_server() -> None:
+    """Catches the parts of the min-cut bound rounded down (``//`` for ``ceil``): an
+    11-node ring (1 GB per edge, 1 s compute) on 4 x 4 GPUs (B_intra 4, B_inter 1) is past
+    the enumeration limit (4^11 maps); it needs ceil(11/4) = 3 servers, and the bound is
+    1 + 11/4 + (1 - 1/4) x 3 x 2 / 2 = 6.0 (the slip's 2 parts give 5.25)."""
+    ring = _ring(11)
+    found = fastest_time(ring, Cluster((4, 4, 4, 4), 4.0, 1.0))
+    assert not found.exact
+    assert found.value == pytest.approx(6.0)

@@ -1,4 +1,4 @@
-"""Each claim's status logic: holds, violated or inconclusive (issue 23, "trust").
+"""Each claim's status logic: holds, violated or inconclusive.
 
 A claim may say ``holds`` only when every quantity it rests on is exact and
 every assumption of its proof is met; an inexact input (a time-limited

@@ -12,7 +12,7 @@ import dataclasses
 import pytest
 from hypothesis import given
 
-from ddlsched.core.model import Instance, Schedule, ScheduledJob
+from ddlsched.core.model import Cluster, Instance, Job, Piece, Schedule, ScheduledJob
 from proofs_checks.verifier import verify
 from tests.oracles import per_iteration_on
 from tests.strategies import generated_instances, hand_instances
@@ -259,3 +259,40 @@ def test_the_json_report_names_every_field_and_nulls_unknown_totals() -> None:
     unknown = VerificationReport(True, (), math.inf, math.nan).to_dict()
     assert unknown["total_completion_time"] is None and unknown["total_jct"] is None
     json.dumps(unknown, allow_nan=False)
+
+
+def _restarted(
+    pieces: tuple[tuple[float, float], ...], restart_cost: float = 0.0
+) -> tuple[Instance, Schedule]:
+    job = Job(id="j", release=0.0, iterations=2, compute_time=1.0, gpus=1)
+    instance = Instance(Cluster((1,), 1.0, 1.0), (job,))
+    schedule = Schedule(
+        (
+            ScheduledJob(
+                "j",
+                pieces[0][0],
+                pieces[-1][1],
+                pieces=tuple(Piece(s, e, (0,)) for s, e in pieces),
+            ),
+        ),
+        restart_cost=restart_cost,
+    )
+    return instance, schedule
+
+
+def test_a_piece_shorter_than_its_restart_does_no_negative_work() -> None:
+    """Catches the work of a resumed piece not clamped at 0 (``max(0, length - restart)``):
+    2 iterations of 1 s, restart cost 1 s; pieces [0, 1), [2, 2.5) (shorter than the
+    restart: no work, never minus half an iteration) and [3, 5) (1 s of work): feasible."""
+    instance, schedule = _restarted(((0.0, 1.0), (2.0, 2.5), (3.0, 5.0)), restart_cost=1.0)
+    report = verify(instance, schedule)
+    assert report.feasible, report.violations
+
+
+def test_a_zero_length_piece_is_not_an_error() -> None:
+    """Catches a piece of length 0 taken as ending before it starts (``<=`` for ``<``):
+    pieces [0, 2) and [2, 2) of a 2-iteration job are feasible, total 2."""
+    instance, schedule = _restarted(((0.0, 2.0), (2.0, 2.0)))
+    report = verify(instance, schedule)
+    assert report.feasible, report.violations
+    assert report.total_completion_time == pytest.approx(2.0)

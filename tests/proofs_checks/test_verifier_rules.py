@@ -1,4 +1,4 @@
-"""One minimal counterexample per verifier rule (issue 23, "trust").
+"""One minimal counterexample per verifier rule.
 
 Each test starts from a schedule the verifier accepts, breaks it in exactly
 one way and requires exactly one violation, naming that rule. The slip each

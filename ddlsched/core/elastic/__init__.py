@@ -1,4 +1,4 @@
-"""Elastic training jobs (issue 26): Pollux's throughput and statistical-efficiency model.
+"""Elastic training jobs: Pollux's throughput and statistical-efficiency model.
 
 A job's GPU count and batch size may change between scheduling rounds; it
 progresses at its *goodput* (throughput x statistical efficiency). See
