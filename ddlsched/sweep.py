@@ -329,6 +329,37 @@ def failed_row(task: Task, error: BaseException) -> dict[str, Any]:
     return _row(task, status=FAILED, verified=0, message=message)
 
 
+REQUIRED_COLUMNS = tuple(column for column in COLUMNS if column not in LATER_COLUMNS)
+"""The columns every ddlsched results table has, however old."""
+
+
+def _not_ours(connection: sqlite3.Connection) -> str | None:
+    """Why the SQLite database is not a ddlsched results database, or ``None`` if it is:
+    no results table, or one without the columns every results file has."""
+    query = "SELECT name FROM sqlite_master WHERE type = 'table'"
+    tables = {row[0] for row in connection.execute(query)}
+    if "results" not in tables:
+        return f"its tables: {', '.join(sorted(tables))}" if tables else "no results table"
+    present = {row[1] for row in connection.execute("PRAGMA table_info(results)")}
+    missing = [column for column in REQUIRED_COLUMNS if column not in present]
+    if missing:
+        return f"its results table has no column {', '.join(missing)}"
+    return None
+
+
+def _check_ours(file: Path, name: str) -> None:
+    """Refuse a file that is not a ddlsched results database, naming it and why; the file
+    is opened read-only, so a database of another program is never changed."""
+    try:
+        uri = f"{file.resolve().as_uri()}?mode=ro"
+        with contextlib.closing(sqlite3.connect(uri, uri=True)) as connection:
+            reason = _not_ours(connection)
+    except sqlite3.DatabaseError as error:
+        reason = str(error)
+    if reason is not None:
+        raise InputError(f"{name}: not a ddlsched results database ({reason})")
+
+
 class ResultStore:
     """The SQLite file: one row per finished task, written atomically."""
 
@@ -350,22 +381,15 @@ class ResultStore:
                 raise InputError(f"{path}: is a folder, not a results file")
             if not stat.S_ISREG(mode):
                 raise InputError(f"{path}: not a regular file (a results file is SQLite)")
+        with contextlib.suppress(FileNotFoundError):
+            if os.stat(self.path).st_size:  # checked read-only: another program's file stays as is
+                _check_ours(self.path, str(path))
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             self._connection = sqlite3.connect(self.path)
         except (OSError, sqlite3.Error) as error:
             raise InputError(f"{path}: cannot create a results file there ({error})") from None
         try:
-            tables = {
-                row[0]
-                for row in self._connection.execute(
-                    "SELECT name FROM sqlite_master WHERE type = 'table'"
-                )
-            }
-            if tables and "results" not in tables:
-                raise sqlite3.DatabaseError(
-                    f"not a database of ours: its tables are {', '.join(sorted(tables))}"
-                )
             self._connection.execute("PRAGMA journal_mode=WAL")
             self._connection.execute("PRAGMA synchronous=FULL")
             self._connection.execute(
@@ -381,12 +405,7 @@ class ResultStore:
             self._connection.commit()
         except sqlite3.Error as error:
             self._connection.close()
-            what = (
-                "not a ddlsched results file"
-                if isinstance(error, sqlite3.DatabaseError) and "not a database" in str(error)
-                else "cannot use it as a results file"
-            )
-            raise InputError(f"{path}: {what} ({error})") from None
+            raise InputError(f"{path}: cannot use it as a results file ({error})") from None
 
     def done(self) -> set[str]:
         """Keys stored with an answer (failed tasks are retried)."""
@@ -671,6 +690,7 @@ def load_results(path: str | Path) -> pd.DataFrame:
     """
     file = Path(path)
     check_regular_file(file, "SQLite results file")
+    _check_ours(file, str(path))
     try:
         # Read-only: reading never creates or changes a file.
         with contextlib.closing(
@@ -678,10 +698,8 @@ def load_results(path: str | Path) -> pd.DataFrame:
         ) as connection:
             frame = pd.read_sql_query("SELECT * FROM results ORDER BY finished_at", connection)
     except (sqlite3.DatabaseError, pd.errors.DatabaseError) as error:
-        reason = (
-            "no results table" if "no such table" in str(error) else str(error).split(": ")[-1]
-        )
-        raise InputError(f"{path}: not a ddlsched results file ({reason})") from None
+        reason = str(error).split(": ")[-1]
+        raise InputError(f"{path}: not a ddlsched results database ({reason})") from None
     # A file written before provenance was recorded lacks the columns, or holds NULL there.
     for column, missing in (("version", UNKNOWN), ("revision", UNKNOWN), ("mixed", 0)):
         frame[column] = frame[column].fillna(missing) if column in frame else missing

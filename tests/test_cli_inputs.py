@@ -45,3 +45,41 @@ def test_bound_names_the_trace_rows_left_out_as_simulate_does(
         assert bounded[0] == "3 of 6 rows left out (1 too wide, 2 invalid); each:"
         assert bounded[1] == f"{trace}:4: duration: -1 s is not > 0 (row skipped)"
         assert bounded[2] == f"{trace}:5: gpus: 9999 GPUs, the cluster has 4 (job dropped)"
+
+
+_FOREIGN_SCHEMAS = {
+    "a results table of its own": [
+        "CREATE TABLE results (id INTEGER PRIMARY KEY, value TEXT)",
+        "INSERT INTO results VALUES (1, 'x')",
+    ],
+    "other tables": ["CREATE TABLE people (name TEXT)", "INSERT INTO people VALUES ('a')"],
+    "a results table missing a column": [
+        "CREATE TABLE results (key TEXT PRIMARY KEY, method TEXT, params TEXT, seed INTEGER)",
+    ],
+}
+
+
+@pytest.mark.parametrize("schema", list(_FOREIGN_SCHEMAS))
+@pytest.mark.parametrize("command", ["sweep", "results"])
+def test_a_sqlite_file_of_another_program_is_refused_and_left_unchanged(
+    schema: str, command: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A SQLite database of another program given as the results file (``sweep --results``,
+    ``results``) is an input error (exit 2) naming the file and saying it is not a ddlsched
+    results database, and the file is not modified (no column added, no journal mode set)."""
+    import sqlite3
+
+    database = tmp_path / "other.db"
+    with sqlite3.connect(database) as connection:
+        for statement in _FOREIGN_SCHEMAS[schema]:
+            connection.execute(statement)
+    connection.close()
+    before = database.read_bytes()
+    config = tmp_path / "sweep.toml"
+    config.write_text('[sweep]\nmethods = ["fifo"]\nseeds = 1\n[sweep.grid]\nnum_jobs = [4]\n')
+    args = ["sweep", str(config), "--results", str(database)]
+    assert main(args if command == "sweep" else ["results", str(database)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"ddlsched: error: {database}: not a ddlsched results database (")
+    assert database.read_bytes() == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["other.db", "sweep.toml"]

@@ -298,8 +298,8 @@ def test_a_byte_order_mark_is_allowed_and_repeated_seeds_refused(tmp_path: Path)
         ("pipe", "{path}: is a named pipe, not a regular file (expected a SQLite results file)"),
         ("device", "{path}: is a device or socket, not a regular file (expected a SQLite "
                    "results file)"),
-        ("empty", "{path}: not a ddlsched results file (no results table)"),
-        ("text", "{path}: not a ddlsched results file (file is not a database)"),
+        ("empty", "{path}: not a ddlsched results database (no results table)"),
+        ("text", "{path}: not a ddlsched results database (file is not a database)"),
     ],
 )  # fmt: skip
 def test_results_names_what_the_file_is(
