@@ -83,3 +83,53 @@ def test_a_sqlite_file_of_another_program_is_refused_and_left_unchanged(
     assert err.startswith(f"ddlsched: error: {database}: not a ddlsched results database (")
     assert database.read_bytes() == before
     assert sorted(p.name for p in tmp_path.iterdir()) == ["other.db", "sweep.toml"]
+
+
+@pytest.mark.parametrize(
+    ("rows", "expected"),
+    [
+        (["0,100,9999"], ["5: gpus: 9999 GPUs, the cluster has 4 (job dropped)"]),
+        (["0,-1,1"], ["5: duration: -1 s is not > 0 (row skipped)"]),
+        (["0,100,5", "1,0,1", "2,1,8"], ["5: gpus: 5 GPUs", "6: duration: 0 s", "7: gpus: 8"]),
+    ],
+)
+def test_load_trace_warns_of_the_rows_it_leaves_out(
+    rows: list[str], expected: list[str], tmp_path: Path
+) -> None:
+    """The Python API's ``load_trace`` names the rows it leaves out (jobs wider than the
+    cluster, invalid durations) in a :class:`RowsLeftOut` warning, in the words the command
+    line prints, and lists every one in ``left_out``; a trace with none warns nothing."""
+    import warnings
+
+    from ddlsched.core import Cluster, load_trace
+    from ddlsched.core.traces import RowsLeftOut
+
+    trace = tmp_path / "t.csv"
+    trace.write_text("submit,duration,gpus\n0,100,1\n50,200,2\n9,9,1\n" + "\n".join(rows) + "\n")
+    cluster = Cluster.uniform(2, 2, 2.0, 1.0)
+    with pytest.warns(RowsLeftOut) as caught:
+        loaded = load_trace(trace, cluster)
+    (warning,) = caught
+    text = str(warning.message)
+    assert text.startswith(f"{len(rows)} of {3 + len(rows)} rows left out")
+    assert all(f"{trace}:{line}" in text for line in expected)
+    assert len(loaded.left_out) == len(rows)
+    trace.write_text("submit,duration,gpus\n0,100,1\n")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        load_trace(trace, cluster)
+
+
+def test_the_command_line_names_left_out_rows_once(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``simulate`` names the rows left out in its report and raises no Python warning
+    about them (which would repeat them on stderr)."""
+    import warnings
+
+    trace = tmp_path / "t.csv"
+    trace.write_text(_TRACE)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert main(["simulate", "--trace", str(trace), *_CLUSTER]) == 0
+    assert "rows left out" in capsys.readouterr().out

@@ -3,13 +3,11 @@
 from __future__ import annotations
 
 import argparse
+import warnings
 from typing import Any
 
 from ddlsched.cli.options import add_gpu_types, count, positive
 from ddlsched.core.model import InputError
-
-LEFT_OUT_SHOWN = 3
-"""How many of the rows left out of the trace (skipped, too wide) are named, by line."""
 
 
 def add_replay_options(command: argparse.ArgumentParser, required: bool = True) -> None:
@@ -62,7 +60,7 @@ def load_replay(args: argparse.Namespace) -> tuple[Any, Any, float, float]:
     from ddlsched.core.io import check_regular_file
     from ddlsched.core.load import at_load, offered_load, scale_arrivals
     from ddlsched.core.model import Cluster, expand_types
-    from ddlsched.core.traces import load_trace, parse_columns
+    from ddlsched.core.traces import RowsLeftOut, load_trace, parse_columns
 
     args.trace = str(resolve_trace(args.trace))  # a bare name: the data folder's file
     check_regular_file(args.trace, "CSV trace")
@@ -77,15 +75,17 @@ def load_replay(args: argparse.Namespace) -> tuple[Any, Any, float, float]:
                     f"--gpu-types: lists {len(kinds)} servers but --servers is {args.servers}"
                 )
             cluster = cluster.replace(server_types=kinds)
-        loaded = load_trace(
-            args.trace,
-            cluster,
-            seed=args.seed,
-            limit=args.limit,
-            unnamed=args.unnamed,
-            columns=parse_columns(args.columns) if args.columns else None,
-            time_unit=args.time_unit,
-        )
+        with warnings.catch_warnings():  # named by the command itself
+            warnings.simplefilter("ignore", RowsLeftOut)
+            loaded = load_trace(
+                args.trace,
+                cluster,
+                seed=args.seed,
+                limit=args.limit,
+                unnamed=args.unnamed,
+                columns=parse_columns(args.columns) if args.columns else None,
+                time_unit=args.time_unit,
+            )
     except ValueError as error:
         raise InputError(str(error)) from None
     instance, factor = loaded.instance, 1.0
@@ -103,7 +103,9 @@ def load_replay(args: argparse.Namespace) -> tuple[Any, Any, float, float]:
 
 def left_out_fields(loaded: Any) -> dict[str, Any]:
     """What the trace reader left out, for ``--json``: the counts and the first
-    :data:`LEFT_OUT_SHOWN` rows (line, column, value, kind, reason)."""
+    :data:`~ddlsched.core.traces.LEFT_OUT_SHOWN` rows (line, column, value, kind, reason)."""
+    from ddlsched.core.traces import LEFT_OUT_SHOWN
+
     return {
         "rows_read": loaded.rows_read,
         "rows_skipped": loaded.skipped_invalid,
@@ -113,14 +115,8 @@ def left_out_fields(loaded: Any) -> dict[str, Any]:
 
 
 def left_out_lines(loaded: Any, trace: str) -> list[str]:
-    """What the trace reader left out, as text: a count, then the first
-    :data:`LEFT_OUT_SHOWN` rows as ``FILE:LINE: COLUMN: reason`` (nothing if none)."""
-    if not loaded.left_out:
-        return []
-    shown = loaded.left_out[:LEFT_OUT_SHOWN]
-    which = f"the first {len(shown)}" if len(shown) < len(loaded.left_out) else "each"
-    head = (
-        f"{len(loaded.left_out)} of {loaded.rows_read} rows left out "
-        f"({loaded.dropped_wide} too wide, {loaded.skipped_invalid} invalid); {which}:"
-    )
-    return [head, *(f"  {row.message(trace)}" for row in shown)]
+    """What the trace reader left out, as text (the reader's own report, which
+    :func:`load_replay` keeps from being warned a second time)."""
+    from ddlsched.core.traces import left_out_report
+
+    return left_out_report(loaded.left_out, loaded.rows_read, trace)

@@ -52,6 +52,7 @@ import csv
 import dataclasses
 import math
 import os
+import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -368,6 +369,31 @@ class LeftOutRow:
     def message(self, path: str) -> str:
         """``FILE:LINE: COLUMN: reason``, as errors name a place in a file."""
         return f"{path}:{self.line}: {self.column}: {self.reason}"
+
+
+class RowsLeftOut(UserWarning):
+    """Rows of a trace that did not become jobs (each in :attr:`LoadedTrace.left_out`)."""
+
+
+LEFT_OUT_SHOWN = 3
+"""How many of the rows left out of a trace are named, by line, in a report."""
+
+
+def left_out_report(
+    left_out: tuple[LeftOutRow, ...], rows_read: int, path: str, shown: int = LEFT_OUT_SHOWN
+) -> list[str]:
+    """What the reader left out, as lines: a count, then the first ``shown`` rows as
+    ``FILE:LINE: COLUMN: reason`` (nothing if no row was left out)."""
+    if not left_out:
+        return []
+    named = left_out[:shown]
+    wide = sum(entry.kind == "too wide" for entry in left_out)
+    which = f"the first {len(named)}" if len(named) < len(left_out) else "each"
+    head = (
+        f"{len(left_out)} of {rows_read} rows left out "
+        f"({wide} too wide, {len(left_out) - wide} invalid); {which}:"
+    )
+    return [head, *(f"  {entry.message(path)}" for entry in named)]
 
 
 @dataclass(frozen=True)
@@ -753,6 +779,9 @@ def load_trace(
         )
         for row, model, _, features in drafts
     ]
+    report = left_out_report(named_out, len(drafts) + len(named_out), where)
+    if report:  # the caller learns of dropped jobs unasked; each is in .left_out
+        warnings.warn("\n".join(report), RowsLeftOut, stacklevel=2)
     return LoadedTrace(
         _trace_instance(where, cluster, jobs, slot),
         fmt.name,
