@@ -187,6 +187,7 @@ def read_sweep(path: str | Path) -> SweepConfig:
             raise InputError(f"{path}: sweep.grid.{key}: expected a non-empty list")
     if not isinstance(fixed, dict):
         raise InputError(f"{path}: generator: expected a table")
+    _refuse_set_twice(path, grid, fixed)
     placement = sweep.get("placement", "any")
     if placement not in PLACEMENTS:
         raise InputError(
@@ -208,6 +209,18 @@ def read_sweep(path: str | Path) -> SweepConfig:
     except (ValueError, TypeError) as error:
         raise InputError(f"{path}: {' '.join(str(error).split())}") from None
     return config
+
+
+def _refuse_set_twice(path: str | Path, grid: dict[str, Any], fixed: dict[str, Any]) -> None:
+    """Refuse a setting fixed in ``[generator]`` to a value its ``[sweep.grid]`` list
+    differs from: one of the two would be silently ignored (the same value twice agrees)."""
+    for key in sorted(set(grid) & set(fixed)):
+        if grid[key] == [fixed[key]]:
+            continue
+        raise InputError(
+            f"{path}: generator.{key} = {fixed[key]!r} contradicts sweep.grid.{key} = "
+            f"{grid[key]!r}: set {key} in one of the two tables"
+        )
 
 
 def _try_each_setting(config: SweepConfig) -> None:

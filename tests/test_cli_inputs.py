@@ -133,3 +133,27 @@ def test_the_command_line_names_left_out_rows_once(
         warnings.simplefilter("error")
         assert main(["simulate", "--trace", str(trace), *_CLUSTER]) == 0
     assert "rows left out" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(
+    ("key", "grid", "fixed"),
+    [("num_jobs", "[4, 6]", "5"), ("num_jobs", "[4, 5]", "5"), ("servers", "[2]", "3")],
+)
+def test_a_sweep_setting_fixed_and_varied_differently_is_refused_naming_both(
+    key: str, grid: str, fixed: str, tmp_path: Path
+) -> None:
+    """A generator setting given in ``[generator]`` and in ``[sweep.grid]`` with values
+    that differ is refused, naming both places and both values; the same single value in
+    both agrees and is read."""
+    from ddlsched.core.model import InputError
+    from ddlsched.sweep import read_sweep
+
+    path = tmp_path / "s.toml"
+    body = '[sweep]\nmethods = ["fifo"]\nseeds = 1\n[sweep.grid]\n{key} = {grid}\n[generator]\n'
+    path.write_text(body.format(key=key, grid=grid) + f"{key} = {fixed}\n")
+    with pytest.raises(InputError) as caught:
+        read_sweep(path)
+    message = str(caught.value)
+    assert f"generator.{key} = {fixed} contradicts sweep.grid.{key} = {grid}" in message
+    path.write_text(body.format(key=key, grid=f"[{fixed}]") + f"{key} = {fixed}\n")
+    assert read_sweep(path).grid == {key: [int(fixed)]}
