@@ -38,6 +38,7 @@ FLOORS: tuple[tuple[str, ...], ...] = (
     ("prepared", "outcome"),
     ("certify",),
     ("exact", "cpsat"),
+    ("continuous",),
     ("portfolio",),
     ("registry",),
 )
@@ -45,7 +46,8 @@ FLOORS: tuple[tuple[str, ...], ...] = (
 independent verifier), children and HiGHS, slotted data and the relaxations; the mapping
 MILP and problem A2's data; the modes; the prepared problem and the outcome (decoding,
 honest status); the best known bound; the backends; the portfolio; the registry of
-methods. Two modules of one floor never import each other."""
+methods; the continuous-time CP-SAT backend sits above the slotted one, whose
+CP-SAT helpers it reuses. Two modules of one floor never import each other."""
 
 _LAZY = {
     "ModelTooLarge": "formulations.prepared",

@@ -48,3 +48,15 @@ def _cpsat(
     from formulations.cpsat import solve_cpsat
 
     return solve_cpsat(instance, problem, params, warm_start=warm_start)
+
+
+@EXACT_METHODS.register(
+    "cpsat-continuous",
+    "problems A and A1 with CP-SAT in continuous time: no slot grid, a rounding bracket",
+)
+def _cpsat_continuous(
+    instance: Instance, problem: Problem, params: ExactParams, warm_start: Schedule | None
+) -> Result:
+    from formulations.continuous import solve_continuous
+
+    return solve_continuous(instance, problem, params, warm_start=warm_start)

@@ -1,0 +1,652 @@
+"""Problems A and A1 in continuous time with CP-SAT: no slot grid, an exact rounding bracket.
+
+The time-indexed models (:mod:`formulations.timeindexed`, :mod:`formulations.cpsat`) need
+a horizon of whole slots, which refuses instances with real durations (a 6-job instance on
+2 x 4 GPUs needs 343,568 slots of 1 s, beyond :data:`formulations.prepared.MAX_HORIZON`).
+This backend models time as integers of ``1 / scale`` s, with ``scale`` a power of two
+(:func:`choose_scale`) making the horizon at most :data:`MAX_UNITS` units, and keeps the
+answer exact by a *bracket*:
+
+- **the model rounds DOWN** (:func:`relaxed_units`): releases ``floor(r_i * scale)`` and
+  mode durations ``floor(d * scale)``. Any schedule of the instance maps to one of this
+  model by ``t_i = floor(S_i * scale)``: ``S_i + d_i <= S_j`` gives ``floor(S_i u) +
+  floor(d_i u) <= floor(S_j u)``, so intervals disjoint in real time stay disjoint, and a
+  set of pairwise-overlapping integer intervals comes from pairwise-overlapping real ones,
+  which share an instant (Helly's theorem on the line), so every cumulative holds. Its
+  objective is at most ``scale * sum w_i C_i``: CP-SAT's bound on it, divided by the
+  scale, is a **valid lower bound on the real optimum**;
+- **the schedule uses the real durations** (:func:`serial_place`): a plan of the model
+  (a mode and an order of starts per job) is placed job by job in the order of its starts,
+  each at the earliest instant its mode's GPUs are free for its real duration, never
+  before its release or the previous job's start. A serial scheme always yields a feasible
+  schedule, and it is checked by the independent verifier (:mod:`formulations.admission`)
+  before it is returned. Placed so, a plan that is feasible with durations rounded *up*
+  (each job's real interval inside its rounded one) starts every job no later than the
+  plan does, by induction over the order;
+- the result is ``optimal`` only when the real objective of that schedule meets the
+  rounded-down bound within :data:`formulations.solver.CLOSED_GAP` (the project's one
+  definition of a closed gap), else ``feasible`` with the certified bound; the scale makes
+  the rounding worth about ``n / MAX_UNITS`` of the objective. A mode whose duration is not
+  proven (a time-limited mapping MILP) or modes not all enumerated withdraw the bound
+  (:func:`formulations.outcome.honest_status`); the combinatorial bounds are then still
+  added (:func:`formulations.certify.with_best_bound`).
+
+The CP-SAT model (Perron and Didier, *CP-SAT*, OR-Tools, Google; its interval and
+cumulative constraints follow the optional-interval formulation of multi-mode scheduling,
+Laborie, Rogerie, Shaw and Vilim, *IBM ILOG CP Optimizer for scheduling*, Constraints
+2018): one start ``S_i`` per job, one optional fixed-size interval per mode (a mode of A is
+a vector of GPU counts per server with the duration of its best mapping, enumerated by
+:func:`formulations.modes.problem_a`; of A1 the one pooled mode), exactly one present, a
+cumulative per server with the mode's GPUs there as demand, a redundant cumulative over all
+``M`` GPUs (as in :mod:`formulations.cpsat`), the symmetry anchors of
+:func:`formulations.timeindexed.choose_anchors` (any schedule can be relabelled over
+identical servers), releases as lower bounds on starts, and each job's latest completion
+from the covering argument and an incumbent (as :func:`formulations.timeindexed.
+latest_completions`, in units). The objective is ``sum_i w_i C_i`` in units, weights scaled
+to integers. Solved in a reused child interpreter
+(:func:`formulations.isolation.run_isolated`, for the reason given in
+:mod:`formulations.cpsat`), with the time limit, ``deterministic_limit`` and
+``solution_limit`` of :class:`~ddlsched.core.params.ExactParams`, one worker unless
+``threads`` says otherwise, and the caller's seed.
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from ddlsched.core.model import Instance, Problem, Schedule, ScheduledJob
+from ddlsched.core.params import ExactParams
+from ddlsched.core.result import Result, SolveStatus
+from formulations.cpsat import _Answer, _integer_weights, _parameters, _status
+from formulations.isolation import Cancelled, report, run_isolated
+from formulations.timeindexed import SlottedProblem, sorted_within_classes, tie_groups
+
+METHOD = "cpsat-continuous"
+"""The method's name in :data:`formulations.registry.EXACT_METHODS` and in results."""
+
+MAX_UNITS = 1e9
+"""Most time units of a model's horizon: CP-SAT's integers stay far from overflow (objective
+terms up to about 1e9 times the integer weights), and the rounding costs about ``n / 1e9`` of
+the objective, well inside :data:`formulations.solver.CLOSED_GAP`."""
+
+Plan = list[tuple[int, int]]  # (mode, start in units) per job
+
+
+@dataclass(frozen=True)
+class Units:
+    """A problem on the integer time of one scale: what the child needs, as plain data.
+
+    Attributes
+    ----------
+    releases, durations
+        Per job, the release and each mode's duration in units (rounded down).
+    usages
+        Per job and mode, the GPUs it holds on each resource (server, or the pool in A1).
+    capacities
+        GPUs of each resource.
+    weights
+        The weights scaled to integers (:func:`formulations.cpsat._integer_weights`).
+    classes
+        Groups of interchangeable resources; ``anchors`` the symmetry anchors.
+    """
+
+    releases: list[int]
+    durations: list[list[int]]
+    usages: list[list[tuple[int, ...]]]
+    capacities: tuple[int, ...]
+    weights: list[int]
+    classes: tuple[tuple[int, ...], ...]
+    anchors: tuple[int, ...]
+
+    def objective(self, plan: Plan) -> int:
+        """``sum_i w_i C_i`` of a plan, in units times the integer weights."""
+        return sum(
+            w * (t + d[m]) for w, d, (m, t) in zip(self.weights, self.durations, plan, strict=True)
+        )
+
+    def fits(self, plan: Plan) -> bool:
+        """Whether ``plan`` is a schedule of this model (releases and every cumulative),
+        checked in integers."""
+        if any(t < r for (_, t), r in zip(plan, self.releases, strict=True)):
+            return False
+        for r, capacity in enumerate(self.capacities):
+            events: dict[int, int] = {}
+            for i, (m, t) in enumerate(plan):
+                use, length = self.usages[i][m][r], self.durations[i][m]
+                if use and length:
+                    events[t] = events.get(t, 0) + use
+                    events[t + length] = events.get(t + length, 0) - use
+            load = 0
+            for moment in sorted(events):
+                load += events[moment]
+                if load > capacity:
+                    return False
+        return True
+
+
+def choose_scale(horizon: float, max_units: float = MAX_UNITS) -> float:
+    """The largest power of two ``u`` with ``horizon * u <= max_units`` (times in units of
+    ``1 / u`` s). A power of two makes ``t / u`` and ``S * u`` exact in floating point."""
+    if horizon <= 0:
+        return 1.0
+    return math.ldexp(1.0, math.floor(math.log2(max_units / horizon)))
+
+
+def covering_seconds(slotted: SlottedProblem, releases: Sequence[float]) -> float:
+    """The latest release plus every job's slowest mode: no optimal schedule ends later
+    (the covering argument of :mod:`formulations.timeindexed`)."""
+    longest = math.fsum(max(mode.duration for mode in job.modes) for job in slotted.jobs)
+    return max(releases) + longest
+
+
+def relaxed_units(
+    slotted: SlottedProblem,
+    releases: Sequence[float],
+    scale: float,
+    weights: list[int],
+    anchors: tuple[int, ...],
+) -> Units:
+    """The rounded-DOWN problem on ``scale`` (module docstring): a relaxation of the
+    instance, so its optimum divided by the scale bounds the real one from below."""
+    return Units(
+        [math.floor(r * scale) for r in releases],
+        [[math.floor(mode.duration * scale) for mode in job.modes] for job in slotted.jobs],
+        [[mode.usage for mode in job.modes] for job in slotted.jobs],
+        slotted.capacities,
+        weights,
+        slotted.server_classes,
+        anchors,
+    )
+
+
+def _load_fits(
+    placed: Sequence[tuple[float, float, tuple[int, ...]]],
+    capacities: Sequence[int],
+    usage: tuple[int, ...],
+    moment: float,
+) -> bool:
+    """Whether ``usage`` fits beside the placed jobs running at ``moment`` (a job ending at
+    ``moment`` has freed its GPUs)."""
+    load = list(usage)
+    for start, end, use in placed:
+        if start <= moment < end:
+            load = [a + b for a, b in zip(load, use, strict=True)]
+    return all(a <= c for a, c in zip(load, capacities, strict=True))
+
+
+def earliest_fit(
+    placed: Sequence[tuple[float, float, tuple[int, ...]]],
+    capacities: Sequence[int],
+    usage: tuple[int, ...],
+    duration: float,
+    earliest: float,
+) -> float:
+    """The first instant ``>= earliest`` from which ``usage`` fits for ``duration`` beside
+    the placed ``(start, end, usage)`` jobs. Only ``earliest`` and the placed ends can be
+    the first such instant, and the load changes only at placed starts, so those are the
+    instants checked."""
+    candidates = sorted({earliest} | {end for _, end, _ in placed if end > earliest})
+    for start in candidates:
+        finish = start + duration
+        moments = [start, *(s for s, _, _ in placed if start < s < finish)]
+        if all(_load_fits(placed, capacities, usage, moment) for moment in moments):
+            return start
+    raise RuntimeError("no instant fits: a usage above some capacity")  # pragma: no cover
+
+
+def serial_place(
+    slotted: SlottedProblem,
+    releases: Sequence[float],
+    order: Sequence[int],
+    modes: Sequence[int] | None = None,
+    keep_order: bool = True,
+) -> list[tuple[int, float]]:
+    """``(mode, start in seconds)`` per job: the jobs placed one by one in ``order``, each at
+    the earliest instant its mode fits for its real duration (with ``keep_order``, never
+    before the previous job's start), in the mode ``modes[i]`` or, without ``modes``, in the
+    mode completing first. Always a feasible schedule (module docstring)."""
+    placed: list[tuple[float, float, tuple[int, ...]]] = []
+    plan: list[tuple[int, float]] = [(0, 0.0)] * len(slotted.jobs)
+    previous = 0.0
+    for i in order:
+        job = slotted.jobs[i]
+        lowest = max(releases[i], previous) if keep_order else releases[i]
+        best: tuple[float, int, float] | None = None
+        for m in range(len(job.modes)) if modes is None else (modes[i],):
+            mode = job.modes[m]
+            start = earliest_fit(placed, slotted.capacities, mode.usage, mode.duration, lowest)
+            if best is None or start + mode.duration < best[0]:
+                best = (start + mode.duration, m, start)
+        assert best is not None
+        _, m, start = best
+        placed.append((start, start + job.modes[m].duration, job.modes[m].usage))
+        plan[i], previous = (m, start), start
+    return plan
+
+
+def weighted_total(slotted: SlottedProblem, plan: Sequence[tuple[int, float]]) -> float:
+    """``sum_i w_i C_i`` in seconds of a plan with real starts."""
+    return math.fsum(
+        job.weight * (start + job.modes[m].duration)
+        for job, (m, start) in zip(slotted.jobs, plan, strict=True)
+    )
+
+
+def decode(
+    slotted: SlottedProblem, releases: Sequence[float], plan: Plan
+) -> list[tuple[int, float]]:
+    """A model's plan with the real durations: its modes, placed in the order of its starts
+    (ties by job), the better of keeping that order of starts and of letting a job start
+    before the previous one (:func:`serial_place`; both feasible)."""
+    order = sorted(range(len(plan)), key=lambda i: (plan[i][1], i))
+    modes = [m for m, _ in plan]
+    kept = serial_place(slotted, releases, order, modes, keep_order=True)
+    filled = serial_place(slotted, releases, order, modes, keep_order=False)
+    return min((kept, filled), key=lambda p: weighted_total(slotted, p))
+
+
+def list_schedules(slotted: SlottedProblem, releases: Sequence[float]) -> list[tuple[int, float]]:
+    """The best of a few list schedules in real time (each job in its mode completing first):
+    by release then Smith's rule (shortest mode over weight), Smith's rule alone, and by
+    release then widest first. The model's first hint and incumbent."""
+    jobs, n = slotted.jobs, len(slotted.jobs)
+
+    def smith(i: int) -> float:
+        return min(mode.duration for mode in jobs[i].modes) / jobs[i].weight
+
+    def width(i: int) -> int:
+        return -max(sum(mode.usage) for mode in jobs[i].modes)
+
+    orders = [
+        sorted(range(n), key=lambda i: (releases[i], smith(i), i)),
+        sorted(range(n), key=lambda i: (smith(i), i)),
+        sorted(range(n), key=lambda i: (releases[i], width(i), smith(i), i)),
+    ]
+    plans = [serial_place(slotted, releases, order, keep_order=False) for order in orders]
+    return min(plans, key=lambda p: weighted_total(slotted, p))
+
+
+def latest_ends(units: Units, incumbent: Plan | None) -> list[int]:
+    """Each job's latest completion in units that some optimum of the model keeps: the
+    covering horizon (no idle unit after the last release in an optimum) and, from a plan
+    of the model, ``w_i C_i <= UB - sum_{k != i} w_k (r_k + d_k^min)``."""
+    cover = max(units.releases) + sum(max(d) for d in units.durations)
+    if incumbent is None:
+        return [cover] * len(units.releases)
+    upper = units.objective(incumbent)
+    rows = zip(units.weights, units.releases, units.durations, strict=True)
+    floors = [w * (r + min(d)) for w, r, d in rows]
+    total = sum(floors)
+    return [
+        min(cover, (upper - (total - own)) // w)
+        for w, own in zip(units.weights, floors, strict=True)
+    ]
+
+
+def symmetry_rules(
+    slotted: SlottedProblem, anchors: tuple[int, ...]
+) -> tuple[list[tuple[int, int]], list[tuple[tuple[int, int], tuple[int, int]]]]:
+    """The symmetry breaking of :mod:`formulations.cpsat` as data: the anchor's modes left
+    out (counts unsorted within a class of identical servers), and the pairs (anchor mode,
+    second anchor's mode) that exclude each other (the second unsorted within the ties the
+    first leaves). Any schedule can be relabelled over identical servers to satisfy both."""
+    if not anchors:
+        return [], []
+    first = anchors[0]
+    dropped = [
+        (first, m)
+        for m, mode in enumerate(slotted.jobs[first].modes)
+        if not sorted_within_classes(mode.usage, slotted.server_classes)
+    ]
+    pairs = []
+    if len(anchors) > 1:
+        for modes, unsorted in tie_groups(slotted, first, anchors[1]).values():
+            pairs += [((first, m), (anchors[1], k)) for m in modes for k in unsorted]
+    return dropped, pairs
+
+
+@dataclass(frozen=True)
+class _Task:
+    """What the child needs: plain, picklable data."""
+
+    units: Units
+    latest: list[int]
+    dropped: list[tuple[int, int]]
+    pairs: list[tuple[tuple[int, int], tuple[int, int]]]
+    hint: Plan | None
+    options: ExactParams
+    seed: int
+    ends: float  # time.monotonic() at which the search must end (inf: no limit)
+
+
+def _variables(model: Any, units: Units, latest: list[int]) -> tuple[list, list, list, list]:
+    """Per job a start in ``[r_i, L_i - d_min]``, one optional interval per mode (exactly one
+    present, ending by ``L_i``), its end, and the intervals per mode."""
+    starts, presences, ends, intervals = [], [], [], []
+    for i, (release, lengths) in enumerate(zip(units.releases, units.durations, strict=True)):
+        start = model.NewIntVar(release, max(release, latest[i] - min(lengths)), f"S{i}")
+        present = [model.NewBoolVar(f"p{i}_{m}") for m in range(len(lengths))]
+        model.AddExactlyOne(present)
+        end = model.NewIntVar(release + min(lengths), max(latest[i], release + max(lengths)), "")
+        model.Add(end == start + sum(d * p for d, p in zip(lengths, present, strict=True)))
+        model.Add(end <= latest[i])
+        intervals.append(
+            [
+                model.NewOptionalFixedSizeIntervalVar(start, d, p, f"I{i}_{m}")
+                for m, (d, p) in enumerate(zip(lengths, present, strict=True))
+            ]
+        )
+        starts.append(start)
+        presences.append(present)
+        ends.append(end)
+    return starts, presences, ends, intervals
+
+
+def _constraints(
+    model: Any, task: _Task, starts: list, presences: list, ends: list, intervals: list
+) -> None:
+    """The symmetry rules, a cumulative per resource over the present mode intervals, and
+    (with several resources) the redundant one over all GPUs, each job as wide as its GPUs
+    for its chosen mode's length (:mod:`formulations.cpsat` measured what it gains)."""
+    units = task.units
+    for i, m in task.dropped:
+        model.Add(presences[i][m] == 0)
+    for (a, m), (b, k) in task.pairs:
+        model.AddImplication(presences[a][m], presences[b][k].Not())
+    for r, capacity in enumerate(units.capacities):
+        chosen = [
+            (intervals[i][m], use[r])
+            for i, usages in enumerate(units.usages)
+            for m, use in enumerate(usages)
+            if use[r] > 0
+        ]
+        if chosen:
+            model.AddCumulative([c for c, _ in chosen], [d for _, d in chosen], capacity)
+    if len(units.capacities) > 1:
+        jobs = []
+        for start, end, lengths in zip(starts, ends, units.durations, strict=True):
+            length = model.NewIntVar(min(lengths), max(lengths), "")
+            model.Add(length == end - start)
+            jobs.append(model.NewIntervalVar(start, length, end, ""))
+        widths = [sum(usages[0]) for usages in units.usages]
+        model.AddCumulative(jobs, widths, sum(units.capacities))
+
+
+def _solve_in_child(task: _Task) -> _Answer:
+    """Build and solve the continuous model (runs in the child): each improving plan is
+    counted, and the search stops at ``options.solution_limit`` of them."""
+    from ortools.sat.python import cp_model
+
+    units = task.units
+    model = cp_model.CpModel()
+    starts, presences, ends, intervals = _variables(model, units, task.latest)
+    _constraints(model, task, starts, presences, ends, intervals)
+    model.Minimize(sum(w * end for w, end in zip(units.weights, ends, strict=True)))
+    for i, (m, t) in enumerate(task.hint or ()):
+        model.AddHint(starts[i], t)
+        for k, present in enumerate(presences[i]):
+            model.AddHint(present, k == m)
+    solver = cp_model.CpSolver()
+    _parameters(solver, task.options, task.seed, task.ends)
+
+    def plan_of(read: Any) -> Plan:
+        return [
+            (next(m for m, p in enumerate(row) if read.BooleanValue(p)), int(read.Value(s)))
+            for s, row in zip(starts, presences, strict=True)
+        ]
+
+    class Counter(cp_model.CpSolverSolutionCallback):
+        """Stops the search at the solution limit; reports each plan to the caller."""
+
+        found = 0
+
+        def on_solution_callback(self) -> None:
+            report(plan_of(self))
+            Counter.found += 1
+            limit = task.options.solution_limit
+            if limit is not None and Counter.found >= limit:
+                self.StopSearch()
+
+    code = solver.Solve(model, Counter())
+    if code in (cp_model.OPTIMAL, cp_model.FEASIBLE):
+        return _Answer(_status(solver, code), plan_of(solver), float(solver.BestObjectiveBound()))
+    return _Answer(solver.StatusName(code), None, math.nan)
+
+
+def enumerate_modes(instance: Instance, problem: Problem, params: ExactParams) -> SlottedProblem:
+    """The modes of ``problem`` (:mod:`formulations.modes`; their slot counts are not used):
+    of A enumerated until the time limit at most, of A1 the one pooled mode per job."""
+    from formulations.modes import problem_a, problem_a1
+
+    if problem is Problem.A1:
+        return problem_a1(instance)
+    limit = params.time_limit
+    return problem_a(
+        instance, params, deadline=None if limit is None else time.monotonic() + limit
+    )
+
+
+def plan_of_schedule(
+    instance: Instance, slotted: SlottedProblem, schedule: Schedule
+) -> list[tuple[int, float]] | None:
+    """A feasible schedule placed again in its order of starts, each job in the enumerated
+    mode of its GPU counts (the best mapping with them, so no slower): no job starts later
+    (module docstring). ``None`` when a job's counts are not an enumerated mode."""
+    entries = schedule.by_id()
+    modes = []
+    for job, sjob in zip(instance.jobs, slotted.jobs, strict=True):
+        mapping = entries[job.id].mapping
+        if len(sjob.modes) == 1:
+            modes.append(0)
+            continue
+        if mapping is None:
+            return None
+        counts = tuple(mapping.count(h) for h in range(instance.cluster.num_servers))
+        match = [m for m, mode in enumerate(sjob.modes) if mode.usage == counts]
+        if not match:
+            return None
+        modes.append(match[0])
+    releases = [job.release for job in instance.jobs]
+    order = sorted(range(instance.num_jobs), key=lambda i: (entries[instance.jobs[i].id].start, i))
+    return serial_place(slotted, releases, order, modes, keep_order=False)
+
+
+def to_schedule(
+    instance: Instance,
+    problem: Problem,
+    slotted: SlottedProblem,
+    plan: Sequence[tuple[int, float]],
+) -> Schedule:
+    """The schedule of a plan with real starts: ends from the modes' real durations, and in
+    problem A each mode's mapping."""
+    entries = []
+    for job, sjob, (m, start) in zip(instance.jobs, slotted.jobs, plan, strict=True):
+        mode = sjob.modes[m]
+        mapping = mode.mapping if problem is Problem.A else None
+        entries.append(ScheduledJob(job.id, start, start + mode.duration, mapping))
+    return Schedule(tuple(entries), problem=problem)
+
+
+@dataclass(frozen=True)
+class _Prepared:
+    """The parent's side of one solve: modes, scale, the model's data and the incumbent."""
+
+    slotted: SlottedProblem
+    releases: list[float]
+    scale: float
+    units: Units
+    incumbent: list[tuple[int, float]]
+    hint: Plan
+
+
+def prepare(
+    instance: Instance,
+    problem: Problem,
+    params: ExactParams,
+    warm_start: Schedule | None,
+    max_units: float,
+) -> _Prepared:
+    """Modes, the scale, the rounded-down model, and the incumbent (the best list schedule,
+    or the warm start placed again) as a hint on the model's time, relabelled so that the
+    symmetry anchors keep it."""
+    from formulations.timeindexed import choose_anchors, relabel_for_anchor
+
+    slotted = enumerate_modes(instance, problem, params)
+    releases = [job.release for job in instance.jobs]
+    weights = _integer_weights([j.id for j in slotted.jobs], [j.weight for j in slotted.jobs])
+    usable = problem is Problem.A and not slotted.unenumerated
+    anchors = choose_anchors(slotted) if usable else ()
+    scale = choose_scale(covering_seconds(slotted, releases), max_units)
+    units = relaxed_units(slotted, releases, scale, weights, anchors)
+    incumbent = list_schedules(slotted, releases)
+    given = None if warm_start is None else plan_of_schedule(instance, slotted, warm_start)
+    if given is not None and weighted_total(slotted, given) < weighted_total(slotted, incumbent):
+        incumbent = given
+    on_units = [(m, math.floor(start * scale)) for m, start in incumbent]
+    hint = relabel_for_anchor(slotted, on_units, anchors)
+    return _Prepared(slotted, releases, scale, units, incumbent, hint)
+
+
+def _run_child(task: _Task, cancel: threading.Event | None, last: list[Plan]) -> _Answer:
+    """:func:`_solve_in_child` in a reused fresh interpreter; each reported plan is kept in
+    ``last``; a crash becomes an ``ERROR`` answer."""
+    try:
+        return run_isolated(
+            _solve_in_child, task, cancel=cancel, reuse=True, on_report=last.append
+        )
+    except Cancelled:
+        raise
+    except Exception as error:  # the child crashed or raised: reported as a status
+        return _Answer(f"ERROR (child: {type(error).__name__}: {error})", None, math.nan)
+
+
+def solve_continuous(
+    instance: Instance,
+    problem: Problem | str = Problem.A,
+    params: ExactParams | None = None,
+    *,
+    warm_start: Schedule | None = None,
+    seed: int = 0,
+    cancel: threading.Event | None = None,
+    max_units: float = MAX_UNITS,
+) -> Result:
+    """Solve problem A or A1 of ``instance`` in continuous time (see the module docstring).
+
+    ``max_units`` caps the horizon in time units (a smaller one coarsens the scale: the
+    tests use it to widen the rounding). Setting ``cancel`` from another thread stops the
+    child (:class:`formulations.isolation.Cancelled` is raised).
+
+    Raises
+    ------
+    ValueError
+        For problem A2 (preemptive: use ``cpsat`` or ``milp``), or weights CP-SAT cannot
+        scale to integers exactly.
+    InputError
+        For a warm start that is not a feasible schedule of ``problem``.
+    """
+    from formulations.admission import check_warm_start
+    from formulations.certify import with_best_bound
+    from formulations.cpsat import _deadline
+
+    params = params or ExactParams()
+    ends = _deadline(params)  # fixed first: the modes and the model count against the limit
+    problem = Problem(problem)
+    if problem is Problem.A2:
+        raise ValueError(f"{METHOD} solves problems A and A1; for A2 use cpsat or milp")
+    check_warm_start(instance, problem, warm_start)
+    began = time.perf_counter()
+    prepared = prepare(instance, problem, params, warm_start, max_units)
+    units, hint = prepared.units, prepared.hint
+    valid = units.fits(hint)
+    dropped, pairs = symmetry_rules(prepared.slotted, units.anchors)
+    task = _Task(
+        units,
+        latest_ends(units, hint if valid else None),
+        dropped,
+        pairs,
+        hint if valid else None,
+        params.replace(mip_gap=params.mip_gap / 2),  # room for the rounding in the bracket
+        seed,
+        ends,
+    )
+    build_time = time.perf_counter() - began
+    last: list[Plan] = []
+    answer = _run_child(task, cancel, last)
+    result = _result(instance, problem, prepared, answer, last, began, build_time)
+    return with_best_bound(result, instance)
+
+
+def _bound_seconds(units: Units, slotted: SlottedProblem, scale: float, bound: float) -> float:
+    """CP-SAT's bound on the model (units times integer weights) in seconds times weights."""
+    weights = math.fsum(job.weight for job in slotted.jobs)
+    return bound * weights / (scale * sum(units.weights))
+
+
+def _result(
+    instance: Instance,
+    problem: Problem,
+    prepared: _Prepared,
+    answer: _Answer,
+    last: list[Plan],
+    began: float,
+    build_time: float,
+) -> Result:
+    """The :class:`Result` of an answer: the better of the incumbent and the decoded plan
+    (CP-SAT's, else the last it reported), the rounded-down bound in seconds, ``optimal``
+    only when the two meet (the bracket of the module docstring)."""
+    from formulations.outcome import honest_status, objectives
+    from formulations.solver import gap_closed
+
+    slotted, releases = prepared.slotted, prepared.releases
+    notes = [f"CP-SAT in continuous time ({prepared.scale:g} units per second): {answer.status}"]
+    plan = answer.plan if answer.plan is not None else (last[-1] if last else None)
+    candidates = [prepared.incumbent]
+    if plan is not None:
+        candidates.append(decode(slotted, releases, plan))
+    real = min(candidates, key=lambda p: weighted_total(slotted, p))
+    bound = math.nan
+    if answer.plan is not None:
+        bound = _bound_seconds(prepared.units, slotted, prepared.scale, answer.bound)
+    failed = answer.status.startswith("ERROR") or answer.status == "INFEASIBLE"
+    status = SolveStatus.ERROR if failed else SolveStatus.FEASIBLE
+    if plan is None:
+        notes.append("no CP-SAT solution; the list schedule is returned")
+    status, bound, caveats = honest_status(
+        status, bound, True, slotted.unproven_modes, slotted.unenumerated
+    )
+    schedule = to_schedule(instance, problem, slotted, real)
+    objective, total_jct = objectives(instance, schedule)
+    closed = status is SolveStatus.FEASIBLE and gap_closed(objective, bound)
+    if closed:
+        status = SolveStatus.OPTIMAL
+        notes.insert(0, "optimal: the schedule's real objective meets the rounded-down bound")
+    elif math.isfinite(bound):
+        notes.append(
+            f"bracket open: the schedule's real objective {objective:.10g} against the "
+            f"rounded-down bound {bound:.10g}"
+        )
+    return Result(
+        method=METHOD,
+        problem=problem,
+        status=status,
+        objective=objective,
+        total_jct=total_jct,
+        best_bound=bound,
+        runtime_s=time.perf_counter() - began,
+        schedule=schedule,
+        build_time_s=build_time,
+        metrics={"scale": prepared.scale, "rounded_down_bound": bound},
+        facts={
+            "integral": slotted.exact,
+            "modes_proven": not slotted.unproven_modes,
+            "modes_complete": not slotted.unenumerated,
+            "slotted_optimal": False,
+            "bracket_closed": closed,
+        },
+        notes=(*notes, *caveats),
+    )
