@@ -25,12 +25,12 @@ import csv
 import math
 
 from ddlsched.core.alpha import alpha, alpha_max, alpha_min
+from ddlsched.core.data import data_path
 from ddlsched.core.graphs import build_job_graph
 from ddlsched.core.model import Cluster, Job, Parallelism
-from ddlsched.core.data import data_root
 from ddlsched.core.zoo import get_profile
 
-PROFILES = data_root("profiles", "gavel_throughputs.csv") / "profiles"
+PROFILES = data_path("profiles", "gavel_throughputs.csv").parent
 MODELS = {
     "imagenet": "resnet50",
     "bert": "bert_base",

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 from typing import Any
 
 from ddlsched.cli.options import EXIT_OK, add_json, new_command
@@ -29,13 +30,23 @@ def run(args: argparse.Namespace) -> int:
     from ddlsched.core.data import DATA_ENV, bundled_data_dir, shipped_files, user_data_dir
 
     files = shipped_files()
+    user = user_data_dir()
+    overridden = [f.name for f in files if user is not None and os.path.lexists(user / f.name)]
     if args.json:
-        print_json({"folder": str(bundled_data_dir()), "files": [f.as_dict() for f in files]})
+        print_json(
+            {
+                "folder": str(bundled_data_dir()),
+                "user_folder": None if user is None else str(user),
+                "overridden": overridden,
+                "files": [f.as_dict() for f in files],
+            }
+        )
         return EXIT_OK
     print(f"shipped in {bundled_data_dir()} (licence texts in its LICENSES/)")
-    user = user_data_dir()
     if user is not None:
-        print(f"{DATA_ENV}={user}: its files come first")
+        print(f"{DATA_ENV}={user}: its files come first; it replaces {len(overridden)} of these")
+        for name in overridden:
+            print(f"  {name}: read from {user / name}")
     groups: dict[str, list[Any]] = {}
     for file in files:
         by_file = args.all or file.dataset.pattern.startswith(("traces/", "pollux/workloads/"))

@@ -123,9 +123,22 @@ def bundled_data_dir() -> Path:
 
 
 def user_data_dir() -> Path | None:
-    """``$DDLSCHED_DATA`` as a path, or ``None`` when it is unset or empty."""
+    """``$DDLSCHED_DATA`` as a path, or ``None`` when it is unset or empty.
+
+    Raises
+    ------
+    InputError
+        If it names something that is not a folder (a typo would otherwise read the
+        package's files without a word).
+    """
     configured = os.environ.get(DATA_ENV)
-    return Path(configured).expanduser() if configured else None
+    if not configured:
+        return None
+    folder = Path(configured).expanduser()
+    if not folder.is_dir():
+        what = "not a folder" if os.path.lexists(folder) else "no such folder"
+        raise InputError(f"{DATA_ENV}={configured!r}: {what}")
+    return folder
 
 
 def data_roots() -> tuple[Path, ...]:
@@ -134,66 +147,83 @@ def data_roots() -> tuple[Path, ...]:
     return (user, bundled_data_dir()) if user is not None else (bundled_data_dir(),)
 
 
-def data_path(*parts: str) -> Path:
-    """The file ``parts`` names under the first data folder that holds it.
-
-    ``data_path("traces", "philly_jobs.csv")`` is the user's copy when
-    ``$DDLSCHED_DATA`` has one, else the package's.
+def regular_file(path: Path, shown: str | None = None) -> Path:
+    """``path`` when it is a file (or a link to one).
 
     Raises
     ------
     InputError
-        If no data folder holds it, naming every place looked.
+        Naming ``shown`` (default the path) and what it is instead: missing, a broken
+        link, a folder or another kind of file.
+    """
+    shown = shown or str(path)
+    if path.is_file():
+        return path
+    if path.is_symlink() and not path.exists():
+        raise InputError(f"{shown}: a broken link (to {os.readlink(path)})")
+    if path.is_dir():
+        raise InputError(f"{shown}: is a folder, not a file")
+    if os.path.lexists(path):
+        raise InputError(f"{shown}: not a regular file")
+    raise InputError(f"{shown}: no such file")
+
+
+def data_path(*parts: str) -> Path:
+    """The file ``parts`` names under the first data folder that has an entry of that name.
+
+    ``data_path("traces", "philly_jobs.csv")`` is the user's copy when
+    ``$DDLSCHED_DATA`` has one, else the package's. An entry that is not a file (a broken
+    link, a folder) is an error, never a reason to fall back to the package's copy.
+
+    Raises
+    ------
+    InputError
+        If no data folder has it, naming every place looked, or if the entry found is not
+        a file.
     """
     candidates = [root.joinpath(*parts) for root in data_roots()]
     for candidate in candidates:
-        if candidate.exists():
-            return candidate
+        if os.path.lexists(candidate):
+            return regular_file(candidate)
     looked = ", ".join(str(c) for c in candidates)
     raise InputError(f"{'/'.join(parts)}: no such data file (looked in {looked})")
 
 
-def data_root(*parts: str) -> Path:
-    """The first data folder holding ``parts`` (so that related files come from one place).
-
-    Raises
-    ------
-    InputError
-        As :func:`data_path`.
-    """
-    path = data_path(*parts)
-    for _ in parts:
-        path = path.parent
-    return path
-
-
 def resolve_trace(path: str | os.PathLike[str]) -> Path:
-    """The trace file ``path`` names: the path itself when it exists, else the same name
-    in a data folder (itself, then its ``traces/`` and ``pollux/workloads/``; ``.csv``
-    may be left off), so ``philly_jobs.csv`` or ``workload-6`` work from any folder.
+    """The trace file ``path`` names.
+
+    A path that exists, is absolute or climbs (``..``) is taken as it is. Any other name is
+    looked up, ``.csv`` optional, in the working folder, then in each data folder
+    (:func:`data_roots`): the folder itself, its ``traces/`` and ``pollux/workloads/``. So
+    ``philly_jobs.csv`` or ``workload-6`` work from any folder, and a file of your own
+    comes first. The first folder with an entry of that name decides: an entry there that
+    is not a file, or two entries of that name in one folder, is an error.
 
     Raises
     ------
     InputError
-        If none exists, naming every place it looked and the setting to change.
+        If nothing is found (naming every place looked and the setting to change), if the
+        entry found is not a file, or if the name is ambiguous in a folder.
     """
     given = Path(path)
-    if given.exists() or given.is_absolute():
-        if not given.exists():
-            raise InputError(f"{os.fspath(path)}: no such file")
-        return given
-    candidates = [given]
+    shown = os.fspath(path)
+    if os.path.lexists(given) or given.is_absolute() or ".." in given.parts:
+        return regular_file(given, shown)
+    names = [given] if given.suffix else [given, given.with_name(given.name + ".csv")]
+    places: list[list[Path]] = [names]
     for root in data_roots():
-        candidates += [root / given] + [root.joinpath(*sub) / given for sub in TRACE_FOLDERS]
-    if not given.suffix:
-        candidates += [c.with_name(c.name + ".csv") for c in candidates]
-    for candidate in candidates:
-        if candidate.is_file():
-            return candidate
-    looked = ", ".join(str(c) for c in dict.fromkeys(candidates))
+        folders = [root, *(root.joinpath(*sub) for sub in TRACE_FOLDERS)]
+        places.append([folder / name for folder in folders for name in names])
+    for candidates in places:
+        found = [c for c in candidates if os.path.lexists(c)]
+        if len(found) > 1:
+            raise InputError(f"{shown}: ambiguous ({', '.join(map(str, found))}): give a path")
+        if found:
+            return regular_file(found[0], f"{shown} ({found[0]})")
+    looked = ", ".join(str(c) for candidates in places for c in candidates)
     raise InputError(
-        f"{os.fspath(path)}: no such file (looked in {looked}; `ddlsched data` lists the "
-        f"shipped traces, {DATA_ENV} names a folder of your own)"
+        f"{shown}: no such file (looked in {looked}; `ddlsched data` lists the shipped "
+        f"traces, {DATA_ENV} names a folder of your own)"
     )
 
 

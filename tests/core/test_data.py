@@ -157,21 +157,32 @@ def test_a_user_folder_overrides_file_by_file(
         data_path("traces", "nowhere.csv")
 
 
+def _user_profiles(root: Path, model: str, *, placements: str, scalability: str,
+                   efficiency: str | None) -> None:  # fmt: skip
+    """A user folder holding one model's profile files with the given contents."""
+    for sub in ("profiles", "pollux/scalability", "pollux/efficiency"):
+        (root / sub).mkdir(parents=True, exist_ok=True)
+    (root / "profiles" / f"pollux_{model}_placements.csv").write_text(placements)
+    (root / "pollux" / "scalability" / f"{model}.csv").write_text(scalability)
+    if efficiency is not None:
+        (root / "pollux" / "efficiency" / f"{model}_64.csv").write_text(efficiency)
+
+
+PLACEMENTS = "placement,local_bsz,step_time,sync_time\n1,8,0.5,0.0\n2,8,0.5,0.01\n"
+SCALABILITY = "num_nodes,num_replicas,local_bsz,step_time,sync_time\n2,4,8,0.5,0.2\n"
+EFFICIENCY = "progress,iteration,metric,grad_sqr,grad_var\n10,5,0.1,1.0,2.0\n"
+
+
 def test_a_models_profiles_come_from_one_folder(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
-    """A user folder with a model's placements file supplies all of that model's rows (its
-    scalability file too); other models keep the package's. Catches profiles mixed from two
-    folders, or an override that is never read."""
+    """A user folder with a model's placements, scalability and efficiency files supplies
+    all of that model's rows; other models keep the package's. Catches profiles mixed from
+    two folders, or an override that is never read."""
     shipped = load_profile_rows("bert")
     mine = tmp_path / "mine"
-    for sub in ("profiles", "pollux/scalability"):
-        (mine / sub).mkdir(parents=True)
-    (mine / "profiles" / "pollux_bert_placements.csv").write_text(
-        "placement,local_bsz,step_time,sync_time\n1,8,0.5,0.0\n2,8,0.5,0.01\n"
-    )
-    (mine / "pollux" / "scalability" / "bert.csv").write_text(
-        "num_nodes,num_replicas,local_bsz,step_time,sync_time\n2,4,8,0.5,0.2\n"
+    _user_profiles(
+        mine, "bert", placements=PLACEMENTS, scalability=SCALABILITY, efficiency=EFFICIENCY
     )
     monkeypatch.setenv("DDLSCHED_DATA", str(mine))
     rows = load_profile_rows("bert")
@@ -180,6 +191,216 @@ def test_a_models_profiles_come_from_one_folder(
     assert len(shipped.local_bsz) == csv_rows(
         bundled_data_dir() / "profiles" / "pollux_bert_placements.csv"
     ) + csv_rows(bundled_data_dir() / "pollux" / "scalability" / "bert.csv")
+
+
+@pytest.mark.parametrize("kept", ["placements", "scalability", "efficiency"])
+def test_a_folder_with_part_of_a_models_profiles_is_refused(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, kept: str
+) -> None:
+    """A user folder holding only one of a model's three kinds of profile file is an error
+    naming what it holds and what it lacks, never silently ignored nor mixed with the
+    package's other two. Catches a lookup keyed on one file alone."""
+    mine = tmp_path / "mine"
+    _user_profiles(
+        mine, "cifar10", placements=PLACEMENTS, scalability=SCALABILITY, efficiency=EFFICIENCY
+    )
+    paths = {
+        "placements": mine / "profiles" / "pollux_cifar10_placements.csv",
+        "scalability": mine / "pollux" / "scalability" / "cifar10.csv",
+        "efficiency": mine / "pollux" / "efficiency" / "cifar10_64.csv",
+    }
+    for name, path in paths.items():
+        if name != kept:
+            path.unlink()
+    monkeypatch.setenv("DDLSCHED_DATA", str(mine))
+    with pytest.raises(InputError, match=rf"mine: holds .*{kept[:5]}.* but not .*one folder"):
+        load_profile_rows("cifar10")
+
+
+@pytest.mark.parametrize(
+    ("file", "text", "expected"),
+    [
+        (
+            "placements",
+            PLACEMENTS.replace("0.5,0.0", "abc,0.0"),
+            r"line 2: column step_time: not a number: 'abc'",
+        ),
+        (
+            "placements",
+            PLACEMENTS.replace("2,8,0.5,0.01", "2,8"),
+            r"line 3: column step_time: not a number: ''",
+        ),
+        (
+            "placements",
+            PLACEMENTS.replace("1,8", "10,8"),
+            r"line 2: column placement: expected GPUs per node",
+        ),
+        (
+            "scalability",
+            SCALABILITY.replace("2,4,8", "2,0,8"),
+            r"line 2: column num_replicas: expected a whole number >= 1",
+        ),
+        (
+            "scalability",
+            SCALABILITY.replace("0.2", "nan"),
+            r"line 2: column sync_time: expected a finite number >= 0",
+        ),
+        ("placements", "placement,local_bsz,step_time,sync_time\n", r"placements.csv: no rows"),
+        (
+            "scalability",
+            "num_nodes,local_bsz\n2,8\n",
+            r"line 1: missing column\(s\) \['num_replicas'",
+        ),
+        (
+            "efficiency",
+            "progress,iteration,metric,grad_sqr,grad_var\n",
+            r"cifar10_64.csv: no rows",
+        ),
+        (
+            "efficiency",
+            EFFICIENCY.replace("2.0", "-1"),
+            r"line 2: column grad_var: expected a finite",
+        ),
+    ],
+)
+def test_a_bad_user_profile_is_named_by_file_line_and_column(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, file: str, text: str, expected: str
+) -> None:
+    """Each kind of damage in a user's profile files (a word for a number, a short row, a
+    bad placement, a zero count, a non-finite time, no rows, a missing column) is one
+    input error naming the file, line and column, not a numpy warning or an internal
+    error from deep inside the fit."""
+    from ddlsched.core.elastic.application import load_application
+
+    mine = tmp_path / "mine"
+    contents = {"placements": PLACEMENTS, "scalability": SCALABILITY, "efficiency": EFFICIENCY}
+    contents[file] = text
+    _user_profiles(mine, "cifar10", **contents)
+    monkeypatch.setenv("DDLSCHED_DATA", str(mine))
+    with pytest.raises(InputError, match=expected):
+        load_application("cifar10", root=mine)
+
+
+def test_the_package_profiles_fit_as_before_for_every_model() -> None:
+    """The shipped profiles load for every model with their full row counts (the readers'
+    checks refuse none of the real rows)."""
+    from ddlsched.core.elastic.application import MODELS
+
+    root = bundled_data_dir()
+    for model in MODELS:
+        rows = load_profile_rows(model)
+        expected = csv_rows(root / "profiles" / f"pollux_{model}_placements.csv") + csv_rows(
+            root / "pollux" / "scalability" / f"{model}.csv"
+        )
+        assert len(rows.local_bsz) == expected, model
+
+
+@pytest.mark.parametrize("value", ["missing", "file"])
+def test_a_data_setting_that_is_not_a_folder_is_refused(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, value: str
+) -> None:
+    """``DDLSCHED_DATA`` naming a missing folder or a file is an error naming the setting,
+    for traces and for profiles alike, never a silent fall back to the package's data.
+    Catches a typo in the setting that goes unnoticed."""
+    target = tmp_path / "data"
+    if value == "file":
+        target.write_text("x")
+    monkeypatch.setenv("DDLSCHED_DATA", str(target))
+    expected = "not a folder" if value == "file" else "no such folder"
+    with pytest.raises(InputError, match=rf"DDLSCHED_DATA=.*data': {expected}"):
+        resolve_trace("tiresias_60_job.csv")
+    with pytest.raises(InputError, match=expected):
+        data_path("profiles", "gavel_throughputs.csv")
+
+
+def test_an_empty_data_setting_means_the_package(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """``DDLSCHED_DATA=`` (empty) is unset: the working folder is not a data folder, so a
+    stray ``traces/`` there is not searched. Catches an empty setting read as '.'."""
+    monkeypatch.setenv("DDLSCHED_DATA", "")
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "traces").mkdir()
+    (tmp_path / "traces" / "tiresias_60_job.csv").write_text("x\n")
+    assert resolve_trace("tiresias_60_job.csv").is_relative_to(bundled_data_dir())
+
+
+@pytest.mark.parametrize("where", ["here", "user"])
+@pytest.mark.parametrize("entry", ["broken link", "folder"])
+def test_an_entry_that_is_not_a_file_is_named_not_skipped(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, where: str, entry: str
+) -> None:
+    """A broken link or a folder where the trace (or a profile) should be, in the working
+    folder or the user's data folder, is an error naming it, never a reason to read the
+    package's file instead. Catches lookups that test existence or file-ness alone."""
+    mine = tmp_path / "mine"
+    (mine / "traces").mkdir(parents=True)
+    (mine / "profiles").mkdir()
+    here = tmp_path / "here"
+    here.mkdir()
+    monkeypatch.chdir(here)
+    monkeypatch.setenv("DDLSCHED_DATA", str(mine))
+    places = [here / "tiresias_60_job.csv"] if where == "here" else [
+        mine / "traces" / "tiresias_60_job.csv", mine / "profiles" / "gavel_throughputs.csv"
+    ]  # fmt: skip
+    for place in places:
+        if entry == "folder":
+            place.mkdir()
+        else:
+            place.symlink_to(tmp_path / "nowhere.csv")
+    expected = "is a folder, not a file" if entry == "folder" else "a broken link"
+    with pytest.raises(InputError, match=expected):
+        resolve_trace("tiresias_60_job.csv")
+    if where == "user":
+        with pytest.raises(InputError, match=expected):
+            data_path("profiles", "gavel_throughputs.csv")
+
+
+def test_a_name_in_two_places_of_one_folder_is_ambiguous(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """A bare name matching both ``traces/`` and ``pollux/workloads/`` of one data folder is
+    refused naming both, not resolved by a hidden order. Catches a lookup that takes the
+    first match silently."""
+    mine = tmp_path / "mine"
+    for sub in ("traces", "pollux/workloads"):
+        (mine / sub).mkdir(parents=True)
+        (mine / sub / "mine.csv").write_text("x\n")
+    monkeypatch.setenv("DDLSCHED_DATA", str(mine))
+    (tmp_path / "empty").mkdir()
+    monkeypatch.chdir(tmp_path / "empty")
+    with pytest.raises(
+        InputError, match=r"mine: ambiguous \(.*traces/mine.csv.*workloads/mine.csv"
+    ):
+        resolve_trace("mine")
+
+
+def test_a_path_that_climbs_or_is_absolute_is_taken_as_it_is(no_user_data: Path) -> None:
+    """``../traces/tiresias_60_job.csv`` or an absolute path that does not exist is 'no such
+    file', never looked up in the data folders (a mistyped path would otherwise read the
+    package's copy). Catches a lookup of every relative path under the data folders."""
+    for name in ("../traces/tiresias_60_job.csv", "../../data/traces/tiresias_60_job",
+                 str(no_user_data / "tiresias_60_job.csv")):  # fmt: skip
+        with pytest.raises(InputError, match=r"no such file$"):
+            resolve_trace(name)
+
+
+def test_a_top_level_user_file_and_a_local_csv_are_found(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """A trace at the top of ``$DDLSCHED_DATA`` is found by its bare name, and a file of the
+    working folder named without ``.csv`` wins over the package's file of that name.
+    Catches a lookup that skips the folder itself or the working folder."""
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    (mine / "top.csv").write_text("x\n")
+    here = tmp_path / "here"
+    here.mkdir()
+    (here / "philly_jobs.csv").write_text("y\n")
+    monkeypatch.setenv("DDLSCHED_DATA", str(mine))
+    monkeypatch.chdir(here)
+    assert resolve_trace("top") == mine / "top.csv"
+    assert resolve_trace("philly_jobs") == Path("philly_jobs.csv")
 
 
 def test_a_pollux_workload_loads_by_its_bare_name(no_user_data: Path) -> None:
@@ -253,3 +474,28 @@ def test_the_data_command_lists_every_file_with_rows_source_and_licence(
         line = next(li for li in table.splitlines() if li.split(" ")[0].endswith("/" + name))
         assert f" {rows:,} " in line
     assert "DDLSCHED_DATA" not in table
+
+
+def test_the_data_command_names_the_files_a_user_folder_replaces(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """With ``DDLSCHED_DATA`` set, ``ddlsched data`` names each shipped file the folder
+    replaces (and only those), in the table and in ``--json``. Catches a listing that
+    shows the package's rows as if they were read."""
+    import json
+
+    from ddlsched.cli import main
+
+    mine = tmp_path / "mine"
+    (mine / "traces").mkdir(parents=True)
+    (mine / "traces" / "muri_trace1.csv").write_text("x\n")
+    (mine / "traces" / "unrelated.csv").write_text("x\n")
+    monkeypatch.setenv("DDLSCHED_DATA", str(mine))
+    assert main(["data", "--json"]) == 0
+    listed = json.loads(capsys.readouterr().out)
+    assert listed["overridden"] == ["traces/muri_trace1.csv"]
+    assert Path(listed["user_folder"]) == mine
+    assert main(["data"]) == 0
+    table = capsys.readouterr().out
+    assert "replaces 1 of these" in table
+    assert f"traces/muri_trace1.csv: read from {mine / 'traces' / 'muri_trace1.csv'}" in table

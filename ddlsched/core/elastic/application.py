@@ -42,16 +42,18 @@ import csv
 import dataclasses
 import functools
 import math
+import os
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
+from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from ddlsched.core.data import data_root
+from ddlsched.core.data import data_roots
 from ddlsched.core.elastic.throughput import (
     FitError,
     PerfParams,
@@ -271,66 +273,141 @@ class Application:
 
 def load_profile_rows(model: str, root: Path | None = None) -> ProfileRows:
     """Every measured row of a model: the placements file and the scalability file, from
-    ``root`` or else the first data folder holding the model's placements file."""
+    ``root`` or else the data folder holding the model's profiles (:func:`_model_root`).
+
+    Raises
+    ------
+    InputError
+        A missing file or column, a file without rows, or a bad value (naming the file,
+        line and column).
+    """
     base = root or _model_root(model)
-    nodes: list[int] = []
-    reps: list[int] = []
-    bsz: list[int] = []
-    step: list[float] = []
-    sync: list[float] = []
-    placements = base / "profiles" / f"pollux_{model}_placements.csv"
-    for row in _read_csv(placements, ("placement", "local_bsz", "step_time", "sync_time")):
-        digits = row["placement"]
-        nodes.append(len(digits))
-        reps.append(sum(int(d) for d in digits))
-        bsz.append(int(row["local_bsz"]))
-        step.append(float(row["step_time"]))
-        sync.append(float(row["sync_time"]))
-    scalability = base / "pollux" / "scalability" / f"{model}.csv"
-    columns = ("num_nodes", "num_replicas", "local_bsz", "step_time", "sync_time")
-    for row in _read_csv(scalability, columns):
-        nodes.append(int(row["num_nodes"]))
-        reps.append(int(row["num_replicas"]))
-        bsz.append(int(row["local_bsz"]))
-        step.append(float(row["step_time"]))
-        sync.append(float(row["sync_time"]))
+    placements = _read_table(
+        base / "profiles" / f"pollux_{model}_placements.csv",
+        {"placement": _placement, "local_bsz": _count, "step_time": _seconds,
+         "sync_time": _seconds},
+    )  # fmt: skip
+    scalability = _read_table(
+        base / "pollux" / "scalability" / f"{model}.csv",
+        {"num_nodes": _count, "num_replicas": _count, "local_bsz": _count,
+         "step_time": _seconds, "sync_time": _seconds},
+    )  # fmt: skip
+    nodes = [len(p) for p in placements["placement"]] + scalability["num_nodes"]
+    reps = [sum(map(int, p)) for p in placements["placement"]] + scalability["num_replicas"]
+    columns = ("local_bsz", "step_time", "sync_time")
+    bsz, step, sync = (placements[c] + scalability[c] for c in columns)
     return ProfileRows(
         np.array(nodes), np.array(reps), np.array(bsz), np.array(step), np.array(sync)
     )
 
 
+def _model_files(model: str, root: Path) -> dict[str, bool]:
+    """Which of a model's profile files ``root`` holds (a link counts, broken or not)."""
+    efficiency = root / "pollux" / "efficiency"
+    return {
+        f"profiles/pollux_{model}_placements.csv": os.path.lexists(
+            root / "profiles" / f"pollux_{model}_placements.csv"
+        ),
+        f"pollux/scalability/{model}.csv": os.path.lexists(
+            root / "pollux" / "scalability" / f"{model}.csv"
+        ),
+        f"pollux/efficiency/{model}_BATCH.csv": efficiency.is_dir()
+        and any(efficiency.glob(f"{model}_*.csv")),
+    }
+
+
 def _model_root(model: str) -> Path:
-    """The data folder a model's profiles are read from: one folder for all its files."""
-    return data_root("profiles", f"pollux_{model}_placements.csv")
+    """The data folder a model's profiles are read from: the first that holds any of them,
+    which must then hold them all (profiles measured apart are never mixed).
+
+    Raises
+    ------
+    InputError
+        If a data folder holds some of the model's files but not all, naming which.
+    """
+    for root in data_roots():
+        held = _model_files(model, root)
+        if any(held.values()):
+            lacking = [name for name, present in held.items() if not present]
+            if lacking:
+                kept = [name for name, present in held.items() if present]
+                raise InputError(
+                    f"{root}: holds {', '.join(kept)} but not {', '.join(lacking)} (a model's "
+                    "profiles are read from one folder)"
+                )
+            return root
+    raise InputError(f"{model}: no profiles in {', '.join(map(str, data_roots()))}")
 
 
-def _read_csv(path: Path, columns: tuple[str, ...]) -> list[dict[str, str]]:
-    if not path.exists():
+def _placement(text: str) -> str:
+    if not text or not text.isdigit() or "0" in text:
+        raise ValueError("expected GPUs per node, one digit 1-9 a node")
+    return text
+
+
+def _count(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise ValueError("expected a whole number >= 1")
+    return value
+
+
+def _seconds(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value) or value < 0:
+        raise ValueError("expected a finite number >= 0")
+    return value
+
+
+def _read_table(path: Path, columns: Mapping[str, Callable[[str], Any]]) -> dict[str, list[Any]]:
+    """The typed values of ``columns`` (name to converter) of a CSV file, by column.
+
+    Raises
+    ------
+    InputError
+        A missing or unreadable file, a missing column, no rows, or a value its converter
+        refuses, naming the file, the line and the column.
+    """
+    if not path.is_file():
         raise InputError(f"{path}: no such data file")
+    values: dict[str, list[Any]] = {column: [] for column in columns}
     with path.open(newline="", encoding="utf-8") as handle:
         reader = csv.DictReader(handle)
         missing = [c for c in columns if c not in (reader.fieldnames or [])]
         if missing:
-            raise InputError(f"{path}: missing column(s) {missing}")
-        return list(reader)
+            raise InputError(f"{path}: line 1: missing column(s) {missing}")
+        for row in reader:
+            for column, convert in columns.items():
+                text = (row.get(column) or "").strip()
+                try:
+                    values[column].append(convert(text))
+                except ValueError as error:
+                    reason = str(error) if "expected" in str(error) else "not a number"
+                    raise InputError(
+                        f"{path}: line {reader.line_num}: column {column}: {reason}: {text!r}"
+                    ) from None
+    if not next(iter(values.values())):
+        raise InputError(f"{path}: no rows")
+    return values
 
 
 def _efficiency_tables(model: str, base: Path) -> tuple[NDArray, NDArray, NDArray, NDArray]:
     pattern = re.compile(rf"^{re.escape(model)}_(\d+)\.csv$")
-    runs: dict[int, list[dict[str, str]]] = {}
+    runs: dict[int, dict[str, list[Any]]] = {}
     for path in sorted((base / "pollux" / "efficiency").glob(f"{model}_*.csv")):
         match = pattern.match(path.name)
         if match:
-            runs[int(match.group(1))] = _read_csv(
-                path, ("progress", "iteration", "grad_sqr", "grad_var")
+            runs[int(match.group(1))] = _read_table(
+                path, {"progress": _seconds, "grad_sqr": _seconds, "grad_var": _seconds}
             )
     if not runs:
         raise InputError(f"{base / 'pollux' / 'efficiency'}: no {model}_BATCH.csv files")
     sizes = sorted(runs)
-    epochs = min(len(rows) for rows in runs.values())
-    sqr = np.array([[float(r["grad_sqr"]) for r in runs[b][:epochs]] for b in sizes])
-    var = np.array([[float(r["grad_var"]) for r in runs[b][:epochs]] for b in sizes])
-    progress = np.array([[float(r["progress"]) for r in runs[b][:epochs]] for b in sizes])
+    epochs = min(len(run["progress"]) for run in runs.values())
+    sqr, var, progress = (
+        np.array([runs[b][c][:epochs] for b in sizes])
+        for c in ("grad_sqr", "grad_var", "progress")
+    )
     return np.array(sizes), sqr, var, progress.min(axis=0)
 
 
