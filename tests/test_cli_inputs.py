@@ -157,3 +157,26 @@ def test_a_sweep_setting_fixed_and_varied_differently_is_refused_naming_both(
     assert f"generator.{key} = {fixed} contradicts sweep.grid.{key} = {grid}" in message
     path.write_text(body.format(key=key, grid=f"[{fixed}]") + f"{key} = {fixed}\n")
     assert read_sweep(path).grid == {key: [int(fixed)]}
+
+
+@pytest.mark.parametrize("value", ["", " ", ",", " , "])
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["simulate", "--trace", "TRACE", *_CLUSTER, "--columns"],
+        ["bound", "--trace", "TRACE", *_CLUSTER, "--columns"],
+        ["compare", "--jobs", "2", "--instances", "1", "--methods"],
+    ],
+)
+def test_an_empty_columns_or_methods_value_is_refused(
+    command: list[str], value: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``--columns`` (simulate, bound) and ``compare --methods`` given an empty or blank
+    value are refused (exit 2) naming the option and what it expects, instead of being
+    read as no mapping or as every method."""
+    trace = tmp_path / "t.csv"
+    trace.write_text(_TRACE)
+    args = [str(trace) if part == "TRACE" else part for part in command]
+    assert main([*args, value]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"ddlsched: error: {command[-1]}: expected ") and repr(value) in err

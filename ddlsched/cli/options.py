@@ -77,6 +77,15 @@ def non_negative(text: str) -> float:
     return float(_number(text, float, lambda v: 0 <= v <= 1e12, "a number >= 0 (at most 1e12)"))
 
 
+def name_list(text: str, option: str) -> tuple[str, ...]:
+    """Names separated by commas (``fifo,asrpt``); a value with no name at all is refused,
+    naming ``option``, not read as the defaults."""
+    names = tuple(name for name in (part.strip() for part in text.split(",")) if name)
+    if not names:
+        raise InputError(f"{option}: expected one or more names separated by commas, got {text!r}")
+    return names
+
+
 def type_list(convert: Callable[[str], Any]) -> Callable[[str], tuple[tuple[str, Any], ...]]:
     """An argparse type for ``name:value,name:value`` (GPU types), values by ``convert``;
     each type is named once."""

@@ -60,7 +60,7 @@ def load_replay(args: argparse.Namespace) -> tuple[Any, Any, float, float]:
     from ddlsched.core.io import check_regular_file
     from ddlsched.core.load import at_load, offered_load, scale_arrivals
     from ddlsched.core.model import Cluster, expand_types
-    from ddlsched.core.traces import RowsLeftOut, load_trace, parse_columns
+    from ddlsched.core.traces import RowsLeftOut, load_trace
 
     args.trace = str(resolve_trace(args.trace))  # a bare name: the data folder's file
     check_regular_file(args.trace, "CSV trace")
@@ -83,7 +83,7 @@ def load_replay(args: argparse.Namespace) -> tuple[Any, Any, float, float]:
                 seed=args.seed,
                 limit=args.limit,
                 unnamed=args.unnamed,
-                columns=parse_columns(args.columns) if args.columns else None,
+                columns=None if args.columns is None else _columns(args.columns),
                 time_unit=args.time_unit,
             )
     except ValueError as error:
@@ -120,3 +120,15 @@ def left_out_lines(loaded: Any, trace: str) -> list[str]:
     from ddlsched.core.traces import left_out_report
 
     return left_out_report(loaded.left_out, loaded.rows_read, trace)
+
+
+def _columns(text: str) -> dict[str, str]:
+    """``--columns``: FIELD=COLUMN pairs; an empty value is refused, not read as none."""
+    from ddlsched.core.traces import parse_columns
+
+    if not text.replace(",", "").strip():
+        raise InputError(
+            f"--columns: expected FIELD=COLUMN pairs separated by commas "
+            f"(e.g. submit=submission_time,gpus=num_gpu), got {text!r}"
+        )
+    return parse_columns(text)
