@@ -152,6 +152,11 @@ POLICIES.add(
     "Gavel-style rounds of 6 min: fair by normalised service, fast types to sensitive jobs",
 )
 
+UPPER_BOUND_POLICIES = ("sjf", "asrpt-greedy", "fifo")
+"""Fast non-preemptive policies of :data:`POLICIES` (milliseconds each) whose best schedule
+is an upper bound on ``OPT(A)``: it narrows the LP bound's job windows and starts an exact
+solve of problem A (a smaller incumbent shortens every job's horizon, hence the model)."""
+
 
 def build_policy(
     name: str,

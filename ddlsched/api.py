@@ -171,7 +171,9 @@ def solve(
         if problem is not Problem.A or not bound:
             return result
         dual = LowerBound(result.best_bound, "milp-dual", math.isfinite(result.best_bound))
-        return dataclasses.replace(result, lower_bound=certify(instance, extra=(dual,)))
+        from formulations.certify import combinatorial_bound
+
+        return dataclasses.replace(result, lower_bound=combinatorial_bound(instance, (dual,)))
     if method in policy_names():
         if problem is not Problem.A:
             raise ValueError(f"problem: online methods solve problem A, not {problem.value!r}")
@@ -181,22 +183,20 @@ def solve(
     raise ValueError(f"method: expected one of {', '.join(method_names())}, got {method!r}")
 
 
-ONLINE_STARTS = ("sjf", "asrpt-greedy", "fifo")
-"""The non-preemptive policies whose best schedule starts an exact solve of problem A."""
-
-
 def online_start(instance: Instance) -> Schedule | None:
-    """The best schedule of the :data:`ONLINE_STARTS` policies (milliseconds each), as an
+    """The best schedule of the :data:`~algorithms.registry.UPPER_BOUND_POLICIES`
+    (milliseconds each), as an
     exact method's warm start: a smaller incumbent shortens every job's horizon, hence the
     model. On the three 16-job 4 x 4 instances of ``bench_exact`` it was 168, 232 and 209
     against the list schedules' 170, 247 and 207 (the optima: 168, 232, 204). Only
     schedules the verifier accepts for problem A (non-preemptive) are candidates
     (:func:`formulations.admission.refusal`), so the caller never sees a warm start of
     its own refused."""
+    from algorithms.registry import UPPER_BOUND_POLICIES
     from formulations.admission import refusal
 
     best: Result | None = None
-    for name in ONLINE_STARTS:
+    for name in UPPER_BOUND_POLICIES:
         result = simulate(instance, name, bound=False)
         if result.schedule is None or refusal(instance, Problem.A, result.schedule):
             continue
@@ -307,27 +307,20 @@ def simulate(
         raise KeyboardInterrupt
     if not bound or result.schedule is None:
         return result
-    return dataclasses.replace(result, lower_bound=certify(instance))
+    from formulations.certify import combinatorial_bound
+
+    return dataclasses.replace(result, lower_bound=combinatorial_bound(instance))
 
 
-def certify(instance: Instance, extra: tuple[LowerBound, ...] = ()) -> LowerBound | None:
-    """The best proven lower bound on ``OPT(A)``: the fast bounds of
-    :mod:`formulations.lower_bounds` and any ``extra`` ones (a MILP's dual bound)."""
-    from formulations.lower_bounds import best_lower_bound, lower_bounds
+def best_policy_objective(instance: Instance, policies: tuple[str, ...] | None = None) -> float:
+    """The least ``sum w C`` of ``policies`` (default
+    :data:`~algorithms.registry.UPPER_BOUND_POLICIES`) on ``instance``: a feasible
+    schedule's objective, hence an upper bound on ``OPT(A)`` (it narrows the LP bound's
+    job windows)."""
+    from algorithms.registry import UPPER_BOUND_POLICIES
 
-    return best_lower_bound([*lower_bounds(instance), *extra])
-
-
-UPPER_BOUND_POLICIES = ("sjf", "asrpt-greedy", "fifo")
-"""Fast policies whose best objective serves as an upper bound on ``OPT(A)``."""
-
-
-def best_policy_objective(
-    instance: Instance, policies: tuple[str, ...] = UPPER_BOUND_POLICIES
-) -> float:
-    """The least ``sum w C`` of ``policies`` on ``instance``: a feasible schedule's objective,
-    hence an upper bound on ``OPT(A)`` (it narrows the LP bound's job windows)."""
-    return min(simulate(instance, policy, bound=False).objective for policy in policies)
+    chosen = UPPER_BOUND_POLICIES if policies is None else policies
+    return min(simulate(instance, policy, bound=False).objective for policy in chosen)
 
 
 def lower_bounds(

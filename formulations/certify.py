@@ -32,10 +32,11 @@ from ddlsched.core.result import LowerBound, Result, SolveStatus
 from formulations.lower_bounds import best_lower_bound, lower_bounds
 
 
-def combinatorial_bound(instance: Instance) -> LowerBound | None:
-    """The best of the fast bounds of :mod:`formulations.lower_bounds` (milliseconds on
-    the instances exact methods solve)."""
-    return best_lower_bound(lower_bounds(instance))
+def combinatorial_bound(instance: Instance, extra: Sequence[LowerBound] = ()) -> LowerBound | None:
+    """The best proven lower bound on ``OPT(A)`` among the fast bounds of
+    :mod:`formulations.lower_bounds` (milliseconds on the instances exact methods solve)
+    and any ``extra`` ones (a MILP's dual bound)."""
+    return best_lower_bound([*lower_bounds(instance), *extra])
 
 
 def with_best_bound(

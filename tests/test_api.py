@@ -141,15 +141,16 @@ def test_same_seed_same_schedule() -> None:
 
 def test_online_start_is_the_best_non_preemptive_policy_schedule() -> None:
     """The exact methods' default start for problem A: feasible, non-preemptive, and the
-    least objective of the ONLINE_STARTS policies (not the first, not the last)."""
-    from ddlsched.api import ONLINE_STARTS, online_start
+    least objective of the UPPER_BOUND_POLICIES (not the first, not the last)."""
+    from algorithms.registry import UPPER_BOUND_POLICIES
+    from ddlsched.api import online_start
     from ddlsched.core.generators import GeneratorConfig, generate
 
     instance = generate(GeneratorConfig.exact_friendly(16, 4, 4, 1.0), 2)
     start = online_start(instance)
     assert start is not None and verify(instance, start).feasible
     assert all(entry.pieces is None for entry in start.jobs)
-    objectives = [simulate(instance, name, bound=False).objective for name in ONLINE_STARTS]
+    objectives = [simulate(instance, name, bound=False).objective for name in UPPER_BOUND_POLICIES]
     ends = {entry.id: entry.end for entry in start.jobs}
     mine = sum(job.weight * (ends[job.id] or 0.0) for job in instance.jobs)
     assert mine == pytest.approx(min(objectives))

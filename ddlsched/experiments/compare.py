@@ -10,12 +10,13 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from ddlsched.api import certify, solve
+from ddlsched.api import solve
 from ddlsched.core.alpha import rho as rho_of_instance
 from ddlsched.core.generators import GeneratorConfig, generate
 from ddlsched.core.model import Instance
 from ddlsched.core.params import ExactParams, OnlineParams
 from ddlsched.core.result import Result
+from formulations.certify import combinatorial_bound
 
 
 @dataclass(frozen=True)
@@ -238,7 +239,9 @@ def compare(
                     rho_value,
                     factor * rho_value,
                     verified,
-                    fast.value if (fast := certify(instance)) is not None else math.nan,
+                    fast.value
+                    if (fast := combinatorial_bound(instance)) is not None
+                    else math.nan,
                 )
             )
             if progress is not None:

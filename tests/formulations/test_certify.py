@@ -271,11 +271,10 @@ def test_an_invalid_bound_never_lends_its_flow_value() -> None:
     """Catches the flow bound taken over every bound instead of the valid ones: an invalid
     (stopped) LP bound carrying a flow value of 1000 must not raise the certified flow
     bound on the ring instance above FIFO's flow time (15)."""
-    from ddlsched import api
     from tests.examples import ring_instance
 
     instance = ring_instance()
-    bound = api.certify(
+    bound = combinatorial_bound(
         instance, extra=(LowerBound(math.nan, "stopped-lp", False, flow_value=1000.0),)
     )
     fifo = simulate(instance, "fifo")
