@@ -38,7 +38,7 @@ from algorithms.mapping import FreeGPUs
 from algorithms.policy import Policy, check_policy
 from algorithms.prediction.view import JobView
 from ddlsched.core.alpha import AlphaMinCache, alpha
-from ddlsched.core.model import Instance, Piece, Problem, Schedule, ScheduledJob
+from ddlsched.core.model import Instance, Job, Piece, Problem, Schedule, ScheduledJob
 from ddlsched.core.params import DEFAULT_RESTART_COST
 from ddlsched.core.result import Result, SolveStatus
 
@@ -231,26 +231,47 @@ class _Simulation:
             acted = True
         return acted
 
+    def _dispatched(self, item: object) -> tuple[JobView, tuple[int, ...], Job]:
+        """One ``(job view, mapping)`` pair the policy dispatched, checked: a pair, the
+        view of a job of the instance, one server per node, every server on the cluster
+        (before ``take()``: -1 would index the last server)."""
+        name = self.policy.name
+        if not (isinstance(item, tuple | list) and len(item) == 2):
+            raise TypeError(
+                f"policy {name!r}: dispatch() yielded {item!r}; expected (job, mapping) "
+                "pairs, the job as the view on_arrival() was given"
+            )
+        view, mapping = item
+        job = self.by_id.get(getattr(view, "id", None)) if isinstance(view, JobView) else None
+        if job is None:
+            given = f"the job id {view!r}" if isinstance(view, str) else repr(view)
+            raise TypeError(
+                f"policy {name!r}: dispatch() yielded {given} as a job; expected the JobView "
+                "on_arrival() was given for it"
+            )
+        if len(mapping) != job.gpus:
+            raise RuntimeError(
+                f"policy {name!r} mapped {len(mapping)} nodes of job {job.id!r}, "
+                f"which has {job.gpus}"
+            )
+        last = self.instance.cluster.num_servers - 1
+        for server in set(mapping):
+            if isinstance(server, bool) or not (
+                isinstance(server, int | np.integer) and 0 <= server <= last
+            ):
+                raise RuntimeError(
+                    f"policy {name!r} mapped job {job.id!r} onto server {server!r}; the "
+                    f"cluster has servers 0 to {last}"
+                )
+        return view, mapping, job
+
     def start(self, now: float) -> bool:
         """Start (or resume) what the policy dispatches, checking every mapping."""
         acted = False
         cluster = self.instance.cluster
-        for view, mapping in self.policy.dispatch(now, self.free):
-            job = self.by_id[view.id]
-            if len(mapping) != job.gpus:
-                raise RuntimeError(
-                    f"policy {self.policy.name!r} mapped {len(mapping)} nodes of job "
-                    f"{job.id!r}, which has {job.gpus}"
-                )
+        for item in self.policy.dispatch(now, self.free):
+            view, mapping, job = self._dispatched(item)
             servers = set(mapping)
-            for server in servers:  # before take(): -1 would index the last server
-                if isinstance(server, bool) or not (
-                    isinstance(server, int | np.integer) and 0 <= server < cluster.num_servers
-                ):
-                    raise RuntimeError(
-                        f"policy {self.policy.name!r} mapped job {job.id!r} onto server "
-                        f"{server!r}; the cluster has servers 0 to {cluster.num_servers - 1}"
-                    )
             try:
                 self.free.take(mapping)
             except ValueError as error:  # GPUs already taken: the policy's or its mapper's slip

@@ -180,3 +180,83 @@ def test_an_empty_columns_or_methods_value_is_refused(
     assert main([*args, value]) == 2
     err = capsys.readouterr().err
     assert err.startswith(f"ddlsched: error: {command[-1]}: expected ") and repr(value) in err
+
+
+@pytest.mark.parametrize(
+    ("given", "expected"),
+    [
+        (None, "schedule: expected a Schedule, got NoneType (None: the run gave no schedule"),
+        ("s.json", "schedule: expected a Schedule, got str"),
+        ({"jobs": []}, "schedule: expected a Schedule, got dict"),
+    ],
+)
+def test_write_schedule_of_something_else_names_what_was_given(
+    given: object, expected: str, tmp_path: Path
+) -> None:
+    """``write_schedule`` given no schedule (None, a file name, a dict) raises a TypeError
+    naming what it got and what it expects, writes nothing; a Result is pointed to its
+    ``.schedule``."""
+    from ddlsched.api import solve
+    from ddlsched.core.io import write_schedule
+    from ddlsched.core.model import Cluster, Instance, Job
+
+    with pytest.raises(TypeError, match=expected.replace("(", r"\(")):
+        write_schedule(given, tmp_path / "s.json")  # type: ignore[arg-type]
+    result = solve(Instance(Cluster((2,), 2.0, 1.0), (Job("a", 0.0, 1, 1.0, 1),)), "fifo")
+    with pytest.raises(TypeError, match=r"got Result; a Result\? write its \.schedule"):
+        write_schedule(result, tmp_path / "s.json")  # type: ignore[arg-type]
+    assert not (tmp_path / "s.json").exists()
+
+
+class _YieldsIds:
+    """A user policy that dispatches job ids (or other wrong things) instead of views."""
+
+    name = "yields-ids"
+
+    def __init__(self, shape: str) -> None:
+        self.shape, self.waiting = shape, []
+
+    def on_arrival(self, job, now):  # type: ignore[no-untyped-def]
+        self.waiting.append(job)
+
+    def dispatch(self, now, free):  # type: ignore[no-untyped-def]
+        while self.waiting:
+            job = self.waiting.pop()
+            mapping = (0,) * job.gpus
+            yield {"id": (job.id, mapping), "view": job, "unknown": (object(), mapping)}[
+                self.shape
+            ]
+
+    def on_start(self, *args):  # type: ignore[no-untyped-def]
+        pass
+
+    on_completion = on_preempt = on_start
+
+    def preempt(self, now, running):  # type: ignore[no-untyped-def]
+        return ()
+
+    def next_wakeup(self):  # type: ignore[no-untyped-def]
+        return None
+
+
+@pytest.mark.parametrize(
+    ("shape", "expected"),
+    [
+        ("id", "dispatch() yielded the job id 'a' as a job; expected the JobView"),
+        ("view", "dispatch() yielded JobView(.*); expected \\(job, mapping\\) pairs"),
+        ("unknown", "dispatch() yielded <object object at .*> as a job; expected the JobView"),
+    ],
+)
+def test_a_policy_dispatching_something_else_than_view_and_mapping_is_named(
+    shape: str, expected: str
+) -> None:
+    """A user policy whose ``dispatch`` yields a job id, a bare view, or an object that is
+    no job's view gets a TypeError naming the policy, what it yielded and what is expected
+    (not an AttributeError from inside the simulator)."""
+    from ddlsched.api import simulate
+    from ddlsched.core.model import Cluster, Instance, Job
+
+    instance = Instance(Cluster((2,), 2.0, 1.0), (Job("a", 0.0, 1, 1.0, 1),))
+    pattern = "policy 'yields-ids': " + expected.replace("()", r"\(\)")
+    with pytest.raises(TypeError, match=pattern):
+        simulate(instance, _YieldsIds(shape), bound=False)

@@ -396,5 +396,19 @@ def write_instance(instance: Instance, path: str | os.PathLike[str]) -> None:
 
 
 def write_schedule(schedule: Schedule, path: str | os.PathLike[str]) -> None:
-    """Write ``schedule`` as ``ddlsched.schedule/1``."""
+    """Write ``schedule`` as ``ddlsched.schedule/1``.
+
+    Raises
+    ------
+    TypeError
+        If ``schedule`` is not a :class:`Schedule` (``None``: a run that found none; a
+        result: its ``.schedule`` is what to write), naming what was given.
+    """
+    if not isinstance(schedule, Schedule):
+        hint = ""
+        if schedule is None:
+            hint = " (None: the run gave no schedule; check result.status before writing)"
+        elif hasattr(schedule, "schedule"):
+            hint = "; a Result? write its .schedule"
+        raise TypeError(f"schedule: expected a Schedule, got {type(schedule).__name__}{hint}")
     write_text_atomic(path, dumps(schedule.to_dict()))
