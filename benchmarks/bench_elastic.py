@@ -2,7 +2,7 @@
 
 Runs the eight 160-job workloads (``workload-1.csv`` ... ``workload-8.csv``, shipped) with
 each elastic policy on 16 nodes x 4 GPUs (60 s rounds, 30 s restarts), checks
-every run with the independent check (:func:`algorithms.elastic.verify.check_elastic`),
+every run with the independent check (:func:`proofs_checks.elastic.check_elastic`),
 and prints: the throughput fit's error per model, the mean JCT and the flow ratio
 (:mod:`formulations.elastic_bounds`) per workload
 and policy, the published workload-6 figures beside ours, and each policy's
@@ -23,7 +23,7 @@ import statistics
 import time
 
 from algorithms.elastic import ELASTIC_POLICIES, simulate_elastic
-from algorithms.elastic.verify import check_elastic
+from proofs_checks.elastic import check_elastic
 from ddlsched.core.elastic import MODELS, ElasticCluster, load_application, load_pollux_workload
 from ddlsched.core.data import data_path
 from formulations.elastic_bounds import elastic_flow_bound

@@ -1,1 +1,1 @@
-"""Independent checks of the theory: the schedule verifier, bounds, claims."""
+"""Independent checks: the schedule verifier, the elastic runs' check, bounds, claims."""

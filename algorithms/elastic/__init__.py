@@ -9,8 +9,10 @@
 - :mod:`~algorithms.elastic.hesrpt`: ``asrpt-elastic`` (SRPT order on the
   remaining work, heSRPT widths);
 - :mod:`~algorithms.elastic.round_milp`: the per-round multiple-choice knapsack (HiGHS);
-- :mod:`~algorithms.elastic.packing`: placing GPU counts on nodes;
-- :mod:`~algorithms.elastic.verify`: recomputes a run from its record.
+- :mod:`~algorithms.elastic.packing`: placing GPU counts on nodes.
+
+Every run is checked by :mod:`proofs_checks.elastic`, which recomputes it from its record
+with none of this code.
 
 :data:`ELASTIC_POLICIES` maps each policy's name to a factory of a fresh policy.
 """

@@ -6,7 +6,7 @@ asked for); ``simulate`` then runs the elastic simulator
 (:func:`algorithms.elastic.simulate_elastic`, 60 s rounds) with a policy of
 :data:`algorithms.elastic.ELASTIC_POLICIES` (``pollux``, ``sia``, ``asrpt-elastic``,
 ``las-pollux``, ``fifo``), and checks the run with the independent
-:func:`algorithms.elastic.verify.check_elastic`.
+:func:`proofs_checks.elastic.check_elastic`.
 """
 
 from __future__ import annotations
@@ -57,7 +57,7 @@ def is_pollux_workload(path: str) -> bool:
 def run(args: argparse.Namespace) -> int:
     """Simulate the workload with the elastic policy; print its JCTs and the check."""
     from algorithms.elastic import ELASTIC_POLICIES, simulate_elastic
-    from algorithms.elastic.verify import check_elastic
+    from proofs_checks.elastic import check_elastic
     from ddlsched.core.elastic import ElasticCluster, load_pollux_workload
     from formulations.elastic_bounds import elastic_flow_bound
 

@@ -19,7 +19,7 @@ import pytest
 
 from algorithms.elastic import ELASTIC_POLICIES, simulate_elastic
 from algorithms.elastic.simulator import Allocation, RoundState
-from algorithms.elastic.verify import check_elastic
+from proofs_checks.elastic import check_elastic
 from ddlsched.core.elastic import (
     MODELS,
     Application,

@@ -17,7 +17,7 @@ from algorithms.elastic.simulator import (
     RoundState,
     simulate_elastic,
 )
-from algorithms.elastic.verify import check_elastic
+from proofs_checks.elastic import check_elastic
 from ddlsched.core.elastic import (
     ElasticCluster,
     ElasticJob,
