@@ -260,3 +260,31 @@ def test_a_policy_dispatching_something_else_than_view_and_mapping_is_named(
     pattern = "policy 'yields-ids': " + expected.replace("()", r"\(\)")
     with pytest.raises(TypeError, match=pattern):
         simulate(instance, _YieldsIds(shape), bound=False)
+
+
+@pytest.mark.parametrize(
+    ("settings", "expected"),
+    [
+        ({"predictor": "graph"}, "predictor: unknown predictor 'graph' (known: oracle"),
+        ({"predictor": "nope"}, "predictor: unknown predictor 'nope'"),
+        ({"predictor": ""}, "predictor: unknown predictor ''"),
+        ({"mapper": "forest"}, "mapper: unknown mapper 'forest' (known: graph"),
+        ({"mapper": "first_fit"}, "mapper: unknown mapper 'first_fit'"),
+        ({"predictor": 3}, "predictor: expected a name, got 3"),
+        ({"mapper": object()}, "mapper: expected a name, got <object"),
+    ],
+)
+def test_online_params_refuse_a_predictor_or_mapper_of_the_wrong_kind(
+    settings: dict[str, object], expected: str
+) -> None:
+    """``OnlineParams`` checks on construction that its predictor is a predictor's name
+    and its mapper a mapper's (a mapper's name as predictor says so), naming the setting,
+    the value and the names known; known names are accepted."""
+    from ddlsched.core.params import OnlineParams
+
+    with pytest.raises(ValueError) as caught:
+        OnlineParams(**settings)  # type: ignore[arg-type]
+    assert str(caught.value).startswith(expected), caught.value
+    if settings == {"predictor": "graph"}:
+        assert str(caught.value).endswith("; 'graph' is a mapper")
+    assert OnlineParams(predictor="forest", mapper="first-fit").mapper == "first-fit"

@@ -13,6 +13,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import tomllib
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
@@ -138,6 +139,28 @@ DEFAULT_RESTART_COST = 1.0
 reference says otherwise."""
 
 
+_PART_NAMES: dict[str, Callable[[], Sequence[str]]] = {}
+"""The names of each kind of part (``"predictor"``, ``"mapper"``), bound by the top floor
+(:mod:`ddlsched.api`) to the registries, which this floor may not import."""
+
+
+def bind_part_names(kind: str, names: Callable[[], Sequence[str]]) -> None:
+    """Let :class:`OnlineParams` check a ``kind`` name against ``names()`` on construction."""
+    _PART_NAMES[kind] = names
+
+
+def _check_part(kind: str, name: str | None) -> None:
+    """Refuse a name that is not a registered ``kind``, saying which kind it is if any."""
+    if name is None or kind not in _PART_NAMES:
+        return
+    known = tuple(_PART_NAMES[kind]())
+    if name in known:
+        return
+    other = [k for k, names in _PART_NAMES.items() if k != kind and name in names()]
+    hint = f"; {name!r} is a {other[0]}" if other else ""
+    raise ValueError(f"{kind}: unknown {kind} {name!r} (known: {', '.join(known)}){hint}")
+
+
 @dataclass(frozen=True)
 class OnlineParams:
     """Settings of an online policy run in the simulator.
@@ -178,10 +201,14 @@ class OnlineParams:
     placement: str = "any"
 
     def __post_init__(self) -> None:
-        if not isinstance(self.predictor, str):
-            raise ValueError(f"predictor: expected a name, got {self.predictor!r}")
-        if self.mapper is not None and not isinstance(self.mapper, str):
-            raise ValueError(f"mapper: expected a name, got {self.mapper!r}")
+        for kind, value in (("predictor", self.predictor), ("mapper", self.mapper)):
+            if not isinstance(value, str) and (kind == "predictor" or value is not None):
+                raise ValueError(
+                    f"{kind}: expected a name, got {value!r}; an object goes to "
+                    f"ddlsched.simulate(..., {kind}=...)"
+                )
+        _check_part("predictor", self.predictor)
+        _check_part("mapper", self.mapper)
         _number(self.noise, "noise", 0, strict=False)
         if self.restart_cost is not None:
             _number(self.restart_cost, "restart_cost", 0, strict=False)
