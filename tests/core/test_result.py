@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import math
 
+import pytest
+
 from ddlsched.core.model import Problem
-from ddlsched.core.result import Result, SolveStatus
+from ddlsched.core.result import ContradictionError, Result, SolveStatus
 
 
 def _result(objective: float, bound: float, status: SolveStatus) -> Result:
@@ -73,3 +75,67 @@ def test_flow_keys_are_null_without_a_bound() -> None:
     summary = result.summary()
     assert summary["flow_lower_bound"] is None and summary["flow_ratio"] is None
     assert summary["flow_gap"] is None
+
+
+MAGNITUDES = (1.0, 1e3, 1e9)
+
+
+def _bounded(objective: float, bound: float, lower: bool) -> Result:
+    """A result of objective ``objective`` bounded by ``bound``: as its ``best_bound``, or
+    (``lower``) as its valid ``lower_bound`` with no ``best_bound``."""
+    from ddlsched.core.result import LowerBound
+
+    return Result(
+        "exact",
+        Problem.A,
+        SolveStatus.FEASIBLE,
+        objective,
+        objective,
+        math.nan if lower else bound,
+        1.0,
+        None,
+        lower_bound=LowerBound(bound, "lp", True) if lower else None,
+    )
+
+
+@pytest.mark.parametrize("lower", [False, True], ids=["best_bound", "lower_bound"])
+@pytest.mark.parametrize("magnitude", MAGNITUDES)
+@pytest.mark.parametrize("excess", [1e-4, 1e-5, 2e-6, 1.2e-6])
+def test_an_objective_below_its_bound_by_more_than_a_millionth_is_a_contradiction(
+    magnitude: float, excess: float, lower: bool
+) -> None:
+    """A bound above the objective by a relative 1e-4 down to just past 1e-6 (1.2e-6), on
+    objectives of 1, 1e3 and 1e9, is refused with ``ContradictionError``. Prevents: a
+    looser tolerance (1e-3) letting a bound 1e-4 above its schedule pass as rounding (a
+    ratio to the bound under 1, or a schedule of another problem under a bound on A)."""
+    with pytest.raises(ContradictionError, match="a contradiction"):
+        _bounded(magnitude, magnitude * (1 + excess), lower)
+
+
+@pytest.mark.parametrize("lower", [False, True], ids=["best_bound", "lower_bound"])
+@pytest.mark.parametrize("magnitude", MAGNITUDES)
+@pytest.mark.parametrize("excess", [1e-7, 5e-7, 0.8e-6])
+def test_an_objective_below_its_bound_by_less_than_a_millionth_is_rounding(
+    magnitude: float, excess: float, lower: bool
+) -> None:
+    """A bound above the objective by a relative 1e-7 up to just short of 1e-6 (0.8e-6),
+    on objectives of 1, 1e3 and 1e9, is rounding: the result is built. Prevents: a
+    tighter or absolute tolerance (a bound 100 above an objective of 1e9, 1e-7 of it,
+    refused)."""
+    result = _bounded(magnitude, magnitude * (1 + excess), lower)
+    assert result.contradiction() is None
+
+
+@pytest.mark.parametrize(("excess", "refused"), [(1.2e-6, True), (0.8e-6, False)])
+@pytest.mark.parametrize("objective", [0.5, 1e-3, 0.0])
+def test_below_one_the_tolerance_is_a_millionth_absolute(
+    objective: float, excess: float, refused: bool
+) -> None:
+    """Below 1 the tolerance is 1e-6 absolute, not relative: a bound 1.2e-6 above an
+    objective of 0.5, 1e-3 or 0 contradicts it, one 0.8e-6 above does not. Prevents:
+    a purely relative tolerance (0.8e-6 above 1e-3 refused) or a looser one."""
+    if refused:
+        with pytest.raises(ContradictionError):
+            _bounded(objective, objective + excess, False)
+    else:
+        assert _bounded(objective, objective + excess, False).contradiction() is None
