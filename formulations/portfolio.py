@@ -56,11 +56,15 @@ import math
 import queue
 import threading
 import time
+from typing import TYPE_CHECKING
 
 from ddlsched.core.model import Instance, Problem, Schedule
 from ddlsched.core.params import ExactParams
 from ddlsched.core.result import LowerBound, Result, SolveStatus
 from formulations.isolation import Cancelled
+
+if TYPE_CHECKING:
+    from formulations.prepared import ModelTooLarge
 
 HEAD_START = 2.0
 """Seconds CP-SAT runs alone before the MILP starts (at most :data:`HEAD_START_SHARE` of the
@@ -112,10 +116,14 @@ def solve_exact(
     met a schedule first (:class:`_Watch`).
     """
     from formulations.certify import combinatorial_bound
+    from formulations.prepared import ModelTooLarge
 
     params = params or ExactParams()
     problem = Problem(problem)
     began = time.perf_counter()
+    refused = slotted_refusal(instance, problem)
+    if refused is not None:
+        return _continuous(instance, problem, params, warm_start, seed, began, refused)
     racing = problem is Problem.A and RACE_BOUNDS
     combinatorial = combinatorial_bound(instance) if racing else None
     race = _Race(instance, problem, params, warm_start, seed, began, racing, combinatorial)
@@ -124,7 +132,57 @@ def solve_exact(
     threads = race.start()
     stop_at = None if params.time_limit is None else began + params.time_limit + STOP_SLACK
     stopped = race.join(threads, stop_at)
-    return _answer(race, stopped)
+    try:
+        return _answer(race, stopped)
+    except ModelTooLarge as error:  # both refused once the modes were known
+        if problem is Problem.A2:
+            raise
+        return _continuous(instance, problem, params, warm_start, seed, began, error)
+
+
+def slotted_refusal(instance: Instance, problem: Problem) -> ModelTooLarge | None:
+    """Why the slotted models of problem A or A1 are certainly too large for ``instance``
+    (:func:`formulations.prepared.estimate_size`, before any mode is enumerated), or
+    ``None``: then the race runs as before. Always ``None`` for A2, which has no
+    continuous-time backend."""
+    from formulations.prepared import ModelTooLarge, estimate_size
+
+    if problem is Problem.A2:
+        return None
+    try:
+        estimate_size(instance, problem)
+    except ModelTooLarge as error:
+        return error
+    return None
+
+
+def _continuous(
+    instance: Instance,
+    problem: Problem,
+    params: ExactParams,
+    warm_start: Schedule | None,
+    seed: int,
+    began: float,
+    refused: ModelTooLarge,
+) -> Result:
+    """Problem A or A1 solved in continuous time (:mod:`formulations.continuous`) where the
+    slotted models are refused, with what remains of the time limit. CP-SAT gets both
+    cores (two workers) unless a deterministic limit asks for one worker, the same work
+    on every machine."""
+    from formulations.continuous import METHOD, solve_continuous
+
+    deterministic = params.deterministic_limit is not None or params.solution_limit is not None
+    own = params.replace(threads=1 if deterministic else 2, isolate=True)
+    if params.time_limit is not None:
+        own = own.replace(time_limit=max(0.01, params.time_limit - (time.perf_counter() - began)))
+    result = solve_continuous(instance, problem, own, warm_start=warm_start, seed=seed)
+    note = f"the slotted models were refused ({refused}); solved in continuous time by {METHOD}"
+    return dataclasses.replace(
+        result,
+        method="exact",
+        runtime_s=time.perf_counter() - began,
+        notes=(note, *result.notes),
+    )
 
 
 class _Race:

@@ -46,12 +46,13 @@ def test_portfolio_a2_races_both_and_equals_the_oracle() -> None:
 
 
 def test_portfolio_refuses_what_both_refuse() -> None:
-    """A model too large for both backends is one clear error, not a silent empty result."""
+    """A model too large for both backends is one clear error, not a silent empty result
+    (problem A2, which has no continuous-time backend to turn to)."""
     from formulations.prepared import ModelTooLarge
 
     instance = generate(GeneratorConfig(num_jobs=4), 0)  # realistic durations, 1 s slot
     with pytest.raises(ModelTooLarge):
-        solve(instance, "exact", params=LIMIT, bound=False)
+        solve(instance, "exact", problem=Problem.A2, params=LIMIT, bound=False)
 
 
 def _result(name: str, status: SolveStatus, objective: float, bound: float) -> Result:
