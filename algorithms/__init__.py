@@ -7,13 +7,18 @@
 ``ddlsched.simulate(instance, "asrpt")`` instead.
 """
 
-from algorithms.las import LeastAttainedService
-from algorithms.mapping import FirstFitMapper, FreeGPUs, GraphMapper, Mapper, RandomMapper
-from algorithms.policies import GreedyASRPT, GuidedASRPT, QueuePolicy, StaticPriorityPolicy
-from algorithms.policy import Policy
-from algorithms.prediction import JobView, Predictor
-from algorithms.registry import MAPPERS, POLICIES, PREDICTORS, build_policy
-from algorithms.simulator import simulate
+from ddlsched.algorithms.las import LeastAttainedService
+from ddlsched.algorithms.mapping import FirstFitMapper, FreeGPUs, GraphMapper, Mapper, RandomMapper
+from ddlsched.algorithms.policies import (
+    GreedyASRPT,
+    GuidedASRPT,
+    QueuePolicy,
+    StaticPriorityPolicy,
+)
+from ddlsched.algorithms.prediction import JobView, Predictor
+from ddlsched.algorithms.protocol import Policy
+from ddlsched.algorithms.registry import MAPPERS, POLICIES, PREDICTORS, build_policy
+from ddlsched.algorithms.simulator import simulate
 
 __all__ = [
     "MAPPERS",

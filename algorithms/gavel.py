@@ -37,9 +37,10 @@ import bisect
 import math
 from collections.abc import Collection, Iterator
 
-from algorithms.mapping import FreeGPUs, GraphMapper, Mapper
-from algorithms.policy import Policy
-from algorithms.prediction.view import JobView
+from ddlsched.algorithms.mapping import FreeGPUs, GraphMapper, Mapper
+from ddlsched.algorithms.prediction.view import JobView
+from ddlsched.algorithms.protocol import Policy
+
 from ddlsched.core.alpha import AlphaMinCache
 from ddlsched.core.model import Cluster
 
@@ -55,7 +56,7 @@ class HeterogeneityAwareRounds(Policy):
     cluster
         The cluster (its GPU types decide each job's sensitivity).
     mapper
-        Chooses GPUs; default the type-aware :class:`~algorithms.mapping.GraphMapper`.
+        Chooses GPUs; default the type-aware :class:`~ddlsched.algorithms.mapping.GraphMapper`.
     round_length
         Seconds between reallocations (> 0).
     restart_cost

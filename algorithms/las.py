@@ -1,6 +1,6 @@
 """``las``: Tiresias's discretised two-dimensional least attained service (preemptive).
 
-It implements :class:`~algorithms.policy.Policy` directly: it keeps no
+It implements :class:`~ddlsched.algorithms.protocol.Policy` directly: it keeps no
 queue of the non-preemptive policies and needs no predictor.
 
 **Reference.** Gu et al., *Tiresias: A GPU Cluster Manager for Distributed
@@ -16,9 +16,10 @@ import heapq
 from collections import deque
 from collections.abc import Collection, Iterator
 
-from algorithms.mapping import FirstFitMapper, FreeGPUs, Mapper
-from algorithms.policy import Policy
-from algorithms.prediction.view import JobView
+from ddlsched.algorithms.mapping import FirstFitMapper, FreeGPUs, Mapper
+from ddlsched.algorithms.prediction.view import JobView
+from ddlsched.algorithms.protocol import Policy
+
 from ddlsched.core.model import Cluster
 
 TIRESIAS_THRESHOLDS = (3250.0, 7200.0)

@@ -1,9 +1,9 @@
 """Online policies: A-SRPT (guided and greedy) and the baselines.
 
-Every policy here implements :class:`~algorithms.policy.Policy` through
+Every policy here implements :class:`~ddlsched.algorithms.protocol.Policy` through
 :class:`QueuePolicy`, the shared machinery of the non-preemptive ones; the
-preemptive ``las`` baseline is in :mod:`algorithms.las`, and the names are
-bound to factories in :mod:`algorithms.registry`.
+preemptive ``las`` baseline is in :mod:`ddlsched.algorithms.las`, and the names are
+bound to factories in :mod:`ddlsched.algorithms.registry`.
 
 Waiting jobs sit in one of two queues, each ``O(log n)`` per operation:
 
@@ -51,9 +51,10 @@ from collections.abc import Callable, Hashable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from algorithms.mapping import FreeGPUs, GraphMapper, Mapper
-from algorithms.policy import Policy
-from algorithms.prediction.view import JobView, Predictor
+from ddlsched.algorithms.mapping import FreeGPUs, GraphMapper, Mapper
+from ddlsched.algorithms.prediction.view import JobView, Predictor
+from ddlsched.algorithms.protocol import Policy
+
 from ddlsched.core.alpha import virtual_size
 from ddlsched.core.model import Cluster
 from ddlsched.core.virtual import VirtualMachine

@@ -3,7 +3,7 @@
 One place maps a name to the object it builds: the command line's choices,
 sweep and compare validation and the documentation derive from
 :data:`POLICIES`, :data:`MAPPERS` and
-:data:`~algorithms.prediction.registry.PREDICTORS` (re-exported here).
+:data:`~ddlsched.algorithms.prediction.registry.PREDICTORS` (re-exported here).
 :func:`build_policy` is how a name becomes a ready policy, with the seeded
 randomness split the same way for every policy.
 """
@@ -14,14 +14,20 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
+from ddlsched.algorithms.gavel import HeterogeneityAwareRounds
+from ddlsched.algorithms.las import TIRESIAS_THRESHOLDS, LeastAttainedService
+from ddlsched.algorithms.mapping import (
+    FirstFitMapper,
+    GraphMapper,
+    Mapper,
+    PlacementRule,
+    RandomMapper,
+)
+from ddlsched.algorithms.policies import GreedyASRPT, GuidedASRPT, StaticPriorityPolicy, tie_key
+from ddlsched.algorithms.prediction.registry import PREDICTORS, make_predictor
+from ddlsched.algorithms.prediction.view import JobView, Predictor
+from ddlsched.algorithms.protocol import Policy
 
-from algorithms.gavel import HeterogeneityAwareRounds
-from algorithms.las import TIRESIAS_THRESHOLDS, LeastAttainedService
-from algorithms.mapping import FirstFitMapper, GraphMapper, Mapper, PlacementRule, RandomMapper
-from algorithms.policies import GreedyASRPT, GuidedASRPT, StaticPriorityPolicy, tie_key
-from algorithms.policy import Policy
-from algorithms.prediction.registry import PREDICTORS, make_predictor
-from algorithms.prediction.view import JobView, Predictor
 from ddlsched.core.alpha import alpha_min
 from ddlsched.core.model import Instance
 from ddlsched.core.params import OnlineParams
@@ -60,13 +66,14 @@ PolicyFactory = Callable[[PolicyContext], Policy]
 MapperFactory = Callable[[np.random.Generator], Mapper]
 
 MAPPERS: Registry[MapperFactory] = Registry("mapper")
-"""Every GPU mapper by name (see :mod:`algorithms.mapping`)."""
+"""Every GPU mapper by name (see :mod:`ddlsched.algorithms.mapping`)."""
 MAPPERS.add("graph", lambda rng: GraphMapper(), "A-SRPT's communication-aware heuristic")
 MAPPERS.add("first-fit", lambda rng: FirstFitMapper(), "consolidating, nodes in index order")
 MAPPERS.add("random", RandomMapper, "every node on a uniformly random free GPU")
 
 POLICIES: Registry[PolicyFactory] = Registry("policy")
-"""Every online policy by name (see :mod:`algorithms.policies`, :mod:`algorithms.las`)."""
+"""Every online policy by name (see :mod:`ddlsched.algorithms.policies`,
+:mod:`ddlsched.algorithms.las`)."""
 
 POLICIES.add(
     "asrpt",

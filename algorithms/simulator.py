@@ -10,7 +10,7 @@ start; a job runs ``K_i * alpha_i(mapping)`` (plus a restart cost per
 resumed piece). Each kind of event has its own handler in
 :class:`_Simulation`.
 
-The policy sees only :class:`~algorithms.prediction.view.JobView` s. The
+The policy sees only :class:`~ddlsched.algorithms.prediction.view.JobView` s. The
 simulator alone knows true iteration counts; it checks every mapping (the
 right number of nodes, free GPUs) before accepting it. A mapper may refuse a
 placement while enough GPUs are free; if that leaves the cluster idle with
@@ -19,7 +19,7 @@ jobs waiting and nothing due, the pass is retried at the same instant
 deadlock.
 
 Cost per event is ``O(log n)`` in the number of waiting jobs for the
-policies of :mod:`algorithms.policies` (heaps and per-size buckets), plus
+policies of :mod:`ddlsched.algorithms.policies` (heaps and per-size buckets), plus
 the mapping of started jobs.
 """
 
@@ -33,10 +33,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
+from ddlsched.algorithms.mapping import FreeGPUs
+from ddlsched.algorithms.prediction.view import JobView
+from ddlsched.algorithms.protocol import Policy, check_policy
 
-from algorithms.mapping import FreeGPUs
-from algorithms.policy import Policy, check_policy
-from algorithms.prediction.view import JobView
 from ddlsched.core.alpha import AlphaMinCache, alpha
 from ddlsched.core.model import Instance, Job, Piece, Problem, Schedule, ScheduledJob
 from ddlsched.core.params import DEFAULT_RESTART_COST
@@ -373,7 +373,7 @@ def simulate(
     instance
         Jobs and cluster.
     policy
-        The online policy (:class:`~algorithms.policy.Policy`). At every
+        The online policy (:class:`~ddlsched.algorithms.protocol.Policy`). At every
         event it is asked which running jobs to preempt before new starts.
     progress
         Called as ``progress(completed, total)`` now and then.

@@ -2,7 +2,7 @@
 
 For each cluster shape and job count, several seeds of ``GeneratorConfig.exact_friendly``
 (Poisson arrivals at load 1) are solved exactly (MILP, HiGHS); every bound of
-:mod:`formulations.lower_bounds` is divided by the proven optimum (instances the
+:mod:`ddlsched.formulations.lower_bounds` is divided by the proven optimum (instances the
 MILP does not prove are skipped and counted). Prints the median and worst ratio per
 bound, and of the best one, and the same for the flow time (total JCT): the best flow
 bound over ``OPT - sum w r``. Two families: ``spread`` (Poisson arrivals at ``--load``) and
@@ -18,9 +18,10 @@ import platform
 import statistics
 import time
 
+from ddlsched.formulations.lower_bounds import BOUNDS, LpSettings, best_lower_bound, lower_bounds
+
 from ddlsched import ExactParams, GeneratorConfig, generate, solve
 from ddlsched.api import best_policy_objective
-from formulations.lower_bounds import BOUNDS, LpSettings, best_lower_bound, lower_bounds
 
 
 def main() -> None:

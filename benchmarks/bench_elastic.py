@@ -2,9 +2,9 @@
 
 Runs the eight 160-job workloads (``workload-1.csv`` ... ``workload-8.csv``, shipped) with
 each elastic policy on 16 nodes x 4 GPUs (60 s rounds, 30 s restarts), checks
-every run with the independent check (:func:`proofs_checks.elastic.check_elastic`),
+every run with the independent check (:func:`ddlsched.proofs_checks.elastic.check_elastic`),
 and prints: the throughput fit's error per model, the mean JCT and the flow ratio
-(:mod:`formulations.elastic_bounds`) per workload
+(:mod:`ddlsched.formulations.elastic_bounds`) per workload
 and policy, the published workload-6 figures beside ours, and each policy's
 median wall-clock time per round (the only figures that depend on the
 machine; never asserted).
@@ -22,11 +22,12 @@ import math
 import statistics
 import time
 
-from algorithms.elastic import ELASTIC_POLICIES, simulate_elastic
-from proofs_checks.elastic import check_elastic
-from ddlsched.core.elastic import MODELS, ElasticCluster, load_application, load_pollux_workload
+from ddlsched.algorithms.elastic import ELASTIC_POLICIES, simulate_elastic
+from ddlsched.formulations.elastic_bounds import elastic_flow_bound
+from ddlsched.proofs_checks.elastic import check_elastic
+
 from ddlsched.core.data import data_path
-from formulations.elastic_bounds import elastic_flow_bound
+from ddlsched.core.elastic import MODELS, ElasticCluster, load_application, load_pollux_workload
 
 PUBLISHED_WORKLOAD6 = {"pollux": 2446.0, "las-pollux": 3470.0}
 """Mean JCT (s) on workload 6 in the Pollux paper (Qiao et al., OSDI 2021): Pollux, Tiresias."""
@@ -52,9 +53,7 @@ def main() -> None:
     ratios: dict[int, dict[str, float]] = {}
     round_seconds: dict[str, list[float]] = {name: [] for name in args.policies}
     for number in args.workloads:
-        workload = load_pollux_workload(
-            data_path("pollux", "workloads", f"workload-{number}.csv")
-        )
+        workload = load_pollux_workload(data_path("pollux", "workloads", f"workload-{number}.csv"))
         table[number], ratios[number] = {}, {}
         bound = elastic_flow_bound(workload.jobs, cluster.total_gpus)
         for name in args.policies:
@@ -83,7 +82,8 @@ def main() -> None:
         print(f"{'mean':<10}" + "".join(f"{means[n]:>15.0f}" for n in args.policies))
     print()
     print(
-        "Flow ratio (total JCT over formulations.elastic_bounds' lower bound, valid for any "
+        "Flow ratio (total JCT over ddlsched.formulations.elastic_bounds' lower bound, "
+        "valid for any "
         "run of this simulator)"
     )
     print(f"{'workload':<10}" + "".join(f"{name:>15}" for name in args.policies))

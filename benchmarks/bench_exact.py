@@ -9,7 +9,7 @@ how many optima each proved, the median wall time of the whole call (child proce
 start-up included for CP-SAT), the median gap ``(objective - bound) / objective``, and
 the ratios of median times. Every gap is certified: measured from the largest valid bound
 known (the solver's, the combinatorial ones and, in the portfolio, the LP;
-:mod:`formulations.certify`), for CP-SAT alone too. ``worst over`` is the largest wall
+:mod:`ddlsched.formulations.certify`), for CP-SAT alone too. ``worst over`` is the largest wall
 time past the limit (a limit is a limit: it should stay under 1 s). Where two prove
 optimality the optima must agree (asserted).
 

@@ -4,7 +4,7 @@ Speed: median time of one ``GraphMapper`` call for a 64-worker job spanning
 8 servers of 8 GPUs (a (dp=8, tp=8) GPT-2 job and a 64-replica ring), over
 ``--calls`` calls. Quality: on random small graphs and random free GPUs,
 ``alpha_heuristic / alpha_optimal`` where the optimum is the exact mapping
-MILP over the same free GPUs (:mod:`formulations.mapping`); prints the
+MILP over the same free GPUs (:mod:`ddlsched.formulations.mapping`); prints the
 share within 5%, the median, the 95th percentile and the worst.
 
     python benchmarks/bench_mapping.py
@@ -18,13 +18,13 @@ import statistics
 import time
 
 import numpy as np
+from ddlsched.algorithms.mapping import GraphMapper
+from ddlsched.formulations.mapping import solve_mapping
 
-from algorithms.mapping import GraphMapper
 from ddlsched.core.alpha import alpha
 from ddlsched.core.graphs import build_job_graph
 from ddlsched.core.model import Cluster, Job, Parallelism
 from ddlsched.core.zoo import get_profile
-from formulations.mapping import solve_mapping
 
 
 def speed(calls: int) -> None:

@@ -21,11 +21,12 @@ import platform
 import statistics
 import time
 
+from ddlsched.formulations.milp import build, solve_built
+from ddlsched.proofs_checks.verifier import verify
+
 from ddlsched.core.generators import GeneratorConfig, generate
 from ddlsched.core.io import write_text_atomic
 from ddlsched.core.params import ExactParams
-from formulations.exact import build, solve_built
-from proofs_checks.verifier import verify
 
 
 def main() -> None:

@@ -2,7 +2,7 @@
 
 Three tables (docs/prediction_bound.md quotes them):
 
-1. the theorem of ``proofs_checks.prediction`` on generated tiny instances whose
+1. the theorem of ``ddlsched.proofs_checks.prediction`` on generated tiny instances whose
    ``OPT(A)`` the brute-force oracle of ``tests/oracles.py`` proves, per error
    ``E``: the worst ``lhs / rhs`` over all-over, all-under and seeded random
    perturbations, and over the worst of every extreme assignment (3^n runs);
@@ -23,6 +23,9 @@ import argparse
 import time
 
 import pandas as pd
+from ddlsched.proofs_checks.bounds import rho_of
+from ddlsched.proofs_checks.claims import ClaimStatus, Value
+from ddlsched.proofs_checks.prediction import prediction_theorem1
 
 from ddlsched import Cluster, GeneratorConfig, generate
 from ddlsched.experiments.prediction_error import (
@@ -33,9 +36,6 @@ from ddlsched.experiments.prediction_error import (
     under_prediction_family,
     worst_predictions,
 )
-from proofs_checks.bounds import rho_of
-from proofs_checks.claims import ClaimStatus, Value
-from proofs_checks.prediction import prediction_theorem1
 from tests.oracles import brute_force_a
 
 ERRORS = (0.0, 0.5, 1.0, 2.0)

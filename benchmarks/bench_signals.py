@@ -132,7 +132,7 @@ def main() -> None:
                 "-m",
                 "tests.signal_target",
                 str(marker),
-                "algorithms.simulator:_Simulation.run",
+                "ddlsched.algorithms.simulator:_Simulation.run",
                 "simulate",
                 "--trace",
                 str(trace),

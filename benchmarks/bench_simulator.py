@@ -26,8 +26,8 @@ from pathlib import Path
 
 from ddlsched import simulate
 from ddlsched.core.data import data_path
-from ddlsched.core.load import at_load, offered_load
 from ddlsched.core.model import Cluster
+from ddlsched.core.offered_load import at_load, offered_load
 from ddlsched.core.traces import load_trace
 
 TRACE = data_path("traces", "philly_jobs.csv")

@@ -4,7 +4,8 @@ Gavel (Narayanan et al., *Heterogeneity-Aware Cluster Scheduling Policies for
 Deep Learning Workloads*, OSDI 2020; stanford-futuredata/gavel, MIT) measured
 each job's throughput on K80, P100 and V100 GPUs with its workers on one
 server ("consolidated") and spread over servers ("unconsolidated"):
-``profiles/gavel_throughputs.csv`` (shipped, :mod:`ddlsched.core.data`). For every row whose model the
+``profiles/gavel_throughputs.csv`` (shipped, :mod:`ddlsched.core.data`). For every row whose model
+the
 zoo holds (ResNet-50 and ResNet-18; the other multi-GPU rows, Transformer and
 the LSTM LM, have no zoo graph of the same size, and A3C, CycleGAN and
 Recommendation were measured on one GPU only), this prints:
@@ -32,9 +33,9 @@ import math
 import statistics
 
 from ddlsched.core.alpha import alpha
+from ddlsched.core.data import data_path
 from ddlsched.core.graphs import build_job_graph
 from ddlsched.core.model import Cluster, Job, Parallelism
-from ddlsched.core.data import data_path
 from ddlsched.core.zoo import get_profile
 
 B_INTRA, B_INTER = 20.0, 1.0

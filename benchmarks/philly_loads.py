@@ -1,9 +1,9 @@
 """Every policy on the whole Philly trace at several offered loads, with certified ratios.
 
 The trace is loaded once on a cluster of ``--servers x --gpus-per-server`` GPUs; its
-inter-arrival times are compressed so that the offered load (``ddlsched.core.load``)
+inter-arrival times are compressed so that the offered load (``ddlsched.core.offered_load``)
 equals each target; every policy replays it; ``sum C / LB`` uses the best fast lower
-bound on ``OPT(A)`` (``formulations.lower_bounds``), so it bounds the ratio to the
+bound on ``OPT(A)`` (``ddlsched.formulations.lower_bounds``), so it bounds the ratio to the
 optimum from above.
 
     python benchmarks/philly_loads.py --loads 0.7 0.9 1.1
@@ -15,10 +15,11 @@ import argparse
 import platform
 import time
 
+from ddlsched.formulations.lower_bounds import best_lower_bound, lower_bounds
+
 from ddlsched import Cluster, data_path, load_trace, simulate
-from ddlsched.core.load import at_load
+from ddlsched.core.offered_load import at_load
 from ddlsched.core.traces import UNNAMED_RULES, stretched_jobs
-from formulations.lower_bounds import best_lower_bound, lower_bounds
 
 
 def main() -> None:

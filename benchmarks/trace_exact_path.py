@@ -6,7 +6,7 @@ project (``ddlsched``, ``formulations``, ``algorithms``, ``proofs_checks``), and
 modules the path visits (consecutive repeats merged). Printed: the modules entered, the
 re-entries (entering a module the path had already left), the sideways calls (from a
 function of one module into another module of the same floor of
-:data:`formulations.FLOORS`) and the
+:data:`ddlsched.formulations.FLOORS`) and the
 climbs (into a module of a higher floor). The floors are the order the exact pipeline
 runs in: data model, slotted data and HiGHS, modes, prepared problem and outcome, the
 certified bound, the backends, the portfolio.
@@ -28,19 +28,19 @@ from ddlsched import GeneratorConfig, generate
 from ddlsched.core.model import Problem
 from ddlsched.core.params import ExactParams
 
-PROJECT = ("ddlsched", "formulations", "algorithms", "proofs_checks")
+PROJECT = ("ddlsched",)
 
 
 def floor(module: str) -> int:
     """The floor of ``module``: ``ddlsched.core`` at the bottom, then the floors of
-    :data:`formulations.FLOORS`, then everything else."""
-    from formulations import FLOORS
+    :data:`ddlsched.formulations.FLOORS`, then everything else."""
+    from ddlsched.formulations import FLOORS
 
     if module == "ddlsched.core" or module.startswith("ddlsched.core."):
         return 0
-    name = module.removeprefix("formulations.")
+    name = module.removeprefix("ddlsched.formulations.")
     for k, names in enumerate(FLOORS):
-        if module.startswith("formulations.") and name in names:
+        if module.startswith("ddlsched.formulations.") and name in names:
             return k + 1
     return len(FLOORS) + 1
 
@@ -49,7 +49,7 @@ def trace(method: str, jobs: int, seed: int) -> tuple[list[str], Counter[tuple[s
     """The run of project modules the path visits while ``method`` solves a generated
     instance of ``jobs`` jobs on 2 x 4 GPUs (integral, spread releases), and the number of
     calls from one module into another, by ``(caller, callee)``."""
-    from formulations.registry import EXACT_METHODS
+    from ddlsched.formulations.registry import EXACT_METHODS
 
     instance = generate(
         GeneratorConfig(num_jobs=jobs, servers=2, gpus_per_server=4, integral=True),
@@ -95,7 +95,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=0, help="generator seed (default: 0)")
     args = parser.parse_args(argv)
     moves, calls = trace(args.method, args.jobs, args.seed)
-    formulations = [m for m in moves if m.startswith("formulations")]
+    formulations = [m for m in moves if m.startswith("ddlsched.formulations")]
     seen: set[str] = set()
     reentries: Counter[str] = Counter()
     last = None
@@ -107,7 +107,7 @@ def main(argv: list[str] | None = None) -> int:
     climbs = {
         f"{caller} -> {callee}": count
         for (caller, callee), count in calls.items()
-        if callee.startswith("formulations") and floor(callee) > floor(caller)
+        if callee.startswith("ddlsched.formulations") and floor(callee) > floor(caller)
     }
     print(f"method {args.method}, {args.jobs} jobs on 2 x 4 GPUs, seed {args.seed}")
     print(f"formulations modules entered: {len(seen)} ({', '.join(sorted(seen))})")
@@ -117,7 +117,7 @@ def main(argv: list[str] | None = None) -> int:
     sideways = {
         f"{caller} -> {callee}": count
         for (caller, callee), count in calls.items()
-        if callee.startswith("formulations") and floor(callee) == floor(caller)
+        if callee.startswith("ddlsched.formulations") and floor(callee) == floor(caller)
     }
     print(f"sideways (calls into another module of the same floor): {sum(sideways.values())}")
     for move, count in sorted(sideways.items(), key=lambda item: -item[1]):

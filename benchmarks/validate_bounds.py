@@ -22,10 +22,11 @@ from hypothesis import strategies as st
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from ddlsched.formulations.lower_bounds import LpSettings, lower_bounds
+from ddlsched.formulations.milp import solve_milp
+
 from ddlsched import ExactParams, generate
 from ddlsched.core.model import Instance
-from formulations.exact import solve_milp
-from formulations.lower_bounds import LpSettings, lower_bounds
 from tests.oracles import brute_force_a
 from tests.strategies import TINY_INTEGRAL, hand_instances
 

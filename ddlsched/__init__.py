@@ -20,8 +20,8 @@ The floors, bottom up (``tests/test_layers.py`` enforces them):
 - :mod:`ddlsched.core`, the ground floor: the data model, formats, ``alpha``
   and ``rho``, zoo, graphs, generators, workloads, traces, ``Result``, typed
   parameters, the registry type. It imports nothing else of the project.
-- ``formulations`` and ``algorithms`` import only the ground floor;
-  ``proofs_checks`` imports only the data model (it shares no code with
+- :mod:`ddlsched.formulations` and :mod:`ddlsched.algorithms` import only the ground floor;
+  :mod:`ddlsched.proofs_checks` imports only the data model (it shares no code with
   what it checks); :mod:`ddlsched.plotting` imports only the ground floor
   and is the only module that imports matplotlib.
 - The top floor: the façades (:mod:`ddlsched.api`), the experiments
@@ -30,12 +30,54 @@ The floors, bottom up (``tests/test_layers.py`` enforces them):
   lazily.
 """
 
+import importlib.abc
+import importlib.machinery
+import importlib.util
+import sys
+from pathlib import Path
 from typing import Any
 
-from ddlsched import core as _core
-from ddlsched.api import lower_bounds, method_names, simulate, solve
-from ddlsched.core import *  # noqa: F403 - the front door re-exports the ground floor's names
-from ddlsched.core.graphs import zoo_job
+SIBLINGS = ("formulations", "algorithms", "proofs_checks")
+"""The packages kept as folders beside this one in the repository and installed inside it
+(``ddlsched.formulations``, ...; ``pyproject.toml``'s package-dir)."""
+
+
+class _SourceTreeFinder(importlib.abc.MetaPathFinder):
+    """Finds ``ddlsched.formulations`` (and the other :data:`SIBLINGS`) in the folders beside
+    this package when it runs from a source tree: a clone, an editable install, or a copy
+    on ``PYTHONPATH`` (the mutation tools test such copies, and must get the copy's
+    modules, never the editable install's). An installed wheel has them inside the package
+    and needs no finder."""
+
+    def __init__(self, root: Path) -> None:
+        self.folders = {f"{__name__}.{name}": root / name for name in SIBLINGS}
+
+    def find_spec(
+        self, fullname: str, path: Any = None, target: Any = None
+    ) -> importlib.machinery.ModuleSpec | None:
+        folder = self.folders.get(fullname)
+        if folder is None:
+            return None
+        return importlib.util.spec_from_file_location(
+            fullname, folder / "__init__.py", submodule_search_locations=[str(folder)]
+        )
+
+
+def _find_siblings() -> None:
+    here = Path(__file__).resolve().parent
+    root = here.parent
+    if (here / SIBLINGS[0]).is_dir() or not (root / SIBLINGS[0] / "__init__.py").is_file():
+        return  # installed: the packages are inside this one
+    sys.meta_path[:] = [f for f in sys.meta_path if not isinstance(f, _SourceTreeFinder)]
+    sys.meta_path.insert(0, _SourceTreeFinder(root))
+
+
+_find_siblings()
+
+from ddlsched import core as _core  # noqa: E402 - after the finder, which the core does not need
+from ddlsched.api import lower_bounds, method_names, simulate, solve  # noqa: E402
+from ddlsched.core import *  # noqa: E402, F403 - the front door re-exports the ground floor
+from ddlsched.core.graphs import zoo_job  # noqa: E402
 
 __all__ = [
     *_core.__all__,
@@ -51,13 +93,13 @@ __all__ = [
 def __getattr__(name: str) -> Any:
     """``ddlsched.plotting`` on first use (it imports matplotlib, the [plot] extra), and
     ``verify`` (imported here, the verifier would import this package half-initialised
-    whenever ``proofs_checks.verifier`` is imported first: its data model is in here)."""
+    whenever ``ddlsched.proofs_checks.verifier`` is imported first: its data model is in here)."""
     import importlib
 
     if name == "plotting":
         return importlib.import_module("ddlsched.plotting")
     if name == "verify":
-        return importlib.import_module("proofs_checks.verifier").verify
+        return importlib.import_module("ddlsched.proofs_checks.verifier").verify
     raise AttributeError(f"module 'ddlsched' has no attribute {name!r}")
 
 

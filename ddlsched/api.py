@@ -4,8 +4,8 @@ After PyJobShop's ``solve`` and PyVRP's ``solve``: whatever runs (an exact
 model of :mod:`formulations`, an online policy of :mod:`algorithms` in the
 simulator, or your own policy object), the call looks the same and returns
 one :class:`~ddlsched.core.result.Result`. Names are looked up in the
-registries (:data:`formulations.registry.EXACT_METHODS`,
-:data:`algorithms.registry.POLICIES`); settings come as typed parameter
+registries (:data:`ddlsched.formulations.registry.EXACT_METHODS`,
+:data:`ddlsched.algorithms.registry.POLICIES`); settings come as typed parameter
 objects (:class:`~ddlsched.core.params.ExactParams`,
 :class:`~ddlsched.core.params.OnlineParams`).
 
@@ -26,26 +26,26 @@ from ddlsched.core.params import ExactParams, OnlineParams, bind_part_names
 from ddlsched.core.result import LowerBound, Result, SolveStatus
 
 if TYPE_CHECKING:
-    from algorithms.mapping import Mapper
-    from algorithms.policy import Policy
-    from algorithms.prediction.view import Predictor
+    from ddlsched.algorithms.mapping import Mapper
+    from ddlsched.algorithms.prediction.view import Predictor
+    from ddlsched.algorithms.protocol import Policy
     from ddlsched.core.generators import GeneratorConfig
     from ddlsched.core.traces import LoadedTrace
-    from formulations.lower_bounds import LpSettings
+    from ddlsched.formulations.lower_bounds import LpSettings
 
 ProgressCallback = Callable[[int, int], None]
 
 
 def exact_method_names() -> tuple[str, ...]:
-    """The names of the exact methods (``formulations.registry.EXACT_METHODS``)."""
-    from formulations.registry import EXACT_METHODS
+    """The names of the exact methods (``ddlsched.formulations.registry.EXACT_METHODS``)."""
+    from ddlsched.formulations.registry import EXACT_METHODS
 
     return EXACT_METHODS.names()
 
 
 def policy_names() -> tuple[str, ...]:
-    """The names of the online policies (``algorithms.registry.POLICIES``)."""
-    from algorithms.registry import POLICIES
+    """The names of the online policies (``ddlsched.algorithms.registry.POLICIES``)."""
+    from ddlsched.algorithms.registry import POLICIES
 
     return POLICIES.names()
 
@@ -68,7 +68,7 @@ def _registered(kind: str) -> Callable[[], tuple[str, ...]]:
     """The names of the registry of ``kind`` (imported when first asked: 0.3 s)."""
 
     def names() -> tuple[str, ...]:
-        from algorithms.registry import MAPPERS, PREDICTORS
+        from ddlsched.algorithms.registry import MAPPERS, PREDICTORS
 
         return {"predictor": PREDICTORS, "mapper": MAPPERS}[kind].names()
 
@@ -131,7 +131,7 @@ def solve(
         A feasible schedule of ``problem`` an exact method starts from; for
         problem A the default is :func:`online_start`'s (the exact methods also
         try their own list schedules and keep the better). Checked by the
-        independent verifier first (:mod:`formulations.admission`).
+        independent verifier first (:mod:`ddlsched.formulations.admission`).
     progress
         For policies: called as ``progress(completed, total)``.
     bound
@@ -162,7 +162,7 @@ def solve(
     >>> optimum.status.value, optimum.objective
     ('optimal', 19.0)
     """
-    from formulations.registry import EXACT_METHODS
+    from ddlsched.formulations.registry import EXACT_METHODS
 
     instance = as_instance(instance)
     if not isinstance(method, str):
@@ -186,7 +186,7 @@ def solve(
         if problem is not Problem.A or not bound:
             return result
         dual = LowerBound(result.best_bound, "milp-dual", math.isfinite(result.best_bound))
-        from formulations.certify import combinatorial_bound
+        from ddlsched.formulations.certify import combinatorial_bound
 
         return dataclasses.replace(result, lower_bound=combinatorial_bound(instance, (dual,)))
     if method in policy_names():
@@ -199,16 +199,16 @@ def solve(
 
 
 def online_start(instance: Instance) -> Schedule | None:
-    """The best schedule of the :data:`~algorithms.registry.UPPER_BOUND_POLICIES`
+    """The best schedule of the :data:`~ddlsched.algorithms.registry.UPPER_BOUND_POLICIES`
     (milliseconds each), as an
     exact method's warm start: a smaller incumbent shortens every job's horizon, hence the
     model. On the three 16-job 4 x 4 instances of ``bench_exact`` it was 168, 232 and 209
     against the list schedules' 170, 247 and 207 (the optima: 168, 232, 204). Only
     schedules the verifier accepts for problem A (non-preemptive) are candidates
-    (:func:`formulations.admission.refusal`), so the caller never sees a warm start of
+    (:func:`ddlsched.formulations.admission.refusal`), so the caller never sees a warm start of
     its own refused."""
-    from algorithms.registry import UPPER_BOUND_POLICIES
-    from formulations.admission import refusal
+    from ddlsched.algorithms.registry import UPPER_BOUND_POLICIES
+    from ddlsched.formulations.admission import refusal
 
     best: Result | None = None
     for name in UPPER_BOUND_POLICIES:
@@ -240,8 +240,8 @@ def simulate(
         The instance: a generated or read one, or a loaded trace
         (:func:`ddlsched.core.traces.load_trace`'s answer: its instance).
     policy
-        A name of :data:`algorithms.registry.POLICIES`, or your own object
-        implementing :class:`algorithms.policy.Policy` (subclass it for
+        A name of :data:`ddlsched.algorithms.registry.POLICIES`, or your own object
+        implementing :class:`ddlsched.algorithms.protocol.Policy` (subclass it for
         no-op defaults).
     params
         Predictor and mapper names, restart cost, adaptive rule.
@@ -249,8 +249,8 @@ def simulate(
         Seeds the predictor and the policy (named policies only).
     predictor, mapper
         Your own objects, replacing the ones ``params`` names, or names of
-        :data:`algorithms.registry.PREDICTORS` and
-        :data:`~algorithms.registry.MAPPERS` (named policies only; an
+        :data:`ddlsched.algorithms.registry.PREDICTORS` and
+        :data:`~ddlsched.algorithms.registry.MAPPERS` (named policies only; an
         object policy brings its own).
     progress
         Called as ``progress(completed, total)`` now and then.
@@ -284,8 +284,8 @@ def simulate(
     >>> online.method, online.objective
     ('asrpt', 32.5)
     """
-    from algorithms.registry import build_policy
-    from algorithms.simulator import simulate as run
+    from ddlsched.algorithms.registry import build_policy
+    from ddlsched.algorithms.simulator import simulate as run
 
     instance = as_instance(instance)
     if params is not None and not isinstance(params, OnlineParams):
@@ -322,17 +322,17 @@ def simulate(
         raise KeyboardInterrupt
     if not bound or result.schedule is None:
         return result
-    from formulations.certify import combinatorial_bound
+    from ddlsched.formulations.certify import combinatorial_bound
 
     return dataclasses.replace(result, lower_bound=combinatorial_bound(instance))
 
 
 def best_policy_objective(instance: Instance, policies: tuple[str, ...] | None = None) -> float:
     """The least ``sum w C`` of ``policies`` (default
-    :data:`~algorithms.registry.UPPER_BOUND_POLICIES`) on ``instance``: a feasible
+    :data:`~ddlsched.algorithms.registry.UPPER_BOUND_POLICIES`) on ``instance``: a feasible
     schedule's objective, hence an upper bound on ``OPT(A)`` (it narrows the LP bound's
     job windows)."""
-    from algorithms.registry import UPPER_BOUND_POLICIES
+    from ddlsched.algorithms.registry import UPPER_BOUND_POLICIES
 
     chosen = UPPER_BOUND_POLICIES if policies is None else policies
     return min(simulate(instance, policy, bound=False).objective for policy in chosen)
@@ -345,12 +345,12 @@ def lower_bounds(
 ) -> list[LowerBound]:
     """Every lower bound on ``OPT(A)`` of ``instance`` (``ddlsched bound``): the fast ones,
     with ``lp`` the LP relaxation too, and with ``pooled`` the pooled integral relaxation
-    (bound 7 of :mod:`formulations.lower_bounds`, the strongest on batch arrivals), both
+    (bound 7 of :mod:`ddlsched.formulations.lower_bounds`, the strongest on batch arrivals), both
     with job windows narrowed by :func:`best_policy_objective`, and on a provably integral
-    instance on its own grid (:func:`formulations.lower_bounds.proven_grid`).
+    instance on its own grid (:func:`ddlsched.formulations.lower_bounds.proven_grid`).
 
     The LP and pooled models run in a child process
-    (:func:`formulations.isolation.run_isolated`): HiGHS answers Ctrl-C only when it
+    (:func:`ddlsched.formulations.isolation.run_isolated`): HiGHS answers Ctrl-C only when it
     returns, which may be minutes, while the child is stopped at once; and whatever
     HiGHS prints goes to stderr, never to this process's stdout.
 
@@ -368,12 +368,12 @@ def lower_bounds(
     >>> best.name, round(best.value, 3)  # the optimum (solve's example) is 19
     ('lagrangian', 17.868)
     """
-    from formulations import lower_bounds as bounds
+    from ddlsched.formulations import lower_bounds as bounds
 
     instance = as_instance(instance)
     if lp is None and pooled is None:
         return bounds.lower_bounds(instance)
-    from formulations.isolation import run_isolated
+    from ddlsched.formulations.isolation import run_isolated
 
     upper = best_policy_objective(instance)
     found: list[LowerBound] = run_isolated(

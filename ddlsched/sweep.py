@@ -267,7 +267,7 @@ def run_task_recording_failure(task: Task) -> dict[str, Any]:
 def run_task(task: Task) -> dict[str, Any]:
     """Run one task (on a worker): generate, solve, verify; a result row."""
     from ddlsched.core.generators import generate
-    from proofs_checks.verifier import verify
+    from ddlsched.proofs_checks.verifier import verify
 
     instance = generate(GeneratorConfig(**with_tuples(task.generator)), task.seed)
     params: ExactParams | OnlineParams = (

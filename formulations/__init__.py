@@ -7,11 +7,11 @@ names the exact methods. Pyomo is imported on first use of a solver, not
 by ``import formulations``.
 
 The exact pipeline runs one way, floor by floor (:data:`FLOORS`): an instance
-becomes a prepared problem (:mod:`formulations.prepared`: modes, grid, horizon,
-incumbent), a backend builds and solves its model (:mod:`formulations.exact`, the
-MILP; :mod:`formulations.cpsat`), its answer is decoded and made honest
-(:mod:`formulations.outcome`) and given the best known bound
-(:mod:`formulations.certify`); the portfolio races the backends. A module imports
+becomes a prepared problem (:mod:`ddlsched.formulations.prepared`: modes, grid, horizon,
+incumbent), a backend builds and solves its model (:mod:`ddlsched.formulations.milp`, the
+MILP; :mod:`ddlsched.formulations.cpsat`), its answer is decoded and made honest
+(:mod:`ddlsched.formulations.outcome`) and given the best known bound
+(:mod:`ddlsched.formulations.certify`); the portfolio races the backends. A module imports
 only from floors below its own (checked by ``tests/test_layers.py``).
 """
 
@@ -20,7 +20,7 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-from formulations.registry import EXACT_METHODS
+from ddlsched.formulations.registry import EXACT_METHODS
 
 FLOORS: tuple[tuple[str, ...], ...] = (
     (
@@ -37,7 +37,7 @@ FLOORS: tuple[tuple[str, ...], ...] = (
     ("modes",),
     ("prepared", "outcome"),
     ("certify",),
-    ("exact", "cpsat"),
+    ("milp", "cpsat"),
     ("continuous",),
     ("portfolio",),
     ("registry",),
@@ -50,11 +50,11 @@ methods; the continuous-time CP-SAT backend sits above the slotted one, whose
 CP-SAT helpers it reuses. Two modules of one floor never import each other."""
 
 _LAZY = {
-    "ModelTooLarge": "formulations.prepared",
-    "build": "formulations.exact",
-    "solve_built": "formulations.exact",
-    "solve_milp": "formulations.exact",
-    "solve_mapping": "formulations.mapping",
+    "ModelTooLarge": "ddlsched.formulations.prepared",
+    "build": "ddlsched.formulations.milp",
+    "solve_built": "ddlsched.formulations.milp",
+    "solve_milp": "ddlsched.formulations.milp",
+    "solve_mapping": "ddlsched.formulations.mapping",
 }
 
 __all__ = ["EXACT_METHODS", *_LAZY]

@@ -3,11 +3,11 @@
 A schedule enters a solve as the caller's warm start, as an incumbent one backend offers
 another, or as a schedule built from a bound's order. Any of them may become the
 incumbent, and an incumbent that meets a lower bound is returned as ``optimal``
-(:mod:`formulations.certify`). A schedule of another problem (a schedule of the
+(:mod:`ddlsched.formulations.certify`). A schedule of another problem (a schedule of the
 preemptive relaxation A2 offered to problem A, say) can sit below every valid bound on
 ``OPT(A)`` and so "prove" an objective no schedule of A reaches. So every such schedule
 is first read as a schedule of the problem being solved and checked by
-:func:`proofs_checks.verifier.verify`, which shares no code with the methods:
+:func:`ddlsched.proofs_checks.verifier.verify`, which shares no code with the methods:
 
 - :func:`check_warm_start` refuses a caller's warm start with an
   :class:`~ddlsched.core.model.InputError` of one line naming the first violation and
@@ -24,8 +24,9 @@ from __future__ import annotations
 
 import dataclasses
 
+from ddlsched.proofs_checks.verifier import verify
+
 from ddlsched.core.model import InputError, Instance, Problem, Schedule
-from proofs_checks.verifier import verify
 
 
 class InadmissibleSchedule(RuntimeError):

@@ -2,7 +2,7 @@
 
 An exact backend knows its own dual bound, which on instances it cannot
 prove is often far weaker than the combinatorial bounds of
-:mod:`formulations.lower_bounds` (on a 24-job batch instance CP-SAT reported
+:mod:`ddlsched.formulations.lower_bounds` (on a 24-job batch instance CP-SAT reported
 147 after 3 s while the mean-busy-time bound was 202.8). :func:`with_best_bound`
 raises a result's ``best_bound`` to the largest valid bound known, so its
 ``gap`` (and its flow-time gap, :attr:`ddlsched.core.result.Result.flow_gap`,
@@ -14,7 +14,7 @@ such a proof, whichever method found either: ``LB <= OPT <= objective <=
 LB (1 + CLOSED_GAP)``. So a ``feasible`` result whose schedule meets a
 combinatorial bound becomes ``optimal``, with a note saying that the proof
 came from that bound. This holds on non-integral instances and with unproven
-mode durations too (:func:`formulations.outcome.honest_status` withdraws the
+mode durations too (:func:`ddlsched.formulations.outcome.honest_status` withdraws the
 *solver's* bound there, which bounds only the slotted problem; the
 combinatorial bounds bound the continuous problem itself, and the returned
 schedule is feasible for it). Problem A only: the combinatorial bounds are
@@ -27,14 +27,15 @@ import dataclasses
 import math
 from collections.abc import Sequence
 
+from ddlsched.formulations.lower_bounds import best_lower_bound, lower_bounds
+
 from ddlsched.core.model import Instance, Problem
 from ddlsched.core.result import LowerBound, Result, SolveStatus
-from formulations.lower_bounds import best_lower_bound, lower_bounds
 
 
 def combinatorial_bound(instance: Instance, extra: Sequence[LowerBound] = ()) -> LowerBound | None:
     """The best proven lower bound on ``OPT(A)`` among the fast bounds of
-    :mod:`formulations.lower_bounds` (milliseconds on the instances exact methods solve)
+    :mod:`ddlsched.formulations.lower_bounds` (milliseconds on the instances exact methods solve)
     and any ``extra`` ones (a MILP's dual bound)."""
     return best_lower_bound([*lower_bounds(instance), *extra])
 
@@ -70,7 +71,7 @@ def with_best_bound(
     InadmissibleSchedule
         When the schedule is not one of A (:func:`admitted_schedule`).
     """
-    from formulations.solver import gap_closed
+    from ddlsched.formulations.solver import gap_closed
 
     if result.problem is not Problem.A or result.schedule is None:
         return result
@@ -106,10 +107,10 @@ def with_best_bound(
 
 
 def admitted_schedule(result: Result, instance: Instance) -> None:
-    """Raise :class:`~formulations.admission.InadmissibleSchedule` unless the verifier
+    """Raise :class:`~ddlsched.formulations.admission.InadmissibleSchedule` unless the verifier
     accepts ``result``'s schedule as a schedule of its problem: only such a schedule may
     meet a bound in a proof, or be returned at all."""
-    from formulations.admission import InadmissibleSchedule, refusal
+    from ddlsched.formulations.admission import InadmissibleSchedule, refusal
 
     if result.schedule is None:
         return
@@ -121,7 +122,8 @@ def admitted_schedule(result: Result, instance: Instance) -> None:
 
 LP_VARIABLES = 20_000
 """The LP bound's variable budget beside an exact solve: the LP is set on the instance's own
-grid when it is provably integral (:func:`formulations.lower_bounds.proven_grid`), which for
+grid when it is provably integral (:func:`ddlsched.formulations.lower_bounds.proven_grid`), which
+for
 the 24-job batch instances of ``bench_exact`` takes about 2,600 variables. The pooled
 integral bound uses the same model, with integral starts."""
 
@@ -129,14 +131,15 @@ integral bound uses the same model, with integral starts."""
 def exact_lp_bound(
     instance: Instance, upper_bound: float, time_limit: float, integer: bool = False
 ) -> LowerBound:
-    """The LP bound of :func:`formulations.lower_bounds.lp_bound` as an exact solve uses it
+    """The LP bound of :func:`ddlsched.formulations.lower_bounds.lp_bound` as an exact solve uses
+    it
     (the pooled integral bound with ``integer``): windows from ``upper_bound`` (a
     schedule's objective), one thread, within :data:`LP_VARIABLES`, on the instance's own
     grid where it is provably integral (a test on the job data alone: no mode is
     enumerated and no mapping solved, so it cannot outlast the solve). The LP is invalid
     if HiGHS stops at ``time_limit``; the pooled bound then gives its dual bound. Run in a
     child by the portfolio."""
-    from formulations.lower_bounds import BoundInputs, LpSettings, lp_bound
+    from ddlsched.formulations.lower_bounds import BoundInputs, LpSettings, lp_bound
 
     settings = LpSettings(
         max_variables=LP_VARIABLES,
@@ -155,7 +158,7 @@ a finer slot would make the integral model slow and hardly stronger than the LP.
 
 POOLED_SEARCH = 20_000
 """Steps of the local search that turns the pooled relaxation's order into schedules of A
-(:func:`formulations.timeindexed.improve_order`), if the time limit allows: about 30 ms
+(:func:`ddlsched.formulations.timeindexed.improve_order`), if the time limit allows: about 30 ms
 each on a 24-job 4 x 4 instance."""
 
 
@@ -176,9 +179,9 @@ def pooled_bound_and_schedules(
     iterations: int = POOLED_SEARCH,
     node_limit: int | None = POOLED_NODES,
 ) -> LowerBound:
-    """The pooled integral bound (bound 7 of :mod:`formulations.lower_bounds`), then
+    """The pooled integral bound (bound 7 of :mod:`ddlsched.formulations.lower_bounds`), then
     schedules of A from its order, as an exact solve uses them. Run in a child by the
-    portfolio, which receives each as it is found (:func:`formulations.isolation.report`:
+    portfolio, which receives each as it is found (:func:`ddlsched.formulations.isolation.report`:
     ``("bound", LowerBound)`` at once, then ``("schedule", Schedule)`` per improvement).
 
     HiGHS gets half of ``time_limit`` (its dual bound is valid when it stops early),
@@ -188,12 +191,12 @@ def pooled_bound_and_schedules(
     """
     import time
 
-    from formulations.isolation import report
-    from formulations.lower_bounds import BoundInputs, LpSettings, time_indexed_bound
-    from formulations.modes import problem_a
-    from formulations.outcome import objectives, schedule_from_plan
-    from formulations.solver import gap_closed
-    from formulations.timeindexed import improve_order
+    from ddlsched.formulations.isolation import report
+    from ddlsched.formulations.lower_bounds import BoundInputs, LpSettings, time_indexed_bound
+    from ddlsched.formulations.modes import problem_a
+    from ddlsched.formulations.outcome import objectives, schedule_from_plan
+    from ddlsched.formulations.solver import gap_closed
+    from ddlsched.formulations.timeindexed import improve_order
 
     began = time.perf_counter()
     slotted = problem_a(instance, None)

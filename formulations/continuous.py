@@ -1,8 +1,9 @@
 """Problems A and A1 in continuous time with CP-SAT: no slot grid, an exact rounding bracket.
 
-The time-indexed models (:mod:`formulations.timeindexed`, :mod:`formulations.cpsat`) need
+The time-indexed models (:mod:`ddlsched.formulations.timeindexed`,
+:mod:`ddlsched.formulations.cpsat`) need
 a horizon of whole slots, which refuses instances with real durations (a 6-job instance on
-2 x 4 GPUs needs 343,568 slots of 1 s, beyond :data:`formulations.prepared.MAX_HORIZON`).
+2 x 4 GPUs needs 343,568 slots of 1 s, beyond :data:`ddlsched.formulations.prepared.MAX_HORIZON`).
 This backend models time as integers of ``1 / scale`` s, with ``scale`` a power of two
 (:func:`choose_scale`) making the horizon at most :data:`MAX_UNITS` units, and keeps the
 answer exact by a *bracket*:
@@ -19,33 +20,33 @@ answer exact by a *bracket*:
   (a mode and an order of starts per job) is placed job by job in the order of its starts,
   each at the earliest instant its mode's GPUs are free for its real duration, never
   before its release or the previous job's start. A serial scheme always yields a feasible
-  schedule, and it is checked by the independent verifier (:mod:`formulations.admission`)
+  schedule, and it is checked by the independent verifier (:mod:`ddlsched.formulations.admission`)
   before it is returned. Placed so, a plan that is feasible with durations rounded *up*
   (each job's real interval inside its rounded one) starts every job no later than the
   plan does, by induction over the order;
 - the result is ``optimal`` only when the real objective of that schedule meets the
-  rounded-down bound within :data:`formulations.solver.CLOSED_GAP` (the project's one
+  rounded-down bound within :data:`ddlsched.formulations.solver.CLOSED_GAP` (the project's one
   definition of a closed gap), else ``feasible`` with the certified bound; the scale makes
   the rounding worth about ``n / MAX_UNITS`` of the objective. A mode whose duration is not
   proven (a time-limited mapping MILP) or modes not all enumerated withdraw the bound
-  (:func:`formulations.outcome.honest_status`); the combinatorial bounds are then still
-  added (:func:`formulations.certify.with_best_bound`).
+  (:func:`ddlsched.formulations.outcome.honest_status`); the combinatorial bounds are then still
+  added (:func:`ddlsched.formulations.certify.with_best_bound`).
 
 The CP-SAT model (Perron and Didier, *CP-SAT*, OR-Tools, Google; its interval and
 cumulative constraints follow the optional-interval formulation of multi-mode scheduling,
 Laborie, Rogerie, Shaw and Vilim, *IBM ILOG CP Optimizer for scheduling*, Constraints
 2018): one start ``S_i`` per job, one optional fixed-size interval per mode (a mode of A is
 a vector of GPU counts per server with the duration of its best mapping, enumerated by
-:func:`formulations.modes.problem_a`; of A1 the one pooled mode), exactly one present, a
+:func:`ddlsched.formulations.modes.problem_a`; of A1 the one pooled mode), exactly one present, a
 cumulative per server with the mode's GPUs there as demand, a redundant cumulative over all
-``M`` GPUs (as in :mod:`formulations.cpsat`), the symmetry anchors of
-:func:`formulations.timeindexed.choose_anchors` (any schedule can be relabelled over
+``M`` GPUs (as in :mod:`ddlsched.formulations.cpsat`), the symmetry anchors of
+:func:`ddlsched.formulations.timeindexed.choose_anchors` (any schedule can be relabelled over
 identical servers), releases as lower bounds on starts, and each job's latest completion
-from the covering argument and an incumbent (as :func:`formulations.timeindexed.
+from the covering argument and an incumbent (as :func:`ddlsched.formulations.timeindexed.
 latest_completions`, in units). The objective is ``sum_i w_i C_i`` in units, weights scaled
 to integers. Solved in a reused child interpreter
-(:func:`formulations.isolation.run_isolated`, for the reason given in
-:mod:`formulations.cpsat`), with the time limit, ``deterministic_limit`` and
+(:func:`ddlsched.formulations.isolation.run_isolated`, for the reason given in
+:mod:`ddlsched.formulations.cpsat`), with the time limit, ``deterministic_limit`` and
 ``solution_limit`` of :class:`~ddlsched.core.params.ExactParams`, one worker unless
 ``threads`` says otherwise, and the caller's seed.
 """
@@ -59,20 +60,21 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ddlsched.formulations.cpsat import _Answer, _integer_weights, _parameters, _status
+from ddlsched.formulations.isolation import Cancelled, report, run_isolated
+from ddlsched.formulations.timeindexed import SlottedProblem, sorted_within_classes, tie_groups
+
 from ddlsched.core.model import Instance, Problem, Schedule, ScheduledJob
 from ddlsched.core.params import ExactParams
 from ddlsched.core.result import Result, SolveStatus
-from formulations.cpsat import _Answer, _integer_weights, _parameters, _status
-from formulations.isolation import Cancelled, report, run_isolated
-from formulations.timeindexed import SlottedProblem, sorted_within_classes, tie_groups
 
 METHOD = "cpsat-continuous"
-"""The method's name in :data:`formulations.registry.EXACT_METHODS` and in results."""
+"""The method's name in :data:`ddlsched.formulations.registry.EXACT_METHODS` and in results."""
 
 MAX_UNITS = 1e9
 """Most time units of a model's horizon: CP-SAT's integers stay far from overflow (objective
 terms up to about 1e9 times the integer weights), and the rounding costs about ``n / 1e9`` of
-the objective, well inside :data:`formulations.solver.CLOSED_GAP`."""
+the objective, well inside :data:`ddlsched.formulations.solver.CLOSED_GAP`."""
 
 Plan = list[tuple[int, int]]  # (mode, start in units) per job
 
@@ -90,7 +92,7 @@ class Units:
     capacities
         GPUs of each resource.
     weights
-        The weights scaled to integers (:func:`formulations.cpsat._integer_weights`).
+        The weights scaled to integers (:func:`ddlsched.formulations.cpsat._integer_weights`).
     classes
         Groups of interchangeable resources; ``anchors`` the symmetry anchors.
     """
@@ -139,7 +141,7 @@ def choose_scale(horizon: float, max_units: float = MAX_UNITS) -> float:
 
 def covering_seconds(slotted: SlottedProblem, releases: Sequence[float]) -> float:
     """The latest release plus every job's slowest mode: no optimal schedule ends later
-    (the covering argument of :mod:`formulations.timeindexed`)."""
+    (the covering argument of :mod:`ddlsched.formulations.timeindexed`)."""
     longest = math.fsum(max(mode.duration for mode in job.modes) for job in slotted.jobs)
     return max(releases) + longest
 
@@ -291,7 +293,7 @@ def latest_ends(units: Units, incumbent: Plan | None) -> list[int]:
 def symmetry_rules(
     slotted: SlottedProblem, anchors: tuple[int, ...]
 ) -> tuple[list[tuple[int, int]], list[tuple[tuple[int, int], tuple[int, int]]]]:
-    """The symmetry breaking of :mod:`formulations.cpsat` as data: the anchor's modes left
+    """The symmetry breaking of :mod:`ddlsched.formulations.cpsat` as data: the anchor's modes left
     out (counts unsorted within a class of identical servers), and the pairs (anchor mode,
     second anchor's mode) that exclude each other (the second unsorted within the ties the
     first leaves). Any schedule can be relabelled over identical servers to satisfy both."""
@@ -352,7 +354,7 @@ def _constraints(
 ) -> None:
     """The symmetry rules, a cumulative per resource over the present mode intervals, and
     (with several resources) the redundant one over all GPUs, each job as wide as its GPUs
-    for its chosen mode's length (:mod:`formulations.cpsat` measured what it gains)."""
+    for its chosen mode's length (:mod:`ddlsched.formulations.cpsat` measured what it gains)."""
     units = task.units
     for i, m in task.dropped:
         model.Add(presences[i][m] == 0)
@@ -419,9 +421,10 @@ def _solve_in_child(task: _Task) -> _Answer:
 
 
 def enumerate_modes(instance: Instance, problem: Problem, params: ExactParams) -> SlottedProblem:
-    """The modes of ``problem`` (:mod:`formulations.modes`; their slot counts are not used):
+    """The modes of ``problem`` (:mod:`ddlsched.formulations.modes`; their slot counts are not
+    used):
     of A enumerated until the time limit at most, of A1 the one pooled mode per job."""
-    from formulations.modes import problem_a, problem_a1
+    from ddlsched.formulations.modes import problem_a, problem_a1
 
     if problem is Problem.A1:
         return problem_a1(instance)
@@ -494,7 +497,7 @@ def prepare(
     """Modes, the scale, the rounded-down model, and the incumbent (the best list schedule,
     or the warm start placed again) as a hint on the model's time, relabelled so that the
     symmetry anchors keep it."""
-    from formulations.timeindexed import choose_anchors, relabel_for_anchor
+    from ddlsched.formulations.timeindexed import choose_anchors, relabel_for_anchor
 
     slotted = enumerate_modes(instance, problem, params)
     releases = [job.release for job in instance.jobs]
@@ -539,7 +542,7 @@ def solve_continuous(
 
     ``max_units`` caps the horizon in time units (a smaller one coarsens the scale: the
     tests use it to widen the rounding). Setting ``cancel`` from another thread stops the
-    child (:class:`formulations.isolation.Cancelled` is raised).
+    child (:class:`ddlsched.formulations.isolation.Cancelled` is raised).
 
     Raises
     ------
@@ -549,9 +552,9 @@ def solve_continuous(
     InputError
         For a warm start that is not a feasible schedule of ``problem``.
     """
-    from formulations.admission import check_warm_start
-    from formulations.certify import with_best_bound
-    from formulations.cpsat import _deadline
+    from ddlsched.formulations.admission import check_warm_start
+    from ddlsched.formulations.certify import with_best_bound
+    from ddlsched.formulations.cpsat import _deadline
 
     params = params or ExactParams()
     ends = _deadline(params)  # fixed first: the modes and the model count against the limit
@@ -599,8 +602,8 @@ def _result(
     """The :class:`Result` of an answer: the better of the incumbent and the decoded plan
     (CP-SAT's, else the last it reported), the rounded-down bound in seconds, ``optimal``
     only when the two meet (the bracket of the module docstring)."""
-    from formulations.outcome import honest_status, objectives
-    from formulations.solver import gap_closed
+    from ddlsched.formulations.outcome import honest_status, objectives
+    from ddlsched.formulations.solver import gap_closed
 
     slotted, releases = prepared.slotted, prepared.releases
     notes = [f"CP-SAT in continuous time ({prepared.scale:g} units per second): {answer.status}"]

@@ -1,7 +1,7 @@
 """Problems A and A1 with OR-Tools' CP-SAT: a second exact backend beside the HiGHS MILP.
 
 The model is built from the same slotted problem as the MILP
-(:func:`formulations.prepared.prepare_slotted`: modes, release slots, each job's
+(:func:`ddlsched.formulations.prepared.prepare_slotted`: modes, release slots, each job's
 latest completion slot, the symmetry anchors and the list-schedule incumbent),
 so both backends answer the same question, and their optima are compared in
 the tests. Constraint families, each one function:
@@ -36,7 +36,7 @@ here); with more workers its parallel portfolio is not.
 
 Problem A2 (preemptive, one machine; :func:`_solve_a2_in_child`): booleans
 ``x[i, s]`` on the MILP's slotted single machine
-(:func:`formulations.problem_a2.single_machine`), one job per slot, each job's
+(:func:`ddlsched.formulations.problem_a2.single_machine`), one job per slot, each job's
 slots adding up to its size, the completion at least every run slot's end;
 preemptive SRPT as the hint. The same honesty: ``optimal`` only on integral
 instances.
@@ -45,7 +45,7 @@ instances.
 HiGHS, and whichever loads first in a process breaks the other (undefined
 symbols at import). The CP-SAT model is therefore built and solved in a
 fresh child interpreter that never imports ``highspy``
-(:func:`formulations.isolation.run_isolated` with ``reuse=True``: a fresh
+(:func:`ddlsched.formulations.isolation.run_isolated` with ``reuse=True``: a fresh
 interpreter kept for the next call; the
 parent prepares the slotted problem, which needs the mapping MILP, and sends
 it as plain data). The child also contains a native crash: the parent then
@@ -63,11 +63,12 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
+from ddlsched.formulations.isolation import Cancelled, report, run_isolated
+from ddlsched.formulations.timeindexed import SlottedProblem, sorted_within_classes, tie_groups
+
 from ddlsched.core.model import Instance, Problem, Schedule
 from ddlsched.core.params import ExactParams
 from ddlsched.core.result import Result, SolveStatus
-from formulations.isolation import Cancelled, report, run_isolated
-from formulations.timeindexed import SlottedProblem, sorted_within_classes, tie_groups
 
 
 def _integer_weights(ids: Sequence[str], weights: Sequence[float]) -> list[int]:
@@ -238,7 +239,8 @@ def _solve_in_child(task: _Task) -> _Answer:
         ]
 
     class Reporter(cp_model.CpSolverSolutionCallback):
-        """Each improving solution's plan to the caller (:func:`formulations.isolation.report`)."""
+        """Each improving solution's plan to the caller
+        (:func:`ddlsched.formulations.isolation.report`)."""
 
         def on_solution_callback(self) -> None:
             report(plan_of(self))
@@ -312,8 +314,8 @@ def _solve_a2(
 ) -> Result:
     """Problem A2 with CP-SAT: the same slotted data and honesty as the MILP's A2; the
     search ends at ``ends`` (``time.monotonic()``)."""
-    from formulations.prepared import estimate_size
-    from formulations.problem_a2 import schedule_from_slots, single_machine, srpt_slots
+    from ddlsched.formulations.prepared import estimate_size
+    from ddlsched.formulations.problem_a2 import schedule_from_slots, single_machine, srpt_slots
 
     began = time.perf_counter()
     estimate_size(instance, Problem.A2)
@@ -377,9 +379,9 @@ def _result(
 
     Without a CP-SAT solution the ``fallback`` plan (and its name, for the note) is
     returned, never no schedule; the status and bound are then made honest
-    (:func:`formulations.outcome.honest_status`).
+    (:func:`ddlsched.formulations.outcome.honest_status`).
     """
-    from formulations.outcome import honest_status, objectives
+    from ddlsched.formulations.outcome import honest_status, objectives
 
     runtime = time.perf_counter() - began
     notes = [f"CP-SAT: {answer.status}"]
@@ -457,25 +459,25 @@ def solve_cpsat(
     """Solve problem A, A1 or A2 of ``instance`` with CP-SAT (see the module docstring).
 
     Setting ``cancel`` from another thread stops the child
-    (:class:`formulations.isolation.Cancelled` is raised). ``on_incumbent``
+    (:class:`ddlsched.formulations.isolation.Cancelled` is raised). ``on_incumbent``
     (problems A and A1) is called in this process with each improving
     schedule as CP-SAT finds it (the portfolio passes them to the MILP).
     On problem A ``best_bound`` is the larger of CP-SAT's and the combinatorial
     bounds, and a schedule meeting the latter is ``optimal``
-    (:func:`formulations.certify.with_best_bound`).
+    (:func:`ddlsched.formulations.certify.with_best_bound`).
 
     Raises
     ------
     InputError
         For a warm start that is not a feasible schedule of ``problem``
-        (:func:`formulations.admission.check_warm_start`).
+        (:func:`ddlsched.formulations.admission.check_warm_start`).
     ValueError
         For weights CP-SAT cannot scale to integers exactly.
     """
     params = params or ExactParams()
     ends = _deadline(params)  # fixed first: preparing the model counts, the search gets the rest
-    from formulations.admission import check_warm_start
-    from formulations.certify import with_best_bound
+    from ddlsched.formulations.admission import check_warm_start
+    from ddlsched.formulations.certify import with_best_bound
 
     problem = Problem(problem)
     check_warm_start(instance, problem, warm_start)
@@ -499,8 +501,8 @@ def _solve_cluster(
 ) -> Result:
     """:func:`solve_cpsat` on problem A or A1, without the combinatorial bounds; the search
     ends at ``ends`` (``time.monotonic()``)."""
-    from formulations.outcome import schedule_from_plan
-    from formulations.prepared import prepare_slotted
+    from ddlsched.formulations.outcome import schedule_from_plan
+    from ddlsched.formulations.prepared import prepare_slotted
 
     began = time.perf_counter()
     prepared = prepare_slotted(instance, problem, warm_start, params)

@@ -1,6 +1,6 @@
 """The exact optimum of malleable (elastic) jobs on a slotted horizon, and its lower bounds.
 
-Certificates for the elastic policies of :mod:`algorithms.elastic`.
+Certificates for the elastic policies of :mod:`ddlsched.algorithms.elastic`.
 
 **The model** (:class:`MalleableInstance`). ``M`` GPUs pooled; time in slots
 ``[t Delta, (t + 1) Delta)``, ``t = 0 .. T - 1`` (``T`` the horizon). Job
@@ -41,7 +41,7 @@ time the remaining work needs, so ``C_j`` is the interpolated completion.
 slot boundaries, ``Delta`` = the simulator's round length), **with the same
 restart rule**, **finishing within the horizon**, with the **pooled**
 capacity (any placement on nodes satisfies it) and each width's **best**
-rate. Every run of :func:`~algorithms.elastic.simulator.simulate_elastic`
+rate. Every run of :func:`~ddlsched.algorithms.elastic.simulator.simulate_elastic`
 whose rates per width are at most these (:func:`malleable_from_elastic`
 takes the maximum over the batch configurations and node spreads the
 policies use) and which ends within the horizon is such a schedule, so its
@@ -451,7 +451,7 @@ def malleable_from_elastic(
 
     With one epoch a job's goodput depends on its configuration only, so
     ``rate_j(k)`` is the largest goodput any policy of
-    :mod:`algorithms.elastic` can get on ``k`` GPUs: the maximum over one node
+    :mod:`ddlsched.algorithms.elastic` can get on ``k`` GPUs: the maximum over one node
     (if ``k`` fits on one) and several nodes (if the cluster has two), of the
     best-batch search, the job's asked batch and the fixed batches
     (``fixed_batch``: the Pollux artifact's ncf at 32768). Work = the

@@ -1,7 +1,8 @@
 """A lower bound on the total JCT of any run of an elastic workload, at trace scale.
 
 Every result carries a flow-time certificate. For the elastic simulator
-(:func:`algorithms.elastic.simulator.simulate_elastic`), :mod:`formulations.elastic`
+(:func:`ddlsched.algorithms.elastic.simulator.simulate_elastic`),
+:mod:`ddlsched.formulations.elastic`
 gives one only on one-epoch toy instances, and its rates are the best of the
 configurations the policies try, so a policy that tried another batch size could
 beat it. The bound here holds for **every allocation the simulator accepts**:

@@ -1,6 +1,6 @@
 """Quiet the fork server's children when their caller is gone before they start.
 
-Imported only in the ``forkserver`` process (:data:`formulations.isolation._PRELOAD`),
+Imported only in the ``forkserver`` process (:data:`ddlsched.formulations.isolation._PRELOAD`),
 never by the project otherwise. A child forked by the server first reads the process
 object its caller sends; if the caller was interrupted in between (Ctrl-C during
 ``check`` or ``solve``: it stops, closes its end, exits 130), that read fails with
@@ -39,6 +39,6 @@ sys.excepthook = _hook
 # The fork server ignores Ctrl-C, from its preload on: a Ctrl-C while it imported Pyomo
 # (the next preload) would print a KeyboardInterrupt traceback under the caller's one line;
 # Python's fork server only ignores SIGINT once its preload is done. Its children inherit
-# this, and ignore Ctrl-C anyway (formulations.isolation._ignore_ctrl_c): the caller
+# this, and ignore Ctrl-C anyway (ddlsched.formulations.isolation._ignore_ctrl_c): the caller
 # answers it and stops them.
 signal.signal(signal.SIGINT, signal.SIG_IGN)

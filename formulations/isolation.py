@@ -8,7 +8,7 @@ returns its value, re-raises its exception, or raises :class:`SolverCrashed`
 naming the signal when the child died.
 
 Children are forked from a *fork server* that has imported the solver stack
-once (``forkserver`` start method, preloading :mod:`formulations.exact`), so
+once (``forkserver`` start method, preloading :mod:`ddlsched.formulations.milp`), so
 a call costs about 10 ms rather than a fresh interpreter's 0.4 s (medians on
 a 2-core machine), and no child inherits threads of the caller (HiGHS's
 thread pool would not survive a plain ``fork``). With ``fresh=True``
@@ -55,7 +55,7 @@ from typing import Any, TypeVar
 
 T = TypeVar("T")
 
-_PRELOAD = ["formulations.forkserver_hook", "formulations.exact"]
+_PRELOAD = ["ddlsched.formulations.forkserver_hook", "ddlsched.formulations.milp"]
 _forkserver: Any = None
 HELD_WHILE_STARTING = tuple(
     getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SIGHUP") if hasattr(signal, name)

@@ -608,7 +608,7 @@ def _model(grid: _Grid, inputs: BoundInputs, settings: LpSettings) -> tuple[Any,
     model.setOptionValue("time_limit", float(settings.time_limit))
     if settings.threads is not None:
         # One HiGHS thread scheduler per process, sized by its first solve: reset it, or a
-        # count other than the first one's fails ('Not Set'; see formulations.solver).
+        # count other than the first one's fails ('Not Set'; see ddlsched.formulations.solver).
         type(model).resetGlobalScheduler(True)
         model.setOptionValue("threads", int(settings.threads))
     _add_columns(model, grid, inputs, settings)

@@ -31,12 +31,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import pyomo.environ as pyo
+from ddlsched.formulations.solver import MipHooks, solve_model
 
 from ddlsched.core.alpha import alpha
 from ddlsched.core.model import Cluster, Job
 from ddlsched.core.params import ExactParams
 from ddlsched.core.result import SolveStatus
-from formulations.solver import MipHooks, solve_model
 
 
 @dataclass(frozen=True)

@@ -10,7 +10,7 @@ depends only on the multiset of (count, type) pairs, so it is computed once
 per multiset (on several types the cut is weighted: an edge inside server
 ``h`` counts ``B_inter / B_intra(t(h))``): by the exact branch and bound
 of :func:`ddlsched.core.alpha.extreme_cut`, or, if that exceeds its budget, by
-the mapping MILP with fixed counts (:mod:`formulations.mapping`).
+the mapping MILP with fixed counts (:mod:`ddlsched.formulations.mapping`).
 
 Problem **A1**: one resource, the pool of ``M`` GPUs, and one mode per job
 using ``g_i`` of it for ``K_i * alpha_i^max``.
@@ -22,18 +22,19 @@ import math
 import time
 from collections.abc import Callable, Iterator, Sequence
 
-from ddlsched.core.alpha import all_cut_alpha, alpha, extreme_cut
-from ddlsched.core.model import Cluster, Instance, Job
-from ddlsched.core.params import ExactParams
-from ddlsched.core.result import SolveStatus
-from formulations.mapping import solve_mapping
-from formulations.timeindexed import (
+from ddlsched.formulations.mapping import solve_mapping
+from ddlsched.formulations.timeindexed import (
     SlottedJob,
     SlottedMode,
     SlottedProblem,
     on_grid,
     slots_needed,
 )
+
+from ddlsched.core.alpha import all_cut_alpha, alpha, extreme_cut
+from ddlsched.core.model import Cluster, Instance, Job
+from ddlsched.core.params import ExactParams
+from ddlsched.core.result import SolveStatus
 
 
 def count_vectors(gpus: int, capacities: Sequence[int]) -> Iterator[tuple[int, ...]]:

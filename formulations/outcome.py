@@ -6,17 +6,18 @@ decoded schedule -> result): :func:`schedule_from_plan` decodes a plan of
 its ``sum w C`` and ``sum w (C - r)``, and :func:`honest_status` demotes a backend's status
 and withdraws its bound where an input to the proof was inexact. Every exact backend
 (the MILP, CP-SAT, the portfolio's bound searches) returns through here; the largest known
-bound and the proof it may give are added by :func:`formulations.certify.with_best_bound`.
+bound and the proof it may give are added by :func:`ddlsched.formulations.certify.with_best_bound`.
 """
 
 from __future__ import annotations
 
 import math
 
+from ddlsched.formulations.timeindexed import SlottedProblem
+
 from ddlsched.core.alpha import all_cut_alpha
 from ddlsched.core.model import Instance, Problem, Schedule, ScheduledJob
 from ddlsched.core.result import SolveStatus
-from formulations.timeindexed import SlottedProblem
 
 
 def schedule_from_plan(

@@ -21,7 +21,7 @@ each in its own child process, under the same time limit:
   list schedule), so the portfolio never returns without one when a
   feasible schedule exists.
 
-Both bounds are honest (:func:`formulations.outcome.honest_status`): on a
+Both bounds are honest (:func:`ddlsched.formulations.outcome.honest_status`): on a
 non-integral instance or with unproven mode durations neither has a bound,
 and the portfolio claims none. Problems A, A1 and A2 alike.
 
@@ -33,19 +33,19 @@ the MILP: with CP-SAT's optimum as start the three 16-job 4 x 4 instances of
 10.9 s), and CP-SAT's later ones are offered to the running HiGHS (its
 user-solution callback) when better than its incumbent. The other way is
 not possible: CP-SAT takes hints only before it starts, and it starts
-first. The MILP's deadline is hard (:func:`formulations.exact.solve_milp`).
+first. The MILP's deadline is hard (:func:`ddlsched.formulations.milp.solve_milp`).
 
 **Bounds race too** (problem A). The fast combinatorial bound is computed at
-once, and the LP bound (:func:`formulations.certify.exact_lp_bound`: on an
+once, and the LP bound (:func:`ddlsched.formulations.certify.exact_lp_bound`: on an
 integral instance set on the instance's own slot) in a third child, with
 windows from the best schedule known when it starts, then the pooled
 integral bound (the same model with integral starts: bound 7 of
-:mod:`formulations.lower_bounds`, the one that closes batch arrivals). A :class:`_Watch`
+:mod:`ddlsched.formulations.lower_bounds`, the one that closes batch arrivals). A :class:`_Watch`
 sees every schedule (the warm start, CP-SAT's and the MILP's incumbents)
 and every bound; as soon as the best schedule meets the best valid bound it
 stops both backends and returns that schedule as ``optimal``, saying which
 bound proved it (a valid lower bound met by a feasible schedule is a proof,
-:mod:`formulations.certify`). The result's ``best_bound`` is the largest of
+:mod:`ddlsched.formulations.certify`). The result's ``best_bound`` is the largest of
 the backends', the combinatorial, the LP and the pooled bounds.
 """
 
@@ -58,13 +58,14 @@ import threading
 import time
 from typing import TYPE_CHECKING
 
+from ddlsched.formulations.isolation import Cancelled
+
 from ddlsched.core.model import Instance, Problem, Schedule
 from ddlsched.core.params import ExactParams
 from ddlsched.core.result import LowerBound, Result, SolveStatus
-from formulations.isolation import Cancelled
 
 if TYPE_CHECKING:
-    from formulations.prepared import ModelTooLarge
+    from ddlsched.formulations.prepared import ModelTooLarge
 
 HEAD_START = 2.0
 """Seconds CP-SAT runs alone before the MILP starts (at most :data:`HEAD_START_SHARE` of the
@@ -77,7 +78,7 @@ STOP_SLACK = 0.5
 """Seconds past the time limit at which the portfolio stops whatever still runs and answers
 from what was reported (:class:`_Watch`): a 60 s call ended after 64-68 s before, the
 MILP's own hard stop and the LP coming on top. Equal to the MILP's hard stop
-(:data:`formulations.exact.OVERRUN_GRACE`)."""
+(:data:`ddlsched.formulations.milp.OVERRUN_GRACE`)."""
 
 POOLED_MARGIN = 0.5
 """Seconds before the time limit at which the pooled bound's child ends by itself (HiGHS
@@ -115,8 +116,8 @@ def solve_exact(
     which proved first (1) if one did; ``["proof_by_bound"]`` is 1 when a lower bound
     met a schedule first (:class:`_Watch`).
     """
-    from formulations.certify import combinatorial_bound
-    from formulations.prepared import ModelTooLarge
+    from ddlsched.formulations.certify import combinatorial_bound
+    from ddlsched.formulations.prepared import ModelTooLarge
 
     params = params or ExactParams()
     problem = Problem(problem)
@@ -142,10 +143,10 @@ def solve_exact(
 
 def slotted_refusal(instance: Instance, problem: Problem) -> ModelTooLarge | None:
     """Why the slotted models of problem A or A1 are certainly too large for ``instance``
-    (:func:`formulations.prepared.estimate_size`, before any mode is enumerated), or
+    (:func:`ddlsched.formulations.prepared.estimate_size`, before any mode is enumerated), or
     ``None``: then the race runs as before. Always ``None`` for A2, which has no
     continuous-time backend."""
-    from formulations.prepared import ModelTooLarge, estimate_size
+    from ddlsched.formulations.prepared import ModelTooLarge, estimate_size
 
     if problem is Problem.A2:
         return None
@@ -165,11 +166,12 @@ def _continuous(
     began: float,
     refused: ModelTooLarge,
 ) -> Result:
-    """Problem A or A1 solved in continuous time (:mod:`formulations.continuous`) where the
+    """Problem A or A1 solved in continuous time (:mod:`ddlsched.formulations.continuous`) where
+    the
     slotted models are refused, with what remains of the time limit. CP-SAT gets both
     cores (two workers) unless a deterministic limit asks for one worker, the same work
     on every machine."""
-    from formulations.continuous import METHOD, solve_continuous
+    from ddlsched.formulations.continuous import METHOD, solve_continuous
 
     deterministic = params.deterministic_limit is not None or params.solution_limit is not None
     own = params.replace(threads=1 if deterministic else 2, isolate=True)
@@ -224,8 +226,8 @@ class _Race:
         racing: bool,
         combinatorial: LowerBound | None,
     ) -> None:
-        from formulations.cpsat import solve_cpsat
-        from formulations.exact import solve_milp
+        from ddlsched.formulations.cpsat import solve_cpsat
+        from ddlsched.formulations.milp import solve_milp
 
         self.instance, self.problem, self.params = instance, problem, params
         self.warm_start, self.seed, self.began = warm_start, seed, began
@@ -266,7 +268,7 @@ class _Race:
     def milp_start(self) -> Schedule | None:
         """The MILP's warm start: CP-SAT's best so far when it beats the caller's (a smaller
         incumbent shortens every job's horizon, hence the model)."""
-        from formulations.outcome import objectives
+        from ddlsched.formulations.outcome import objectives
 
         while not self.offers.empty():  # what is already the warm start need not be offered
             self.offers.get_nowait()
@@ -337,7 +339,7 @@ class _Race:
 
     def run_bounds(self) -> None:
         """The LP bound, then the pooled integral bound and the schedules its order gives
-        (:func:`formulations.certify.pooled_bound_and_schedules`), each in its own child,
+        (:func:`ddlsched.formulations.certify.pooled_bound_and_schedules`), each in its own child,
         stopped when the race ends."""
         for step in ("lp", "pooled"):
             if not self._bound_step(step):
@@ -367,8 +369,8 @@ class _Race:
     def _bound_child(self, step: str, upper: float, remaining: float) -> LowerBound:
         """Bound ``step`` computed in a child with windows from ``upper`` within ``remaining``
         seconds, stopped by :attr:`lp_stop`."""
-        from formulations.certify import exact_lp_bound, pooled_bound_and_schedules
-        from formulations.isolation import run_isolated
+        from ddlsched.formulations.certify import exact_lp_bound, pooled_bound_and_schedules
+        from ddlsched.formulations.isolation import run_isolated
 
         if step == "lp":
             return run_isolated(
@@ -451,8 +453,8 @@ def _answer(race: _Race, stopped: bool) -> Result:
     """The result of a finished race: the watch's when it proved the instance first (or
     nothing else answered before the stop), else the backends' combined
     (:func:`_combine`), with the best schedule watched and, when the bounds raced, the
-    best bound (:func:`formulations.certify.with_best_bound`)."""
-    from formulations.certify import with_best_bound
+    best bound (:func:`ddlsched.formulations.certify.with_best_bound`)."""
+    from ddlsched.formulations.certify import with_best_bound
 
     instance, problem, watch, outcomes = race.instance, race.problem, race.watch, race.outcomes
     if (watch.proof is not None and not race.first) or (stopped and not outcomes):
@@ -472,7 +474,7 @@ def _answer(race: _Race, stopped: bool) -> Result:
 class _Watch:
     """The best schedule and the valid bounds seen during a race; sets ``cancel`` once a
     bound meets a schedule (a proof), remembering which (:attr:`proof`). Only schedules the
-    verifier accepts for :attr:`problem` are kept (:mod:`formulations.admission`); the
+    verifier accepts for :attr:`problem` are kept (:mod:`ddlsched.formulations.admission`); the
     others are named in :attr:`refused` and never become the best or lend a proof."""
 
     def __init__(
@@ -504,7 +506,7 @@ class _Watch:
         """A watch that has seen the caller's warm start, which must be a schedule of
         ``problem`` (an :class:`~ddlsched.core.model.InputError` otherwise: a schedule of
         the relaxation A2 would sit below the bounds on ``OPT(A)`` and "prove" itself)."""
-        from formulations.admission import check_warm_start
+        from ddlsched.formulations.admission import check_warm_start
 
         check_warm_start(instance, problem, warm_start)
         watch = cls(instance, cancel, combinatorial, problem)
@@ -515,8 +517,8 @@ class _Watch:
     def schedule(self, schedule: Schedule, source: str) -> bool:
         """A schedule (with ends) found by ``source``; whether it was admitted (a schedule
         without ends is admitted but cannot be scored, so it is not kept)."""
-        from formulations.admission import refusal
-        from formulations.outcome import objectives
+        from ddlsched.formulations.admission import refusal
+        from ddlsched.formulations.outcome import objectives
 
         reason = refusal(self.instance, self.problem, schedule, source)
         if reason is not None:
@@ -549,7 +551,7 @@ class _Watch:
                 self._check()
 
     def _check(self) -> None:
-        from formulations.solver import gap_closed
+        from ddlsched.formulations.solver import gap_closed
 
         if self.proof is not None or self.best is None or not self.bounds:
             return
@@ -569,7 +571,7 @@ def _from_watch(
     """The result of a race ended by :class:`_Watch`'s proof (``optimal``, the bound that
     proved it named) or stopped at :data:`STOP_SLACK` past its limit before either backend
     answered (``feasible``: the best schedule reported, the best valid bound)."""
-    from formulations.outcome import objectives
+    from ddlsched.formulations.outcome import objectives
 
     if watch.proof is not None:
         schedule, source, bound = watch.proof
@@ -623,9 +625,9 @@ def _from_watch(
 def _with_watched_schedule(result: Result, instance: Instance, watch: _Watch) -> Result:
     """``result`` with the best schedule :class:`_Watch` saw (the warm start, the pooled
     bound's search) when that beats the backends' own, status ``feasible`` until a bound
-    meets it (:func:`formulations.certify.with_best_bound`)."""
-    from formulations.outcome import objectives
-    from formulations.solver import gap_closed
+    meets it (:func:`ddlsched.formulations.certify.with_best_bound`)."""
+    from ddlsched.formulations.outcome import objectives
+    from ddlsched.formulations.solver import gap_closed
 
     if watch.refused:
         result = dataclasses.replace(result, notes=(*result.notes, *watch.refusal_notes()))
@@ -676,7 +678,7 @@ def _admitted(
     turned into a failure (its schedule is never returned and its bound never joins a
     proof: a backend that returns a schedule of another problem is not trusted), and
     ``first`` without it."""
-    from formulations.admission import InadmissibleSchedule, refusal
+    from ddlsched.formulations.admission import InadmissibleSchedule, refusal
 
     kept = dict(outcomes)
     for name, outcome in outcomes.items():
@@ -693,7 +695,7 @@ def _combine(
     wall: float,
 ) -> Result:
     """One result from the backends' outcomes (the module docstring's rules)."""
-    from formulations.solver import gap_closed
+    from ddlsched.formulations.solver import gap_closed
 
     results = {name: r for name, r in outcomes.items() if isinstance(r, Result)}
     errors = {name: e for name, e in outcomes.items() if not isinstance(e, Result)}

@@ -3,10 +3,11 @@
 The first stage of the exact pipeline (instance -> prepared problem -> backend model ->
 decoded schedule -> :class:`~ddlsched.core.result.Result`): the size guards that refuse a
 model before it is built (:class:`ModelTooLarge`), and :func:`prepare_slotted`, which
-enumerates the modes (:mod:`formulations.modes`), fixes the slot grid and the covering
+enumerates the modes (:mod:`ddlsched.formulations.modes`), fixes the slot grid and the covering
 horizon, finds the incumbent plan (list schedules, or a warm start put on the grid) and
 each job's latest completion, and chooses the symmetry anchors. The MILP
-(:mod:`formulations.exact`) and CP-SAT (:mod:`formulations.cpsat`) both start here and
+(:mod:`ddlsched.formulations.milp`) and CP-SAT (:mod:`ddlsched.formulations.cpsat`) both
+start here and
 neither calls the other.
 """
 
@@ -16,10 +17,8 @@ import math
 import time
 from dataclasses import dataclass
 
-from ddlsched.core.model import PROBLEMS, Instance, Problem, Schedule
-from ddlsched.core.params import ExactParams
-from formulations.modes import count_vectors_total, problem_a, problem_a1
-from formulations.timeindexed import (
+from ddlsched.formulations.modes import count_vectors_total, problem_a, problem_a1
+from ddlsched.formulations.timeindexed import (
     SlottedProblem,
     choose_anchors,
     greedy_schedule,
@@ -27,6 +26,9 @@ from formulations.timeindexed import (
     place_in_order,
     relabel_for_anchor,
 )
+
+from ddlsched.core.model import PROBLEMS, Instance, Problem, Schedule
+from ddlsched.core.params import ExactParams
 
 MAX_VARIABLES = 300_000
 """Most binaries of a time-indexed model :func:`build` accepts (the 16-job
@@ -72,7 +74,7 @@ def estimate_size(instance: Instance, problem: Problem) -> None:
     """Refuse a model of A or A1 that is certainly too large, before modes are enumerated.
 
     Counted without enumerating: the modes (one per vector of GPU counts,
-    :func:`formulations.modes.count_vectors_total`), each needing at least
+    :func:`ddlsched.formulations.modes.count_vectors_total`), each needing at least
     one start variable; and a lower bound on the horizon, the larger of the
     longest ``r_i + K_i c_i`` and the work ``sum_i g_i K_i c_i / M`` (the
     compute time ``c_i``, its least over the cluster's GPU types, is at most
@@ -117,7 +119,7 @@ def prepare_slotted(
     """The slotted problem, the incumbent plan (list schedules or the warm start, relabelled
     for symmetry), each job's latest completion slot and the symmetry anchors. The modes of
     problem A are enumerated until ``options.time_limit`` from now at most
-    (:func:`formulations.modes.problem_a`)."""
+    (:func:`ddlsched.formulations.modes.problem_a`)."""
     estimate_size(instance, Problem(problem))
     if problem == "A":
         limit = None if options is None else options.time_limit

@@ -28,7 +28,7 @@ Completion ``C_i = delta (e_i + sum_s a[i, s])``, minimised in ``sum w_i
 C_i``; at an optimum ``a`` drops right after the job's last slot. Horizon:
 covering (an idle slot after the last release could be removed) gives
 ``max e + sum n``; an incumbent ``UB`` (jobs in release order, without
-preemption) limits each job as in :mod:`formulations.timeindexed`.
+preemption) limits each job as in :mod:`ddlsched.formulations.timeindexed`.
 """
 
 from __future__ import annotations
@@ -37,11 +37,11 @@ import math
 from dataclasses import dataclass
 
 import pyomo.environ as pyo
+from ddlsched.formulations.timeindexed import EPS, on_grid, slots_needed
 
 from ddlsched.core.alpha import virtual_size
 from ddlsched.core.model import Instance, Piece, Problem, Schedule, ScheduledJob
 from ddlsched.core.virtual import srpt
-from formulations.timeindexed import EPS, on_grid, slots_needed
 
 
 @dataclass(frozen=True)

@@ -27,7 +27,7 @@ EXACT_METHODS: Registry[ExactSolver] = Registry("exact method")
 def _exact(
     instance: Instance, problem: Problem, params: ExactParams, warm_start: Schedule | None
 ) -> Result:
-    from formulations.portfolio import solve_exact
+    from ddlsched.formulations.portfolio import solve_exact
 
     return solve_exact(instance, problem, params, warm_start=warm_start)
 
@@ -36,7 +36,7 @@ def _exact(
 def _milp(
     instance: Instance, problem: Problem, params: ExactParams, warm_start: Schedule | None
 ) -> Result:
-    from formulations.exact import solve_milp
+    from ddlsched.formulations.milp import solve_milp
 
     return solve_milp(instance, problem, params, warm_start=warm_start)
 
@@ -45,7 +45,7 @@ def _milp(
 def _cpsat(
     instance: Instance, problem: Problem, params: ExactParams, warm_start: Schedule | None
 ) -> Result:
-    from formulations.cpsat import solve_cpsat
+    from ddlsched.formulations.cpsat import solve_cpsat
 
     return solve_cpsat(instance, problem, params, warm_start=warm_start)
 
@@ -57,6 +57,6 @@ def _cpsat(
 def _cpsat_continuous(
     instance: Instance, problem: Problem, params: ExactParams, warm_start: Schedule | None
 ) -> Result:
-    from formulations.continuous import solve_continuous
+    from ddlsched.formulations.continuous import solve_continuous
 
     return solve_continuous(instance, problem, params, warm_start=warm_start)

@@ -6,7 +6,7 @@ Both are non-preemptive gang scheduling over slots of length ``Delta``: job
 slot the running jobs' usage fits every resource. In problem **A** the
 resources are the servers and a mode is a vector of GPU counts per server
 whose duration is that of the best mapping with those counts
-(:mod:`formulations.modes`); in problem **A1** the one resource is the pool
+(:mod:`ddlsched.formulations.modes`); in problem **A1** the one resource is the pool
 of ``M`` GPUs and the one mode lasts ``K_i * alpha_i^max``.
 
 Binary ``x[i, m, t]`` = 1 if job ``i`` starts in mode ``m`` at slot ``t``.
@@ -265,7 +265,7 @@ def improve_order(
     incumbent), the first being ``order``'s own.
 
     Seeded from the order of an optimum of the pooled relaxation
-    (:func:`formulations.lower_bounds.time_indexed_bound`), this is what finds the
+    (:func:`ddlsched.formulations.lower_bounds.time_indexed_bound`), this is what finds the
     optima of batch arrivals that CP-SAT misses in a minute (``bench_exact``).
     """
     rng = np.random.default_rng(seed)

@@ -26,7 +26,7 @@ Claims, as :ref:`model-claims` states them (unit weights for 1 and 5):
 4. ``mapping_bounds``: every mapping has ``alpha_min <= alpha <= alpha_max``,
    and a job that fits one server's free GPUs at its start is on one server;
 5. ``theorem1``: guided A-SRPT has ``sum C <= (2 + M/(M - g_max + 1)) rho
-   OPT(A)`` (see :mod:`proofs_checks.bounds` for the derivation);
+   OPT(A)`` (see :mod:`ddlsched.proofs_checks.bounds` for the derivation);
 6. ``verifier``: the schedule passes the independent verifier.
 """
 
@@ -36,15 +36,16 @@ import enum
 import math
 from dataclasses import dataclass
 
-from ddlsched.core.model import Instance, Schedule
-from proofs_checks.bounds import (
+from ddlsched.proofs_checks.bounds import (
     RhoCheck,
     all_cut_time,
     fastest_time,
     per_iteration_time,
     theorem1_constant,
 )
-from proofs_checks.verifier import verify
+from ddlsched.proofs_checks.verifier import verify
+
+from ddlsched.core.model import Instance, Schedule
 
 TOLERANCE = 1e-6
 

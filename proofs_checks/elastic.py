@@ -89,7 +89,7 @@ def check_elastic(result: _Run) -> list[str]:
     Parameters
     ----------
     result
-        An :class:`~algorithms.elastic.simulator.ElasticResult` (or anything
+        An :class:`~ddlsched.algorithms.elastic.simulator.ElasticResult` (or anything
         with the same fields).
 
     Returns

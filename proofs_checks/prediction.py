@@ -77,10 +77,11 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, fields
 
+from ddlsched.proofs_checks.bounds import RhoCheck, all_cut_time
+from ddlsched.proofs_checks.claims import ClaimRecord, Value, _inequality
+from ddlsched.proofs_checks.verifier import verify
+
 from ddlsched.core.model import Instance, Schedule
-from proofs_checks.bounds import RhoCheck, all_cut_time
-from proofs_checks.claims import ClaimRecord, Value, _inequality
-from proofs_checks.verifier import verify
 
 
 @dataclass(frozen=True)
@@ -202,7 +203,7 @@ def instance_bound(instance: Instance, predictions: Mapping[str, float]) -> floa
 
 @dataclass(frozen=True)
 class PredictionRecord(ClaimRecord):
-    """A :class:`~proofs_checks.claims.ClaimRecord` with the realised error.
+    """A :class:`~ddlsched.proofs_checks.claims.ClaimRecord` with the realised error.
 
     Attributes
     ----------

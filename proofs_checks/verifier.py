@@ -4,7 +4,7 @@ It recomputes everything from the instance alone and shares no code with
 the methods it checks: it imports the data model (to read instances) but
 not ``ddlsched.core.alpha``, ``formulations`` or ``algorithms``; per-iteration
 times are computed again from the job's edges and the bandwidths, by the
-same functions the claim checks use (:mod:`proofs_checks.bounds`).
+same functions the claim checks use (:mod:`ddlsched.proofs_checks.bounds`).
 
 Rules, for a schedule of problem **A** (:ref:`model-problem-a`):
 
@@ -42,8 +42,9 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
+from ddlsched.proofs_checks.bounds import all_cut_time, per_iteration_time
+
 from ddlsched.core.model import Cluster, Instance, Job, Schedule, ScheduledJob, as_instance
-from proofs_checks.bounds import all_cut_time, per_iteration_time
 
 DEFAULT_TOLERANCE = 1e-9
 

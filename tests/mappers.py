@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from algorithms.mapping import FirstFitMapper
+from ddlsched.algorithms.mapping import FirstFitMapper
 
 
 class RefusesEvery:

@@ -6,10 +6,11 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from ddlsched.algorithms import FirstFitMapper, FreeGPUs, JobView, Policy
+from ddlsched.algorithms.prediction import OraclePredictor
+from ddlsched.proofs_checks.verifier import verify
 
 import ddlsched
-from algorithms import FirstFitMapper, FreeGPUs, JobView, Policy
-from algorithms.prediction import OraclePredictor
 from ddlsched import (
     Cluster,
     ExactParams,
@@ -22,7 +23,6 @@ from ddlsched import (
     simulate,
     solve,
 )
-from proofs_checks.verifier import verify
 
 
 class StrictFCFS(Policy):
@@ -142,7 +142,8 @@ def test_same_seed_same_schedule() -> None:
 def test_online_start_is_the_best_non_preemptive_policy_schedule() -> None:
     """The exact methods' default start for problem A: feasible, non-preemptive, and the
     least objective of the UPPER_BOUND_POLICIES (not the first, not the last)."""
-    from algorithms.registry import UPPER_BOUND_POLICIES
+    from ddlsched.algorithms.registry import UPPER_BOUND_POLICIES
+
     from ddlsched.api import online_start
     from ddlsched.core.generators import GeneratorConfig, generate
 

@@ -124,9 +124,10 @@ def test_info_json(tmp_path: Path, ring_instance) -> None:  # type: ignore[no-un
 
 def test_solve_milp_json_and_schedule(tmp_path: Path) -> None:
     """solve --method milp --json has the documented keys; the written schedule verifies."""
+    from ddlsched.proofs_checks.verifier import verify
+
     from ddlsched.core.generators import GeneratorConfig, generate
     from ddlsched.core.io import read_schedule, write_instance
-    from proofs_checks.verifier import verify
 
     instance = generate(GeneratorConfig(num_jobs=4, integral=True, bandwidth_intra=2.0), 2)
     write_instance(instance, tmp_path / "i.json")
@@ -213,8 +214,9 @@ def test_check_json_and_random_table(tmp_path: Path) -> None:
 
 def test_help_lists_exactly_the_registered_names() -> None:
     """Each command's choices come from the registries: --help shows every name, spelled once."""
-    from algorithms.elastic import ELASTIC_POLICIES
-    from algorithms.registry import MAPPERS, POLICIES, PREDICTORS
+    from ddlsched.algorithms.elastic import ELASTIC_POLICIES
+    from ddlsched.algorithms.registry import MAPPERS, POLICIES, PREDICTORS
+
     from ddlsched.api import method_names
     from ddlsched.cli import build_parser
 

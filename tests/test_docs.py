@@ -25,7 +25,7 @@ EXAMPLES = {
     "ddlsched.api": ("solve", "simulate", "lower_bounds", "method_names"),
     "ddlsched.core.generators": ("generate",),
     "ddlsched.core.alpha": ("rho",),
-    "proofs_checks.verifier": ("verify",),
+    "ddlsched.proofs_checks.verifier": ("verify",),
     "ddlsched.provenance": ("git_revision",),
 }
 """The modules whose examples are run, and the objects that must carry one (the façades)."""
@@ -101,7 +101,9 @@ def test_every_module_has_an_api_page() -> None:
         if "automodule::" in line
     }
     modules = {
-        ".".join(path.relative_to(root).with_suffix("").parts)
+        ".".join(("ddlsched", *path.relative_to(root).with_suffix("").parts)).replace(
+            "ddlsched.ddlsched", "ddlsched"
+        )
         for package in ("ddlsched", "formulations", "algorithms", "proofs_checks")
         for path in (root / package).rglob("*.py")
         if path.name not in ("__init__.py", "__main__.py")

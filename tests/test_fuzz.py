@@ -29,12 +29,12 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from ddlsched.proofs_checks.verifier import verify
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from ddlsched.cli import main
 from ddlsched.core.io import read_instance, read_schedule
-from proofs_checks.verifier import verify
 from tests.examples import ISSUE_EXAMPLE, MIXED_EXAMPLE
 
 EXAMPLES = int(os.environ.get("FUZZ_EXAMPLES", "0")) or None

@@ -2,7 +2,7 @@
 
 - the ground floor ``ddlsched.core`` imports nothing of the project outside itself;
 - ``formulations`` and ``algorithms`` import only the ground floor (and themselves);
-  ``formulations`` also consults the independent verifier (``proofs_checks.verifier``,
+  ``formulations`` also consults the independent verifier (``ddlsched.proofs_checks.verifier``,
   which imports none of it) before a schedule may enter an exact solve;
 - ``proofs_checks`` imports only the data model, rigid and elastic (and itself): it
   never shares code with what it checks;
@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-PROJECT = {"ddlsched", "formulations", "algorithms", "proofs_checks"}
+PROJECT = {"ddlsched"}
 
 
 def imported_modules(path: Path) -> set[str]:
@@ -55,9 +55,9 @@ def _allowed(module: str, prefixes: tuple[str, ...]) -> bool:
 
 FLOORS = {
     "ddlsched/core": ("ddlsched.core",),
-    "formulations": ("ddlsched.core", "formulations", "proofs_checks.verifier"),
-    "algorithms": ("ddlsched.core", "algorithms"),
-    "proofs_checks": ("ddlsched.core.model", "ddlsched.core.elastic", "proofs_checks"),
+    "formulations": ("ddlsched.core", "ddlsched.formulations", "ddlsched.proofs_checks.verifier"),
+    "algorithms": ("ddlsched.core", "ddlsched.algorithms"),
+    "proofs_checks": ("ddlsched.core.model", "ddlsched.core.elastic", "ddlsched.proofs_checks"),
     "ddlsched/plotting.py": ("ddlsched.core",),
 }
 CASES = [
@@ -77,9 +77,9 @@ def test_floor_imports_only_what_is_below(folder: str, path: Path) -> None:
 
 
 def _formulations_floor(module: str) -> int:
-    from formulations import FLOORS
+    from ddlsched.formulations import FLOORS
 
-    name = module.removeprefix("formulations.")
+    name = module.removeprefix("ddlsched.formulations.")
     return next(k for k, names in enumerate(FLOORS) if name in names)
 
 
@@ -88,17 +88,17 @@ def _formulations_floor(module: str) -> int:
 )
 def test_the_exact_pipeline_runs_one_way(path: Path) -> None:
     """Inside ``formulations`` a module imports (lazily too) only modules on lower floors of
-    ``formulations.FLOORS``: prepared problem -> backend -> outcome never turns back, and
+    ``ddlsched.formulations.FLOORS``: prepared problem -> backend -> outcome never turns back, and
     one backend never borrows another's helpers (CP-SAT once took its prepared problem,
     decoding and status honesty from the MILP's module)."""
-    from formulations import FLOORS
+    from ddlsched.formulations import FLOORS
 
     listed = {name for names in FLOORS for name in names} | {"__init__"}
     assert path.stem in listed, f"formulations/{path.name} is on no floor of FLOORS"
     if path.stem == "__init__":
         return
     own = _formulations_floor(path.stem)
-    inside = {m for m in project_imports(path) if m.startswith("formulations.")}
+    inside = {m for m in project_imports(path) if m.startswith("ddlsched.formulations.")}
     bad = sorted(m for m in inside if _formulations_floor(m) >= own)
     assert not bad, f"formulations/{path.name} (floor {own}) imports {bad} (not below it)"
 
@@ -106,8 +106,8 @@ def test_the_exact_pipeline_runs_one_way(path: Path) -> None:
 def test_the_floor_check_sees_a_backend_borrowing_from_another(tmp_path: Path) -> None:
     """The check above is not vacuous: CP-SAT importing the MILP's module is refused."""
     planted = tmp_path / "cpsat.py"
-    planted.write_text("def f():\n    from formulations.exact import objectives\n")
-    with pytest.raises(AssertionError, match=r"formulations\.exact"):
+    planted.write_text("def f():\n    from ddlsched.formulations.milp import objectives\n")
+    with pytest.raises(AssertionError, match=r"formulations\.milp"):
         test_the_exact_pipeline_runs_one_way(planted)
 
 

@@ -287,7 +287,7 @@ def test_mean_busy_times_stay_exact_near_the_caps(size: float, release: float) -
     processing, to the clock's resolution there: a piece's rounded end divided by the
     job's small size would move it by ~10^5 s, and a lower bound would rise above a
     schedule (``solve`` would stop on a contradiction)."""
-    from formulations.lower_bounds import preemptive_wspt_mean_busy_times
+    from ddlsched.formulations.lower_bounds import preemptive_wspt_mean_busy_times
 
     (busy,) = preemptive_wspt_mean_busy_times([size], [release], [1.0])
     assert abs(busy - (release + size / 2)) <= 4 * math.ulp(release + size)

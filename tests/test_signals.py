@@ -187,7 +187,8 @@ def test_an_interrupted_policy_run_stops_its_caller(
     Ctrl-C; taken for a schedule, the run went on), and an exact solve that went on for its
     whole time limit without a warm start.
     """
-    from algorithms import simulator
+    from ddlsched.algorithms import simulator
+
     from ddlsched.api import best_policy_objective, solve
     from ddlsched.core.io import read_instance
 
@@ -302,7 +303,7 @@ def test_ctrl_c_stops_simulate_on_a_long_trace_and_keeps_its_metrics(tmp_path: P
     trace = _long_trace(tmp_path / "long.csv")
     process = _marked(
         tmp_path,
-        "algorithms.simulator:_Simulation.run",
+        "ddlsched.algorithms.simulator:_Simulation.run",
         ["simulate", "--trace", str(trace), "--servers", "8"],
     )
     out, err = _ctrl_c(process)
@@ -332,7 +333,7 @@ def test_ctrl_c_stops_predict_while_the_forest_learns(tmp_path: Path) -> None:
     traceback, no process left."""
     process = _marked(
         tmp_path,
-        "algorithms.prediction.forest:_forest",
+        "ddlsched.algorithms.prediction.forest:_forest",
         ["predict", "evaluate", "--jobs", "200000"],
     )
     out, err = _ctrl_c(process)

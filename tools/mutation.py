@@ -188,7 +188,7 @@ CATALOGUE: tuple[Mutant, ...] = (
     ),
     Mutant(
         "exact: schedules offered to the running MILP never taken",
-        "formulations/exact.py",
+        "formulations/milp.py",
         "        offered = received()\n",
         "        offered: list[Schedule] = []\n",
         EXACT_TESTS,

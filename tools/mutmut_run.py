@@ -43,7 +43,8 @@ time)::
 
 Targets are files or package folders among ``ddlsched/core``, ``formulations``,
 ``proofs_checks`` and ``algorithms`` (``all`` is the four), or mutmut's mutant-name
-globs (``'proofs_checks.verifier.x__check_preempted*'``: one function). Results accumulate in the
+globs (``'ddlsched.proofs_checks.verifier.x__check_preempted*'``: one function). Results
+accumulate in the
 worktree's ``mutants/``: a later run names only the mutants without a result, so a
 stopped full run resumes where it stopped (``--rerun`` runs them all again). mutmut
 also drops the results of a function whose code changed when the worktree moves to
@@ -122,7 +123,9 @@ def target_globs(targets: list[str]) -> list[str]:
         if target == "all":
             globs += target_globs(list(PACKAGES))
             continue
-        if "*" in target:  # a mutmut mutant-name glob, e.g. "proofs_checks.verifier.x_verify*"
+        if (
+            "*" in target
+        ):  # a mutmut mutant-name glob, e.g. "ddlsched.proofs_checks.verifier.x_verify*"
             globs.append(target)
             continue
         path = target.rstrip("/")

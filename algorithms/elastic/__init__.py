@@ -1,17 +1,17 @@
 """Elastic jobs: the round-based simulator, its policies and its independent check.
 
-- :mod:`~algorithms.elastic.simulator`: :func:`simulate_elastic`, 60 s rounds,
+- :mod:`~ddlsched.algorithms.elastic.simulator`: :func:`simulate_elastic`, 60 s rounds,
   restarts on placement changes, goodput-driven progress;
-- :mod:`~algorithms.elastic.policies`: ``pollux`` (the harmonic mean of
+- :mod:`~ddlsched.algorithms.elastic.policies`: ``pollux`` (the harmonic mean of
   speedups, solved exactly per round), ``sia`` (Sia's ILP, p = -0.5, solved
   exactly per round), ``las-pollux`` (Tiresias as the Pollux study ran it),
   ``fifo`` (rigid);
-- :mod:`~algorithms.elastic.hesrpt`: ``asrpt-elastic`` (SRPT order on the
+- :mod:`~ddlsched.algorithms.elastic.hesrpt`: ``asrpt-elastic`` (SRPT order on the
   remaining work, heSRPT widths);
-- :mod:`~algorithms.elastic.round_milp`: the per-round multiple-choice knapsack (HiGHS);
-- :mod:`~algorithms.elastic.packing`: placing GPU counts on nodes.
+- :mod:`~ddlsched.algorithms.elastic.round_milp`: the per-round multiple-choice knapsack (HiGHS);
+- :mod:`~ddlsched.algorithms.elastic.packing`: placing GPU counts on nodes.
 
-Every run is checked by :mod:`proofs_checks.elastic`, which recomputes it from its record
+Every run is checked by :mod:`ddlsched.proofs_checks.elastic`, which recomputes it from its record
 with none of this code.
 
 :data:`ELASTIC_POLICIES` maps each policy's name to a factory of a fresh policy.
@@ -19,15 +19,16 @@ with none of this code.
 
 from collections.abc import Callable
 
-from algorithms.elastic.hesrpt import AsrptElastic
-from algorithms.elastic.policies import FifoRigid, LasPollux, Pollux, Sia
-from algorithms.elastic.simulator import (
+from ddlsched.algorithms.elastic.hesrpt import AsrptElastic
+from ddlsched.algorithms.elastic.policies import FifoRigid, LasPollux, Pollux, Sia
+from ddlsched.algorithms.elastic.simulator import (
     Allocation,
     ElasticPolicy,
     ElasticResult,
     ElasticSimParams,
     simulate_elastic,
 )
+
 from ddlsched.core.registry import Registry
 
 __all__ = [

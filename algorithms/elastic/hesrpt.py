@@ -27,7 +27,7 @@ everything: SRPT; for ``p -> 0`` the shares even out.)
 
 **Our rule, each round** (:class:`AsrptElastic`):
 
-1. per job, the options of :func:`~algorithms.elastic.policies.job_options`
+1. per job, the options of :func:`~ddlsched.algorithms.elastic.policies.job_options`
    with their goodputs; the speedup ``s(k) = goodput(k) / goodput(1)``;
 2. per job, ``p_j``: the least-squares slope of ``log s(k)`` on ``log k``
    through the origin over its options with ``k > 1``, clipped to
@@ -48,7 +48,7 @@ everything: SRPT; for ``p -> 0`` the shares even out.)
    (on workload 6 this halves the restarts and lowers the mean JCT by 6 %).
 
 The chosen counts are chain sizes or whole nodes, so they always pack
-(:func:`~algorithms.elastic.packing.pack_chain`, which keeps jobs whose
+(:func:`~ddlsched.algorithms.elastic.packing.pack_chain`, which keeps jobs whose
 count is unchanged in place).
 
 **Guarantees.** :func:`hesrpt_fractions` is exactly heSRPT's optimal
@@ -62,7 +62,7 @@ known closed form); a restart costs 30 s; the true speedups are not
 goodput changes with the epoch, so the remaining work at one GPU is not a
 fixed size. It is a principled heuristic, measured against Pollux and Sia
 in ``docs/elastic.rst``, and bounded below on tiny instances by the exact
-slotted optimum of :mod:`formulations.elastic`.
+slotted optimum of :mod:`ddlsched.formulations.elastic`.
 """
 
 from __future__ import annotations
@@ -72,15 +72,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
-
-from algorithms.elastic.policies import (
+from ddlsched.algorithms.elastic.policies import (
     JobOptions,
     OptionLimits,
     current_gpus,
     job_options,
     place_choice,
 )
-from algorithms.elastic.simulator import Allocation, RoundState
+from ddlsched.algorithms.elastic.simulator import Allocation, RoundState
 
 __all__ = [
     "AsrptElastic",

@@ -1,7 +1,7 @@
 """Round-based elastic policies: Pollux and Sia (exact), Tiresias as in the Pollux study, FIFO.
 
 Each policy is a small class with one method, ``allocate(state) -> {job: Allocation}``
-(:class:`~algorithms.elastic.simulator.ElasticPolicy`); a fresh object per
+(:class:`~ddlsched.algorithms.elastic.simulator.ElasticPolicy`); a fresh object per
 simulation (the rigid ones keep their queues across rounds).
 """
 
@@ -14,10 +14,9 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 
 import numpy as np
-
-from algorithms.elastic.packing import chain_sizes, most_free_placement, pack_chain
-from algorithms.elastic.round_milp import ChoiceProblem, solve_choice
-from algorithms.elastic.simulator import Allocation, JobState, RoundState
+from ddlsched.algorithms.elastic.packing import chain_sizes, most_free_placement, pack_chain
+from ddlsched.algorithms.elastic.round_milp import ChoiceProblem, solve_choice
+from ddlsched.algorithms.elastic.simulator import Allocation, JobState, RoundState
 
 __all__ = [
     "FifoRigid",
@@ -209,7 +208,7 @@ def job_options(job: JobState, state: RoundState, limits: OptionLimits) -> JobOp
     whole nodes, ``k >= 2``; at most the job's cap. These are the
     configurations of Pollux's and Sia's artifacts for 4-GPU nodes, and any
     set of them whose total fits the cluster packs onto the nodes
-    (:mod:`~algorithms.elastic.packing`). The batch size of each is the
+    (:mod:`~ddlsched.algorithms.elastic.packing`). The batch size of each is the
     goodput-maximising one at the job's current epoch (or the fixed one). The
     fair share is ``ceil(M / J)`` GPUs on one node (the artifact's
     ``fair_replicas``), capped at what the job may use.
@@ -290,7 +289,7 @@ def place_choice(
 ) -> dict[str, Allocation]:
     """Allocations from one option per job: chain packing, batch of the option.
 
-    :func:`~algorithms.elastic.packing.pack_chain` keeps jobs whose GPU count
+    :func:`~ddlsched.algorithms.elastic.packing.pack_chain` keeps jobs whose GPU count
     did not change where they were (so they do not restart).
     """
     counts = {}
@@ -310,7 +309,7 @@ def place_choice(
 class _ExactRound(abc.ABC):
     """A policy whose round is one multiple-choice knapsack solved exactly: each job's
     options (:func:`job_options`), their costs (the subclass's objective), one row of
-    GPU capacity (:func:`~algorithms.elastic.round_milp.solve_choice`), then placement."""
+    GPU capacity (:func:`~ddlsched.algorithms.elastic.round_milp.solve_choice`), then placement."""
 
     params: PolluxParams | SiaParams
 
@@ -339,8 +338,8 @@ class Pollux(_ExactRound):
     Each round: for every active job, options and speedups
     (:func:`job_options`), costs with the re-allocation penalty
     (:func:`pollux_costs`); the exact optimum of the multiple-choice knapsack
-    (:func:`~algorithms.elastic.round_milp.solve_choice`, HiGHS); placement by
-    :func:`~algorithms.elastic.packing.pack_chain`, which keeps jobs whose GPU
+    (:func:`~ddlsched.algorithms.elastic.round_milp.solve_choice`, HiGHS); placement by
+    :func:`~ddlsched.algorithms.elastic.packing.pack_chain`, which keeps jobs whose GPU
     count did not change where they were.
 
     Parameters
@@ -432,8 +431,8 @@ class Sia(_ExactRound):
     configurations for 4-GPU nodes: 1, 2, 4 GPUs on a node, then whole nodes)
     with the costs of :func:`sia_costs`; the exact optimum of the
     multiple-choice knapsack with one capacity row per GPU type
-    (:func:`~algorithms.elastic.round_milp.solve_choice`; here one type);
-    placement by :func:`~algorithms.elastic.packing.pack_chain`.
+    (:func:`~ddlsched.algorithms.elastic.round_milp.solve_choice`; here one type);
+    placement by :func:`~ddlsched.algorithms.elastic.packing.pack_chain`.
 
     Differences from Sia's artifact, each deliberate: the goodput model is the
     oracle one of this package (Sia learns it online); the normalised
@@ -444,7 +443,7 @@ class Sia(_ExactRound):
     role); one restart delay for every model. Single GPU type only:
     :class:`~ddlsched.core.elastic.ElasticCluster` has one type; on typed
     clusters Sia's ILP needs per-type goodputs and one capacity row per type,
-    which :class:`~algorithms.elastic.round_milp.ChoiceProblem` does not have
+    which :class:`~ddlsched.algorithms.elastic.round_milp.ChoiceProblem` does not have
     yet.
 
     Parameters

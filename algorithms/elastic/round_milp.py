@@ -15,7 +15,7 @@ minimising ``sum_j 1 / (s_j + eps)``, linear in ``x`` once the speedup of
 every option is computed beforehand. Options whose sizes form a chain of
 divisors of the node size (1, 2, 4 GPUs on one node; whole nodes across
 nodes) always pack onto the nodes when their total fits (see
-:mod:`algorithms.elastic.packing`), so one capacity row is exact.
+:mod:`ddlsched.algorithms.elastic.packing`), so one capacity row is exact.
 """
 
 from __future__ import annotations

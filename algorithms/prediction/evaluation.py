@@ -4,8 +4,8 @@ Jobs are ordered by submission; the first share is history only, the rest
 are predicted as they arrive, each from earlier jobs only (a chronological
 split: no prediction sees its own future).
 
-**Predictors**: ``forest`` (:mod:`algorithms.prediction.forest`) and the
-running means of :mod:`algorithms.prediction.running_mean`: ``global_mean``,
+**Predictors**: ``forest`` (:mod:`ddlsched.algorithms.prediction.forest`) and the
+running means of :mod:`ddlsched.algorithms.prediction.running_mean`: ``global_mean``,
 ``model_mean``, ``group_mean`` and ``group_median`` (each falling back to
 the next coarser level when it has no history).
 
@@ -19,8 +19,7 @@ import math
 
 import numpy as np
 import pandas as pd
-
-from algorithms.prediction.forest import (
+from ddlsched.algorithms.prediction.forest import (
     CATEGORICAL,
     HISTORY,
     NUMERIC,
@@ -28,7 +27,8 @@ from algorithms.prediction.forest import (
     forest_predictions,
     model_column,
 )
-from algorithms.prediction.running_mean import RunningMeans
+from ddlsched.algorithms.prediction.running_mean import RunningMeans
+
 from ddlsched.core.model import InputError
 
 BASELINES = ("global_mean", "model_mean", "group_mean", "group_median")

@@ -30,13 +30,12 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+from ddlsched.algorithms.prediction.running_mean import RunningMeanPredictor, RunningMeans
+from ddlsched.algorithms.prediction.view import JobView, submission_features
 from sklearn.compose import ColumnTransformer
 from sklearn.ensemble import RandomForestRegressor
 from sklearn.pipeline import Pipeline
 from sklearn.preprocessing import OrdinalEncoder
-
-from algorithms.prediction.running_mean import RunningMeanPredictor, RunningMeans
-from algorithms.prediction.view import JobView, submission_features
 
 CATEGORICAL = ("user", "model", "model_name", "trace_model", "dataset", "cluster")
 """Categorical columns used as features when present."""

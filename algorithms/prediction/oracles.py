@@ -12,8 +12,8 @@
 from __future__ import annotations
 
 import numpy as np
+from ddlsched.algorithms.prediction.view import JobView
 
-from algorithms.prediction.view import JobView
 from ddlsched.core.model import Instance
 
 

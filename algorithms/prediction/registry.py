@@ -11,10 +11,10 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import numpy as np
+from ddlsched.algorithms.prediction.oracles import NoisyOraclePredictor, OraclePredictor
+from ddlsched.algorithms.prediction.running_mean import RunningMeanPredictor
+from ddlsched.algorithms.prediction.view import Predictor
 
-from algorithms.prediction.oracles import NoisyOraclePredictor, OraclePredictor
-from algorithms.prediction.running_mean import RunningMeanPredictor
-from algorithms.prediction.view import Predictor
 from ddlsched.core.model import Instance
 from ddlsched.core.params import OnlineParams
 from ddlsched.core.registry import Registry
@@ -37,7 +37,7 @@ PREDICTORS.add(
 
 
 def _forest(instance: Instance, rng: np.random.Generator, params: OnlineParams) -> Predictor:
-    from algorithms.prediction.forest import ForestPredictor
+    from ddlsched.algorithms.prediction.forest import ForestPredictor
 
     return ForestPredictor(seed=int(rng.integers(2**31)))
 

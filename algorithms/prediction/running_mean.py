@@ -18,7 +18,7 @@ running means over earlier completed jobs, at three levels:
 Each level falls back to the next coarser one when it has no history
 (group -> model -> global). :class:`RunningMeans` keeps the statistics;
 :class:`RunningMeanPredictor` is the online predictor A-SRPT uses; the
-offline evaluation (:func:`algorithms.prediction.evaluation.baseline_predictions`)
+offline evaluation (:func:`ddlsched.algorithms.prediction.evaluation.baseline_predictions`)
 feeds the same class one row at a time.
 """
 
@@ -29,7 +29,8 @@ import math
 from collections import defaultdict
 from collections.abc import Hashable
 
-from algorithms.prediction.view import JobView, submission_features
+from ddlsched.algorithms.prediction.view import JobView, submission_features
+
 from ddlsched.core.zoo import ZOO
 
 LEVELS = ("global", "model", "group")

@@ -82,7 +82,7 @@ def _read(args: argparse.Namespace) -> tuple[Any, str, Any]:
 def run(args: argparse.Namespace) -> int:
     """Compute every bound, print each with its validity and the best."""
     from ddlsched.api import lower_bounds
-    from formulations.lower_bounds import LpSettings, best_lower_bound
+    from ddlsched.formulations.lower_bounds import LpSettings, best_lower_bound
 
     if (args.instance is None) == (args.trace is None):
         raise InputError("bound: give an INSTANCE file or --trace FILE (one of them)")

@@ -32,7 +32,7 @@ from ddlsched.core.model import InputError
 
 def add(commands: Any) -> None:
     """Register the command."""
-    from algorithms.registry import POLICIES, PREDICTORS
+    from ddlsched.algorithms.registry import POLICIES, PREDICTORS
     from ddlsched.api import exact_method_names
     from ddlsched.experiments.compare import CompareConfig
 

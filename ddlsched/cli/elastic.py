@@ -3,10 +3,10 @@
 A trace whose header is Pollux's workload format (``name,time,application,num_replicas,
 batch_size``) holds elastic jobs (a model, an epoch budget, the GPUs and batch size the user
 asked for); ``simulate`` then runs the elastic simulator
-(:func:`algorithms.elastic.simulate_elastic`, 60 s rounds) with a policy of
-:data:`algorithms.elastic.ELASTIC_POLICIES` (``pollux``, ``sia``, ``asrpt-elastic``,
+(:func:`ddlsched.algorithms.elastic.simulate_elastic`, 60 s rounds) with a policy of
+:data:`ddlsched.algorithms.elastic.ELASTIC_POLICIES` (``pollux``, ``sia``, ``asrpt-elastic``,
 ``las-pollux``, ``fifo``), and checks the run with the independent
-:func:`proofs_checks.elastic.check_elastic`.
+:func:`ddlsched.proofs_checks.elastic.check_elastic`.
 """
 
 from __future__ import annotations
@@ -56,10 +56,10 @@ def is_pollux_workload(path: str) -> bool:
 
 def run(args: argparse.Namespace) -> int:
     """Simulate the workload with the elastic policy; print its JCTs and the check."""
-    from algorithms.elastic import ELASTIC_POLICIES, simulate_elastic
-    from proofs_checks.elastic import check_elastic
+    from ddlsched.algorithms.elastic import ELASTIC_POLICIES, simulate_elastic
     from ddlsched.core.elastic import ElasticCluster, load_pollux_workload
-    from formulations.elastic_bounds import elastic_flow_bound
+    from ddlsched.formulations.elastic_bounds import elastic_flow_bound
+    from ddlsched.proofs_checks.elastic import check_elastic
 
     if args.policy not in ELASTIC_POLICIES:
         raise InputError(

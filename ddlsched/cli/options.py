@@ -268,7 +268,7 @@ def add_type_settings(command: argparse.ArgumentParser) -> None:
 
 def add_online(command: argparse.ArgumentParser, suffix: str = "") -> None:
     """``--predictor`` and ``--mapper`` of the online policies (names from the registries)."""
-    from algorithms.registry import MAPPERS, PREDICTORS
+    from ddlsched.algorithms.registry import MAPPERS, PREDICTORS
     from ddlsched.core.params import OnlineParams
 
     command.add_argument(

@@ -34,7 +34,7 @@ def add(commands: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Fit and score the predictors; print one row each and the verdict."""
-    from ddlsched.core.workloads import WorkloadConfig, recurring_history
+    from ddlsched.core.recurring import WorkloadConfig, recurring_history
     from ddlsched.experiments.prediction import evaluate, history_frame
 
     if args.trace:

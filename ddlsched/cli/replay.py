@@ -58,8 +58,8 @@ def load_replay(args: argparse.Namespace) -> tuple[Any, Any, float, float]:
     """The trace as an instance, at the asked load: (loaded, instance, factor, offered load)."""
     from ddlsched.core.data import resolve_trace
     from ddlsched.core.io import check_regular_file
-    from ddlsched.core.load import at_load, offered_load, scale_arrivals
     from ddlsched.core.model import Cluster, expand_types
+    from ddlsched.core.offered_load import at_load, offered_load, scale_arrivals
     from ddlsched.core.traces import RowsLeftOut, load_trace
 
     args.trace = str(resolve_trace(args.trace))  # a bare name: the data folder's file

@@ -24,12 +24,12 @@ from ddlsched.core.model import InputError
 
 def add(commands: Any) -> None:
     """Register the command."""
-    from algorithms.registry import POLICIES
+    from ddlsched.algorithms.registry import POLICIES
     from ddlsched.core.params import DEFAULT_RESTART_COST, PLACEMENTS, OnlineParams
 
     sim = new_command(commands, "simulate", "replay a real trace with an online policy")
     add_replay_options(sim)
-    from algorithms.elastic import ELASTIC_POLICIES
+    from ddlsched.algorithms.elastic import ELASTIC_POLICIES
 
     elastic = tuple(name for name in ELASTIC_POLICIES.names() if name not in POLICIES)
     sim.add_argument(
@@ -73,7 +73,7 @@ def run(args: argparse.Namespace) -> int:
     args.trace = str(resolve_trace(args.trace))
     if elastic.is_pollux_workload(args.trace):
         return elastic.run(args)
-    from algorithms.registry import POLICIES
+    from ddlsched.algorithms.registry import POLICIES
 
     if args.policy not in POLICIES:
         raise InputError(
@@ -158,7 +158,7 @@ def _print(
     stretched: int | None,
     warning: str | None,
 ) -> None:
-    from algorithms.simulator import REPORTED_METRICS
+    from ddlsched.algorithms.simulator import REPORTED_METRICS
 
     print(
         f"{args.policy} on {args.trace} ({loaded.format}, {loaded.instance.num_jobs} jobs; "

@@ -63,8 +63,9 @@ def add(commands: Any) -> None:
 
 ANSWER_RESERVE = {"milp": 0.3, "exact": 0.7, "cpsat": 0.9}
 """Seconds of a command's ``--time-limit`` kept for answering, per method: the MILP's hard
-stop comes 0.5 s past its limit (:data:`formulations.exact.OVERRUN_GRACE`), the portfolio's
-stop as late (:data:`formulations.portfolio.STOP_SLACK`; with 0.5 s it answered up to 1.06 s
+stop comes 0.5 s past its limit (:data:`ddlsched.formulations.milp.OVERRUN_GRACE`), the portfolio's
+stop as late (:data:`ddlsched.formulations.portfolio.STOP_SLACK`; with 0.5 s it answered up to
+1.06 s
 past the limit, in 2 of 27 runs), and CP-SAT first starts a fresh
 interpreter (about 0.6 s); then the answer is printed. Measured with
 ``benchmarks/bench_limits.py`` (docs/guide/exact.md)."""
@@ -84,8 +85,8 @@ def solver_budget(args: argparse.Namespace) -> float | None:
 
     if args.time_limit is None:
         return None
-    import formulations.exact
-    import formulations.portfolio  # noqa: F401
+    import ddlsched.formulations.milp
+    import ddlsched.formulations.portfolio  # noqa: F401
 
     spent = time.monotonic() - getattr(args, "started", time.monotonic())
     reserve = ANSWER_RESERVE.get(args.method, max(ANSWER_RESERVE.values()))

@@ -21,7 +21,7 @@ def add(commands: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     """Exit 0 for a feasible schedule, 1 (with each violation) for an infeasible one."""
     from ddlsched.core.io import read_instance, read_schedule
-    from proofs_checks.verifier import verify
+    from ddlsched.proofs_checks.verifier import verify
 
     instance = read_instance(args.instance)
     schedule = read_schedule(args.schedule)

@@ -1,8 +1,8 @@
 """One HiGHS object as the small in-process MILPs want it: silent, exact, seeded.
 
 Every in-process ``highspy.Highs`` is made by :func:`new_highs` (silent from its
-first construction). The elastic round MILP (:mod:`algorithms.elastic.round_milp`) and
-the slotted elastic optimum (:mod:`formulations.elastic`) solve in this process with
+first construction). The elastic round MILP (:mod:`ddlsched.algorithms.elastic.round_milp`) and
+the slotted elastic optimum (:mod:`ddlsched.formulations.elastic`) solve in this process with
 ``highspy`` directly; both ask the same of HiGHS, so the settings live here once.
 Imported lazily: ``import ddlsched`` does not load HiGHS.
 """

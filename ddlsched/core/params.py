@@ -76,7 +76,7 @@ class ExactParams:
         a work count in nominal seconds), or ``None`` (default). CP-SAT only.
     mode_limit
         Most modes of problem A enumerated in all (vectors of GPU counts,
-        :func:`formulations.modes.problem_a`), or ``None`` (default): past it,
+        :func:`ddlsched.formulations.modes.problem_a`), or ``None`` (default): past it,
         enumeration stops as it does at the time limit, and the result cannot
         be ``optimal`` unless a lower bound on the instance meets it.
 
@@ -168,13 +168,13 @@ class OnlineParams:
     Attributes
     ----------
     predictor
-        Name of the iteration predictor (``algorithms.registry.PREDICTORS``;
+        Name of the iteration predictor (``ddlsched.algorithms.registry.PREDICTORS``;
         default ``"oracle"``, the exact counts Theorem 1 assumes).
     noise
         Error size of the ``"noisy"`` predictor: the standard deviation of
         ``log(K_hat / K)`` (default 0.5).
     mapper
-        Name of a GPU mapper (``algorithms.registry.MAPPERS``) replacing the
+        Name of a GPU mapper (``ddlsched.algorithms.registry.MAPPERS``) replacing the
         policy's own, or ``None`` (default) for the policy's own.
     restart_cost
         Seconds a preempted job spends restoring when it resumes, holding

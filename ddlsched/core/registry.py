@@ -2,7 +2,7 @@
 
 Every kind of pluggable part (online policies, iteration predictors, GPU
 mappers, exact methods) has one :class:`Registry`, filled by the layer that
-owns the parts (``algorithms.registry``, ``formulations.registry``). The
+owns the parts (``ddlsched.algorithms.registry``, ``ddlsched.formulations.registry``). The
 command line's choices, the validation of sweep and compare settings and the
 documentation are all derived from these registries, so a name is spelled
 once. After the pluggable operators of ALNS (N-Wouda/ALNS), which are named

@@ -43,7 +43,8 @@ class SolveStatus(enum.StrEnum):
 CONTRADICTION_TOLERANCE = 1e-6
 """Relative amount (absolute below 1) by which a lower bound may exceed the value it bounds
 before the two contradict each other: rounding in a solver's or a bound's arithmetic stays
-far below it, and a proof (:data:`formulations.solver.CLOSED_GAP`) allows as much the other
+far below it, and a proof (:data:`ddlsched.formulations.solver.CLOSED_GAP`) allows as much the
+other
 way."""
 
 
@@ -83,7 +84,7 @@ class LowerBound:
     flow_value
         The same bound on the optimal weighted flow time (total JCT)
         ``min sum_i w_i (C_i - r_i) = OPT(A) - sum_i w_i r_i``, computed with it
-        job by job (see :mod:`formulations.lower_bounds`), or ``nan`` when not
+        job by job (see :mod:`ddlsched.formulations.lower_bounds`), or ``nan`` when not
         known (then :attr:`Result.flow_lower_bound` translates ``value``).
     """
 
@@ -133,7 +134,7 @@ class Result:
     best_bound
         A proven lower bound on the optimal objective, or ``nan``; for exact
         methods on problem A the largest known (the solver's and the
-        combinatorial ones, :func:`formulations.certify.with_best_bound`).
+        combinatorial ones, :func:`ddlsched.formulations.certify.with_best_bound`).
     runtime_s
         Wall-clock seconds.
     schedule
@@ -151,7 +152,7 @@ class Result:
         Caveats a reader must know (e.g. "optimum of the slotted problem").
     lower_bound
         The best proven lower bound on ``OPT(A)`` known for the instance (see
-        :mod:`formulations.lower_bounds`), or ``None``; ``objective /
+        :mod:`ddlsched.formulations.lower_bounds`), or ``None``; ``objective /
         lower_bound.value`` is then a certified upper bound on the ratio to
         the optimum.
     """

@@ -34,8 +34,8 @@ def adversarial_theorem1(
     from hypothesis import seed as seeded
     from hypothesis import strategies as st
 
-    from formulations.exact import solve_milp
-    from proofs_checks.bounds import rho_of, theorem1_constant
+    from ddlsched.formulations.milp import solve_milp
+    from ddlsched.proofs_checks.bounds import rho_of, theorem1_constant
 
     cluster = Cluster.uniform(servers, gpus_per_server, 2.0, 1.0)
     best: dict[str, object] = {"ratio": 0.0, "factor": 0.0, "instance": None}

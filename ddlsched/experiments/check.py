@@ -19,7 +19,7 @@ from ddlsched.core.generators import GeneratorConfig, generate
 from ddlsched.core.model import Instance, Piece, Problem, Schedule, ScheduledJob
 from ddlsched.core.params import ExactParams
 from ddlsched.core.result import Result
-from proofs_checks.claims import ClaimRecord, ClaimStatus
+from ddlsched.proofs_checks.claims import ClaimRecord, ClaimStatus
 
 
 @dataclass(frozen=True)
@@ -37,9 +37,9 @@ class CheckReport:
         quantity (a time-limited or slotted optimum is not; ``rho`` is not
         when some ``alpha_min`` is only a bound).
     alpha_min, alpha_max
-        Per job, recomputed by :mod:`proofs_checks.bounds`.
+        Per job, recomputed by :mod:`ddlsched.proofs_checks.bounds`.
     claims
-        One :class:`proofs_checks.claims.ClaimRecord` per claim (claim 6 once
+        One :class:`ddlsched.proofs_checks.claims.ClaimRecord` per claim (claim 6 once
         per method).
     """
 
@@ -71,8 +71,8 @@ class CheckReport:
 
 def _optimum(instance: Instance, problem: Problem, params: ExactParams) -> Result:
     """The MILP's result, or an unknown one when the model is refused as too large."""
-    from formulations.exact import solve_milp
-    from formulations.prepared import ModelTooLarge
+    from ddlsched.formulations.milp import solve_milp
+    from ddlsched.formulations.prepared import ModelTooLarge
 
     try:
         return solve_milp(instance, problem, params)
@@ -89,7 +89,8 @@ def check_instance(
     """Compute ``opt_A``, ``opt_A1``, ``opt_A2``, ``srpt_A2``, ``rho`` and check every claim.
 
     With ``prediction_error`` ``E`` (>= 0), also A-SRPT's bound under prediction error
-    (:mod:`proofs_checks.prediction`): guided A-SRPT run with predictions perturbed within a
+    (:mod:`ddlsched.proofs_checks.prediction`): guided A-SRPT run with predictions perturbed
+    within a
     factor ``1 + E``, adversarially and at random (``seed``); ``E = 0`` gives exact
     predictions and Theorem 1's bound.
 
@@ -99,8 +100,8 @@ def check_instance(
     ``alpha_min``, a non-integral instance).
     """
     from ddlsched.core.virtual import srpt
-    from proofs_checks import claims as c
-    from proofs_checks.bounds import rho_of
+    from ddlsched.proofs_checks import claims as c
+    from ddlsched.proofs_checks.bounds import rho_of
 
     params = ExactParams(time_limit=time_limit)
     optima = {p: _optimum(instance, p, params) for p in Problem}

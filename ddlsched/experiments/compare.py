@@ -16,7 +16,7 @@ from ddlsched.core.generators import GeneratorConfig, generate
 from ddlsched.core.model import Instance
 from ddlsched.core.params import ExactParams, OnlineParams
 from ddlsched.core.result import Result
-from formulations.certify import combinatorial_bound
+from ddlsched.formulations.certify import combinatorial_bound
 
 
 @dataclass(frozen=True)
@@ -65,8 +65,8 @@ class CompareConfig:
     gpu_types: tuple[tuple[str, int], ...] = ()
 
     def __post_init__(self) -> None:
-        from algorithms.registry import POLICIES, PREDICTORS
-        from formulations.registry import EXACT_METHODS
+        from ddlsched.algorithms.registry import POLICIES, PREDICTORS
+        from ddlsched.formulations.registry import EXACT_METHODS
 
         POLICIES.check(self.methods, "methods")
         EXACT_METHODS.check([self.exact], "exact")
@@ -206,8 +206,8 @@ def compare(
     Ratios are taken only against proven optima. Ctrl-C stops cleanly: the
     report holds the instances finished so far and says it was interrupted.
     """
-    from proofs_checks.bounds import theorem1_constant
-    from proofs_checks.verifier import verify
+    from ddlsched.proofs_checks.bounds import theorem1_constant
+    from ddlsched.proofs_checks.verifier import verify
 
     exact = ExactParams(time_limit=config.time_limit)
     online = OnlineParams(predictor=config.predictor)

@@ -52,9 +52,9 @@ def heterogeneity_study(
     ValueError
         Naming a bad setting (unknown method or type, sizes).
     """
-    from algorithms.registry import POLICIES
+    from ddlsched.algorithms.registry import POLICIES
     from ddlsched.api import simulate, solve
-    from proofs_checks.verifier import verify
+    from ddlsched.proofs_checks.verifier import verify
 
     names = list(methods or POLICIES.names())
     POLICIES.check(names, "methods")

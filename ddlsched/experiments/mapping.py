@@ -1,8 +1,8 @@
 """How good is a GPU mapper? Each against the exact mapping MILP.
 
 Zoo job graphs of growing size are mapped onto randomly fragmented free
-GPUs by every mapper of :data:`algorithms.registry.MAPPERS` and by the
-exact capacitated min-cut (:func:`formulations.mapping.solve_mapping`);
+GPUs by every mapper of :data:`ddlsched.algorithms.registry.MAPPERS` and by the
+exact capacitated min-cut (:func:`ddlsched.formulations.mapping.solve_mapping`);
 the ratio ``alpha(mapper) / alpha(exact)`` is 1 for an optimal mapping.
 """
 
@@ -48,10 +48,10 @@ def mapping_quality(
     cluster
         Default: 6 servers of 4 GPUs, 20 and 1 GB/s.
     mappers
-        Names of :data:`algorithms.registry.MAPPERS` (default: all).
+        Names of :data:`ddlsched.algorithms.registry.MAPPERS` (default: all).
     """
-    from algorithms.registry import MAPPERS
-    from formulations.mapping import solve_mapping
+    from ddlsched.algorithms.registry import MAPPERS
+    from ddlsched.formulations.mapping import solve_mapping
 
     rng = np.random.default_rng(seed)
     cluster = cluster or Cluster.uniform(6, 4, 20.0, 1.0)

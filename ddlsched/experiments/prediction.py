@@ -1,6 +1,6 @@
 """Iteration prediction as an experiment: how accurate, and what errors cost.
 
-- :func:`evaluate` (re-exported from :mod:`algorithms.prediction.evaluation`): the
+- :func:`evaluate` (re-exported from :mod:`ddlsched.algorithms.prediction.evaluation`): the
   forest against running-mean baselines, chronologically;
 - :func:`history_frame`: a trace or a history CSV as the typed frame it reads;
 - :func:`relative_errors`: per predictor, ``K_hat / K - 1`` on the
@@ -18,7 +18,7 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from algorithms.prediction.evaluation import evaluate
+from ddlsched.algorithms.prediction.evaluation import evaluate
 from ddlsched.api import simulate
 from ddlsched.core.data import resolve_trace
 from ddlsched.core.model import InputError, Instance
@@ -91,8 +91,8 @@ def relative_errors(
     seed: int = 0,
 ) -> dict[str, np.ndarray]:
     """``K_hat / K - 1`` of the forest and of ``baselines`` on the rows after the split."""
-    from algorithms.prediction.evaluation import baseline_predictions
-    from algorithms.prediction.forest import FeatureSet, forest_predictions
+    from ddlsched.algorithms.prediction.evaluation import baseline_predictions
+    from ddlsched.algorithms.prediction.forest import FeatureSet, forest_predictions
 
     frame = frame.reset_index(drop=True)
     features = FeatureSet.of(list(frame.columns), target)

@@ -1,6 +1,6 @@
 """Guided A-SRPT under prediction error: the bound checked, and the error study.
 
-The checks of :mod:`proofs_checks.prediction` take a schedule; this module
+The checks of :mod:`ddlsched.proofs_checks.prediction` take a schedule; this module
 makes them: it perturbs the true iteration counts within a factor ``1 + E``
 (:func:`perturbed_predictions`), runs guided A-SRPT with those fixed
 predictions (:func:`guided_schedule`) and hands the schedule, the
@@ -25,17 +25,17 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from algorithms.mapping import FirstFitMapper
-from algorithms.policies import StaticPriorityPolicy, tie_key
-from algorithms.policy import Policy
-from algorithms.prediction.oracles import NoisyOraclePredictor
-from algorithms.prediction.view import JobView
+from ddlsched.algorithms.mapping import FirstFitMapper
+from ddlsched.algorithms.policies import StaticPriorityPolicy, tie_key
+from ddlsched.algorithms.prediction.oracles import NoisyOraclePredictor
+from ddlsched.algorithms.prediction.view import JobView
+from ddlsched.algorithms.protocol import Policy
 from ddlsched.api import simulate
 from ddlsched.core.alpha import AlphaMinCache
 from ddlsched.core.model import Cluster, Instance, Job, Schedule
-from proofs_checks.bounds import RhoCheck
-from proofs_checks.claims import Value
-from proofs_checks.prediction import (
+from ddlsched.proofs_checks.bounds import RhoCheck
+from ddlsched.proofs_checks.claims import Value
+from ddlsched.proofs_checks.prediction import (
     PredictionRecord,
     prediction_instance_bound,
     prediction_theorem1,
@@ -346,7 +346,7 @@ def trace_slice(name: str, jobs: int, cluster: Cluster, load: float | None = 0.9
     """The first ``jobs`` jobs of trace ``name`` (in ``traces/`` of the data folder) on
     ``cluster``, with arrivals scaled to offered ``load`` (``None``: as recorded)."""
     from ddlsched.core.data import data_path
-    from ddlsched.core.load import at_load
+    from ddlsched.core.offered_load import at_load
     from ddlsched.core.traces import load_trace
 
     instance = load_trace(data_path("traces", name), cluster, limit=jobs).instance

@@ -10,9 +10,9 @@ from __future__ import annotations
 import math
 from collections.abc import Collection, Iterator
 
-from algorithms.gavel import HeterogeneityAwareRounds
-from algorithms.mapping import FreeGPUs
-from algorithms.prediction.view import JobView
+from ddlsched.algorithms.gavel import HeterogeneityAwareRounds
+from ddlsched.algorithms.mapping import FreeGPUs
+from ddlsched.algorithms.prediction.view import JobView
 
 
 class ReferenceGavel(HeterogeneityAwareRounds):

@@ -24,11 +24,11 @@ test) changes some job's end and fails here, with the trace.
 from __future__ import annotations
 
 import pytest
+from ddlsched.algorithms.las import TIRESIAS_THRESHOLDS, LeastAttainedService
+from ddlsched.algorithms.simulator import simulate
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from algorithms.las import TIRESIAS_THRESHOLDS, LeastAttainedService
-from algorithms.simulator import simulate
 from ddlsched.api import simulate as simulate_named
 from ddlsched.core.model import Cluster, Instance, Job
 

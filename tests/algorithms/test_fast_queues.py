@@ -14,17 +14,17 @@ import dataclasses
 
 import numpy as np
 import pytest
+from ddlsched.algorithms.gavel import HeterogeneityAwareRounds
+from ddlsched.algorithms.las import _Waiting
+from ddlsched.algorithms.mapping import FirstFitMapper, GraphMapper, RandomMapper
+from ddlsched.proofs_checks.verifier import verify
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from algorithms.gavel import HeterogeneityAwareRounds
-from algorithms.las import _Waiting
-from algorithms.mapping import FirstFitMapper, GraphMapper, RandomMapper
 from ddlsched.api import simulate
 from ddlsched.core.generators import GeneratorConfig, generate
 from ddlsched.core.model import Instance
 from ddlsched.core.params import OnlineParams
-from proofs_checks.verifier import verify
 from tests.algorithms.reference_gavel import ReferenceGavel
 from tests.mappers import RefusesEvery
 

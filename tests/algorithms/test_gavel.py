@@ -1,4 +1,5 @@
-"""The Gavel-style baseline (algorithms.gavel): rounds, fairness by normalised service, types.
+"""The Gavel-style baseline (ddlsched.algorithms.gavel): rounds, fairness by normalised service,
+types.
 
 Hand-worked schedules, each checked by the independent verifier too.
 """
@@ -6,11 +7,11 @@ Hand-worked schedules, each checked by the independent verifier too.
 from __future__ import annotations
 
 import pytest
+from ddlsched.algorithms.gavel import HeterogeneityAwareRounds
+from ddlsched.proofs_checks.verifier import verify
 
-from algorithms.gavel import HeterogeneityAwareRounds
 from ddlsched import OnlineParams, simulate
 from ddlsched.core.model import Cluster, Instance, Job
-from proofs_checks.verifier import verify
 
 NO_RESTART = OnlineParams(restart_cost=0.0)
 

@@ -1,4 +1,5 @@
-"""Conformance of guided A-SRPT (algorithms.policies.GuidedASRPT) to Theorem 1's assumptions.
+"""Conformance of guided A-SRPT (ddlsched.algorithms.policies.GuidedASRPT) to Theorem 1's
+assumptions.
 
 Checked on the schedule alone, against virtual completions computed here by an
 independent SRPT (no code shared with ``ddlsched.core.virtual``), on instances with

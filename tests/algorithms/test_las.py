@@ -1,11 +1,13 @@
-"""The least-attained-service baseline (algorithms.las): preemption and restarts, verified."""
+"""The least-attained-service baseline (ddlsched.algorithms.las): preemption and restarts,
+verified."""
 
 from __future__ import annotations
 
-from algorithms.registry import POLICIES as REGISTERED_POLICIES
-from algorithms.simulator import simulate
+from ddlsched.algorithms.registry import POLICIES as REGISTERED_POLICIES
+from ddlsched.algorithms.simulator import simulate
+from ddlsched.proofs_checks.verifier import verify
+
 from ddlsched.core.model import Cluster, Instance, Job
-from proofs_checks.verifier import verify
 
 POLICIES = REGISTERED_POLICIES.names()
 
@@ -23,7 +25,7 @@ def test_las_preempts_and_restarts_verifiably() -> None:
     ends at 10 + 3 = 13, 'b' at 10 + 15 = 25, and 'wide', resuming at 25,
     at 25.5 + 0.5 = 26.
     """
-    from algorithms.las import LeastAttainedService
+    from ddlsched.algorithms.las import LeastAttainedService
 
     cluster = Cluster((4,), 1.0, 1.0)
     jobs = (
@@ -61,8 +63,8 @@ def test_las_keeps_an_admitted_job_it_could_not_place_at_the_head_of_its_queue()
     (then 'z' and 'y' start at 8 around it), or left in the running books
     (then its phantom GPUs shrink the room and 'y' starts late).
     """
-    from algorithms.las import LeastAttainedService
-    from algorithms.mapping import FirstFitMapper, PlacementRule
+    from ddlsched.algorithms.las import LeastAttainedService
+    from ddlsched.algorithms.mapping import FirstFitMapper, PlacementRule
 
     cluster = Cluster((2, 2, 2), 1.0, 1.0)
     jobs = (
@@ -107,8 +109,8 @@ def test_las_keeps_the_order_of_several_admitted_jobs_it_could_not_place() -> No
     Catches the slip: refused jobs put back in reverse order (then 'w2'
     overtakes 'w1').
     """
-    from algorithms.las import LeastAttainedService
-    from algorithms.mapping import FirstFitMapper, PlacementRule
+    from ddlsched.algorithms.las import LeastAttainedService
+    from ddlsched.algorithms.mapping import FirstFitMapper, PlacementRule
 
     cluster = Cluster((3, 3, 3, 3), 1.0, 1.0)
     releases = {"p": 0.0, "q": 0.0, "r": 0.0, "s": 0.0, "w1": 1.0, "w2": 1.0}
@@ -136,8 +138,8 @@ def test_las_keeps_started_jobs_ahead_of_demoted_ones_in_its_running_order() -> 
     not the one started in the same queue earlier: ``j2`` runs [400, 720) and [721, 901),
     ``j6`` [0, 300) and [700, 1000). Catches: the pass appending demoted jobs ahead of the
     jobs it starts (then ``j6`` ends at 1001 and ``j2`` runs unbroken)."""
-    from algorithms.las import LeastAttainedService
-    from algorithms.mapping import FirstFitMapper
+    from ddlsched.algorithms.las import LeastAttainedService
+    from ddlsched.algorithms.mapping import FirstFitMapper
 
     instance = Instance(
         Cluster((1, 1, 1), 10.0, 1.0),

@@ -1,4 +1,5 @@
-"""GPU mapping (algorithms.mapping): the heuristic's steps 1-2 (docs/guide/model.md), the mapping
+"""GPU mapping (ddlsched.algorithms.mapping): the heuristic's steps 1-2 (docs/guide/model.md), the
+mapping
 claim, quality against exact."""
 
 from __future__ import annotations
@@ -7,16 +8,16 @@ import itertools
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
-
-from algorithms.mapping import (
+from ddlsched.algorithms.mapping import (
     FirstFitMapper,
     FreeGPUs,
     GraphMapper,
     RandomMapper,
     choose_servers,
 )
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from ddlsched.core.alpha import alpha, alpha_max, alpha_min
 from ddlsched.core.model import Cluster, Job
 from tests.strategies import clusters, jobs
@@ -128,7 +129,12 @@ def test_seeding_with_the_heaviest_node_finds_the_best_split() -> None:
 
 def test_placement_rules() -> None:
     """consolidated waits rather than spread; prefer-consolidated spreads only when it must."""
-    from algorithms.mapping import FirstFitMapper, PlacementRule, RandomMapper, fewest_servers
+    from ddlsched.algorithms.mapping import (
+        FirstFitMapper,
+        PlacementRule,
+        RandomMapper,
+        fewest_servers,
+    )
 
     cluster = Cluster.uniform(3, 4, 10.0, 1.0)
     job = Job(id="j", release=0.0, iterations=1, compute_time=1.0, gpus=4)
@@ -154,7 +160,7 @@ def test_a_consolidating_rule_asks_a_typed_mapper_again_on_the_same_cluster() ->
     two fast servers' single free GPUs (compute 0.5 s, against 1 s on the slow server);
     under ``consolidated`` it is asked again with only the slow server's two GPUs offered,
     which it must place by that cluster's types: both nodes on server 2."""
-    from algorithms.mapping import FirstFitMapper, PlacementRule
+    from ddlsched.algorithms.mapping import FirstFitMapper, PlacementRule
 
     cluster = Cluster((2, 2, 2), 10.0, 1.0, server_types=("fast", "fast", "slow"))
     job = Job(
@@ -171,10 +177,11 @@ def test_a_consolidating_rule_asks_a_typed_mapper_again_on_the_same_cluster() ->
 
 @pytest.mark.parametrize("policy", ["fifo", "asrpt", "las", "srpt-naive"])
 def test_consolidated_placement_never_spans(policy: str) -> None:
+    from ddlsched.proofs_checks.verifier import verify
+
     from ddlsched.api import simulate
     from ddlsched.core.generators import GeneratorConfig, generate
     from ddlsched.core.params import OnlineParams
-    from proofs_checks.verifier import verify
 
     instance = generate(GeneratorConfig(num_jobs=30, servers=3, gpus_per_server=4), 4)
     result = simulate(instance, policy, params=OnlineParams(placement="consolidated"))
@@ -237,7 +244,7 @@ def test_kl_swap_gain_subtracts_twice_the_edge_between_the_swapped_pair() -> Non
     then the useless 0-1 swap looks at least as good, is taken first (lowest
     index), and the refinement cycles on it and ends with cut 10.
     """
-    from algorithms.mapping import refine_swaps
+    from ddlsched.algorithms.mapping import refine_swaps
 
     adjacency = np.zeros((4, 4))
     adjacency[0, 1] = adjacency[1, 0] = 10.0
@@ -270,7 +277,7 @@ def test_kl_refinement_never_raises_the_cut_and_ends_swap_optimal(
     while an improving one remains, and a stopping rule that takes swaps of
     zero gain.
     """
-    from algorithms.mapping import refine_swaps
+    from ddlsched.algorithms.mapping import refine_swaps
 
     n, weights, labels = drawn
     upper = np.triu(np.array(weights).reshape(n, n), 1)
@@ -351,7 +358,7 @@ def test_growth_starts_with_the_largest_part_whatever_the_order_of_sizes() -> No
     """By hand, a path 0-1-2-3 of unit traffic split 1 + 3: the part of 3 grows first from
     the heaviest node (1), takes 2 then 0, and node 3 is left alone: one edge cut. Growing
     the part of 1 first (sizes in the order given) takes node 1 alone and cuts two."""
-    from algorithms.mapping import grow_partition
+    from ddlsched.algorithms.mapping import grow_partition
 
     path = np.zeros((4, 4))
     for a in range(3):

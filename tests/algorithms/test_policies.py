@@ -1,23 +1,24 @@
-"""Online policies (algorithms.policies): feasible by the verifier, within Theorem 1, in order."""
+"""Online policies (ddlsched.algorithms.policies): feasible by the verifier, within Theorem 1, in
+order."""
 
 from __future__ import annotations
 
 import pytest
+from ddlsched.algorithms.policies import BackfillQueue, GreedyASRPT, GuidedASRPT, StrictQueue
+from ddlsched.algorithms.prediction import JobView, OraclePredictor
+from ddlsched.algorithms.registry import POLICIES as REGISTERED_POLICIES
+from ddlsched.algorithms.simulator import simulate
+from ddlsched.formulations.milp import solve_milp
+from ddlsched.proofs_checks.verifier import verify
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from algorithms.policies import BackfillQueue, GreedyASRPT, GuidedASRPT, StrictQueue
-from algorithms.prediction import JobView, OraclePredictor
-from algorithms.registry import POLICIES as REGISTERED_POLICIES
-from algorithms.simulator import simulate
 from ddlsched import OnlineParams
 from ddlsched import simulate as simulate_named
 from ddlsched.core.alpha import rho
 from ddlsched.core.generators import generate
 from ddlsched.core.model import Cluster, Instance, Job
 from ddlsched.core.params import ExactParams
-from formulations.exact import solve_milp
-from proofs_checks.verifier import verify
 from tests.strategies import TINY_INTEGRAL, generated_instances, hand_instances, typed_instances
 
 POLICIES = REGISTERED_POLICIES.names()
@@ -152,7 +153,7 @@ def test_strict_guided_does_not_backfill_past_a_head_its_placement_rule_refused(
     Catches the slip: a refused head is skipped (``continue``) instead of
     blocking the queue (``break``), so 'narrow' backfills past it.
     """
-    from algorithms.mapping import FreeGPUs, GraphMapper, PlacementRule
+    from ddlsched.algorithms.mapping import FreeGPUs, GraphMapper, PlacementRule
 
     cluster = Cluster((2, 2, 2), 1.0, 1.0)
     wide = Job(id="wide", release=0.0, iterations=1, compute_time=1.0, gpus=2)

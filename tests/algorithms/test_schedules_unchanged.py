@@ -12,8 +12,8 @@ import json
 from typing import Any
 
 import pytest
+from ddlsched.algorithms.registry import POLICIES
 
-from algorithms.registry import POLICIES
 from ddlsched.api import simulate
 from ddlsched.core.generators import GeneratorConfig, generate
 from ddlsched.core.params import OnlineParams

@@ -1,14 +1,15 @@
-"""The event-driven simulator (algorithms.simulator): events, metrics, the policy protocol."""
+"""The event-driven simulator (ddlsched.algorithms.simulator): events, metrics, the policy
+protocol."""
 
 from __future__ import annotations
 
 import pytest
+from ddlsched.algorithms.mapping import FirstFitMapper
+from ddlsched.algorithms.protocol import Policy
+from ddlsched.algorithms.simulator import simulate
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from algorithms.mapping import FirstFitMapper
-from algorithms.policy import Policy
-from algorithms.simulator import simulate
 from ddlsched.core.alpha import alpha_min
 from ddlsched.core.model import Cluster, Instance, Job
 from tests.mappers import RefusesEvery
@@ -53,8 +54,8 @@ def test_utilisation_counts_every_piece_of_a_preempted_job() -> None:
     only, or from its first start (counting the gaps between its pieces), or
     a preempted piece not banked.
     """
-    from algorithms.las import LeastAttainedService
-    from algorithms.simulator import simulate
+    from ddlsched.algorithms.las import LeastAttainedService
+    from ddlsched.algorithms.simulator import simulate
 
     cluster = Cluster((4,), 1.0, 1.0)
     jobs = (
@@ -141,8 +142,9 @@ def test_many_wakeups_without_a_start_while_a_job_runs_are_not_a_livelock() -> N
     ends with the hand-worked total. Catches such a run refused as 'keeps waking without
     acting'.
     """
+    from ddlsched.proofs_checks.verifier import verify
+
     from ddlsched.experiments.prediction_error import guided_schedule, under_prediction_family
-    from proofs_checks.verifier import verify
 
     instance, predictions, _ = under_prediction_family(1, 10_000, 1_001)
     schedule = guided_schedule(instance, predictions)
@@ -244,8 +246,8 @@ def test_a_placement_refused_on_an_idle_cluster_is_asked_again(
     accepts the schedule. Catches: no retry when the refusal left the cluster idle (every
     policy but gavel stopped with 'left N jobs waiting on an idle cluster'), and a retry
     that starts a job on GPUs already taken."""
-    from algorithms.registry import build_policy
-    from proofs_checks.verifier import verify
+    from ddlsched.algorithms.registry import build_policy
+    from ddlsched.proofs_checks.verifier import verify
 
     result = simulate(instance, build_policy(name, instance, mapper=RefusesEvery(k)))
     assert result.metrics["jobs_completed"] == len(instance.jobs)
@@ -261,7 +263,7 @@ class _NeverPlaces:
 def test_a_mapper_that_never_places_is_a_deadlock_named_in_one_error(name: str) -> None:
     """A mapper that refuses everything: an error naming the policy, the waiting jobs and
     the mapper, after a bounded number of retries (never an endless loop at one instant)."""
-    from algorithms.registry import build_policy
+    from ddlsched.algorithms.registry import build_policy
 
     instance = Instance(
         Cluster((2, 2), 4.0, 1.0),
@@ -322,7 +324,7 @@ class _BusyAfterRefusal:
 def test_a_mapping_onto_busy_gpus_is_an_error_naming_the_policy_and_job(name: str) -> None:
     """A mapper placing a job on GPUs already taken is an error naming the policy and the
     job, not a bare ValueError from the free-GPU bookkeeping."""
-    from algorithms.registry import build_policy
+    from ddlsched.algorithms.registry import build_policy
 
     instance = Instance(
         Cluster((2, 2), 4.0, 1.0),
@@ -349,7 +351,7 @@ def test_three_refusals_in_a_row_on_an_idle_cluster_are_retried(name: str) -> No
     that instant (IDLE_RETRIES = 3) place it at time 0. Catches fewer retries than
     documented, and a retry that moves the clock. (The A-SRPT policies have a wake-up at
     the job's virtual completion and gavel at its next round: they ask again then.)"""
-    from algorithms.registry import build_policy
+    from ddlsched.algorithms.registry import build_policy
 
     instance = Instance(Cluster((2,), 4.0, 1.0), (Job("a", 0.0, 2, 1.5, 2),))
     result = simulate(instance, build_policy(name, instance, mapper=_RefusesFirst(3)))
@@ -362,8 +364,8 @@ def test_a_mapper_refusing_everything_stops_with_the_count_of_waiting_jobs() -> 
     """A mapper that never places anything leaves three jobs waiting on an idle cluster:
     the run stops (no endless loop at one instant) with an error naming the policy, the
     three waiting jobs and the instant; one finished job is not counted among them."""
-    from algorithms.mapping import FirstFitMapper
-    from algorithms.registry import build_policy
+    from ddlsched.algorithms.mapping import FirstFitMapper
+    from ddlsched.algorithms.registry import build_policy
 
     class Never:
         def __call__(self, job, cluster, free):  # type: ignore[no-untyped-def]
@@ -378,7 +380,8 @@ def test_a_mapper_refusing_everything_stops_with_the_count_of_waiting_jobs() -> 
 def test_progress_is_reported_as_completed_out_of_total() -> None:
     """Catches the progress callback called without the total: ``progress(done, total)``
     is called with the job count as total and non-decreasing counts up to it."""
-    from algorithms.registry import build_policy
+    from ddlsched.algorithms.registry import build_policy
+
     from ddlsched.core.generators import GeneratorConfig, generate
 
     instance = generate(GeneratorConfig(num_jobs=6), 3)

@@ -5,10 +5,6 @@ from __future__ import annotations
 
 import csv
 import re
-import shutil
-import subprocess
-import sys
-import zipfile
 from pathlib import Path
 
 import pytest
@@ -412,41 +408,6 @@ def test_a_pollux_workload_loads_by_its_bare_name(no_user_data: Path) -> None:
         first = next(csv.DictReader(stream))
     assert len(workload.jobs) == 160
     assert workload.jobs[0].name == first["name"]
-
-
-@pytest.mark.slow
-def test_the_wheel_carries_every_data_file_and_licence(tmp_path: Path) -> None:
-    """A built wheel (what ``pip install .`` installs) holds each shipped file and licence
-    text. Catches package-data globs that miss a folder, so that only editable installs
-    would work."""
-    source = tmp_path / "source"  # a copy, so that the build leaves nothing in the checkout
-    for name in ("pyproject.toml", "README.md"):
-        (source / name).parent.mkdir(parents=True, exist_ok=True)
-        shutil.copy(ROOT / name, source / name)
-    for package in ("ddlsched", "formulations", "algorithms", "proofs_checks"):
-        ignore = shutil.ignore_patterns("__pycache__", "*.egg-info")
-        shutil.copytree(ROOT / package, source / package, ignore=ignore)
-    subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "pip",
-            "wheel",
-            "--no-deps",
-            "-q",
-            "-w",
-            str(tmp_path),
-            str(source),
-        ],
-        check=True,
-        capture_output=True,
-    )
-    (wheel,) = tmp_path.glob("ddlsched-*.whl")
-    packed = set(zipfile.ZipFile(wheel).namelist())
-    root = bundled_data_dir()
-    for path in root.rglob("*"):
-        if path.is_file():
-            assert f"ddlsched/data/{path.relative_to(root).as_posix()}" in packed
 
 
 def test_the_data_command_lists_every_file_with_rows_source_and_licence(

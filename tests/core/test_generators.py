@@ -154,7 +154,7 @@ def test_own_type_with_slowdown() -> None:
 @pytest.mark.parametrize("seed", [0, 1])
 def test_generated_offered_load_matches_the_setting(load: float, seed: int) -> None:
     """The generated arrivals give the asked offered load, recomputed independently
-    (:func:`ddlsched.core.load.offered_load`: GPU-seconds at ``alpha_min`` over
+    (:func:`ddlsched.core.offered_load.offered_load`: GPU-seconds at ``alpha_min`` over
     ``M`` times the arrival span) within 10% on 400 jobs that fit one server
     (where the generator's one-server estimate is ``alpha_min``).
 
@@ -162,7 +162,7 @@ def test_generated_offered_load_matches_the_setting(load: float, seed: int) -> N
     (``load * mean(work) / M``, the cluster size left out, ...), which the
     span-ratio test cannot see.
     """
-    from ddlsched.core.load import offered_load
+    from ddlsched.core.offered_load import offered_load
 
     config = GeneratorConfig(num_jobs=400, load=load, max_job_gpus=4)
     measured = offered_load(generate(config, seed))

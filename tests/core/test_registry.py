@@ -31,9 +31,10 @@ def test_unknown_and_duplicate_names_are_clear_errors() -> None:
 
 def test_project_registries() -> None:
     """The façade's method names are the exact methods then the policies, each spelled once."""
-    from algorithms.registry import MAPPERS, POLICIES, PREDICTORS
+    from ddlsched.algorithms.registry import MAPPERS, POLICIES, PREDICTORS
+    from ddlsched.formulations.registry import EXACT_METHODS
+
     from ddlsched.api import method_names
-    from formulations.registry import EXACT_METHODS
 
     assert method_names() == EXACT_METHODS.names() + POLICIES.names()
     assert len(set(method_names())) == len(method_names())

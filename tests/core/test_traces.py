@@ -8,8 +8,8 @@ import sys
 from pathlib import Path
 
 import pytest
+from ddlsched.algorithms.simulator import REPORTED_METRICS
 
-from algorithms.simulator import REPORTED_METRICS
 from ddlsched.core.alpha import alpha
 from ddlsched.core.model import Cluster, InputError
 from ddlsched.core.traces import (
@@ -284,9 +284,10 @@ def test_trace_on_a_mixed_cluster(tmp_path) -> None:  # type: ignore[no-untyped-
     """On a mixed cluster each trace job gets its zoo model's per-type times (Gavel's
     slowdowns), its recorded duration stays its consolidated time on the fastest setting,
     and every policy's schedule passes the verifier."""
+    from ddlsched.proofs_checks.verifier import verify
+
     from ddlsched import simulate
     from ddlsched.core.zoo import GAVEL_MATCH, GAVEL_SLOWDOWN
-    from proofs_checks.verifier import verify
 
     path = tmp_path / "t.csv"
     path.write_text("submit_time,duration,num_gpu\n0,100,1\n5,200,2\n7,50,4\n")
@@ -325,7 +326,7 @@ def test_offered_load_and_arrival_scaling_on_a_trace_whose_first_release_is_not_
     ``r_max - r_min``; releases scaled as ``r_i / factor`` (moving the first
     release too); the factor applied inverted.
     """
-    from ddlsched.core.load import at_load, offered_load, scale_arrivals
+    from ddlsched.core.offered_load import at_load, offered_load, scale_arrivals
 
     trace = load_trace(write(tmp_path, "load.csv", LOAD_TRACE), CLUSTER).instance
     instance = trace.replace(jobs=trace.jobs[1:])

@@ -12,12 +12,12 @@ import json
 import math
 
 import pytest
+from ddlsched.proofs_checks.bounds import all_cut_time, fastest_time, per_iteration_time
 from hypothesis import given
 
 from ddlsched.core.alpha import alpha, alpha_max, alpha_min, rho
 from ddlsched.core.io import dumps, instance_from_dict
 from ddlsched.core.model import Cluster, InputError, Instance
-from proofs_checks.bounds import all_cut_time, fastest_time, per_iteration_time
 from tests.examples import ISSUE_EXAMPLE, MIXED_EXAMPLE
 from tests.oracles import all_alphas, per_iteration_on
 from tests.strategies import generated_instances, hand_instances, typed_instances

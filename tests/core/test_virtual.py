@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from ddlsched.proofs_checks.verifier import verify
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -10,7 +11,6 @@ from ddlsched.core.alpha import alpha_max
 from ddlsched.core.generators import generate
 from ddlsched.core.model import Cluster, Instance, Job, Piece, Problem, Schedule, ScheduledJob
 from ddlsched.core.virtual import VirtualMachine, srpt
-from proofs_checks.verifier import verify
 from tests.oracles import brute_force_a2
 from tests.strategies import TINY_INTEGRAL
 

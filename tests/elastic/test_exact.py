@@ -6,21 +6,21 @@ import math
 
 import numpy as np
 import pytest
-
-from algorithms.elastic import ELASTIC_POLICIES, simulate_elastic
-from ddlsched.core.elastic import (
-    ElasticCluster,
-    ElasticJob,
-    ElasticWorkload,
-    load_application,
-)
-from formulations.elastic import (
+from ddlsched.algorithms.elastic import ELASTIC_POLICIES, simulate_elastic
+from ddlsched.formulations.elastic import (
     MalleableInstance,
     MalleableJob,
     MalleableResult,
     brute_force_malleable,
     malleable_from_elastic,
     solve_malleable,
+)
+
+from ddlsched.core.elastic import (
+    ElasticCluster,
+    ElasticJob,
+    ElasticWorkload,
+    load_application,
 )
 
 
@@ -150,7 +150,7 @@ def test_each_malleable_rate_is_what_the_simulator_runs_at(model: str, batch: in
     and 4 GPUs of one node, once at each configuration the policies choose from (the best
     batch of epoch 0, the asked batch): the rate at that width is the work over the
     fastest run's time after its 30 s restart."""
-    from algorithms.elastic.simulator import Allocation, RoundState
+    from ddlsched.algorithms.elastic.simulator import Allocation, RoundState
 
     class Hold:
         name = "hold"

@@ -1,4 +1,4 @@
-"""The trace-scale lower bound on elastic runs' total JCT (formulations.elastic_bounds).
+"""The trace-scale lower bound on elastic runs' total JCT (ddlsched.formulations.elastic_bounds).
 
 Truths: the goodput model itself, sampled over allocations far outside what the policies
 try (tiny and huge micro-batches, accumulation, batches below M0); a hand-worked bound on
@@ -16,10 +16,11 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from ddlsched.algorithms.elastic import ELASTIC_POLICIES, simulate_elastic
+from ddlsched.algorithms.elastic.simulator import Allocation, RoundState
+from ddlsched.formulations.elastic_bounds import elastic_flow_bound, first_round, goodput_ceilings
+from ddlsched.proofs_checks.elastic import check_elastic
 
-from algorithms.elastic import ELASTIC_POLICIES, simulate_elastic
-from algorithms.elastic.simulator import Allocation, RoundState
-from proofs_checks.elastic import check_elastic
 from ddlsched.core.elastic import (
     MODELS,
     Application,
@@ -30,7 +31,6 @@ from ddlsched.core.elastic import (
     PerfParams,
     load_application,
 )
-from formulations.elastic_bounds import elastic_flow_bound, first_round, goodput_ceilings
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -216,7 +216,7 @@ def test_the_defaults_are_the_simulators_and_bad_settings_are_refused(
     """Round length and restart time default to the simulator's; no jobs bound nothing;
     a cluster without GPUs, rounds of no length, a negative restart or applications that
     do not match the jobs are refused (a restart of 0 is a valid setting)."""
-    from algorithms.elastic.simulator import ElasticSimParams
+    from ddlsched.algorithms.elastic.simulator import ElasticSimParams
 
     jobs = mixed_workload.jobs
     simulated = ElasticSimParams()

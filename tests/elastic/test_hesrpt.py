@@ -4,9 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from scipy.optimize import minimize
-
-from algorithms.elastic.hesrpt import (
+from ddlsched.algorithms.elastic.hesrpt import (
     AsrptElastic,
     AsrptElasticParams,
     discretise_widths,
@@ -14,8 +12,10 @@ from algorithms.elastic.hesrpt import (
     hesrpt_fractions,
     keep_unless_worth_moving,
 )
-from algorithms.elastic.policies import JobOptions
-from algorithms.elastic.simulator import Allocation, JobState, RoundState, application_of
+from ddlsched.algorithms.elastic.policies import JobOptions
+from ddlsched.algorithms.elastic.simulator import Allocation, JobState, RoundState, application_of
+from scipy.optimize import minimize
+
 from ddlsched.core.elastic import ElasticCluster, ElasticJob
 
 

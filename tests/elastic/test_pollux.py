@@ -3,9 +3,14 @@
 from __future__ import annotations
 
 import pytest
+from ddlsched.algorithms.elastic.policies import (
+    JobOptions,
+    PolluxParams,
+    pollux_costs,
+    realloc_factor,
+)
+from ddlsched.algorithms.elastic.simulator import Allocation, JobState, RoundState, application_of
 
-from algorithms.elastic.policies import JobOptions, PolluxParams, pollux_costs, realloc_factor
-from algorithms.elastic.simulator import Allocation, JobState, RoundState, application_of
 from ddlsched.core.elastic import ElasticCluster, ElasticJob
 
 
@@ -69,7 +74,7 @@ def test_the_fair_share_goodput_is_that_of_one_node(model: str) -> None:
     by) computed on two nodes instead of one, on the fixed-batch path (ncf at 32768) or
     the searched one. Two jobs on 2 x 4 GPUs, no per-model cap: the fair share is 4 GPUs,
     one of the options, on one node; its goodput must be the base."""
-    from algorithms.elastic.policies import OptionLimits, job_options
+    from ddlsched.algorithms.elastic.policies import OptionLimits, job_options
 
     cluster = ElasticCluster(2, 4)
     jobs = [

@@ -6,11 +6,11 @@ import itertools
 
 import numpy as np
 import pytest
+from ddlsched.algorithms.elastic.packing import chain_sizes, most_free_placement, pack_chain
+from ddlsched.algorithms.elastic.policies import Pollux
+from ddlsched.algorithms.elastic.round_milp import ChoiceProblem, choice_objective, solve_choice
+from ddlsched.algorithms.elastic.simulator import JobState, RoundState, application_of
 
-from algorithms.elastic.packing import chain_sizes, most_free_placement, pack_chain
-from algorithms.elastic.policies import Pollux
-from algorithms.elastic.round_milp import ChoiceProblem, choice_objective, solve_choice
-from algorithms.elastic.simulator import JobState, RoundState, application_of
 from ddlsched.core.elastic import ElasticCluster, ElasticJob
 
 

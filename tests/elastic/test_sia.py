@@ -6,9 +6,9 @@ import itertools
 import math
 
 import pytest
+from ddlsched.algorithms.elastic.policies import Sia, SiaParams, job_options, sia_costs
+from ddlsched.algorithms.elastic.simulator import Allocation, JobState, RoundState, application_of
 
-from algorithms.elastic.policies import Sia, SiaParams, job_options, sia_costs
-from algorithms.elastic.simulator import Allocation, JobState, RoundState, application_of
 from ddlsched.core.elastic import ElasticCluster, ElasticJob
 
 

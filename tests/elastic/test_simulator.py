@@ -7,17 +7,17 @@ from types import MappingProxyType
 from typing import Any
 
 import pytest
-
-from algorithms.elastic import ELASTIC_POLICIES
-from algorithms.elastic.policies import FifoRigid, LasPollux, Pollux
-from algorithms.elastic.simulator import (
+from ddlsched.algorithms.elastic import ELASTIC_POLICIES
+from ddlsched.algorithms.elastic.policies import FifoRigid, LasPollux, Pollux
+from ddlsched.algorithms.elastic.simulator import (
     Allocation,
     ElasticResult,
     ElasticSimParams,
     RoundState,
     simulate_elastic,
 )
-from proofs_checks.elastic import check_elastic
+from ddlsched.proofs_checks.elastic import check_elastic
+
 from ddlsched.core.elastic import (
     ElasticCluster,
     ElasticJob,
@@ -74,7 +74,7 @@ def test_a_policy_sees_the_rounds_settings_and_time() -> None:
     """What a policy written by a user reads each round: the round's start on the grid of
     the round length given, that length and the restart time (no built-in policy reads
     the last two, so only this test would see them lost)."""
-    from algorithms.elastic.simulator import ElasticSimParams
+    from ddlsched.algorithms.elastic.simulator import ElasticSimParams
 
     seen: list[tuple[float, float, float]] = []
 

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from ddlsched.proofs_checks.bounds import rho_of, theorem1_constant
+
 from ddlsched.experiments import adversarial_theorem1
-from proofs_checks.bounds import rho_of, theorem1_constant
 
 
 def test_adversarial_search_stays_within_theorem_1() -> None:

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+from ddlsched.formulations.milp import solve_milp
+from ddlsched.proofs_checks.verifier import verify
+
 from ddlsched.core.model import Instance, Job
 from ddlsched.core.params import ExactParams
 from ddlsched.core.result import SolveStatus
-from formulations.exact import solve_milp
-from proofs_checks.verifier import verify
 
 
 def solve_verified(instance: Instance, problem: str, **kwargs: object) -> float:
@@ -33,9 +34,8 @@ def pyomo_lock_then_wait() -> None:
     import threading
 
     import pyomo.environ  # noqa: F401
+    from ddlsched.formulations.isolation import report
     from pyomo.common import dependencies
-
-    from formulations.isolation import report
 
     assert dependencies.multiprocessing.Lock is not None  # Pyomo's deferred import resolved
     report("lock made")

@@ -1,4 +1,5 @@
-"""The best bound on exact results (formulations.certify, the portfolio's bound race) and the
+"""The best bound on exact results (ddlsched.formulations.certify, the portfolio's bound race) and
+the
 flow-time bounds: every bound below the optimum and every policy, the gap from the best one,
 ``optimal`` only with a proof.
 
@@ -11,6 +12,11 @@ from __future__ import annotations
 import math
 
 import pytest
+from ddlsched.formulations.certify import combinatorial_bound, exact_lp_bound, with_best_bound
+from ddlsched.formulations.cpsat import solve_cpsat
+from ddlsched.formulations.lower_bounds import BoundInputs, lagrangian_terms, lower_bounds
+from ddlsched.formulations.outcome import objectives
+from ddlsched.proofs_checks.verifier import verify
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -18,11 +24,6 @@ from ddlsched import ExactParams, SolveStatus, simulate
 from ddlsched.core.generators import GeneratorConfig, generate
 from ddlsched.core.model import Cluster, Instance, Problem
 from ddlsched.core.result import LowerBound, Result
-from formulations.certify import combinatorial_bound, exact_lp_bound, with_best_bound
-from formulations.cpsat import solve_cpsat
-from formulations.lower_bounds import BoundInputs, lagrangian_terms, lower_bounds
-from formulations.outcome import objectives
-from proofs_checks.verifier import verify
 from tests.formulations.helpers import unit_job
 from tests.oracles import brute_force_a
 from tests.strategies import (
@@ -189,7 +190,7 @@ def test_deterministic_stop_is_optimal_only_when_the_bound_meets_it() -> None:
     else ``feasible`` with the bound below it; the best bound is at least the
     combinatorial one; the schedule verifies. Catches: a status upgraded without the gap
     closed (planted: ``gap_closed`` dropped from ``with_best_bound``)."""
-    from formulations.solver import gap_closed
+    from ddlsched.formulations.solver import gap_closed
 
     limit = ExactParams(time_limit=600, deterministic_limit=0.02)
     for load in (None, 1.0):

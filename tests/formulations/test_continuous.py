@@ -1,4 +1,5 @@
-"""The continuous-time CP-SAT backend (formulations.continuous) and the portfolio's use of it.
+"""The continuous-time CP-SAT backend (ddlsched.formulations.continuous) and the portfolio's use
+of it.
 
 Every solve here stops on deterministic limits only (CP-SAT's deterministic time, one
 worker, no time limit), so a run does the same work on every machine. Optima are compared
@@ -11,20 +12,20 @@ from __future__ import annotations
 import math
 
 import pytest
-from hypothesis import given, settings
-
-from ddlsched import ExactParams, Problem, SolveStatus, solve
-from ddlsched.core.generators import GeneratorConfig, generate
-from ddlsched.core.model import Cluster, Instance, Job
-from ddlsched.core.result import Result
-from formulations.continuous import (
+from ddlsched.formulations.continuous import (
     Units,
     choose_scale,
     enumerate_modes,
     serial_place,
     solve_continuous,
 )
-from proofs_checks.verifier import verify
+from ddlsched.proofs_checks.verifier import verify
+from hypothesis import given, settings
+
+from ddlsched import ExactParams, Problem, SolveStatus, solve
+from ddlsched.core.generators import GeneratorConfig, generate
+from ddlsched.core.model import Cluster, Instance, Job
+from ddlsched.core.result import Result
 from tests.oracles import brute_force_a, brute_force_a1
 from tests.strategies import typed_instances
 

@@ -18,14 +18,14 @@ from __future__ import annotations
 import math
 
 import pytest
+from ddlsched.formulations.registry import EXACT_METHODS
+from ddlsched.proofs_checks.verifier import verify
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ddlsched.core.model import Instance, Problem
 from ddlsched.core.params import ExactParams
 from ddlsched.core.result import Result, SolveStatus
-from formulations.registry import EXACT_METHODS
-from proofs_checks.verifier import verify
 from tests.oracles import brute_force_a, brute_force_a1, brute_force_a2
 from tests.strategies import exact_family_instances
 
@@ -155,9 +155,8 @@ def test_the_milp_child_reports_no_slotted_bound_on_a_non_integral_instance(
     """The MILP's incumbents, reported to the portfolio, carry HiGHS's bound only where it
     bounds the instance: on a non-integral one it is ``nan`` (on an integral one it passes).
     Called directly, as HiGHS calls it. Catches: the child passing a slotted bound."""
+    import ddlsched.formulations.milp as exact
     import numpy as np
-
-    import formulations.exact as exact
 
     instance = _late_release(Problem.A)
     if integral:
@@ -181,9 +180,10 @@ def test_the_covering_horizon_holds_every_jobs_longest_mode() -> None:
     one of its modes after its release. A 2-GPU job with a heavy edge on servers of 2, 1
     and 1 GPUs: 2 slots on the big server, 8 split. Catches: the horizon summing the
     shortest modes (the long mode, and the optimum that needs it, cut off)."""
+    from ddlsched.formulations.modes import problem_a
+    from ddlsched.formulations.timeindexed import latest_completions
+
     from ddlsched.core.model import Cluster
-    from formulations.modes import problem_a
-    from formulations.timeindexed import latest_completions
     from tests.formulations.helpers import unit_job
 
     job = unit_job("pair", 2, 1, release=1.0, edges=((0, 1, 7.0),))
@@ -199,8 +199,9 @@ def test_highs_stopped_at_mip_gap_is_feasible_not_optimal() -> None:
     """With ``mip_gap=0.5`` HiGHS stops at once and reports "optimal" (205 against a bound of
     184, one thread: deterministic); the gap is open, so the result is ``feasible`` with that
     bound. Catches: a gap stop trusted as a proof (ExactParams: optimal only when closed)."""
+    from ddlsched.formulations.milp import solve_milp
+
     from ddlsched.core.generators import GeneratorConfig, generate
-    from formulations.exact import solve_milp
 
     instance = generate(GeneratorConfig.exact_friendly(10, 2, 4, 1.0), 8)
     result = solve_milp(instance, Problem.A, SAFETY_NET.replace(mip_gap=0.5, isolate=False))

@@ -1,16 +1,16 @@
-"""The CP-SAT backend (formulations.cpsat): equal to the brute force and to the MILP."""
+"""The CP-SAT backend (ddlsched.formulations.cpsat): equal to the brute force and to the MILP."""
 
 from __future__ import annotations
 
 import pytest
+from ddlsched.formulations.cpsat import solve_cpsat
+from ddlsched.proofs_checks.verifier import verify
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ddlsched import ExactParams, Problem, SolveStatus, solve
 from ddlsched.core.generators import generate
 from ddlsched.core.model import Cluster, Instance, Job
-from formulations.cpsat import solve_cpsat
-from proofs_checks.verifier import verify
 from tests.oracles import brute_force_a, brute_force_a1, brute_force_a2
 from tests.strategies import TINY_INTEGRAL, typed_instances
 
@@ -128,7 +128,7 @@ def test_weights_half_and_two_thirds_scale_by_their_common_multiple() -> None:
 
     Catches: scaling by the largest denominator (3: 1/2 becomes 1, ratio 1:2 not 3:4) or
     truncating a fraction."""
-    from formulations.cpsat import _integer_weights
+    from ddlsched.formulations.cpsat import _integer_weights
 
     assert _integer_weights(["a", "b"], [0.5, 2 / 3]) == [3, 4]
     scaled = _integer_weights(["a", "b", "c"], [1.5, 2 / 3, 0.5])
@@ -138,7 +138,7 @@ def test_weights_half_and_two_thirds_scale_by_their_common_multiple() -> None:
 def test_cpsat_weights_with_denominators_up_to_a_thousand() -> None:
     """Catches the weights' rational approximation limited to denominators of 100: 1 and
     0.123 are 1000 : 123 exactly, which CP-SAT must accept."""
-    from formulations.cpsat import _integer_weights
+    from ddlsched.formulations.cpsat import _integer_weights
 
     assert list(_integer_weights(["a", "b"], [1.0, 0.123])) == [1000, 123]
 
@@ -190,7 +190,7 @@ def test_without_a_cp_sat_solution_the_fallback_schedule_is_returned(
     """Catches the fallback plan lost (``None``) when CP-SAT stops without a solution: the
     result still carries a verified schedule (preemptive SRPT for A2, a list schedule for
     A), says so in its notes, is feasible and never optimal, with no bound above OPT."""
-    import formulations.cpsat as cpsat
+    import ddlsched.formulations.cpsat as cpsat
 
     def no_solution(task, cancel=None, on_plan=None):  # type: ignore[no-untyped-def]
         return cpsat._Answer("UNKNOWN", None, float("nan"))

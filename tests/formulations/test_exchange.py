@@ -12,19 +12,19 @@ import math
 import queue
 
 import pytest
-
-from ddlsched import ExactParams, GeneratorConfig, Schedule, generate
-from formulations.cpsat import solve_cpsat
-from formulations.exact import (
+from ddlsched.formulations.cpsat import solve_cpsat
+from ddlsched.formulations.milp import (
     OVERRUN_GRACE,
     _stopped_at_deadline,
     build,
     solve_milp,
 )
-from formulations.outcome import objectives
-from formulations.solver import MipHooks, solve_model
-from formulations.timeindexed import set_warm_start
-from proofs_checks.verifier import verify
+from ddlsched.formulations.outcome import objectives
+from ddlsched.formulations.solver import MipHooks, solve_model
+from ddlsched.formulations.timeindexed import set_warm_start
+from ddlsched.proofs_checks.verifier import verify
+
+from ddlsched import ExactParams, GeneratorConfig, Schedule, generate
 
 HARD = GeneratorConfig.exact_friendly(16, 4, 4, 1.0)
 """Seed 1 of this: CP-SAT proves the optimum, 232, in about 1.5 s, through several
@@ -57,7 +57,7 @@ def test_an_offered_schedule_becomes_the_milps_incumbent(
     Catches: the offer never made to HiGHS, the schedule put on the wrong columns
     (HiGHS rejects an infeasible start), and the incumbent lost when HiGHS is stopped.
     """
-    import formulations.exact as exact
+    import ddlsched.formulations.milp as exact
 
     instance = generate(OFFERED, 8)
     optimum = solve_milp(instance, "A", ExactParams(time_limit=600, threads=1, isolate=False))
@@ -74,7 +74,7 @@ def test_an_offered_schedule_becomes_the_milps_incumbent(
 def test_offers_reach_the_milps_child(monkeypatch: pytest.MonkeyPatch) -> None:
     """``solve_milp(offers=...)`` hands its queue to the child's inbox and listens to its
     reports. Catches: offers never forwarded to the child (the inbox dropped)."""
-    import formulations.exact as exact
+    import ddlsched.formulations.milp as exact
 
     seen: dict[str, object] = {}
 
@@ -166,8 +166,9 @@ def test_a_warm_start_without_ends_is_never_scored_as_zero() -> None:
     import dataclasses
     import math
 
+    from ddlsched.formulations.certify import with_best_bound
+
     from ddlsched.core.model import Schedule
-    from formulations.certify import with_best_bound
 
     instance = generate(GeneratorConfig.exact_friendly(10, 2, 4, 1.0), 3)
     listed = _stopped_at_deadline(instance, "A", None, [], 0.0).schedule

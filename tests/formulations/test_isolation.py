@@ -10,9 +10,9 @@ import sys
 from pathlib import Path
 
 import pytest
+from ddlsched.formulations.isolation import SolverCrashed, run_isolated
 
 from ddlsched.core.params import ExactParams
-from formulations.isolation import SolverCrashed, run_isolated
 
 
 def _square(x: int) -> tuple[int, int]:
@@ -45,7 +45,8 @@ def test_crash_becomes_an_error_naming_the_signal() -> None:
 
 def test_crashed_milp_is_an_error_result(monkeypatch: pytest.MonkeyPatch) -> None:
     """solve_milp turns a crashed child into status ``error`` with the reason, no schedule."""
-    import formulations.exact as exact
+    import ddlsched.formulations.milp as exact
+
     from tests.examples import ring_instance
 
     def crashing(function: object, *args: object, **options: object) -> object:
@@ -58,7 +59,8 @@ def test_crashed_milp_is_an_error_result(monkeypatch: pytest.MonkeyPatch) -> Non
 
 
 def test_same_optimum_in_process_and_isolated() -> None:
-    from formulations.exact import solve_milp
+    from ddlsched.formulations.milp import solve_milp
+
     from tests.examples import ring_instance
 
     instance = ring_instance()
@@ -94,8 +96,9 @@ def test_fresh_interpreter_children() -> None:
 
 def test_crashed_cpsat_returns_the_list_schedule(monkeypatch: pytest.MonkeyPatch) -> None:
     """A CP-SAT child that dies: status error, and still a verified schedule (the list one)."""
-    import formulations.cpsat as cpsat
-    from proofs_checks.verifier import verify
+    import ddlsched.formulations.cpsat as cpsat
+    from ddlsched.proofs_checks.verifier import verify
+
     from tests.examples import ring_instance
 
     def crashing(function: object, *args: object, **options: object) -> object:
@@ -134,7 +137,7 @@ def test_a_child_killed_inside_pyomos_capture_does_not_block_the_next() -> None:
     server; a child killed while holding it made each later MILP child wait 200 s and
     fail ("Deadlock starting capture_output"). Children now take a lock of their own.
     Without that, the second call below finds the lock taken."""
-    from formulations.isolation import SolverCrashed
+    from ddlsched.formulations.isolation import SolverCrashed
 
     with pytest.raises(SolverCrashed):
         run_isolated(_die_holding_pyomos_capture_lock)
@@ -145,7 +148,7 @@ def _echo_inbox(count: int) -> int:
     """Report every message received until ``count`` have come, then return how many."""
     import time
 
-    from formulations.isolation import received, report
+    from ddlsched.formulations.isolation import received, report
 
     seen = 0
     while seen < count:
@@ -177,7 +180,7 @@ def test_messages_cross_both_ways_in_order() -> None:
 
 
 def test_report_and_received_do_nothing_outside_a_child() -> None:
-    from formulations.isolation import received, report
+    from ddlsched.formulations.isolation import received, report
 
     report("nobody listens")
     assert received() == []
@@ -186,7 +189,7 @@ def test_report_and_received_do_nothing_outside_a_child() -> None:
 def test_deadline_stops_an_overrunning_child() -> None:
     """A child still running at its deadline is stopped. The deadline is always past, so
     this holds on any machine; waited for, the child would never answer."""
-    from formulations.isolation import DeadlineExceeded
+    from ddlsched.formulations.isolation import DeadlineExceeded
 
     with pytest.raises(DeadlineExceeded):
         run_isolated(_block, deadline=-math.inf)
@@ -207,7 +210,7 @@ def test_a_reused_interpreter_serves_call_after_call() -> None:
 def test_a_crashed_or_stopped_reused_interpreter_is_replaced() -> None:
     import threading
 
-    from formulations.isolation import Cancelled
+    from ddlsched.formulations.isolation import Cancelled
 
     before = run_isolated(_square, 1, reuse=True)[1]
     with pytest.raises(SolverCrashed, match="SIGSEGV"):
@@ -250,10 +253,10 @@ def test_a_forked_child_whose_caller_vanished_ends_silently(hooked: bool) -> Non
     caller's terminal. With the hook the fork server preloads it is silent; any other
     exception is still shown (and without the hook the EOFError is, which is what makes
     this test able to fail)."""
-    from formulations.isolation import _PRELOAD
+    from ddlsched.formulations.isolation import _PRELOAD
 
-    assert _PRELOAD[0] == "formulations.forkserver_hook"
-    setup = "import formulations.forkserver_hook" if hooked else ""
+    assert _PRELOAD[0] == "ddlsched.formulations.forkserver_hook"
+    setup = "import ddlsched.formulations.forkserver_hook" if hooked else ""
     done = subprocess.run(
         [sys.executable, "-c", _FORKED_CHILD_OF_A_VANISHED_CALLER.format(setup=setup)],
         capture_output=True,
@@ -304,7 +307,7 @@ def test_a_signal_during_a_start_is_taken_once_the_child_is_started() -> None:
     the middle: a spawned interpreter whose caller unwound before writing its start-up data
     printed an EOFError traceback under the caller's one line. Catches a start that holds
     back Ctrl-C only."""
-    from formulations.isolation import _start
+    from ddlsched.formulations.isolation import _start
 
     process = _StartSendsSigterm()
     seen: list[bool] = []

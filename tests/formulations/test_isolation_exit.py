@@ -10,7 +10,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 SCRIPT = """
 import threading
-from formulations.isolation import Cancelled, run_isolated
+from ddlsched.formulations.isolation import Cancelled, run_isolated
 from tests.formulations.helpers import pyomo_lock_then_wait
 
 stop = threading.Event()

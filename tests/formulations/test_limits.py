@@ -14,14 +14,14 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
+from ddlsched.formulations import modes
+from ddlsched.formulations.mapping import MappingResult
 
 from ddlsched import zoo_job
 from ddlsched.core.alpha import alpha
 from ddlsched.core.model import Cluster, Instance
 from ddlsched.core.params import ExactParams
 from ddlsched.core.result import SolveStatus
-from formulations import modes
-from formulations.mapping import MappingResult
 
 
 def _stopped_empty(*args: object, **kwargs: object) -> MappingResult:
@@ -81,7 +81,7 @@ def test_cpsat_searches_only_for_what_is_left_when_its_child_begins(
     not the limit the parent computed before the child started (start-up and model build
     took 0.6-0.8 s of a 2 s limit, which the search then overran); a deadline already
     passed still gives a positive limit. Catches: a relative limit passed to the child."""
-    from formulations.cpsat import _parameters
+    from ddlsched.formulations.cpsat import _parameters
 
     now = 1000.0
     monkeypatch.setattr(time, "monotonic", lambda: now)  # no clock: the sums are exact
@@ -95,8 +95,9 @@ def test_the_commands_time_limit_counts_its_start_up(monkeypatch: pytest.MonkeyP
     method's reserve for answering, never less than a positive floor. Catches: the
     start-up (about a second with Pyomo) added on top of the limit, and a negative limit
     handed to a solver."""
-    import formulations.exact
-    import formulations.portfolio  # noqa: F401 - imported by solver_budget; here, outside it
+    import ddlsched.formulations.milp
+    import ddlsched.formulations.portfolio  # noqa: F401 - imported by solver_budget; here, outside it
+
     from ddlsched.cli.solve import ANSWER_RESERVE, LEAST_BUDGET, solver_budget
 
     now = 1000.0
@@ -139,8 +140,9 @@ def test_cpsat_counts_its_model_build_inside_the_limit(monkeypatch: pytest.Monke
     """CP-SAT's deadline is fixed when the call begins, so preparing the modes and the
     model eats into the search's time. Catches a deadline taken after the build (a slow
     mode enumeration then came on top of the limit)."""
+    from ddlsched.formulations import cpsat
+
     from ddlsched.core.generators import generate
-    from formulations import cpsat
     from tests.strategies import TINY_INTEGRAL
 
     tasks = []
@@ -150,7 +152,7 @@ def test_cpsat_counts_its_model_build_inside_the_limit(monkeypatch: pytest.Monke
         return cpsat._Answer("ERROR (captured)", None, math.nan)
 
     monkeypatch.setattr(cpsat, "_run_child", captured)
-    from formulations import prepared
+    from ddlsched.formulations import prepared
 
     ticks = iter(range(10**6))
     monkeypatch.setattr(time, "monotonic", lambda: float(next(ticks)))  # 1 s per reading
@@ -209,11 +211,12 @@ def test_modes_cut_short_never_break_the_symmetry_relabelling() -> None:
     limit gives a prepared problem without symmetry anchors, and the MILP and CP-SAT return
     a verified schedule, never called optimal. Catches anchors that rename a plan onto a
     mode never enumerated (an internal StopIteration)."""
+    from ddlsched.formulations.cpsat import solve_cpsat
+    from ddlsched.formulations.milp import solve_milp
+    from ddlsched.formulations.prepared import prepare_slotted
+    from ddlsched.proofs_checks.verifier import verify
+
     from ddlsched import GeneratorConfig, generate
-    from formulations.cpsat import solve_cpsat
-    from formulations.exact import solve_milp
-    from formulations.prepared import prepare_slotted
-    from proofs_checks.verifier import verify
 
     config = GeneratorConfig(
         num_jobs=4, servers=2, gpus_per_server=4, integral=True, bandwidth_intra=20.0

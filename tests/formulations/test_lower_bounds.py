@@ -1,17 +1,9 @@
-"""Lower bounds on OPT(A) (formulations.lower_bounds): below every proven optimum."""
+"""Lower bounds on OPT(A) (ddlsched.formulations.lower_bounds): below every proven optimum."""
 
 from __future__ import annotations
 
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
-
-from ddlsched.core.generators import generate
-from ddlsched.core.model import Cluster, Instance, Job
-from ddlsched.core.params import ExactParams
-from ddlsched.core.result import LowerBound
-from formulations.exact import solve_milp
-from formulations.lower_bounds import (
+from ddlsched.formulations.lower_bounds import (
     SAFETY,
     BoundInputs,
     LpSettings,
@@ -21,6 +13,14 @@ from formulations.lower_bounds import (
     preemptive_wspt_mean_busy_times,
     proven_grid,
 )
+from ddlsched.formulations.milp import solve_milp
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from ddlsched.core.generators import generate
+from ddlsched.core.model import Cluster, Instance, Job
+from ddlsched.core.params import ExactParams
+from ddlsched.core.result import LowerBound
 from tests.oracles import brute_force_a
 from tests.strategies import TINY_INTEGRAL, hand_instances, typed_instances, weighted_instances
 

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import pytest
+from ddlsched.formulations.mapping import solve_mapping
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ddlsched.core.alpha import alpha
 from ddlsched.core.model import Cluster, Job
 from ddlsched.core.result import SolveStatus
-from formulations.mapping import solve_mapping
 from tests.oracles import all_alphas
 from tests.strategies import clusters, jobs
 

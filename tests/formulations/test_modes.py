@@ -1,8 +1,9 @@
-"""Modes of a job (formulations.modes): GPU count vectors per server."""
+"""Modes of a job (ddlsched.formulations.modes): GPU count vectors per server."""
 
 from __future__ import annotations
 
 import pytest
+from ddlsched.formulations.modes import count_vectors, problem_a
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -10,7 +11,6 @@ from ddlsched.core.generators import generate
 from ddlsched.core.model import Cluster, Instance
 from ddlsched.core.params import ExactParams
 from ddlsched.core.result import SolveStatus
-from formulations.modes import count_vectors, problem_a
 from tests.strategies import TINY_INTEGRAL
 
 
@@ -31,11 +31,11 @@ def test_time_limited_mapping_is_never_called_optimal() -> None:
     Catches: a time-limited mapping counted as proven (``modes_proven`` kept).
     """
     import numpy as np
+    from ddlsched.formulations.milp import solve_milp
 
     from ddlsched.core.model import Cluster, Instance, Job
     from ddlsched.core.params import ExactParams
     from ddlsched.core.result import SolveStatus
-    from formulations.exact import solve_milp
 
     rng = np.random.default_rng(7)
     edges = tuple(
@@ -50,8 +50,8 @@ def test_time_limited_mapping_is_never_called_optimal() -> None:
     assert not result.facts["modes_proven"]
     assert result.status is SolveStatus.FEASIBLE
     # The solver's bound is not claimed; the only bound is the combinatorial one, valid
-    # for the instance whatever the modes (formulations.certify), and below the schedule.
-    from formulations.certify import combinatorial_bound
+    # for the instance whatever the modes (ddlsched.formulations.certify), and below the schedule.
+    from ddlsched.formulations.certify import combinatorial_bound
 
     fast = combinatorial_bound(instance)
     assert fast is not None and result.best_bound == fast.value < result.objective
@@ -64,7 +64,7 @@ def test_time_limited_mapping_is_never_called_optimal() -> None:
 )
 def test_count_vectors_total_counts_what_is_listed(gpus: int, capacities: list[int]) -> None:
     """The counting DP agrees with listing the vectors (brute force)."""
-    from formulations.modes import count_vectors, count_vectors_total
+    from ddlsched.formulations.modes import count_vectors, count_vectors_total
 
     assert count_vectors_total(gpus, capacities) == sum(1 for _ in count_vectors(gpus, capacities))
 
@@ -79,8 +79,9 @@ def test_typed_modes_put_heavy_pairs_on_fast_links() -> None:
     any other split cuts more. Two iterations: the mode lasts 22. A plain least
     cut cannot tell the two pairings apart.
     """
+    from ddlsched.formulations.modes import problem_a
+
     from ddlsched.core.model import Cluster, Instance, Job
-    from formulations.modes import problem_a
 
     cluster = Cluster((2, 2), 1.0, 1.0, server_types=("k80", "v100"), type_bandwidth={"v100": 4.0})
     job = Job("j", 0.0, 2, 1.0, 4, ((0, 1, 8.0), (1, 2, 4.0), (2, 3, 4.0)))
@@ -125,7 +126,7 @@ def test_deadline_stops_enumeration_on_an_injected_clock() -> None:
 def test_mapping_milp_is_skipped_past_the_deadline(monkeypatch: pytest.MonkeyPatch) -> None:
     """Past the deadline a mode the branch and bound cannot settle gets the in-order
     mapping, unproven, without starting a mapping MILP (which took the whole limit)."""
-    import formulations.modes as modes
+    import ddlsched.formulations.modes as modes
 
     def no_milp(*args: object, **kwargs: object) -> object:
         raise AssertionError("a mapping MILP was started past the deadline")
@@ -151,7 +152,7 @@ def test_unfinished_enumeration_is_never_optimal(
 
     # The solvers' own statuses: the portfolio's bound child would prove 13 with the pooled
     # bound and a schedule of its own (a proof that needs no enumeration of the modes).
-    monkeypatch.setattr("formulations.portfolio.RACE_BOUNDS", False)
+    monkeypatch.setattr("ddlsched.formulations.portfolio.RACE_BOUNDS", False)
     instance = _wide_and_narrow()
     params = ExactParams(time_limit=None, threads=1)
     full = solve(instance, method, params=params)

@@ -1,4 +1,5 @@
-"""Status honesty where a backend's answer becomes a result (formulations.outcome), CP-SAT's
+"""Status honesty where a backend's answer becomes a result (ddlsched.formulations.outcome),
+CP-SAT's
 reading of its own status, and the portfolio's proof watcher: each input that makes a proof
 inexact demotes ``optimal`` on its own, and an invalid bound never proves anything."""
 
@@ -9,9 +10,9 @@ import threading
 from types import SimpleNamespace
 
 import pytest
+from ddlsched.formulations.outcome import honest_status
 
 from ddlsched.core.result import LowerBound, SolveStatus
-from formulations.outcome import honest_status
 
 INEXACT = {
     "not integral": {"integral": False},
@@ -51,7 +52,7 @@ def _solver(objective: float, bound: float) -> SimpleNamespace:
 def test_cpsat_optimal_at_a_gap_of_one_unit_is_only_feasible() -> None:
     """CP-SAT says OPTIMAL when it stops at its relative gap limit; its objective is
     integral, so one unit between objective and bound is an open gap."""
-    from formulations.cpsat import _status
+    from ddlsched.formulations.cpsat import _status
 
     assert _status(_solver(101.0, 100.0), 4) == "FEASIBLE"
     assert _status(_solver(100.0, 100.0), 4) == "OPTIMAL"
@@ -61,7 +62,7 @@ def test_cpsat_optimal_at_a_gap_of_one_unit_is_only_feasible() -> None:
 def test_the_portfolio_watch_takes_no_proof_from_an_invalid_bound() -> None:
     """A time-limited LP's value is not a bound: equal to the best schedule's objective it
     must neither stop the race nor be kept; a valid one of the same value does both."""
-    from formulations.portfolio import _Watch
+    from ddlsched.formulations.portfolio import _Watch
 
     cancel = threading.Event()
     watch = _Watch(SimpleNamespace(), cancel, None)
@@ -77,7 +78,7 @@ def test_the_portfolio_watch_proves_with_its_strongest_bound() -> None:
     ``max``): a combinatorial bound 1 is known, then a valid LP bound 100 arrives equal to
     the best schedule's objective 100: the gap is closed, the race stops and the proof
     names the LP bound."""
-    from formulations.portfolio import _Watch
+    from ddlsched.formulations.portfolio import _Watch
 
     cancel = threading.Event()
     watch = _Watch(SimpleNamespace(), cancel, None)
@@ -104,9 +105,10 @@ def test_a_watched_schedule_better_than_the_backends_is_returned_feasible(
     better (7) leaves the result as it was, and so does an ``optimal`` result."""
     import dataclasses
 
+    from ddlsched.formulations.portfolio import _Watch, _with_watched_schedule
+
     from ddlsched.core.model import Cluster, Instance, Job, Problem, Schedule, ScheduledJob
     from ddlsched.core.result import Result
-    from formulations.portfolio import _Watch, _with_watched_schedule
 
     instance = Instance(
         Cluster((1,), 1.0, 1.0), (Job("s", 0.5, 1, 1.0, 1), Job("l", 0.0, 3, 1.0, 1))

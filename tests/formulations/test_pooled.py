@@ -1,5 +1,5 @@
-"""The pooled integral bound (bound 7 of formulations.lower_bounds) and the schedules its
-order gives (formulations.timeindexed.improve_order), alone and inside the portfolio.
+"""The pooled integral bound (bound 7 of ddlsched.formulations.lower_bounds) and the schedules its
+order gives (ddlsched.formulations.timeindexed.improve_order), alone and inside the portfolio.
 
 Truths used: hand-worked optima, the brute-force oracle, the independent verifier, and the
 LP relaxation of the same model (an integral optimum is never below it). No test reads a
@@ -13,6 +13,18 @@ import itertools
 from pathlib import Path
 
 import pytest
+from ddlsched.formulations.certify import pooled_bound_and_schedules
+from ddlsched.formulations.lower_bounds import (
+    BoundInputs,
+    LpSettings,
+    lp_bound,
+    proven_grid,
+    time_indexed_bound,
+)
+from ddlsched.formulations.modes import problem_a
+from ddlsched.formulations.outcome import schedule_from_plan
+from ddlsched.formulations.timeindexed import improve_order, place_in_order
+from ddlsched.proofs_checks.verifier import verify
 from hypothesis import given, settings
 
 from ddlsched.cli import main
@@ -20,18 +32,6 @@ from ddlsched.core.io import read_instance
 from ddlsched.core.model import Cluster, Instance, Job, Problem
 from ddlsched.core.params import ExactParams
 from ddlsched.core.result import SolveStatus
-from formulations.certify import pooled_bound_and_schedules
-from formulations.lower_bounds import (
-    BoundInputs,
-    LpSettings,
-    lp_bound,
-    proven_grid,
-    time_indexed_bound,
-)
-from formulations.modes import problem_a
-from formulations.outcome import schedule_from_plan
-from formulations.timeindexed import improve_order, place_in_order
-from proofs_checks.verifier import verify
 from tests.oracles import brute_force_a
 from tests.strategies import exact_family_instances
 
@@ -161,7 +161,7 @@ def test_the_search_from_the_pooled_order_is_deterministic_feasible_and_improvin
 def test_pooled_schedules_prove_the_batch_instance_in_the_child_function(batch: Instance) -> None:
     """What the portfolio runs in its child: the bound first, then schedules, one of which
     meets the bound (212, the optimum), within a bounded number of steps."""
-    from formulations import isolation
+    from ddlsched.formulations import isolation
 
     reports: list[tuple[str, object]] = []
     original = isolation.report
@@ -200,9 +200,10 @@ def test_the_pooled_search_is_not_stopped_by_an_invalid_bound(
     (as an LP stopped by its time limit is), so the search must go on improving past its
     first schedule, as it does with the real bound (the control: the same number of
     schedules either way, the run being deterministic in its steps)."""
-    import formulations.lower_bounds as lower_bounds
+    import ddlsched.formulations.lower_bounds as lower_bounds
+    from ddlsched.formulations import isolation
+
     from ddlsched.core.result import LowerBound
-    from formulations import isolation
 
     real = lower_bounds.time_indexed_bound
 

@@ -1,10 +1,13 @@
-"""The portfolio ``exact`` (formulations.portfolio): the brute force's optimum, honest status."""
+"""The portfolio ``exact`` (ddlsched.formulations.portfolio): the brute force's optimum, honest
+status."""
 
 from __future__ import annotations
 
 import math
 
 import pytest
+from ddlsched.formulations.portfolio import _combine
+from ddlsched.proofs_checks.verifier import verify
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -12,8 +15,6 @@ from ddlsched import ExactParams, Problem, SolveStatus, solve
 from ddlsched.core.generators import GeneratorConfig, generate
 from ddlsched.core.model import Instance
 from ddlsched.core.result import Result
-from formulations.portfolio import _combine
-from proofs_checks.verifier import verify
 from tests.oracles import brute_force_a, brute_force_a1, brute_force_a2
 from tests.strategies import TINY_INTEGRAL
 
@@ -48,7 +49,7 @@ def test_portfolio_a2_races_both_and_equals_the_oracle() -> None:
 def test_portfolio_refuses_what_both_refuse() -> None:
     """A model too large for both backends is one clear error, not a silent empty result
     (problem A2, which has no continuous-time backend to turn to)."""
-    from formulations.prepared import ModelTooLarge
+    from ddlsched.formulations.prepared import ModelTooLarge
 
     instance = generate(GeneratorConfig(num_jobs=4), 0)  # realistic durations, 1 s slot
     with pytest.raises(ModelTooLarge):
@@ -87,7 +88,7 @@ def test_milp_starts_at_once_when_cpsat_refuses(monkeypatch: pytest.MonkeyPatch)
     bounds are not raced, and the fast bound, 20.8, is below the optimum, 25.0)."""
     import math
 
-    monkeypatch.setattr("formulations.portfolio.RACE_BOUNDS", False)
+    monkeypatch.setattr("ddlsched.formulations.portfolio.RACE_BOUNDS", False)
     instance = generate(TINY_INTEGRAL.replace(num_jobs=3), 5)
     weighted = instance.replace(
         jobs=(instance.jobs[0].replace(weight=math.pi), *instance.jobs[1:])
@@ -154,10 +155,10 @@ def _fake_race(
     the MILP's head start is over, and these tests are about the backends)."""
     import threading
 
-    import formulations.cpsat as cpsat_module
-    import formulations.exact as exact_module
+    import ddlsched.formulations.cpsat as cpsat_module
+    import ddlsched.formulations.milp as exact_module
 
-    monkeypatch.setattr("formulations.portfolio.RACE_BOUNDS", False)
+    monkeypatch.setattr("ddlsched.formulations.portfolio.RACE_BOUNDS", False)
     seen: dict[str, ExactParams] = {}
     milp_started = threading.Event()
 
@@ -182,7 +183,7 @@ def test_the_milps_budget_ends_by_the_portfolios_deadline(monkeypatch: pytest.Mo
     remains (9 s), with the caller's deterministic limits, one thread, in a child; CP-SAT gets
     the whole limit. Checked on the budget passed, not by timing a race. Catches: the MILP
     given the whole limit after the head start (the portfolio overruns its limit)."""
-    from formulations.portfolio import head_start, milp_params
+    from ddlsched.formulations.portfolio import head_start, milp_params
 
     assert head_start(10.0) == pytest.approx(1.0) and head_start(None) == pytest.approx(2.0)
     assert milp_params(ExactParams(time_limit=10), 4.0).time_limit == pytest.approx(6.0)

@@ -1,4 +1,5 @@
-"""What every exact model starts from (formulations.prepared): the warm start's plan, the size
+"""What every exact model starts from (ddlsched.formulations.prepared): the warm start's plan, the
+size
 estimate, and the gates that keep an inexact input from becoming ``optimal``."""
 
 from __future__ import annotations
@@ -6,16 +7,16 @@ from __future__ import annotations
 import math
 
 import pytest
+from ddlsched.formulations import prepared
+from ddlsched.formulations.modes import problem_a, problem_a1
+from ddlsched.formulations.prepared import plan_from_schedule, prepare_slotted
+from ddlsched.formulations.timeindexed import greedy_schedule
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ddlsched.core.model import Cluster, Instance, Job, Problem, Schedule, ScheduledJob
 from ddlsched.core.params import ExactParams
 from ddlsched.core.result import SolveStatus
-from formulations import prepared
-from formulations.modes import problem_a, problem_a1
-from formulations.prepared import plan_from_schedule, prepare_slotted
-from formulations.timeindexed import greedy_schedule
 from tests.oracles import brute_force_a1
 from tests.strategies import typed_instances, weighted_instances
 
@@ -143,9 +144,10 @@ def test_modes_not_proven_fastest_are_never_optimal(
     combinatorial bounds (11.9), so only the solver's own proof could call it optimal,
     and that proof is for the modes' durations, not the instance's. The control: the same
     call without the patch is ``optimal``."""
-    import formulations.modes as modes
-    from formulations.cpsat import solve_cpsat
-    from formulations.exact import solve_milp
+    import ddlsched.formulations.modes as modes
+    from ddlsched.formulations.cpsat import solve_cpsat
+    from ddlsched.formulations.milp import solve_milp
+
     from tests.formulations.test_modes import _wide_and_narrow
 
     instance = _wide_and_narrow()
@@ -177,7 +179,7 @@ def test_the_milp_gets_the_limit_left_after_building(monkeypatch: pytest.MonkeyP
     by hand, so no clock is read."""
     import dataclasses
 
-    import formulations.exact as exact
+    import ddlsched.formulations.milp as exact
 
     seen: list[float | None] = []
     real = exact.solve_model
@@ -201,9 +203,9 @@ def test_incumbents_of_modes_cut_short_carry_no_bound(monkeypatch: pytest.Monkey
     MILP's incumbents reported to the portfolio must carry ``nan`` as HiGHS's bound when
     ``mode_limit`` cut the modes short (the bound is then the optimum of the modes tried,
     not a bound for the instance); with every mode enumerated they carry a number."""
+    import ddlsched.formulations.milp as exact
     import numpy as np
 
-    import formulations.exact as exact
     from tests.formulations.test_modes import _wide_and_narrow
 
     # mode_limit 4 of 5: every job has a proven mode, the last job's second one is missing

@@ -1,16 +1,17 @@
-"""The preemptive single machine A2 (formulations.problem_a2): hand-worked and brute force."""
+"""The preemptive single machine A2 (ddlsched.formulations.problem_a2): hand-worked and brute
+force."""
 
 from __future__ import annotations
 
 import pytest
+from ddlsched.formulations.milp import solve_milp
+from ddlsched.proofs_checks.verifier import verify
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ddlsched.core.generators import generate
 from ddlsched.core.model import Cluster, Instance, Job
 from ddlsched.core.params import ExactParams
-from formulations.exact import solve_milp
-from proofs_checks.verifier import verify
 from tests.formulations.helpers import solve_verified
 from tests.oracles import brute_force_a2
 from tests.strategies import TINY_INTEGRAL
@@ -39,9 +40,10 @@ def test_a2_starts_from_srpt() -> None:
     """The A2 model is warm-started from slotted SRPT (optimal for unit weights): even a
     solve stopped before its root node (``node_limit=0``, deterministic) returns a schedule
     no worse than SRPT's, found feasible by the verifier, and not called optimal."""
+    from ddlsched.formulations.problem_a2 import build_a2_model, single_machine
+
     from ddlsched.core.alpha import virtual_size
     from ddlsched.core.virtual import srpt
-    from formulations.problem_a2 import build_a2_model, single_machine
 
     instance = generate(TINY_INTEGRAL.replace(num_jobs=6, load=1.0), 11)
     assert build_a2_model(single_machine(instance)).has_start
@@ -58,8 +60,9 @@ def test_the_single_machine_slot_is_the_gcd_of_an_integral_instance() -> None:
     """By hand: one GPU, jobs of 3 and 6 s released at 0 and 9: every size and release is
     a multiple of 3 slots of ``Delta / M`` = 1 s, so the slot is 3 s (3 slots of work in
     all, not 9) and the model stays exact. With a release at 1 the slot stays 1 s."""
+    from ddlsched.formulations.problem_a2 import single_machine
+
     from ddlsched.core.model import Cluster, Job
-    from formulations.problem_a2 import single_machine
 
     def jobs(second_release: float) -> Instance:
         return Instance(

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from algorithms.elastic.round_milp import ChoiceProblem, solve_choice
+from ddlsched.algorithms.elastic.round_milp import ChoiceProblem, solve_choice
+from ddlsched.formulations.lower_bounds import LpSettings, lower_bounds
+from ddlsched.formulations.mapping import solve_mapping
+from ddlsched.formulations.milp import solve_milp
+
 from ddlsched.core.model import Cluster, Job
 from ddlsched.core.params import ExactParams
-from formulations.exact import solve_milp
-from formulations.lower_bounds import LpSettings, lower_bounds
-from formulations.mapping import solve_mapping
 from tests.examples import ring_instance
 
 

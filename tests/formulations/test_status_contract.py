@@ -28,13 +28,13 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from ddlsched.proofs_checks.verifier import verify
 
 from ddlsched import solve
 from ddlsched.core.generators import generate
 from ddlsched.core.model import InputError, Instance, Problem, Schedule
 from ddlsched.core.params import ExactParams
 from ddlsched.core.result import ContradictionError, LowerBound, Result, SolveStatus
-from proofs_checks.verifier import verify
 from tests.oracles import brute_force_a, brute_force_a1, brute_force_a2
 from tests.strategies import TINY_INTEGRAL
 
@@ -77,7 +77,7 @@ def _optimum(family: str, problem: Problem) -> float:
 @functools.cache
 def _optimal_schedule(family: str, problem: Problem) -> Schedule:
     """An optimal schedule of ``problem`` (CP-SAT's, checked against the oracle here)."""
-    from formulations.cpsat import solve_cpsat
+    from ddlsched.formulations.cpsat import solve_cpsat
 
     instance = _instance(family)
     result = solve_cpsat(instance, problem, LIMITS)
@@ -239,8 +239,8 @@ def test_the_watch_drops_a_schedule_of_another_problem() -> None:
     is dropped: never the best, never a proof, named in the notes; A's optimum then
     meets the bound. Catches: internal incumbents taken unchecked, which lend a proof
     to an objective below OPT(A)."""
-    from formulations.certify import combinatorial_bound
-    from formulations.portfolio import _Watch
+    from ddlsched.formulations.certify import combinatorial_bound
+    from ddlsched.formulations.portfolio import _Watch
 
     instance = _instance("spread")
     bound = combinatorial_bound(instance)
@@ -261,9 +261,9 @@ def test_a_backend_result_with_a_schedule_of_another_problem_is_dropped() -> Non
     failure before the results are combined (its schedule never returned, its bound and
     its status never part of a proof), and a certified bound never promotes it. Catches:
     ``_combine`` or ``with_best_bound`` trusting a backend's schedule unchecked."""
-    from formulations.admission import InadmissibleSchedule
-    from formulations.certify import with_best_bound
-    from formulations.portfolio import _admitted, _combine
+    from ddlsched.formulations.admission import InadmissibleSchedule
+    from ddlsched.formulations.certify import with_best_bound
+    from ddlsched.formulations.portfolio import _admitted, _combine
 
     instance = _instance("spread")
     good = _optimal_schedule("spread", Problem.A)

@@ -1,8 +1,9 @@
-"""The time-indexed model (formulations.timeindexed): symmetry, warm start, horizon."""
+"""The time-indexed model (ddlsched.formulations.timeindexed): symmetry, warm start, horizon."""
 
 from __future__ import annotations
 
 import pytest
+from ddlsched.formulations.milp import build, solve_milp
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -10,7 +11,6 @@ from ddlsched.core.generators import GeneratorConfig, generate
 from ddlsched.core.model import Cluster, Instance, Job, Schedule, ScheduledJob
 from ddlsched.core.params import ExactParams
 from ddlsched.core.result import SolveStatus
-from formulations.exact import build, solve_milp
 from tests.formulations.helpers import solve_verified, unit_job
 from tests.oracles import brute_force_a
 from tests.strategies import TINY_INTEGRAL
@@ -72,8 +72,8 @@ def test_warm_start_is_never_dropped(seed: int, shape: tuple[int, int]) -> None:
     (0, 4); the plan must be relabelled onto identical servers, not dropped,
     and the relabelled plan must cost exactly what the original did.
     """
-    from formulations.modes import problem_a
-    from formulations.timeindexed import greedy_schedule, set_warm_start
+    from ddlsched.formulations.modes import problem_a
+    from ddlsched.formulations.timeindexed import greedy_schedule, set_warm_start
 
     config = TINY_INTEGRAL.replace(
         num_jobs=6, servers=shape[0], gpus_per_server=shape[1], max_job_gpus=None
@@ -90,7 +90,7 @@ def test_durations_are_rounded_up_to_the_slot() -> None:
     """Two 1-GPU jobs of 1.3 s on one GPU, slot 1 s: each needs 2 slots. Rounding to the
     nearest slot (1) would start the second at 1 s, overlapping the first in continuous
     time; the verifier must accept the schedule the MILP returns."""
-    from proofs_checks.verifier import verify
+    from ddlsched.proofs_checks.verifier import verify
 
     jobs = tuple(
         Job(id=f"j{k}", release=0.0, iterations=1, compute_time=1.3, gpus=1) for k in range(2)
@@ -115,7 +115,7 @@ def test_near_integral_is_not_integral() -> None:
 
 def _placed_one_start_at_a_time(problem, order, earliest=None, preferred=None):  # type: ignore[no-untyped-def]
     """The list schedule as first written, a start at a time: the oracle of the vectorised
-    :func:`formulations.timeindexed.place_in_order`."""
+    :func:`ddlsched.formulations.timeindexed.place_in_order`."""
     import numpy as np
 
     length = problem.covering_horizon() + max(earliest or [0]) + 1
@@ -153,8 +153,8 @@ def test_the_vectorised_list_schedule_places_as_one_start_at_a_time(
 ) -> None:
     """Same plan, job for job, for random orders, earliest starts and preferred modes, on
     batch and spread arrivals and several cluster shapes (weighted, multi-GPU jobs)."""
-    from formulations.modes import problem_a
-    from formulations.timeindexed import place_in_order
+    from ddlsched.formulations.modes import problem_a
+    from ddlsched.formulations.timeindexed import place_in_order
 
     servers, gpus = shape
     config = GeneratorConfig(

@@ -1,4 +1,4 @@
-"""The portfolio's own checks (formulations.portfolio): what its watch admits and proves,
+"""The portfolio's own checks (ddlsched.formulations.portfolio): what its watch admits and proves,
 which backend schedules it trusts, and which schedule an unproven race returns.
 
 Each test reaches one piece directly (``_Watch``, ``_Race``, ``_admitted``,
@@ -19,6 +19,18 @@ import threading
 from collections.abc import Callable
 
 import pytest
+from ddlsched.formulations.admission import InadmissibleSchedule, fitting_problems
+from ddlsched.formulations.outcome import objectives
+from ddlsched.formulations.portfolio import (
+    _admitted,
+    _from_watch,
+    _Race,
+    _Watch,
+    _with_watched_schedule,
+    solve_exact,
+)
+from ddlsched.formulations.solver import gap_closed
+from ddlsched.proofs_checks.verifier import verify
 
 from ddlsched.core.model import (
     Cluster,
@@ -32,18 +44,6 @@ from ddlsched.core.model import (
 )
 from ddlsched.core.params import ExactParams
 from ddlsched.core.result import LowerBound, Result, SolveStatus
-from formulations.admission import InadmissibleSchedule, fitting_problems
-from formulations.outcome import objectives
-from formulations.portfolio import (
-    _admitted,
-    _from_watch,
-    _Race,
-    _Watch,
-    _with_watched_schedule,
-    solve_exact,
-)
-from formulations.solver import gap_closed
-from proofs_checks.verifier import verify
 
 SHAPES = (
     ((0.5, 1), (0.0, 3)),  # SRPT preempts the long job for the short one: 5.5 < A's 6
@@ -156,8 +156,8 @@ def test_the_hand_written_schedules_are_what_the_tests_take_them_for() -> None:
 def _forbid_backends(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """Both backends replaced by fakes that record their call and fail; the bounds do not
     race (no child starts). The list of calls is returned."""
-    import formulations.cpsat as cpsat_module
-    import formulations.exact as exact_module
+    import ddlsched.formulations.cpsat as cpsat_module
+    import ddlsched.formulations.milp as exact_module
 
     calls: list[str] = []
 
@@ -168,7 +168,7 @@ def _forbid_backends(monkeypatch: pytest.MonkeyPatch) -> list[str]:
 
         return run
 
-    monkeypatch.setattr("formulations.portfolio.RACE_BOUNDS", False)
+    monkeypatch.setattr("ddlsched.formulations.portfolio.RACE_BOUNDS", False)
     monkeypatch.setattr(cpsat_module, "solve_cpsat", fake("cpsat"))
     monkeypatch.setattr(exact_module, "solve_milp", fake("milp"))
     return calls
@@ -336,10 +336,10 @@ def test_a_backends_a2_schedule_is_refused_for_problem_a(instance: Instance, tag
 def _fake_backends(monkeypatch: pytest.MonkeyPatch, cpsat: Result, milp: Result) -> None:
     """Both backends replaced by fakes returning ``cpsat`` and ``milp`` (neither proven, so
     both always run); the bounds do not race."""
-    import formulations.cpsat as cpsat_module
-    import formulations.exact as exact_module
+    import ddlsched.formulations.cpsat as cpsat_module
+    import ddlsched.formulations.milp as exact_module
 
-    monkeypatch.setattr("formulations.portfolio.RACE_BOUNDS", False)
+    monkeypatch.setattr("ddlsched.formulations.portfolio.RACE_BOUNDS", False)
     monkeypatch.setattr(cpsat_module, "solve_cpsat", lambda *_, **__: cpsat)
     monkeypatch.setattr(exact_module, "solve_milp", lambda *_, **__: milp)
 

@@ -1,22 +1,23 @@
-"""The independent bounds (proofs_checks.bounds): the fallback is a valid lower bound; rho's
+"""The independent bounds (ddlsched.proofs_checks.bounds): the fallback is a valid lower bound;
+rho's
 exactness needs every alpha_min exact."""
 
 from __future__ import annotations
 
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
-
-from ddlsched.core.graphs import ring_edges
-from ddlsched.core.model import Cluster, Instance, Job
-from proofs_checks import bounds
-from proofs_checks.bounds import (
+from ddlsched.proofs_checks import bounds
+from ddlsched.proofs_checks.bounds import (
     all_cut_time,
     fastest_time,
     per_iteration_time,
     rho_of,
     theorem1_constant,
 )
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from ddlsched.core.graphs import ring_edges
+from ddlsched.core.model import Cluster, Instance, Job
 from tests.oracles import all_alphas, per_iteration_on
 from tests.strategies import clusters, jobs, typed_clusters
 

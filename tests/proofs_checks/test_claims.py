@@ -11,6 +11,9 @@ from __future__ import annotations
 import dataclasses
 
 import pytest
+from ddlsched.proofs_checks import claims
+from ddlsched.proofs_checks.bounds import fastest_time, rho_of, theorem1_constant
+from ddlsched.proofs_checks.verifier import verify
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -18,9 +21,6 @@ from ddlsched.core.generators import generate
 from ddlsched.core.graphs import ring_edges
 from ddlsched.core.model import Cluster, Instance, Job, Schedule, ScheduledJob
 from ddlsched.experiments import check_instance
-from proofs_checks import claims
-from proofs_checks.bounds import fastest_time, rho_of, theorem1_constant
-from proofs_checks.verifier import verify
 from tests.oracles import brute_force_a, brute_force_a1, brute_force_a2
 from tests.strategies import TINY_INTEGRAL
 
@@ -181,7 +181,7 @@ def test_negative_control_a_job_without_a_valid_mapping(mapping: tuple[int, ...]
 def test_a_claim_holds_at_the_edge_of_its_tolerance() -> None:
     """The tolerance is inclusive: an equality off by exactly ``TOLERANCE`` (scale 1) holds,
     twice that is violated; an inequality likewise."""
-    from proofs_checks.claims import TOLERANCE, _inequality
+    from ddlsched.proofs_checks.claims import TOLERANCE, _inequality
 
     def status(lhs: float, rhs: float, equality: bool) -> str:
         return _inequality("c", "s", lhs, rhs, True, equality=equality).status
@@ -195,8 +195,8 @@ def test_a_claim_holds_at_the_edge_of_its_tolerance() -> None:
 def test_lemma1_states_rho_on_integral_instances() -> None:
     """On an integral instance claim 3 is stated with rho itself (``ceil(rho)`` is for the
     slotted optima of other instances, above), and checked against rho."""
-    from proofs_checks.bounds import RhoCheck
-    from proofs_checks.claims import Value
+    from ddlsched.proofs_checks.bounds import RhoCheck
+    from ddlsched.proofs_checks.claims import Value
 
     record = claims.lemma1(Value(10.0, True), Value(8.0, True), RhoCheck(1.5, True, (), ()), True)
     assert record.statement == "OPT(A1) <= rho * OPT(A)"

@@ -16,13 +16,13 @@ from __future__ import annotations
 import dataclasses
 
 import pytest
+from ddlsched.proofs_checks import bounds, claims
+from ddlsched.proofs_checks.bounds import RhoCheck, rho_of
+from ddlsched.proofs_checks.claims import ClaimStatus, Value
 
 from ddlsched import simulate
 from ddlsched.core.graphs import ring_edges
 from ddlsched.core.model import Cluster, Instance, Job, Piece, Problem, Schedule, ScheduledJob
-from proofs_checks import bounds, claims
-from proofs_checks.bounds import RhoCheck, rho_of
-from proofs_checks.claims import ClaimStatus, Value
 from tests.oracles import brute_force_a, brute_force_a2
 
 EXACT = True

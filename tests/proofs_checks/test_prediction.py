@@ -1,6 +1,6 @@
 """Guided A-SRPT under prediction error: the bound holds, and its checks can fail.
 
-Property tests run the theorem of :mod:`proofs_checks.prediction` on tiny
+Property tests run the theorem of :mod:`ddlsched.proofs_checks.prediction` on tiny
 instances whose ``OPT(A)`` the brute-force oracle proves, at errors ``E`` of
 0, 0.5 and 2, perturbing the counts adversarially (all over, all under, the
 worst of every extreme assignment) and at random. The other tests catch the
@@ -16,6 +16,16 @@ import math
 
 import numpy as np
 import pytest
+from ddlsched.proofs_checks import claims
+from ddlsched.proofs_checks.bounds import RhoCheck, rho_of
+from ddlsched.proofs_checks.claims import ClaimStatus, Value
+from ddlsched.proofs_checks.prediction import (
+    PredictionError,
+    prediction_factor,
+    prediction_instance_bound,
+    prediction_theorem1,
+    srpt_total,
+)
 from hypothesis import assume, given, settings, target
 from hypothesis import strategies as st
 
@@ -33,16 +43,6 @@ from ddlsched.experiments.prediction_error import (
     prediction_records,
     under_prediction_family,
     worst_predictions,
-)
-from proofs_checks import claims
-from proofs_checks.bounds import RhoCheck, rho_of
-from proofs_checks.claims import ClaimStatus, Value
-from proofs_checks.prediction import (
-    PredictionError,
-    prediction_factor,
-    prediction_instance_bound,
-    prediction_theorem1,
-    srpt_total,
 )
 from tests.oracles import brute_force_a
 from tests.strategies import TINY_INTEGRAL, hand_instances
@@ -153,8 +153,9 @@ def test_hand_worked_instance_bound_with_kappa_two() -> None:
     and S (1 GPU, 1 iteration, predicted exactly). Virtual sizes g K_hat / M: 2 and 0.5;
     SRPT(v_hat) = 0.5 + 2.5 = 3; sum v_hat = 2.5; sum K alpha_max = 9. Bound:
     (1 + 4 * 2) 3 - 4 * 2 * 2.5 + 9 = 16 (with kappa divided in the second term: 31)."""
+    from ddlsched.proofs_checks.prediction import PredictionError, instance_bound
+
     from ddlsched.core.model import Cluster, Job
-    from proofs_checks.prediction import PredictionError, instance_bound
 
     instance = Instance(
         Cluster((2,), 1.0, 1.0), (Job("L", 0.0, 8, 1.0, 2), Job("S", 0.0, 1, 1.0, 1))

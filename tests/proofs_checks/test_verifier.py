@@ -10,10 +10,10 @@ from __future__ import annotations
 import dataclasses
 
 import pytest
+from ddlsched.proofs_checks.verifier import verify
 from hypothesis import given
 
 from ddlsched.core.model import Cluster, Instance, Job, Piece, Schedule, ScheduledJob
-from proofs_checks.verifier import verify
 from tests.oracles import per_iteration_on
 from tests.strategies import generated_instances, hand_instances
 
@@ -247,7 +247,7 @@ def test_the_json_report_names_every_field_and_nulls_unknown_totals() -> None:
     import json
     import math
 
-    from proofs_checks.verifier import VerificationReport
+    from ddlsched.proofs_checks.verifier import VerificationReport
 
     report = VerificationReport(False, ("job 'a': too early",), 12.5, 7.25)
     assert report.to_dict() == {

@@ -29,9 +29,9 @@ import dataclasses
 import math
 
 import pytest
+from ddlsched.proofs_checks.verifier import VerificationReport, verify
 
 from ddlsched.core.model import Cluster, Instance, Job, Piece, Problem, Schedule, ScheduledJob
-from proofs_checks.verifier import VerificationReport, verify
 
 
 def _instance() -> Instance:

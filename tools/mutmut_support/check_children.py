@@ -4,8 +4,8 @@ Run from a worktree where mutmut has written ``mutants/``::
 
     python tools/mutmut_support/check_children.py
 
-It calls ``formulations.timeindexed.slots_needed`` through
-``formulations.isolation.run_isolated`` in each kind of child (fork-server child,
+It calls ``ddlsched.formulations.timeindexed.slots_needed`` through
+``ddlsched.formulations.isolation.run_isolated`` in each kind of child (fork-server child,
 fresh interpreter, reused interpreter) with mutant 1 of that function active
 (``max(None, ...)``, which raises): a child that raises runs the mutant.
 
@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 MUTANTS = Path.cwd() / "mutants"
-MUTANT = "formulations.timeindexed.x_slots_needed__mutmut_1"
+MUTANT = "ddlsched.formulations.timeindexed.x_slots_needed__mutmut_1"
 KINDS: tuple[dict[str, bool], ...] = ({}, {"fresh": True}, {"reuse": True})
 
 
@@ -50,8 +50,8 @@ def main() -> None:
     os.chdir(MUTANTS)
     sys.path.insert(0, str(MUTANTS))
     os.environ["PYTHONPATH"] = os.pathsep.join([str(MUTANTS), os.environ.get("PYTHONPATH", "")])
-    from formulations import isolation
-    from formulations.timeindexed import slots_needed
+    from ddlsched.formulations import isolation
+    from ddlsched.formulations.timeindexed import slots_needed
 
     part = (sys.argv[1:] or ["1"])[0] == "2"
     if part:

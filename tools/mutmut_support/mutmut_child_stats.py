@@ -5,7 +5,7 @@ does nothing unless ``MUTANT_UNDER_TEST=stats`` (mutmut's run that maps tests to
 functions). At each test's teardown, before mutmut's own collector reads the
 test's hits, it
 
-* stops the idle reusable CP-SAT interpreters (``formulations.isolation``), so
+* stops the idle reusable CP-SAT interpreters (``ddlsched.formulations.isolation``), so
   that the next test's calls run in a new child that reports its hits afresh
   (a child reports a function once: see ``sitecustomize.py``), and
 * adds the function names that children wrote to ``$MUTMUT_CHILD_HITS`` to
@@ -31,9 +31,9 @@ def _active() -> bool:
 
 
 def _stop_idle_workers() -> None:
-    """``formulations.isolation._close_idle_workers`` without calling it (a call of a
+    """``ddlsched.formulations.isolation._close_idle_workers`` without calling it (a call of a
     mutated function would itself count as a hit of this test)."""
-    isolation = sys.modules.get("formulations.isolation")
+    isolation = sys.modules.get("ddlsched.formulations.isolation")
     if isolation is None:
         return
     with isolation._idle_lock:

@@ -1,14 +1,15 @@
-"""The chronological evaluation (algorithms.prediction.evaluation): seeded, honest verdicts."""
+"""The chronological evaluation (ddlsched.algorithms.prediction.evaluation): seeded, honest
+verdicts."""
 
 from __future__ import annotations
 
 import numpy as np
 import pandas as pd
 import pytest
+from ddlsched.algorithms.prediction.evaluation import evaluate, verdict
 
-from algorithms.prediction.evaluation import evaluate, verdict
 from ddlsched.core.model import InputError
-from ddlsched.core.workloads import WorkloadConfig, recurring_history
+from ddlsched.core.recurring import WorkloadConfig, recurring_history
 
 STRONG = WorkloadConfig(
     jobs=900, users=6, groups_per_user=3, job_sigma=0.1, drift=0.2, one_off=0.05
@@ -156,7 +157,7 @@ def test_the_forest_is_refitted_about_twenty_times_by_default(
     1,000 jobs predict 300 (every 250), 20,000 predict 6,000 (every 300) and 50,000
     predict 15,000 (every 750). The fits themselves are replaced by a constant (only the
     interval is under test)."""
-    import algorithms.prediction.evaluation as evaluation
+    import ddlsched.algorithms.prediction.evaluation as evaluation
 
     seen: list[int] = []
 

@@ -1,14 +1,14 @@
-"""The random forest (algorithms.prediction.forest): no leakage; fast path equals the pipeline."""
+"""The random forest (ddlsched.algorithms.prediction.forest): no leakage; fast path equals the
+pipeline."""
 
 from __future__ import annotations
 
 import numpy as np
 import pandas as pd
 import pytest
-
-from algorithms.prediction import JobView, submission_features
-from algorithms.prediction.evaluation import baseline_predictions
-from algorithms.prediction.forest import (
+from ddlsched.algorithms.prediction import JobView, submission_features
+from ddlsched.algorithms.prediction.evaluation import baseline_predictions
+from ddlsched.algorithms.prediction.forest import (
     HISTORY,
     FeatureSet,
     ForestPredictor,
@@ -16,8 +16,9 @@ from algorithms.prediction.forest import (
     forest_predictions,
     history_features,
 )
+
 from ddlsched.core.model import Cluster
-from ddlsched.core.workloads import WorkloadConfig, instance_from_history, recurring_history
+from ddlsched.core.recurring import WorkloadConfig, instance_from_history, recurring_history
 
 STRONG = WorkloadConfig(
     jobs=900, users=6, groups_per_user=3, job_sigma=0.1, drift=0.2, one_off=0.05

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from ddlsched.algorithms.policies import GreedyASRPT
+from ddlsched.algorithms.prediction import JobView, NoisyOraclePredictor
+from ddlsched.algorithms.registry import POLICIES as REGISTERED_POLICIES
+from ddlsched.algorithms.simulator import simulate
+from ddlsched.proofs_checks.verifier import verify
 
-from algorithms.policies import GreedyASRPT
-from algorithms.prediction import JobView, NoisyOraclePredictor
-from algorithms.registry import POLICIES as REGISTERED_POLICIES
-from algorithms.simulator import simulate
 from ddlsched.core.generators import GeneratorConfig, generate
 from ddlsched.core.model import Cluster, Instance, Job
-from proofs_checks.verifier import verify
 
 POLICIES = REGISTERED_POLICIES.names()
 

@@ -1,13 +1,14 @@
-"""Running means (algorithms.prediction.running_mean), online and offline: one implementation."""
+"""Running means (ddlsched.algorithms.prediction.running_mean), online and offline: one
+implementation."""
 
 from __future__ import annotations
 
 import numpy as np
 import pandas as pd
 import pytest
+from ddlsched.algorithms.prediction import JobView
 
-from algorithms.prediction import JobView
-from ddlsched.core.workloads import WorkloadConfig
+from ddlsched.core.recurring import WorkloadConfig
 
 STRONG = WorkloadConfig(
     jobs=900, users=6, groups_per_user=3, job_sigma=0.1, drift=0.2, one_off=0.05
@@ -16,7 +17,8 @@ STRONG = WorkloadConfig(
 
 def test_running_mean_predictors_fall_back_and_learn() -> None:
     """Running means: coarser levels without history, the exact mean with it."""
-    from algorithms.prediction import RunningMeanPredictor
+    from ddlsched.algorithms.prediction import RunningMeanPredictor
+
     from ddlsched.core.model import Job
 
     def view(model: str, user: str) -> JobView:
@@ -64,9 +66,10 @@ def _brute_force_means(frame: pd.DataFrame) -> pd.DataFrame:
 def test_offline_baselines_equal_brute_force_and_the_online_predictor() -> None:
     """One running mean: the evaluation's baselines equal a brute force, and the online
     predictor (fed the same jobs as views) predicts the same values row by row."""
-    from algorithms.prediction import RunningMeanPredictor
-    from algorithms.prediction.evaluation import baseline_predictions
-    from algorithms.prediction.forest import FeatureSet
+    from ddlsched.algorithms.prediction import RunningMeanPredictor
+    from ddlsched.algorithms.prediction.evaluation import baseline_predictions
+    from ddlsched.algorithms.prediction.forest import FeatureSet
+
     from ddlsched.core.model import Job
 
     rng = np.random.default_rng(3)

@@ -1,10 +1,13 @@
-"""Exact solves of problems A and A1 (formulations.exact): hand-worked optima, brute force."""
+"""Exact solves of problems A and A1 (ddlsched.formulations.milp): hand-worked optima, brute
+force."""
 
 from __future__ import annotations
 
 import math
 
 import pytest
+from ddlsched.formulations.milp import solve_milp
+from ddlsched.proofs_checks.verifier import verify
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -12,8 +15,6 @@ from ddlsched.core.generators import GeneratorConfig, generate
 from ddlsched.core.model import Cluster, Instance, Job, Parallelism
 from ddlsched.core.params import ExactParams
 from ddlsched.core.result import SolveStatus
-from formulations.exact import solve_milp
-from proofs_checks.verifier import verify
 from tests.formulations.helpers import solve_verified, unit_job
 from tests.oracles import brute_force_a, brute_force_a1
 from tests.strategies import TINY_INTEGRAL, typed_instances
@@ -135,7 +136,7 @@ def test_a_with_mixed_parallelism_graph() -> None:
 
 def test_oversized_model_refused_clearly() -> None:
     """Realistic durations with a 1 s slot would need millions of variables: a clear error."""
-    from formulations.prepared import ModelTooLarge
+    from ddlsched.formulations.prepared import ModelTooLarge
 
     instance = generate(GeneratorConfig(num_jobs=4), 0)  # hours-long jobs, slot 1 s
     with pytest.raises(ModelTooLarge, match=r'horizon of .* slots .* larger "slot"'):
@@ -144,8 +145,8 @@ def test_oversized_model_refused_clearly() -> None:
 
 def test_mode_explosion_refused_before_enumeration(monkeypatch: pytest.MonkeyPatch) -> None:
     """One 16-GPU job on 16 x 8 has ~3e8 modes: refused, naming the count, before listing any."""
-    import formulations.modes as modes
-    from formulations.prepared import ModelTooLarge
+    import ddlsched.formulations.modes as modes
+    from ddlsched.formulations.prepared import ModelTooLarge
 
     def never(*args: object) -> None:
         raise AssertionError("modes were enumerated before the size check")
@@ -204,8 +205,9 @@ def test_a_milp_stopped_before_its_first_incumbent_returns_the_warm_start(
     ``is``): HiGHS stopped at its limit with no incumbent (a stub: a real HiGHS loads the
     MIP start even at 1 ms) must give the warm start's schedule, verified, status
     feasible, with a bound no higher than it, not a bare time-limit result."""
-    import formulations.exact as exact
-    from formulations.solver import SolveOutcome
+    import ddlsched.formulations.milp as exact
+    from ddlsched.formulations.solver import SolveOutcome
+
     from tests.examples import ring_instance
 
     def stopped(*args, **kwargs):  # type: ignore[no-untyped-def]

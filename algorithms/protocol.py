@@ -4,7 +4,7 @@ A policy is told of arrivals, starts, completions and preemptions, asked at
 every event which running jobs to preempt (none, by default) and which
 waiting jobs to start now with their mappings, and may ask to be woken at a
 future instant (a virtual completion, a prediction check). It sees jobs as
-:class:`~algorithms.prediction.view.JobView` s: no true iteration counts.
+:class:`~ddlsched.algorithms.prediction.view.JobView` s: no true iteration counts.
 
 Only :attr:`Policy.name`, :meth:`Policy.on_arrival` and
 :meth:`Policy.dispatch` must be written; a class that subclasses
@@ -38,8 +38,8 @@ from __future__ import annotations
 from collections.abc import Collection, Iterable, Sequence
 from typing import Protocol
 
-from algorithms.mapping import FreeGPUs
-from algorithms.prediction.view import JobView
+from ddlsched.algorithms.mapping import FreeGPUs
+from ddlsched.algorithms.prediction.view import JobView
 
 REQUIRED = ("name", "on_arrival", "dispatch")
 """What every policy must define itself."""
@@ -48,7 +48,7 @@ OPTIONAL = ("on_start", "on_completion", "preempt", "on_preempt", "next_wakeup")
 
 
 class Policy(Protocol):
-    """An online scheduler driven by :func:`algorithms.simulator.simulate`."""
+    """An online scheduler driven by :func:`ddlsched.algorithms.simulator.simulate`."""
 
     name: str
 
@@ -91,6 +91,7 @@ def check_policy(policy: object) -> None:
     if missing:
         raise TypeError(
             f"policy {type(policy).__name__!r} lacks {', '.join(missing)}; subclass "
-            "algorithms.Policy to get no-op defaults for on_start, on_completion, preempt, "
+            "ddlsched.algorithms.Policy to get no-op defaults for on_start, on_completion, "
+            "preempt, "
             "on_preempt and next_wakeup"
         )

@@ -18,32 +18,28 @@ from dataclasses import dataclass
 
 import numpy as np
 import pyomo.environ as pyo
-
-from ddlsched.core.model import Instance, Problem, Schedule
-from ddlsched.core.params import ExactParams
-from ddlsched.core.result import Result, SolveStatus
-from formulations.isolation import (
+from ddlsched.formulations.isolation import (
     DeadlineExceeded,
     SolverCrashed,
     received,
     report,
     run_isolated,
 )
-from formulations.outcome import honest_status, objectives, schedule_from_plan
-from formulations.prepared import (
+from ddlsched.formulations.outcome import honest_status, objectives, schedule_from_plan
+from ddlsched.formulations.prepared import (
     guard,
     parse_problem,
     plan_from_schedule,
     prepare_slotted,
 )
-from formulations.problem_a2 import (
+from ddlsched.formulations.problem_a2 import (
     SingleMachine,
     build_a2_model,
     schedule_from_a2_model,
     single_machine,
 )
-from formulations.solver import MipHooks, solve_model
-from formulations.timeindexed import (
+from ddlsched.formulations.solver import MipHooks, solve_model
+from ddlsched.formulations.timeindexed import (
     SlottedProblem,
     build_model,
     plan_fits,
@@ -51,6 +47,10 @@ from formulations.timeindexed import (
     relabel_for_anchor,
     set_warm_start,
 )
+
+from ddlsched.core.model import Instance, Problem, Schedule
+from ddlsched.core.params import ExactParams
+from ddlsched.core.result import Result, SolveStatus
 
 TIME_INDEXED_HIGHS_OPTIONS: dict[str, object] = {"presolve": "off"}
 """HiGHS options for the time-indexed models of A and A1. HiGHS's presolve spent most of
@@ -142,7 +142,7 @@ def solve_built(
     build_time_s`` (at least a hundredth of a second, to read the MIP
     start), and is interrupted at ``stop_at`` (``time.monotonic()``) if it
     overruns. ``runtime_s`` is building plus solving; ``metrics["solver_s"]``
-    the solver's part. In a child of :func:`formulations.isolation.run_isolated`
+    the solver's part. In a child of :func:`ddlsched.formulations.isolation.run_isolated`
     (problems A and A1) each improving schedule is reported to the caller with
     HiGHS's bound (``nan`` where it is not honest), and schedules the caller
     sends are offered to HiGHS when better than its incumbent (:func:`_exchange`;
@@ -283,10 +283,10 @@ def solve_milp(
     warm_start
         A feasible schedule of ``problem`` to start from (A or A1; refused with an
         :class:`~ddlsched.core.model.InputError` when the verifier rejects it as one,
-        :func:`formulations.admission.check_warm_start`).
+        :func:`ddlsched.formulations.admission.check_warm_start`).
     cancel
         Set from another thread to stop the solve (isolated runs only):
-        :class:`formulations.isolation.Cancelled` is raised.
+        :class:`ddlsched.formulations.isolation.Cancelled` is raised.
     on_incumbent
         Isolated runs of A and A1: called (in this process) with each
         improving schedule HiGHS finds and its bound at that moment (``nan``
@@ -304,15 +304,15 @@ def solve_milp(
         schedule; ``best_bound`` the larger of HiGHS's bound (withdrawn on
         non-integral instances, where it bounds only the slotted problem) and
         the combinatorial bounds (problem A;
-        :func:`formulations.certify.with_best_bound`).
+        :func:`ddlsched.formulations.certify.with_best_bound`).
 
     The time limit is a hard one: HiGHS is interrupted :data:`INTERRUPT_SLACK`
     seconds past it, and an isolated run still going :data:`OVERRUN_GRACE`
     seconds past it is stopped,
     returning the last incumbent it reported (or the list schedule).
     """
-    from formulations.admission import check_warm_start
-    from formulations.certify import with_best_bound
+    from ddlsched.formulations.admission import check_warm_start
+    from ddlsched.formulations.certify import with_best_bound
 
     params = params or ExactParams()
     problem = parse_problem(problem)
