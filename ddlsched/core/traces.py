@@ -56,6 +56,7 @@ import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from typing import NamedTuple
 
 import numpy as np
 
@@ -662,6 +663,16 @@ def _unnamed_model(rule: str, gpus: int, cluster: Cluster, rng: np.random.Genera
     return DATA_PARALLEL_MODEL
 
 
+class _Draft(NamedTuple):
+    """A usable row on its way to a job: the zoo model it runs, whether that model was
+    guessed (no known model named), and the job's features."""
+
+    row: TraceRow
+    model: str
+    guessed: bool
+    features: dict[str, str | int | float | bool]
+
+
 def load_trace(
     path: str | os.PathLike[str],
     cluster: Cluster,
@@ -715,70 +726,13 @@ def load_trace(
     where = os.fspath(path)
     fmt, rows = read_rows(path, columns=columns, time_unit=time_unit)
     rng = np.random.default_rng(seed)
-    drafts = []
-    left_out: list[tuple[TraceRow, LeftOutRow]] = []
-    duration_column, gpus_column = str(fmt.column("duration")), str(fmt.column("gpus"))
-    for row in rows:
-        if row.duration <= 0:
-            reason = f"{row.duration:g} s is not > 0 (row skipped)"
-            entry = LeftOutRow(row.line, duration_column, f"{row.duration:g}", "invalid", reason)
-            left_out.append((row, entry))
-            continue
-        if row.gpus > cluster.num_gpus:
-            wide = f"{row.gpus} GPUs, the cluster has {cluster.num_gpus}"
-            if not drop_wide:
-                raise InputError(f"{where}:{row.line}: {gpus_column}: {wide}")
-            reason = f"{wide} (job dropped)"
-            entry = LeftOutRow(row.line, gpus_column, str(row.gpus), "too wide", reason)
-            left_out.append((row, entry))
-            continue
-        # Drawn for every usable row in file order, so a job's model does not depend on
-        # the limit.
-        fallback = _unnamed_model(unnamed, row.gpus, cluster, rng)
-        matched = match_model(row.model) if row.model else None
-        model = matched or fallback
-        features: dict[str, str | int | float | bool] = {
-            "model": model,
-            "num_gpus": row.gpus,
-            "trace_duration": row.duration,
-        }
-        if row.model:
-            features["trace_model"] = row.model.lower()
-        if row.batch_size is not None:
-            features["batch_size"] = row.batch_size
-        if row.user is not None:
-            features["user"] = row.user
-        if row.id is not None:
-            features["trace_id"] = row.id
-        drafts.append((row, model, matched is None, features))
-    drafts.sort(key=lambda draft: _submit_order(draft[0]))
-    if limit is not None and len(drafts) > limit:
-        drafts = drafts[:limit]
-        last = _submit_order(drafts[-1][0])
-        left_out = [entry for entry in left_out if _submit_order(entry[0]) <= last]
-    named_out = tuple(sorted((entry for _, entry in left_out), key=lambda entry: entry.line))
+    drafts, left_out = _drafts(rows, fmt, cluster, where, drop_wide, unnamed, rng)
+    drafts, named_out = _first_jobs(drafts, left_out, limit)
     skipped = sum(entry.kind == "invalid" for entry in named_out)
     dropped = len(named_out) - skipped
     if not drafts:
         raise InputError(f"{where}: no usable job ({skipped} skipped, {dropped} too wide)")
-    unmatched: dict[str, int] = {}
-    for row, _, guessed, _ in drafts:
-        if guessed and row.model:
-            unmatched[row.model] = unmatched.get(row.model, 0) + 1
-    first = drafts[0][0].submit
-    jobs = [
-        zoo_job(
-            f"t{row.line}",
-            model,
-            row.gpus,
-            cluster,
-            row.submit - first,
-            row.iterations,
-            row.duration,
-            features,
-        )
-        for row, model, _, features in drafts
-    ]
+    jobs = _zoo_jobs(drafts, cluster)
     report = left_out_report(named_out, len(drafts) + len(named_out), where)
     if report:  # the caller learns of dropped jobs unasked; each is in .left_out
         warnings.warn("\n".join(report), RowsLeftOut, stacklevel=2)
@@ -788,11 +742,134 @@ def load_trace(
         len(drafts) + len(named_out),
         skipped,
         dropped,
-        unmatched,
+        _unmatched_models(drafts),
         unnamed,
-        sum(guessed for _, _, guessed, _ in drafts),
+        sum(draft.guessed for draft in drafts),
         named_out,
     )
+
+
+def _drafts(
+    rows: list[TraceRow],
+    fmt: TraceFormat,
+    cluster: Cluster,
+    where: str,
+    drop_wide: bool,
+    unnamed: str,
+    rng: np.random.Generator,
+) -> tuple[list[_Draft], list[tuple[TraceRow, LeftOutRow]]]:
+    """Each usable row as a draft job, in file order, and each other row with the entry
+    saying why it is left out.
+
+    Raises
+    ------
+    InputError
+        On a row wider than the cluster, unless ``drop_wide``.
+    """
+    drafts: list[_Draft] = []
+    left_out: list[tuple[TraceRow, LeftOutRow]] = []
+    duration_column, gpus_column = str(fmt.column("duration")), str(fmt.column("gpus"))
+    for row in rows:
+        entry = _left_out_entry(row, cluster, where, duration_column, gpus_column, drop_wide)
+        if entry is not None:
+            left_out.append((row, entry))
+            continue
+        # Drawn for every usable row in file order, so a job's model does not depend on
+        # the limit.
+        fallback = _unnamed_model(unnamed, row.gpus, cluster, rng)
+        matched = match_model(row.model) if row.model else None
+        model = matched or fallback
+        drafts.append(_Draft(row, model, matched is None, _features(row, model)))
+    return drafts, left_out
+
+
+def _left_out_entry(
+    row: TraceRow,
+    cluster: Cluster,
+    where: str,
+    duration_column: str,
+    gpus_column: str,
+    drop_wide: bool,
+) -> LeftOutRow | None:
+    """Why ``row`` cannot become a job (a duration that is not positive, more GPUs than
+    the cluster has), or ``None`` when it can.
+
+    Raises
+    ------
+    InputError
+        On a row wider than the cluster, unless ``drop_wide``, naming its file and line.
+    """
+    if row.duration <= 0:
+        reason = f"{row.duration:g} s is not > 0 (row skipped)"
+        return LeftOutRow(row.line, duration_column, f"{row.duration:g}", "invalid", reason)
+    if row.gpus > cluster.num_gpus:
+        wide = f"{row.gpus} GPUs, the cluster has {cluster.num_gpus}"
+        if not drop_wide:
+            raise InputError(f"{where}:{row.line}: {gpus_column}: {wide}")
+        reason = f"{wide} (job dropped)"
+        return LeftOutRow(row.line, gpus_column, str(row.gpus), "too wide", reason)
+    return None
+
+
+def _features(row: TraceRow, model: str) -> dict[str, str | int | float | bool]:
+    """The features a job of ``row`` keeps: its model, GPU count and recorded duration,
+    and what the row names of its model, batch size, user and id."""
+    features: dict[str, str | int | float | bool] = {
+        "model": model,
+        "num_gpus": row.gpus,
+        "trace_duration": row.duration,
+    }
+    if row.model:
+        features["trace_model"] = row.model.lower()
+    if row.batch_size is not None:
+        features["batch_size"] = row.batch_size
+    if row.user is not None:
+        features["user"] = row.user
+    if row.id is not None:
+        features["trace_id"] = row.id
+    return features
+
+
+def _first_jobs(
+    drafts: list[_Draft], left_out: list[tuple[TraceRow, LeftOutRow]], limit: int | None
+) -> tuple[list[_Draft], tuple[LeftOutRow, ...]]:
+    """The first ``limit`` drafts in submit order (all without a limit), and the rows left
+    out up to the last of them, by line: the counts then describe the rows read up to the
+    last job kept."""
+    drafts = sorted(drafts, key=lambda draft: _submit_order(draft.row))
+    if limit is not None and len(drafts) > limit:
+        drafts = drafts[:limit]
+        last = _submit_order(drafts[-1].row)
+        left_out = [entry for entry in left_out if _submit_order(entry[0]) <= last]
+    return drafts, tuple(sorted((entry for _, entry in left_out), key=lambda entry: entry.line))
+
+
+def _unmatched_models(drafts: list[_Draft]) -> dict[str, int]:
+    """How many jobs name each model no zoo model matches (they follow the ``unnamed``
+    rule)."""
+    unmatched: dict[str, int] = {}
+    for draft in drafts:
+        if draft.guessed and draft.row.model:
+            unmatched[draft.row.model] = unmatched.get(draft.row.model, 0) + 1
+    return unmatched
+
+
+def _zoo_jobs(drafts: list[_Draft], cluster: Cluster) -> list[Job]:
+    """The drafts as zoo jobs named ``t<line>``, released relative to the first submit."""
+    first = drafts[0].row.submit
+    return [
+        zoo_job(
+            f"t{draft.row.line}",
+            draft.model,
+            draft.row.gpus,
+            cluster,
+            draft.row.submit - first,
+            draft.row.iterations,
+            draft.row.duration,
+            draft.features,
+        )
+        for draft in drafts
+    ]
 
 
 def _trace_instance(where: str, cluster: Cluster, jobs: list[Job], slot: float) -> Instance:
