@@ -165,30 +165,11 @@ def solve(
     from ddlsched.formulations.registry import EXACT_METHODS
 
     instance = as_instance(instance)
-    if not isinstance(method, str):
-        raise TypeError(
-            f"method: expected a name ({', '.join(method_names())}), got "
-            f"{type(method).__name__}; an own policy object goes to simulate()"
-        )
-    if warm_start is not None and not isinstance(warm_start, Schedule):
-        raise TypeError(f"warm_start: expected a Schedule, got {type(warm_start).__name__}")
-    seed = _seed(seed)
-    _switches_and_progress(progress, bound=bound)
-    if problem not in tuple(Problem):
-        raise ValueError(f"problem: expected one of {', '.join(Problem)}, got {problem!r}")
-    problem = Problem(problem)
+    seed, problem = _solve_arguments(method, problem, seed, warm_start, progress, bound)
     if method in EXACT_METHODS:
         if params is not None and not isinstance(params, ExactParams):
             raise ValueError(f"params: method {method!r} takes ExactParams, got {params!r}")
-        if warm_start is None and problem is Problem.A:
-            warm_start = online_start(instance)
-        result = EXACT_METHODS[method](instance, problem, params or ExactParams(), warm_start)
-        if problem is not Problem.A or not bound:
-            return result
-        dual = LowerBound(result.best_bound, "milp-dual", math.isfinite(result.best_bound))
-        from ddlsched.formulations.certify import combinatorial_bound
-
-        return dataclasses.replace(result, lower_bound=combinatorial_bound(instance, (dual,)))
+        return _solve_exact(instance, method, problem, params or ExactParams(), warm_start, bound)
     if method in policy_names():
         if problem is not Problem.A:
             raise ValueError(f"problem: online methods solve problem A, not {problem.value!r}")
@@ -196,6 +177,64 @@ def solve(
             raise ValueError(f"params: method {method!r} takes OnlineParams, got {params!r}")
         return simulate(instance, method, params=params, seed=seed, progress=progress, bound=bound)
     raise ValueError(f"method: expected one of {', '.join(method_names())}, got {method!r}")
+
+
+def _solve_arguments(
+    method: Any,
+    problem: Any,
+    seed: Any,
+    warm_start: Any,
+    progress: Any,
+    bound: Any,
+) -> tuple[int, Problem]:
+    """The seed and the problem of a :func:`solve` call, once its arguments are checked:
+    a method that is not a name, a warm start that is not a schedule, a bad seed, switch,
+    progress or problem is refused before anything runs.
+
+    Raises
+    ------
+    TypeError
+        On an argument of the wrong type.
+    ValueError
+        On a seed out of range or an unknown problem.
+    """
+    if not isinstance(method, str):
+        raise TypeError(
+            f"method: expected a name ({', '.join(method_names())}), got "
+            f"{type(method).__name__}; an own policy object goes to simulate()"
+        )
+    if warm_start is not None and not isinstance(warm_start, Schedule):
+        raise TypeError(f"warm_start: expected a Schedule, got {type(warm_start).__name__}")
+    checked = _seed(seed)
+    _switches_and_progress(progress, bound=bound)
+    if problem not in tuple(Problem):
+        raise ValueError(f"problem: expected one of {', '.join(Problem)}, got {problem!r}")
+    return checked, Problem(problem)
+
+
+def _solve_exact(
+    instance: Instance,
+    method: str,
+    problem: Problem,
+    params: ExactParams,
+    warm_start: Schedule | None,
+    bound: bool,
+) -> Result:
+    """The exact method ``method`` on ``instance``; for problem A it starts from
+    :func:`online_start`'s schedule unless given one, and with ``bound`` its lower bound
+    is the best of its own dual bound and the combinatorial bounds.
+    """
+    from ddlsched.formulations.registry import EXACT_METHODS
+
+    if warm_start is None and problem is Problem.A:
+        warm_start = online_start(instance)
+    result = EXACT_METHODS[method](instance, problem, params, warm_start)
+    if problem is not Problem.A or not bound:
+        return result
+    dual = LowerBound(result.best_bound, "milp-dual", math.isfinite(result.best_bound))
+    from ddlsched.formulations.certify import combinatorial_bound
+
+    return dataclasses.replace(result, lower_bound=combinatorial_bound(instance, (dual,)))
 
 
 def online_start(instance: Instance) -> Schedule | None:
