@@ -323,10 +323,40 @@ def simulate(
     >>> online.method, online.objective
     ('asrpt', 32.5)
     """
-    from ddlsched.algorithms.registry import build_policy
     from ddlsched.algorithms.simulator import simulate as run
 
     instance = as_instance(instance)
+    params, predictor, mapper = _online_parts(params, predictor, mapper)
+    seed = _seed(seed)
+    _switches_and_progress(progress, bound=bound, partial=partial)
+    chosen = _chosen_policy(policy, instance, params, seed, predictor, mapper)
+    result = run(instance, chosen, progress, restart_cost=params.restart_cost)
+    if result.status is SolveStatus.ERROR and not partial:
+        # The simulator keeps what completed when Ctrl-C arrives; a caller that goes on
+        # (a warm start, an upper bound, a comparison) would go on without it.
+        raise KeyboardInterrupt
+    if not bound or result.schedule is None:
+        return result
+    from ddlsched.formulations.certify import combinatorial_bound
+
+    return dataclasses.replace(result, lower_bound=combinatorial_bound(instance))
+
+
+def _online_parts(
+    params: Any, predictor: Any, mapper: Any
+) -> tuple[OnlineParams, Predictor | None, Mapper | None]:
+    """The parameters, predictor and mapper :func:`simulate` runs with: a predictor or
+    mapper given by name goes into the parameters (which check it), an object stays as
+    given once it is seen to have the methods the simulator calls.
+
+    Raises
+    ------
+    TypeError
+        When ``params`` is not :class:`OnlineParams`, or the predictor or mapper object
+        lacks a method of its protocol.
+    ValueError
+        On an unknown predictor or mapper name.
+    """
     if params is not None and not isinstance(params, OnlineParams):
         raise TypeError(f"params: expected OnlineParams, got {type(params).__name__}")
     params = params or OnlineParams()
@@ -346,24 +376,33 @@ def simulate(
             "mapper: expected a name or a callable mapper(job, cluster, free) -> servers, "
             f"got {type(mapper).__name__}"
         )
-    seed = _seed(seed)
-    _switches_and_progress(progress, bound=bound, partial=partial)
-    if isinstance(policy, str):
-        chosen = build_policy(policy, instance, params, seed, predictor=predictor, mapper=mapper)
-    else:
-        if predictor is not None or mapper is not None:
-            raise ValueError("predictor, mapper: only for a policy given by name")
-        chosen = policy
-    result = run(instance, chosen, progress, restart_cost=params.restart_cost)
-    if result.status is SolveStatus.ERROR and not partial:
-        # The simulator keeps what completed when Ctrl-C arrives; a caller that goes on
-        # (a warm start, an upper bound, a comparison) would go on without it.
-        raise KeyboardInterrupt
-    if not bound or result.schedule is None:
-        return result
-    from ddlsched.formulations.certify import combinatorial_bound
+    return params, predictor, mapper
 
-    return dataclasses.replace(result, lower_bound=combinatorial_bound(instance))
+
+def _chosen_policy(
+    policy: str | Policy,
+    instance: Instance,
+    params: OnlineParams,
+    seed: int,
+    predictor: Predictor | None,
+    mapper: Mapper | None,
+) -> Policy:
+    """The policy :func:`simulate` runs: built from the registry when named, else the
+    object given, which brings its own predictor and mapper.
+
+    Raises
+    ------
+    ValueError
+        On an unknown policy name, or a predictor or mapper object given with a policy
+        object.
+    """
+    from ddlsched.algorithms.registry import build_policy
+
+    if isinstance(policy, str):
+        return build_policy(policy, instance, params, seed, predictor=predictor, mapper=mapper)
+    if predictor is not None or mapper is not None:
+        raise ValueError("predictor, mapper: only for a policy given by name")
+    return policy
 
 
 def best_policy_objective(instance: Instance, policies: tuple[str, ...] | None = None) -> float:
