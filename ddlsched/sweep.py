@@ -506,18 +506,11 @@ def run_sweep(
     from ddlsched.core.extras import require
 
     require("dask.distributed", "sweeps")  # the [sweep] extra, named on a miss
-    from dask.distributed import Client, LocalCluster, as_completed
+    from dask.distributed import Client
 
-    most = WORKERS_PER_CPU * (os.cpu_count() or 1)
-    if scheduler is None and not 1 <= workers <= most:
-        raise InputError(
-            f"workers: at most {most} on this machine ({WORKERS_PER_CPU} per CPU), got {workers:,}"
-        )
+    _check_workers(scheduler, workers)
     store = ResultStore(results)
-    tasks = list(config.tasks())
-    done = store.done()
-    todo = [t for t in tasks if t.key not in done]
-    outcome = SweepOutcome(len(tasks), len(tasks) - len(todo), 0, False)
+    todo, outcome = _tasks_to_do(config, store)
     if not todo:
         store.close()
         return outcome
@@ -531,63 +524,145 @@ def run_sweep(
     # Dask's and tornado's loggers are quiet for the whole run, not only once an interrupt
     # is handled: a Ctrl-C that lands while the main thread waits in Dask's `sync` makes the
     # event loop's thread log the cancelled callback ("Exception in callback ... cancel",
-    # a NameError inside Dask) at once, before the `except` below runs (1 suite run in
-    # ~10). Every task's failure is recorded in its row, so nothing of the sweep's own is
-    # lost; the levels come back when the sweep ends (unless ``quiet_after_interrupt``).
+    # a NameError inside Dask) at once, before the `except` below runs. Every task's
+    # failure is recorded in its row, so nothing of the sweep's own is lost; the levels
+    # come back when the sweep ends (unless ``quiet_after_interrupt``).
     restore_loggers = _quiet_loggers(_DASK_LOGGERS)
     try:
         if scheduler is None:
             with _interrupts_held():
-                cluster = LocalCluster(
-                    n_workers=workers,
-                    threads_per_worker=1,
-                    processes=True,
-                    # A free port of the system's choosing: Dask's default (8787, which None
-                    # also means) warns on stderr when another cluster holds it.
-                    dashboard_address=":0",
-                    silence_logs=logging.ERROR,
-                )
+                cluster = _local_cluster(workers)
             client = Client(cluster)
         else:
             client = _connect(Client, scheduler)
-        futures = {
-            client.submit(
-                run_task_recording_failure, task, key=f"task-{task.key}", pure=False
-            ): task
-            for task in todo
-        }
-        for future in as_completed(futures):
-            try:
-                row = future.result()
-            except Exception as error:  # a worker died: recorded, the sweep goes on
-                row = failed_row(futures[future], error)
-            producer = Producer(row["version"], row["revision"])
-            _check_mixing(results, producers, producer, allow_mixed)
-            producers.add(producer)
-            row["mixed"] = int(len(producers) > 1)
-            outcome.failed += row["status"] == FAILED
-            store.add(row)
-            outcome.ran += 1
+        futures = _submitted(client, todo)
+        for row in _rows_as_completed(futures):
+            _record(row, store, outcome, results, producers, allow_mixed)
             if progress is not None:
                 progress(outcome.ran, len(todo))
     except KeyboardInterrupt:
         outcome.interrupted = True
     finally:
-        # Tearing down a cluster whose tasks were cut off makes Dask and tornado log errors
-        # about them ("Couldn't gather keys", a cancelled callback's traceback): the sweep
-        # has stopped on purpose and says so in one line. They may come later still, from
-        # the event loop's thread, so after an interrupt the command line keeps the loggers
-        # quiet (``quiet_after_interrupt``: its process is about to end); a caller that goes
-        # on (a notebook) gets its levels back. A finished sweep closes its cluster
-        # gracefully: killing idle workers made the scheduler log a CommClosedError
-        # traceback now and then.
-        try:
-            _shut_down(client, cluster, kill=outcome.interrupted or outcome.ran < len(todo))
-            store.close()
-        finally:
-            if not (outcome.interrupted and quiet_after_interrupt):
-                restore_loggers()
+        _end_sweep(
+            client,
+            cluster,
+            store,
+            kill=outcome.interrupted or outcome.ran < len(todo),
+            restore_loggers=restore_loggers,
+            keep_quiet=outcome.interrupted and quiet_after_interrupt,
+        )
     return outcome
+
+
+def _check_workers(scheduler: str | None, workers: int) -> None:
+    """Refuse a local cluster of more than :data:`WORKERS_PER_CPU` workers per CPU (or
+    none): each worker is a process with solver children."""
+    most = WORKERS_PER_CPU * (os.cpu_count() or 1)
+    if scheduler is None and not 1 <= workers <= most:
+        raise InputError(
+            f"workers: at most {most} on this machine ({WORKERS_PER_CPU} per CPU), got {workers:,}"
+        )
+
+
+def _tasks_to_do(config: SweepConfig, store: ResultStore) -> tuple[list[Task], SweepOutcome]:
+    """The tasks of ``config`` without an answer in ``store`` (a re-run resumes), and the
+    outcome counting every task and those skipped."""
+    tasks = list(config.tasks())
+    done = store.done()
+    todo = [t for t in tasks if t.key not in done]
+    return todo, SweepOutcome(len(tasks), len(tasks) - len(todo), 0, False)
+
+
+def _local_cluster(workers: int) -> Any:
+    """A Dask ``LocalCluster`` of ``workers`` single-threaded worker processes, its Dask
+    logs at error level only."""
+    from dask.distributed import LocalCluster
+
+    return LocalCluster(
+        n_workers=workers,
+        threads_per_worker=1,
+        processes=True,
+        # A free port of the system's choosing: Dask's default (8787, which None
+        # also means) warns on stderr when another cluster holds it.
+        dashboard_address=":0",
+        silence_logs=logging.ERROR,
+    )
+
+
+def _submitted(client: Any, todo: list[Task]) -> dict[Any, Task]:
+    """Each task of ``todo`` submitted to ``client`` under the name ``task-<its key>``:
+    its future, mapped to the task (a failed row names the task)."""
+    return {
+        client.submit(run_task_recording_failure, task, key=f"task-{task.key}", pure=False): task
+        for task in todo
+    }
+
+
+def _rows_as_completed(futures: dict[Any, Task]) -> Iterator[dict[str, Any]]:
+    """The result rows of ``futures`` in the order they finish. A task whose worker died
+    yields a failed row, so the sweep goes on."""
+    from dask.distributed import as_completed
+
+    for future in as_completed(futures):
+        try:
+            row = future.result()
+        except Exception as error:  # a worker died: recorded, the sweep goes on
+            row = failed_row(futures[future], error)
+        yield row
+
+
+def _record(
+    row: dict[str, Any],
+    store: ResultStore,
+    outcome: SweepOutcome,
+    results: str | Path,
+    producers: set[Producer],
+    allow_mixed: bool,
+) -> None:
+    """Store ``row`` and count it in ``outcome``; marked mixed when the file then holds
+    rows of more than one producer.
+
+    Raises
+    ------
+    InputError
+        When the row's producer differs from the file's and not ``allow_mixed`` (a remote
+        worker running other code).
+    """
+    producer = Producer(row["version"], row["revision"])
+    _check_mixing(results, producers, producer, allow_mixed)
+    producers.add(producer)
+    row["mixed"] = int(len(producers) > 1)
+    outcome.failed += row["status"] == FAILED
+    store.add(row)
+    outcome.ran += 1
+
+
+def _end_sweep(
+    client: Any,
+    cluster: Any,
+    store: ResultStore,
+    *,
+    kill: bool,
+    restore_loggers: Callable[[], None],
+    keep_quiet: bool,
+) -> None:
+    """Shut the client and cluster down (at once with ``kill``), close the results file,
+    and give the loggers their levels back unless ``keep_quiet``.
+
+    Tearing down a cluster whose tasks were cut off makes Dask and tornado log errors
+    about them ("Couldn't gather keys", a cancelled callback's traceback): the sweep has
+    stopped on purpose and says so in one line. They may come later still, from the event
+    loop's thread, so after an interrupt the command line keeps the loggers quiet
+    (``quiet_after_interrupt``: its process is about to end); a caller that goes on (a
+    notebook) gets its levels back. A finished sweep closes its cluster gracefully: killing
+    idle workers makes the scheduler log a CommClosedError traceback now and then.
+    """
+    try:
+        _shut_down(client, cluster, kill=kill)
+        store.close()
+    finally:
+        if not keep_quiet:
+            restore_loggers()
 
 
 def _check_mixing(
