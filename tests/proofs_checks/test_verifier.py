@@ -296,3 +296,79 @@ def test_a_zero_length_piece_is_not_an_error() -> None:
     report = verify(instance, schedule)
     assert report.feasible, report.violations
     assert report.total_completion_time == pytest.approx(2.0)
+
+
+def _spread_over_a_full_server(
+    cluster: Cluster, full: int, order: tuple[int, ...], preempted: bool, room: bool
+) -> tuple[Instance, Schedule]:
+    """A job ``fill`` holding every GPU of server ``full`` (all but one if ``room``) over
+    [3, 3 + 10 c), and a job ``spread`` with one node on each server, in ``order``,
+    starting at 4 while ``fill`` runs: alone (K = 2, from 4), or preempted (K = 3: one
+    iteration from 0, before ``fill`` starts, then two from 4). When it starts at 4,
+    ``spread`` is the job starting, and server ``full`` is the ``order.index(full)``-th
+    of its servers."""
+    compute = {"k80": 2.0} if cluster.server_types else {}
+    size = cluster.gpus_per_server[full] - (1 if room else 0)
+    fill = Job(id="fill", release=0.0, iterations=10, compute_time=1.0, gpus=size)
+    spread = Job(
+        id="spread",
+        release=0.0,
+        iterations=3 if preempted else 2,
+        compute_time=1.0,
+        gpus=len(order),
+        compute_times=tuple(compute.items()),
+    )
+    instance = Instance(cluster, (fill, spread))
+    alpha = per_iteration_on(spread, cluster, order)
+    if preempted:
+        pieces = (Piece(0.0, alpha, order), Piece(4.0, 4.0 + 2 * alpha, order))
+        entry = ScheduledJob("spread", 0.0, 4.0 + 2 * alpha, None, pieces)
+    else:
+        entry = ScheduledJob("spread", 4.0, None, order)
+    return instance, Schedule((ScheduledJob("fill", 3.0, None, (full,) * size), entry))
+
+
+@pytest.mark.parametrize(
+    "cluster",
+    [
+        Cluster((2, 2), 10.0, 1.0),
+        Cluster((2, 2, 2), 10.0, 1.0),
+        Cluster((3, 1, 2, 4), 10.0, 1.0),
+        Cluster((2, 4, 1), 10.0, 1.0, ("v100", "k80", "v100"), (("k80", 5.0),)),
+        Cluster((1, 2, 3, 2), 10.0, 1.0, ("k80", "k80", "v100", "v100")),
+    ],
+    ids=["2x2", "3x2", "3-1-2-4", "typed-2-4-1", "typed-1-2-3-2"],
+)
+@pytest.mark.parametrize("preempted", [False, True], ids=["whole", "pieces"])
+def test_an_overload_on_any_server_of_a_starting_spread_job_is_reported(
+    cluster: Cluster, preempted: bool
+) -> None:
+    """Catches the capacity sweep checking only the first server of a job that starts
+    (``for server in list(usage)[:1]``), a false "feasible": a job spread with one node
+    on every server starts (whole, or its second piece under problem A's preemption)
+    while another job fills server ``h``; for every ``h`` and every position of ``h``
+    in the spread job's mapping (rotations: second, third, ... server too), on uniform,
+    uneven and typed clusters, the overload of ``h`` by one GPU is reported and names
+    ``h``. With one GPU left free on ``h`` the same schedule is feasible."""
+    servers = cluster.num_servers
+    for full in range(servers):
+        for shift in range(servers):
+            order = tuple((full - shift + k) % servers for k in range(servers))
+            assert order.index(full) == shift
+            instance, schedule = _spread_over_a_full_server(
+                cluster, full, order, preempted, room=False
+            )
+            report = verify(instance, schedule)
+            capacity = cluster.gpus_per_server[full]
+            expected = (
+                f"server {full}: {capacity + 1} GPUs in use at time 4 (capacity {capacity}) "
+                "by jobs fill, spread"
+            )
+            assert expected in report.violations, (order, report.violations)
+            assert not report.feasible
+            if capacity > 1:
+                instance, schedule = _spread_over_a_full_server(
+                    cluster, full, order, preempted, room=True
+                )
+                report = verify(instance, schedule)
+                assert report.feasible, (order, report.violations)
