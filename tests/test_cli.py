@@ -236,8 +236,8 @@ def test_help_lists_exactly_the_registered_names() -> None:
 
 
 def test_check_json_with_unknown_values(tmp_path: Path) -> None:
-    """Regression: a MILP stopped without a value made check --json crash on NaN. Every
-    value now carries its exactness, and an unknown one is null, never NaN."""
+    """``check --json`` on MILPs stopped without a value: every value carries its
+    exactness, and an unknown one is null, never NaN (which is not JSON)."""
     path = tmp_path / "i.json"
     run_cli("generate", "--jobs", "6", "--seed", "1", "--integral", "--out", str(path))
     result = run_cli("check", str(path), "--json", "--time-limit", "0.001")
@@ -265,8 +265,7 @@ def test_check_json_with_unknown_values(tmp_path: Path) -> None:
     ],
 )
 def test_bad_numbers_are_one_line_exit_2(args: tuple[str, ...]) -> None:
-    """Regression (issue 14): out-of-range numbers used to hang (--workers 0), be silently
-    accepted (--limit -3, --random 0) or end in a traceback (--time-limit 0). Each is now
+    """An out-of-range number (--workers 0, --limit -3, --random 0, --time-limit 0, ...) is
     refused before any work, with exit 2 and one line naming the option."""
     result = run_cli(*args)
     assert result.returncode == 2
@@ -369,7 +368,7 @@ def test_unreadable_traces_one_line_exit_2(tmp_path: Path, target: str) -> None:
 
 
 def test_json_has_no_infinity_when_all_jobs_arrive_at_once(tmp_path: Path) -> None:
-    """Found by the fuzzer: the offered load of simultaneous arrivals is unbounded -> null."""
+    """The offered load of simultaneous arrivals is unbounded: null in JSON, never Infinity."""
     path = tmp_path / "t.csv"
     path.write_text("submit_time,duration,num_gpus\n0,50,1\n0,80,2\n")
     done = run_cli("simulate", "--trace", str(path), "--servers", "2", "--gpus-per-server", "4",
@@ -529,7 +528,7 @@ def test_no_wait_warning_only_when_no_job_waited(tmp_path: Path) -> None:
     no "no job ever waited" warning (the mean queueing delay S - r is 0 all the same);
     FIFO on a cluster with room for both warns, rightly.
 
-    Catches: the warning computed from the queueing delay alone (it was shown for LAS).
+    Catches: the warning computed from the queueing delay alone (which shows it for LAS).
     """
     path = tmp_path / "t.csv"
     # One GPU; the first job crosses LAS's first threshold (3,600 GPU-s) as the second
@@ -577,8 +576,8 @@ def test_a_large_generate_says_what_it_will_cost_first(
 def test_plot_writes_the_format_its_extension_names(
     tmp_path: Path, name: str, magic: bytes
 ) -> None:
-    """``--plot`` writes PDF, SVG or PNG by the extension (PNG without one); it wrote PNG
-    bytes into a file named .pdf before."""
+    """``--plot`` writes PDF, SVG or PNG by the extension (PNG without one), never PNG bytes
+    into a file named .pdf."""
     trace = tmp_path / "t.csv"
     trace.write_text("submit_time,duration,num_gpus\n0,50,1\n10,30,2\n")
     figure = tmp_path / name
@@ -600,8 +599,8 @@ def test_plot_with_another_extension_is_refused_before_any_work(tmp_path: Path) 
 
 def test_a_closed_standard_output_still_writes_the_out_file(tmp_path: Path) -> None:
     """Started with standard output closed (``>&-``), ``solve --out`` runs its MILP child and
-    writes the schedule (the child's ``sys.stdout`` was None and its first flush failed:
-    "HiGHS crashed", no file), and a ``--json`` command ends normally (it was exit 3)."""
+    writes the schedule (the child's ``sys.stdout`` is None, so a flush of it would fail:
+    "HiGHS crashed", no file), and a ``--json`` command ends normally, not with exit 3."""
     import os
 
     instance, schedule = tmp_path / "i.json", tmp_path / "s.json"

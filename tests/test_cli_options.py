@@ -52,8 +52,9 @@ def _numeric_options() -> list[tuple[str, str, str]]:
 OPTIONS = _numeric_options()
 
 
-def test_the_walk_finds_the_options_that_once_let_bad_numbers_through() -> None:
-    """The parametrised tests below cover at least these (they were once unchecked)."""
+def test_the_walk_finds_the_numeric_options_of_every_command() -> None:
+    """The walk finds the numeric options of every command, so the parametrised tests below
+    check each of them: at least these named ones, and at least 40 in all."""
     names = {(command, option) for command, option, _ in OPTIONS}
     assert {("simulate", "--restart-cost"), ("compare", "--load"), ("solve", "--mip-gap"),
             ("bound", "--lp-max-variables"), ("sweep", "--workers")} <= names  # fmt: skip
@@ -179,7 +180,7 @@ def test_options_that_would_be_ignored_are_refused(
     """An option that means nothing beside another (a trace reader's option with a Pollux
     workload or an instance file, an exact solver's option with a policy and the reverse,
     two modes of ``check``, ``--workers`` with a remote scheduler) is one line, exit 2,
-    naming the options in the order the command lists them (before: silently ignored)."""
+    naming the options in the order the command lists them, rather than silently ignored."""
     from ddlsched.core.data import data_path
     from ddlsched.core.generators import GeneratorConfig, generate
     from ddlsched.core.io import write_instance
@@ -215,8 +216,8 @@ def test_typed_options_are_told_from_defaults() -> None:
 
 
 def test_threads_beyond_the_machines_cores_are_refused(capsys: pytest.CaptureFixture[str]) -> None:
-    """Found by a new user: ``--threads 100000`` was accepted and HiGHS stalled starting its
-    threads. The cores of the machine are the most; as many is accepted."""
+    """``--threads`` beyond the machine's cores is refused (HiGHS stalls starting 100,000
+    threads); as many as the cores is accepted."""
     import os
 
     cores = os.cpu_count() or 1

@@ -234,8 +234,8 @@ def test_unusable_results_files_are_bad_input(
     tmp_path: Path, results: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """A results path that is a folder, a device, in /proc, a text file or someone else's
-    SQLite database: one line naming it, exit 2 (it was exit 3, or a table added to the
-    other database). Catches: sqlite3 errors reported as internal errors."""
+    SQLite database: one line naming it, exit 2, and the other database is left without a
+    table added. Catches: sqlite3 errors reported as internal errors (exit 3)."""
     config = tmp_path / "s.toml"
     config.write_text('[sweep]\nmethods = ["fifo"]\nseeds = 1\n')
     (tmp_path / "text").write_text("not a database\n")
@@ -256,7 +256,7 @@ def test_binary_config_too_many_workers_and_bad_scheduler_refused(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """A binary TOML file, ``--workers 100000`` and ``--scheduler "not a url"``: one line
-    each, exit 2, naming the problem (they were tracebacks, exit 3, or 100,000 processes)."""
+    each, exit 2, naming the problem, never a traceback, exit 3 or 100,000 processes."""
     binary = tmp_path / "b.toml"
     binary.write_bytes(bytes(range(256)))
     err = _refused(["sweep", str(binary)], capsys)
@@ -272,9 +272,9 @@ def test_binary_config_too_many_workers_and_bad_scheduler_refused(
 
 def test_a_byte_order_mark_is_allowed_and_repeated_seeds_refused(tmp_path: Path) -> None:
     """A TOML file starting with a UTF-8 byte-order mark reads like the same file without
-    it, in a sweep and in a generator config (before: "Invalid statement (at line 1,
-    column 1)", while the CSV and JSON readers allowed one); a seed listed twice is refused
-    naming it (before: the same tasks ran twice)."""
+    it, in a sweep and in a generator config, as the CSV and JSON readers allow one (not
+    "Invalid statement (at line 1, column 1)"); a seed listed twice is refused naming it,
+    since it would run the same tasks twice."""
     from ddlsched.core.generators import GeneratorConfig
 
     body = '[sweep]\nmethods = ["fifo"]\nseeds = [3, 4]\n[generator]\nservers = 3\n'
@@ -307,8 +307,8 @@ def test_results_names_what_the_file_is(
 ) -> None:
     """``ddlsched results`` on a folder, a named pipe (never opened: it would block), a
     device, an empty file or a text file: one line, exit 2, saying what the file is, and
-    the file is left as it was (before: SQLite's "unable to open database file" or "disk
-    I/O error", pandas' "Execution failed on sql", and an empty file made a database)."""
+    the file is left as it was: not SQLite's "unable to open database file" or "disk I/O
+    error", nor pandas' "Execution failed on sql", and an empty file never made a database."""
     from ddlsched.cli import main
 
     path = {"folder": tmp_path, "device": Path("/dev/zero")}.get(kind, tmp_path / kind)
@@ -482,8 +482,8 @@ def test_a_string_where_a_switch_belongs_is_refused(tmp_path: Path) -> None:
 
 def test_an_interrupted_sweep_gives_the_loggers_back_unless_asked(tmp_path: Path) -> None:
     """A notebook that interrupts a sweep goes on: its Dask and asyncio loggers must not
-    stay silenced (they did, for the rest of the process); the command line asks for them
-    quiet, as its process ends."""
+    stay silenced for the rest of the process; the command line asks for them quiet, as
+    its process ends."""
     import logging
 
     import distributed  # noqa: F401 (its import gives some of these loggers their levels)

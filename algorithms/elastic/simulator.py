@@ -1,4 +1,4 @@
-"""Round-based simulation of elastic jobs (issue 26), after the Pollux simulator.
+"""Round-based simulation of elastic jobs, after the Pollux simulator.
 
 Time is cut into rounds of ``round_length`` seconds (60 s by default),
 starting at 0. At the start of each round the policy sees every job that has
@@ -81,7 +81,7 @@ class Allocation:
             raise ValueError("Allocation.placement must name at least one node")
         whole = [v for pair in self.placement for v in pair] + [self.atomic_bsz, self.accum_steps]
         if any(isinstance(v, bool) or not isinstance(v, Integral) for v in whole):
-            # A GPU count of 1.5 ran as 1.5 GPUs; a float batch was accepted the same way.
+            # A GPU count of 1.5 would run as 1.5 GPUs, and a float batch likewise.
             raise ValueError(
                 f"Allocation: nodes, GPU counts, atomic_bsz and accum_steps must be whole "
                 f"numbers, got placement {self.placement!r}, atomic_bsz {self.atomic_bsz!r}, "

@@ -28,7 +28,7 @@ from tests.examples import DELETE, ISSUE_EXAMPLE, mutated
 from tests.strategies import generated_instances, hand_instances
 
 
-def test_issue_example_reads() -> None:
+def test_the_format_specification_example_reads_as_written() -> None:
     """The example document of the format's specification reads as written."""
     instance = instance_from_dict(ISSUE_EXAMPLE)
     job = instance.jobs[0]
@@ -177,10 +177,11 @@ def test_read_errors_name_the_file(tmp_path, content: str | None, expected: str)
     ],
 )
 def test_hostile_json_is_one_clear_error(tmp_path, content: str, expected: str) -> None:  # type: ignore[no-untyped-def]
-    """Duplicated keys, absurd nesting and non-finite literals: an InputError, never a crash.
+    """Duplicated keys, absurd nesting and non-finite literals: an InputError naming the
+    file (and, for a literal, its line and column), never a crash.
 
-    Regression: duplicated keys used to be accepted silently (the last won), deep
-    nesting raised RecursionError, and NaN was reported without file or position.
+    A duplicated key is refused rather than letting the last one win silently, and deep
+    nesting is an InputError rather than a RecursionError.
     """
     from ddlsched.core.io import read_schedule
 

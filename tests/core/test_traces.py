@@ -384,9 +384,9 @@ def test_recorded_duration_is_read_on_the_fastest_types_bandwidth(tmp_path: Path
     Without iterations in the file, ``K = round(D / alpha_packed)`` with the
     zoo's unscaled times, so the times are scaled by less than ``1 / (2K)``.
 
-    Catches the slips: the slowest type's bandwidth, ``bandwidth_intra``, or
-    the typed cluster's own servers used to read ``D``; the count derived as
-    anything but ``round(D / alpha_packed)``.
+    Catches the slips: reading ``D`` with the slowest type's bandwidth,
+    ``bandwidth_intra`` or the typed cluster's own servers; deriving the count
+    as anything but ``round(D / alpha_packed)``.
     """
     from ddlsched.core.graphs import build_job_graph
     from ddlsched.core.model import Parallelism
@@ -421,8 +421,8 @@ def test_left_out_rows_are_named_by_line_column_and_reason(tmp_path: Path) -> No
     """Every row that did not become a job is named: its line, the column holding the
     reason, the value and why, in file order; the counts agree with the names.
 
-    Guards against the regression where only "0 too wide, 0 invalid rows skipped" was
-    reported, leaving the reader to hunt for the rows.
+    Guards against a report of counts alone ("0 too wide, 0 invalid rows skipped"), which
+    leaves the reader to hunt for the rows.
     """
     loaded = load_trace(write(tmp_path, "l.csv", LEFT_OUT), CLUSTER)
     assert loaded.instance.num_jobs == 3
@@ -537,7 +537,7 @@ def test_negative_submits_and_repeated_columns_refused(
     tmp_path: Path, text: str, expected: str
 ) -> None:
     """A negative submit time and a column named twice are refused, naming the line and
-    column (before: both accepted silently, the second reading one of the two columns)."""
+    column, rather than accepted silently with one of the two columns read."""
     with pytest.raises(InputError, match=expected):
         load_trace(write(tmp_path, "h.csv", text), CLUSTER)
 
@@ -549,8 +549,8 @@ def test_blank_column_names_may_repeat(tmp_path: Path) -> None:
 
 
 def test_a_field_mapped_twice_is_refused() -> None:
-    """``--columns submit=a,submit=b`` names the field and both columns (before: the last
-    one was used silently); mapping it twice to the same column is refused too."""
+    """``--columns submit=a,submit=b`` names the field and both columns, rather than using
+    the last one silently; mapping it twice to the same column is refused too."""
     with pytest.raises(InputError, match=r"field 'submit' mapped twice \(submit=a and submit=b\)"):
         parse_columns("submit=a,submit=b")
     with pytest.raises(InputError, match="field 'gpus' mapped twice"):
@@ -559,8 +559,8 @@ def test_a_field_mapped_twice_is_refused() -> None:
 
 
 def test_time_zones_in_philly_timestamps_are_kept(tmp_path: Path) -> None:
-    """A timestamp with an offset is that moment (before, the offset was replaced by UTC
-    and a 07:01:55+02:00 job came two hours late); naive timestamps read as UTC."""
+    """A timestamp with an offset is that moment (replacing the offset by UTC would make a
+    07:01:55+02:00 job come two hours late); naive timestamps read as UTC."""
     text = "timestamp,duration,num_gpus\n2017-10-09 07:00:00+02:00,5,1\n2017-10-09 05:30:00,5,1\n"
     jobs = load_trace(write(tmp_path, "z.csv", text), CLUSTER).instance.jobs
     assert [(job.id, job.release) for job in jobs] == [("t2", 0.0), ("t3", 1800.0)]
@@ -581,8 +581,8 @@ def test_time_zones_in_philly_timestamps_are_kept(tmp_path: Path) -> None:
 def test_load_trace_arguments_checked(
     tmp_path: Path, changes: dict[str, object], error: type[Exception], expected: str
 ) -> None:
-    """Arguments of the wrong type or range name the argument and what was expected (before:
-    AttributeError, NumPy's or slicing's messages, or an empty limit read as 'no job')."""
+    """Arguments of the wrong type or range name the argument and what was expected, not an
+    AttributeError, NumPy's or slicing's messages, or an empty limit read as 'no job'."""
     arguments: dict[str, object] = {
         "path": write(tmp_path, "m.csv", "submit,duration,gpus\n0,10,1\n"),
         "cluster": CLUSTER,
