@@ -18,6 +18,11 @@ from ddlsched.cli.options import (
     servers,
 )
 from ddlsched.cli.output import types_text
+from ddlsched.core.model import InputError
+from ddlsched.core.traces import ARRIVALS, UNNAMED_RULES
+
+DRAWN_ONLY = ("--integral", "--load", "--parallelism", "--max-job-gpus", "--gpu-types", "--config")
+"""Options that shape drawn jobs: a trace's jobs are what they were."""
 
 
 def add(commands: Any) -> None:
@@ -48,6 +53,23 @@ def add(commands: Any) -> None:
     )
     add_type_settings(gen)
     gen.add_argument("--config", help="TOML file with a [generator] table")
+    gen.add_argument(
+        "--from-trace",
+        metavar="TRACE",
+        help="real jobs instead of drawn ones: --jobs jobs of a trace (a path or a shipped "
+        "name such as philly_jobs.csv) with their recorded durations and GPU counts",
+    )
+    gen.add_argument(
+        "--arrivals",
+        choices=ARRIVALS,
+        help="with --from-trace: a window of consecutive submissions (default), or jobs "
+        "sampled from the whole trace released at a window's times",
+    )
+    gen.add_argument(
+        "--unnamed",
+        choices=UNNAMED_RULES,
+        help="with --from-trace: the model of a row naming none (default zoo-data-parallel)",
+    )
     gen.add_argument("--out", required=True, help="instance file to write")
     gen.set_defaults(handler=run)
 
@@ -63,6 +85,10 @@ def run(args: argparse.Namespace) -> int:
     from ddlsched.core.io import check_regular_file, write_instance
 
     check_outputs({"--out": args.out}, [args.config])
+    if args.from_trace:
+        return _from_trace(args)
+    if args.arrivals or args.unnamed:
+        raise InputError("--arrivals, --unnamed: only with --from-trace")
     if args.config:
         check_regular_file(args.config, "TOML file")
     config = GeneratorConfig.from_toml(args.config) if args.config else GeneratorConfig()
@@ -104,6 +130,42 @@ def run(args: argparse.Namespace) -> int:
         f"{instance.cluster.max_gpus_per_server} GPUs"
         f"{types_text(instance.cluster)} (seed {args.seed}"
         f"{', integral' if config.integral else ''})",
+        file=sys.stderr,
+    )
+    return EXIT_OK
+
+
+def _from_trace(args: argparse.Namespace) -> int:
+    """Write ``--jobs`` real jobs of ``--from-trace`` on a uniform cluster."""
+    from ddlsched.core.data import resolve_trace
+    from ddlsched.core.generators import GeneratorConfig
+    from ddlsched.core.io import write_instance
+    from ddlsched.core.model import Cluster
+    from ddlsched.core.traces import trace_sample
+
+    given = [o for o in DRAWN_ONLY if getattr(args, o[2:].replace("-", "_"))]
+    if given:
+        raise InputError(f"{', '.join(given)}: not with --from-trace (a trace's jobs are real)")
+    defaults = GeneratorConfig()
+    cluster = Cluster.uniform(
+        args.servers or defaults.servers,
+        args.gpus_per_server or defaults.gpus_per_server,
+        args.bandwidth_intra or defaults.bandwidth_intra,
+        args.bandwidth_inter or defaults.bandwidth_inter,
+    )
+    trace = resolve_trace(args.from_trace)
+    instance = trace_sample(
+        trace,
+        cluster,
+        args.jobs or defaults.num_jobs,
+        seed=args.seed,
+        arrivals=args.arrivals or ARRIVALS[0],
+        unnamed=args.unnamed or "zoo-data-parallel",
+    )
+    write_instance(instance, args.out)
+    print(
+        f"wrote {args.out}: {instance.num_jobs} jobs of {trace} ({args.arrivals or ARRIVALS[0]}, "
+        f"seed {args.seed}) on {cluster.num_servers} servers x {cluster.max_gpus_per_server} GPUs",
         file=sys.stderr,
     )
     return EXIT_OK

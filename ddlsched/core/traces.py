@@ -749,6 +749,65 @@ def load_trace(
     )
 
 
+ARRIVALS = ("consecutive", "sampled")
+"""How :func:`trace_sample` takes its jobs: a window of consecutive submissions, or jobs
+drawn from the whole trace released at a consecutive window's times."""
+
+
+def trace_sample(
+    path: str | os.PathLike[str],
+    cluster: Cluster,
+    jobs: int,
+    *,
+    seed: int = 0,
+    arrivals: str = ARRIVALS[0],
+    unnamed: str = "zoo-data-parallel",
+    slot: float = 1.0,
+) -> Instance:
+    """A small instance of real jobs from a trace: ``jobs`` jobs with their recorded
+    durations and GPU counts, on ``cluster``, for exact optima on real job mixes.
+
+    Every row is read and turned into a job as by :func:`load_trace` (rows wider than the
+    cluster or without a positive duration are left out); then, with
+    ``numpy.random.default_rng(seed)``, ``"consecutive"`` takes the jobs of a window of
+    ``jobs`` consecutive submissions starting at a random one, released as recorded
+    (relative to the first); ``"sampled"`` draws ``jobs`` jobs uniformly without
+    replacement from the whole trace and releases them, in submit order, at the times of
+    a random consecutive window (the trace's own arrival pattern). Rows that name no zoo
+    model follow ``unnamed`` (default: a zoo model drawn among those that are pure data
+    parallel at the row's GPU count, so the mix has the zoo's communication patterns).
+
+    Raises
+    ------
+    InputError
+        Bad arguments, an unreadable trace, or fewer usable jobs than ``jobs``.
+    """
+    _check_load_arguments(path, cluster, seed, None, None)
+    if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
+        raise InputError(f"jobs: expected a whole number >= 1, got {jobs!r}")
+    if arrivals not in ARRIVALS:
+        raise InputError(f"arrivals: expected one of {', '.join(ARRIVALS)}, got {arrivals!r}")
+    if unnamed not in UNNAMED_RULES:
+        raise InputError(f"unnamed: expected one of {', '.join(UNNAMED_RULES)}, got {unnamed!r}")
+    where = os.fspath(path)
+    fmt, rows = read_rows(path)
+    rng = np.random.default_rng(seed)
+    drafts, _ = _drafts(rows, fmt, cluster, where, True, unnamed, rng)
+    drafts = sorted(drafts, key=lambda draft: _submit_order(draft.row))
+    if len(drafts) < jobs:
+        raise InputError(f"{where}: {len(drafts)} usable jobs on this cluster, {jobs} asked")
+    start = int(rng.integers(0, len(drafts) - jobs + 1))
+    window = drafts[start : start + jobs]
+    if arrivals == "sampled":
+        picked = sorted(rng.choice(len(drafts), size=jobs, replace=False))
+        times = [draft.row.submit for draft in window]
+        window = [
+            drafts[k]._replace(row=dataclasses.replace(drafts[k].row, submit=time))
+            for k, time in zip(picked, times, strict=True)
+        ]
+    return _trace_instance(where, cluster, _zoo_jobs(window, cluster), slot)
+
+
 def _drafts(
     rows: list[TraceRow],
     fmt: TraceFormat,

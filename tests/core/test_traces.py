@@ -11,7 +11,7 @@ import pytest
 from ddlsched.algorithms.simulator import REPORTED_METRICS
 
 from ddlsched.core.alpha import alpha
-from ddlsched.core.model import Cluster, InputError
+from ddlsched.core.model import Cluster, InputError, Instance
 from ddlsched.core.traces import (
     UNNAMED_RULES,
     load_trace,
@@ -589,3 +589,109 @@ def test_load_trace_arguments_checked(
     }
     with pytest.raises(error, match=expected):
         load_trace(**(arguments | changes))  # type: ignore[arg-type]
+
+
+SAMPLE_TRACE = (
+    "submit_time,duration,num_gpus\n"
+    + "".join(f"{10 * k + (k % 3)},{37.5 + 13.25 * k},{1 + k % 3}\n" for k in range(12))
+    + "200,-1,1\n210,50,64\n"
+)
+"""Twelve usable jobs with real durations, then a row without a duration and one too wide."""
+
+
+def _sample_lines(instance: Instance) -> list[int]:
+    """The trace line each job came from (jobs are named ``t<line>``)."""
+    return [int(job.id.removeprefix("t")) for job in instance.jobs]
+
+
+def test_a_consecutive_trace_sample_keeps_each_jobs_row(tmp_path: Path) -> None:
+    """``trace_sample`` takes ``jobs`` consecutive usable rows (by submit time), each job
+    with its row's GPU count and recorded duration (iterations times the packed
+    per-iteration time), released relative to the first; the same seed gives the same
+    jobs and another seed another window. Catches a window that skips rows, shifts the
+    releases, or ignores the seed."""
+    from ddlsched.core.traces import packed_mapping, trace_sample
+
+    path = write(tmp_path, "t.csv", SAMPLE_TRACE)
+    rows = {k + 2: (10 * k + (k % 3), 37.5 + 13.25 * k, 1 + k % 3) for k in range(12)}
+    windows = set()
+    for seed in range(8):
+        instance = trace_sample(path, CLUSTER, 4, seed=seed)
+        lines = _sample_lines(instance)
+        assert lines == list(range(lines[0], lines[0] + 4)) and set(lines) <= set(rows)
+        first = rows[lines[0]][0]
+        for job, line in zip(instance.jobs, lines, strict=True):
+            submit, duration, gpus = rows[line]
+            assert job.gpus == gpus and job.release == pytest.approx(submit - first)
+            mapping = packed_mapping(job.gpus, CLUSTER)
+            from ddlsched.core.alpha import alpha
+
+            assert job.iterations * alpha(job, CLUSTER, mapping) == pytest.approx(duration)
+        assert _sample_lines(trace_sample(path, CLUSTER, 4, seed=seed)) == lines
+        windows.add(lines[0])
+    assert len(windows) > 1
+
+
+def test_a_sampled_trace_sample_draws_jobs_at_a_windows_times(tmp_path: Path) -> None:
+    """``arrivals="sampled"`` draws distinct usable jobs from the whole trace, in submit
+    order, released at the relative times of some window of consecutive submissions.
+    Catches sampling with replacement, unusable rows drawn, or the sampled jobs' own
+    (spread) times kept."""
+    from ddlsched.core.traces import trace_sample
+
+    path = write(tmp_path, "t.csv", SAMPLE_TRACE)
+    submits = [10 * k + (k % 3) for k in range(12)]
+    gaps = {tuple(s - submits[i] for s in submits[i : i + 5]) for i in range(8)}
+    drawn = set()
+    for seed in range(10):
+        instance = trace_sample(path, CLUSTER, 5, seed=seed, arrivals="sampled")
+        lines = _sample_lines(instance)
+        assert len(set(lines)) == 5 and lines == sorted(lines) and max(lines) <= 13
+        assert tuple(round(job.release) for job in instance.jobs) in gaps
+        drawn.add(tuple(lines))
+    assert len(drawn) > 1
+
+
+@pytest.mark.parametrize(
+    ("jobs", "arrivals", "expected"),
+    [
+        (13, "consecutive", r"12 usable jobs on this cluster, 13 asked"),
+        (0, "consecutive", r"jobs: expected a whole number >= 1, got 0"),
+        (3, "poisson", r"arrivals: expected one of consecutive, sampled, got 'poisson'"),
+    ],
+)
+def test_a_trace_sample_refuses_what_it_cannot_give(
+    tmp_path: Path, jobs: int, arrivals: str, expected: str
+) -> None:
+    """More jobs than the trace has usable rows, no job, or an unknown arrival rule is one
+    input error naming it."""
+    from ddlsched.core.traces import trace_sample
+
+    path = write(tmp_path, "t.csv", SAMPLE_TRACE)
+    with pytest.raises(InputError, match=expected):
+        trace_sample(path, CLUSTER, jobs, arrivals=arrivals)
+
+
+def test_generate_from_a_trace_writes_real_jobs_and_exact_answers_them(tmp_path: Path) -> None:
+    """``generate --from-trace`` writes the sample (options that shape drawn jobs are
+    refused with it, and its own options without it), and ``solve --method exact``
+    answers the real durations (no slot grid refusal) with a schedule the verifier
+    accepts. Catches the command ignoring the trace, or exact refusing real jobs."""
+    from ddlsched.proofs_checks.verifier import verify
+
+    from ddlsched.cli import main
+    from ddlsched.core.io import read_instance, read_schedule
+    from ddlsched.core.traces import trace_sample
+
+    path = write(tmp_path, "t.csv", SAMPLE_TRACE)
+    out, schedule = tmp_path / "real.json", tmp_path / "s.json"
+    common = ["generate", "--from-trace", str(path), "--jobs", "4", "--servers", "1"]
+    assert main([*common, "--gpus-per-server", "4", "--seed", "3", "--out", str(out)]) == 0
+    instance = read_instance(out)
+    same = trace_sample(path, Cluster.uniform(1, 4, 20.0, 1.0), 4, seed=3)
+    assert _sample_lines(instance) == _sample_lines(same)
+    assert main([*common, "--integral", "--out", str(tmp_path / "x.json")]) == 2
+    assert main(["generate", "--arrivals", "sampled", "--out", str(tmp_path / "y.json")]) == 2
+    args = ["solve", str(out), "--method", "exact", "--out", str(schedule)]
+    assert main(args) in (0, 1)
+    assert verify(instance, read_schedule(schedule)).feasible
