@@ -66,7 +66,7 @@ from ddlsched.formulations.timeindexed import SlottedProblem, sorted_within_clas
 
 from ddlsched.core.model import Instance, Problem, Schedule, ScheduledJob
 from ddlsched.core.params import ExactParams
-from ddlsched.core.result import Result, SolveStatus
+from ddlsched.core.result import ExactFacts, Result, SolveStatus
 
 METHOD = "cpsat-continuous"
 """The method's name in :data:`ddlsched.formulations.registry.EXACT_METHODS` and in results."""
@@ -644,12 +644,11 @@ def _result(
         schedule=schedule,
         build_time_s=build_time,
         metrics={"scale": prepared.scale, "rounded_down_bound": bound},
-        facts={
-            "integral": slotted.exact,
-            "modes_proven": not slotted.unproven_modes,
-            "modes_complete": not slotted.unenumerated,
-            "slotted_optimal": False,
-            "bracket_closed": closed,
-        },
+        facts=ExactFacts(
+            integral=slotted.exact,
+            modes_proven=not slotted.unproven_modes,
+            modes_complete=not slotted.unenumerated,
+            bracket_closed=closed,
+        ).as_dict(),
         notes=(*notes, *caveats),
     )

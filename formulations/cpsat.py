@@ -68,7 +68,7 @@ from ddlsched.formulations.timeindexed import SlottedProblem, sorted_within_clas
 
 from ddlsched.core.model import Instance, Problem, Schedule
 from ddlsched.core.params import ExactParams
-from ddlsched.core.result import Result, SolveStatus
+from ddlsched.core.result import ExactFacts, Result, SolveStatus
 
 
 def _integer_weights(ids: Sequence[str], weights: Sequence[float]) -> list[int]:
@@ -421,12 +421,12 @@ def _result(
         schedule=schedule,
         build_time_s=build_time,
         metrics=metrics(plan) if metrics is not None else {},
-        facts={
-            "integral": exact,
-            "modes_proven": not unproven,
-            "modes_complete": not unenumerated,
-            "slotted_optimal": answer.status == "OPTIMAL",
-        },
+        facts=ExactFacts(
+            integral=exact,
+            modes_proven=not unproven,
+            modes_complete=not unenumerated,
+            slotted_optimal=answer.status == "OPTIMAL",
+        ).as_dict(),
         notes=(*notes, *caveats),
     )
 

@@ -50,7 +50,7 @@ from ddlsched.formulations.timeindexed import (
 
 from ddlsched.core.model import Instance, Problem, Schedule
 from ddlsched.core.params import ExactParams
-from ddlsched.core.result import Result, SolveStatus
+from ddlsched.core.result import ExactFacts, Result, SolveStatus
 
 TIME_INDEXED_HIGHS_OPTIONS: dict[str, object] = {"presolve": "off"}
 """HiGHS options for the time-indexed models of A and A1. HiGHS's presolve spent most of
@@ -202,12 +202,12 @@ def solve_built(
             "variables": _count(built.model, pyo.Var),
             "constraints": _count(built.model, pyo.Constraint),
         },
-        facts={
-            "slotted_optimal": outcome.status == SolveStatus.OPTIMAL,
-            "integral": built.exact,
-            "modes_proven": not unproven,
-            "modes_complete": not unenumerated,
-        },
+        facts=ExactFacts(
+            integral=built.exact,
+            modes_proven=not unproven,
+            modes_complete=not unenumerated,
+            slotted_optimal=outcome.status == SolveStatus.OPTIMAL,
+        ).as_dict(),
         notes=(*notes, f"HiGHS: {outcome.message}"),
     )
 
@@ -418,12 +418,7 @@ def _stopped_at_deadline(
         runtime_s=time.perf_counter() - began,
         schedule=schedule,
         metrics={"milp_objective": math.nan},
-        facts={
-            "slotted_optimal": False,
-            "integral": False,
-            "modes_proven": False,
-            "modes_complete": False,
-        },
+        facts=ExactFacts().as_dict(),
         notes=(f"{note}; {source} is returned",),
     )
 

@@ -62,7 +62,7 @@ from ddlsched.formulations.isolation import Cancelled
 
 from ddlsched.core.model import Instance, Problem, Schedule
 from ddlsched.core.params import ExactParams
-from ddlsched.core.result import LowerBound, Result, SolveStatus
+from ddlsched.core.result import ExactFacts, LowerBound, Result, SolveStatus
 
 if TYPE_CHECKING:
     from ddlsched.formulations.prepared import ModelTooLarge
@@ -611,12 +611,7 @@ def _from_watch(
             "first_proof_cpsat": 0,
             "proof_by_bound": int(watch.proof is not None),
         },
-        facts={
-            "slotted_optimal": False,
-            "integral": False,
-            "modes_proven": False,
-            "modes_complete": False,
-        },
+        facts=ExactFacts().as_dict(),
         notes=tuple(notes),
         lower_bound=bound if bound.valid else None,
     )

@@ -114,6 +114,45 @@ class LowerBound:
 
 
 @dataclass(frozen=True)
+class ExactFacts:
+    """What an exact method knows of the inputs to its proof, as :attr:`Result.facts` holds
+    them (the one place their names and defaults are written).
+
+    Attributes
+    ----------
+    integral
+        The instance is integral for the problem: the slotted model is exact.
+    modes_proven
+        Every mode's duration is exact (no ``alpha_min`` known only as a bound).
+    modes_complete
+        Every mode was enumerated (none cut short by a limit).
+    slotted_optimal
+        The slotted model was solved to optimality.
+    bracket_closed
+        Continuous time only: the rounded-down model's bound meets the real schedule's
+        objective (``None`` for the slotted backends).
+    """
+
+    integral: bool = False
+    modes_proven: bool = False
+    modes_complete: bool = False
+    slotted_optimal: bool = False
+    bracket_closed: bool | None = None
+
+    def as_dict(self) -> dict[str, bool]:
+        """The facts as :attr:`Result.facts` holds them (``bracket_closed`` only when set)."""
+        facts = {
+            "slotted_optimal": self.slotted_optimal,
+            "integral": self.integral,
+            "modes_proven": self.modes_proven,
+            "modes_complete": self.modes_complete,
+        }
+        if self.bracket_closed is not None:
+            facts["bracket_closed"] = self.bracket_closed
+        return facts
+
+
+@dataclass(frozen=True)
 class Result:
     """What a method returns.
 
@@ -145,9 +184,8 @@ class Result:
         Further figures (simulator metrics, solver statistics); counts are
         ``int``.
     facts
-        True/false facts about the run (``integral``: the instance is
-        integral, so a slotted optimum is exact; ``slotted_optimal``: the
-        slotted model was solved to optimality).
+        True/false facts about an exact run (:class:`ExactFacts`; empty for
+        online methods).
     notes
         Caveats a reader must know (e.g. "optimum of the slotted problem").
     lower_bound
@@ -231,12 +269,7 @@ class Result:
             runtime_s=runtime_s,
             schedule=None,
             metrics={"milp_objective": math.nan},
-            facts={
-                "slotted_optimal": False,
-                "integral": False,
-                "modes_proven": False,
-                "modes_complete": False,
-            },
+            facts=ExactFacts().as_dict(),
             notes=(reason,),
         )
 

@@ -139,3 +139,21 @@ def test_below_one_the_tolerance_is_a_millionth_absolute(
             _bounded(objective, objective + excess, False)
     else:
         assert _bounded(objective, objective + excess, False).contradiction() is None
+
+
+def test_exact_facts_name_every_fact_once_and_default_to_nothing_proven() -> None:
+    """``ExactFacts().as_dict()`` is every fact false (nothing proven), and each field lands
+    under its own key, ``bracket_closed`` only when set. Catches a fact written under
+    another key, or a default that claims a proof input."""
+    from ddlsched.core.result import ExactFacts
+
+    assert ExactFacts().as_dict() == {
+        "slotted_optimal": False,
+        "integral": False,
+        "modes_proven": False,
+        "modes_complete": False,
+    }
+    for name in ("integral", "modes_proven", "modes_complete", "slotted_optimal"):
+        facts = ExactFacts(**{name: True}).as_dict()
+        assert [key for key, value in facts.items() if value] == [name]
+    assert ExactFacts(bracket_closed=False).as_dict()["bracket_closed"] is False
