@@ -11,7 +11,7 @@ import json
 from ddlsched.core.graphs import ring_edges
 from ddlsched.core.model import Cluster, Instance, Job, Parallelism
 
-ISSUE_EXAMPLE = {
+FORMAT_EXAMPLE = {
     "format": "ddlsched.instance/1",
     "cluster": {"gpus_per_server": [4, 4], "bandwidth_intra": 4.0, "bandwidth_inter": 1.0},
     "slot": 1.0,
@@ -29,6 +29,7 @@ ISSUE_EXAMPLE = {
         }
     ],
 }
+"""The instance format's worked example (docs/guide/model.md), as a JSON document."""
 """The README's instance example: one 2-GPU data-parallel job on 2 x 4 GPUs."""
 
 DELETE = object()
@@ -36,8 +37,9 @@ DELETE = object()
 
 
 def mutated(path: list[object], value: object) -> dict[str, object]:
-    """A copy of :data:`ISSUE_EXAMPLE` with the field at ``path`` set to ``value`` (or deleted)."""
-    doc = json.loads(json.dumps(ISSUE_EXAMPLE))
+    """A copy of :data:`FORMAT_EXAMPLE` with the field at ``path`` set to ``value`` (or
+    deleted)."""
+    doc = json.loads(json.dumps(FORMAT_EXAMPLE))
     target = doc
     for key in path[:-1]:
         target = target[key]  # type: ignore[index]

@@ -35,7 +35,7 @@ from hypothesis import strategies as st
 
 from ddlsched.cli import main
 from ddlsched.core.io import read_instance, read_schedule
-from tests.examples import ISSUE_EXAMPLE, MIXED_EXAMPLE
+from tests.examples import FORMAT_EXAMPLE, MIXED_EXAMPLE
 
 EXAMPLES = int(os.environ.get("FUZZ_EXAMPLES", "0")) or None
 
@@ -163,7 +163,7 @@ FUZZ = settings(
 
 @FUZZ
 @given(
-    st.one_of(mutated_json(ISSUE_EXAMPLE), mutated_json(MIXED_EXAMPLE)),
+    st.one_of(mutated_json(FORMAT_EXAMPLE), mutated_json(MIXED_EXAMPLE)),
     st.sampled_from(["info", "solve", "bound", "verify"]),
     st.sampled_from(["fifo", "gavel", "las"]),
 )
@@ -191,7 +191,7 @@ def test_hostile_instances(text: bytes, command: str, policy: str) -> None:
 def test_hostile_schedules(text: bytes) -> None:
     with tempfile.TemporaryDirectory() as folder:
         instance = Path(folder) / "i.json"
-        instance.write_text(json.dumps(ISSUE_EXAMPLE))
+        instance.write_text(json.dumps(FORMAT_EXAMPLE))
         path = Path(folder) / "s.json"
         path.write_bytes(text)
         argv = ["verify", str(instance), str(path), "--json"]
@@ -299,7 +299,7 @@ def test_hostile_output_paths(template: str, command: str) -> None:
     with tempfile.TemporaryDirectory() as folder:
         instance, trace = Path(folder) / "i.json", Path(folder) / "t.csv"
         config = Path(folder) / "c.toml"
-        instance.write_text(json.dumps(ISSUE_EXAMPLE))
+        instance.write_text(json.dumps(FORMAT_EXAMPLE))
         trace.write_text(TRACE)
         config.write_text("[generator]\nnum_jobs = 2\n")
         source = {"simulate": trace, "plot": trace, "generate": config}.get(command, instance)
@@ -338,7 +338,7 @@ def test_hostile_api_arguments(argument: str, value: Any) -> None:
     from ddlsched.api import simulate, solve
     from ddlsched.core.io import instance_from_dict
 
-    instance = instance_from_dict(ISSUE_EXAMPLE)
+    instance = instance_from_dict(FORMAT_EXAMPLE)
     try:
         if argument == "method":
             solve(instance, value)

@@ -24,13 +24,13 @@ from ddlsched.core.model import (
     Schedule,
     ScheduledJob,
 )
-from tests.examples import DELETE, ISSUE_EXAMPLE, mutated
+from tests.examples import DELETE, FORMAT_EXAMPLE, mutated
 from tests.strategies import generated_instances, hand_instances
 
 
 def test_the_format_specification_example_reads_as_written() -> None:
     """The example document of the format's specification reads as written."""
-    instance = instance_from_dict(ISSUE_EXAMPLE)
+    instance = instance_from_dict(FORMAT_EXAMPLE)
     job = instance.jobs[0]
     assert job.gpus == 2 and job.parallelism == Parallelism(dp=2)
     assert job.edges == ((0, 1, 4.0),)
@@ -40,7 +40,7 @@ def test_the_format_specification_example_reads_as_written() -> None:
 
 def test_defaults_apply() -> None:
     """weight defaults to 1, slot to 1.0, features to {}, gpus to dp*pp*tp."""
-    doc = json.loads(json.dumps(ISSUE_EXAMPLE))
+    doc = json.loads(json.dumps(FORMAT_EXAMPLE))
     del doc["slot"]
     job = doc["jobs"][0]
     for key in ("weight", "features", "gpus"):
