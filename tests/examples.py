@@ -29,8 +29,7 @@ FORMAT_EXAMPLE = {
         }
     ],
 }
-"""The instance format's worked example (docs/guide/model.md), as a JSON document."""
-"""The README's instance example: one 2-GPU data-parallel job on 2 x 4 GPUs."""
+"""The instance format's worked example: one 2-GPU data-parallel job on 2 x 4 GPUs."""
 
 DELETE = object()
 """Marks a field :func:`mutated` removes."""
