@@ -19,12 +19,12 @@ from ddlsched.core.model import (
     Piece,
     ScheduledJob,
 )
-from tests.examples import ISSUE_EXAMPLE, mutated
+from tests.examples import FORMAT_EXAMPLE, mutated
 
 
 def test_duplicate_ids_rejected() -> None:
     """Two jobs with one id are an error naming the id."""
-    doc = mutated(["jobs"], ISSUE_EXAMPLE["jobs"] * 2)
+    doc = mutated(["jobs"], FORMAT_EXAMPLE["jobs"] * 2)
     with pytest.raises(InputError, match="duplicate job id 'j0'"):
         instance_from_dict(doc)
 
@@ -38,7 +38,7 @@ def test_repeated_edge_rejected() -> None:
 
 def test_objects_are_immutable() -> None:
     """Solvers cannot mutate an instance: assignment raises."""
-    instance = instance_from_dict(ISSUE_EXAMPLE)
+    instance = instance_from_dict(FORMAT_EXAMPLE)
     with pytest.raises(AttributeError):
         instance.jobs[0].release = 5.0  # type: ignore[misc]
     with pytest.raises(TypeError):

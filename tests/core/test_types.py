@@ -18,7 +18,7 @@ from hypothesis import given
 from ddlsched.core.alpha import alpha, alpha_max, alpha_min, rho
 from ddlsched.core.io import dumps, instance_from_dict
 from ddlsched.core.model import Cluster, InputError, Instance
-from tests.examples import ISSUE_EXAMPLE, MIXED_EXAMPLE
+from tests.examples import FORMAT_EXAMPLE, MIXED_EXAMPLE
 from tests.oracles import all_alphas, per_iteration_on
 from tests.strategies import generated_instances, hand_instances, typed_instances
 
@@ -48,7 +48,7 @@ def test_version_2_round_trip_and_version_1_unchanged() -> None:
     text = dumps(instance.to_dict())
     assert json.loads(text)["format"] == "ddlsched.instance/2"
     assert instance_from_dict(json.loads(text)) == instance
-    plain = instance_from_dict(ISSUE_EXAMPLE)
+    plain = instance_from_dict(FORMAT_EXAMPLE)
     assert plain.to_dict()["format"] == "ddlsched.instance/1"
     assert "server_types" not in plain.to_dict()["cluster"]
 
@@ -119,7 +119,7 @@ def test_a_time_for_a_type_no_server_has_is_refused_in_a_file(tmp_path) -> None:
 )
 def test_version_1_rejects_type_fields(section: str, field: str) -> None:
     """Types need version 2: in a /1 file they are unknown fields (a typo would be too)."""
-    doc = json.loads(json.dumps(ISSUE_EXAMPLE))
+    doc = json.loads(json.dumps(FORMAT_EXAMPLE))
     target = doc["cluster"] if section == "cluster" else doc["jobs"][0]
     target[field] = ["v100", "v100"] if section == "cluster" else {"v100": 1.0}
     with pytest.raises(InputError, match=f"{field}: unknown field"):
