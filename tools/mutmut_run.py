@@ -149,6 +149,9 @@ def mutmut_env(worktree: Path) -> dict[str, str]:
     if not (worktree / "mutants" / "ddlsched" / "data").is_dir():
         # mutants/ may hold only the Python sources: the worktree's shipped data, then.
         env.setdefault("DDLSCHED_DATA", str(worktree / "ddlsched" / "data"))
+    docs = worktree / "mutants" / "docs"
+    if not docs.exists() and (worktree / "docs").is_dir():
+        docs.symlink_to(worktree / "docs")  # tests check pages against the code (data.md)
     return env
 
 

@@ -28,6 +28,7 @@ from ddlsched.cli.output import (
     types_text,
 )
 from ddlsched.core.model import InputError
+from ddlsched.core.traces import ARRIVALS
 
 
 def add(commands: Any) -> None:
@@ -74,6 +75,18 @@ def add(commands: Any) -> None:
         help="the exact method giving the optimum",
     )
     cmp_.add_argument(
+        "--from-trace",
+        metavar="TRACE",
+        help="real jobs: each instance is --jobs jobs of this trace (a path or a shipped name "
+        "such as philly_jobs.csv) with their recorded durations; --load does not apply",
+    )
+    cmp_.add_argument(
+        "--arrivals",
+        choices=ARRIVALS,
+        default="consecutive",
+        help="with --from-trace: consecutive submissions, or jobs sampled at a window's times",
+    )
+    cmp_.add_argument(
         "--plot", help="write a figure (Gantt charts and ratios) to this .png, .pdf or .svg"
     )
     add_json(cmp_)
@@ -100,6 +113,8 @@ def run(args: argparse.Namespace) -> int:
             load=None if args.load == 0 else args.load,
             predictor=args.predictor,
             exact=args.exact,
+            from_trace=args.from_trace,
+            arrivals=args.arrivals,
         )
     except ValueError as error:
         raise InputError(str(error)) from None
@@ -123,11 +138,15 @@ def run(args: argparse.Namespace) -> int:
 def _print(config: Any, summary: dict[str, Any]) -> None:
     last_seed = config.seed + summary["instances"] - 1
     stopped = " - interrupted" if summary["interrupted"] else ""
+    kind, arrivals = (
+        (f"samples of {config.from_trace}", config.arrivals)
+        if config.from_trace
+        else ("integral instances", f"load {config.load}")
+    )
     print(
-        f"{summary['instances']} integral instances ({config.jobs} jobs, {config.servers} x "
+        f"{summary['instances']} {kind} ({config.jobs} jobs, {config.servers} x "
         f"{config.gpus_per_server} GPUs{types_text(config.generator().cluster())}, "
-        f"load {config.load}, seeds {config.seed}..{last_seed})"
-        f"{stopped}"
+        f"{arrivals}, seeds {config.seed}..{last_seed}){stopped}"
     )
     print(
         f"optima proven: {summary['optima_proven']}/{summary['instances']} "

@@ -50,6 +50,13 @@ class CompareConfig:
     gpu_types
         ``(type, servers)`` pairs for a mixed cluster (their total must be
         ``servers``); empty: one GPU type.
+    from_trace
+        A trace (a path or a shipped name): each instance is ``jobs`` real jobs of it
+        (:func:`~ddlsched.core.traces.trace_sample`, seeded by the instance's seed) on a
+        uniform cluster, instead of generated integral jobs; ``load`` and ``gpu_types``
+        do not apply.
+    arrivals
+        How the trace's jobs are taken (:data:`~ddlsched.core.traces.ARRIVALS`).
     """
 
     jobs: int = 20
@@ -63,6 +70,8 @@ class CompareConfig:
     predictor: str = "oracle"
     exact: str = "exact"
     gpu_types: tuple[tuple[str, int], ...] = ()
+    from_trace: str | None = None
+    arrivals: str = "consecutive"
 
     def __post_init__(self) -> None:
         from ddlsched.algorithms.registry import POLICIES, PREDICTORS
@@ -75,7 +84,20 @@ class CompareConfig:
             object.__setattr__(self, "methods", POLICIES.names())
         if self.instances < 1:
             raise ValueError(f"instances: must be >= 1, got {self.instances}")
+        if self.from_trace is not None and self.gpu_types:
+            raise ValueError("gpu_types: not with from_trace (a trace's jobs run on one type)")
         self.generator()  # bad sizes or GPU types fail here, before any solve
+
+    def instance(self, seed: int) -> Instance:
+        """The compared instance of ``seed``: generated, or sampled from :attr:`from_trace`."""
+        if self.from_trace is None:
+            return generate(self.generator(), seed)
+        from ddlsched.core.data import resolve_trace
+        from ddlsched.core.traces import trace_sample
+
+        cluster = self.generator().cluster()
+        trace = resolve_trace(self.from_trace)
+        return trace_sample(trace, cluster, self.jobs, seed=seed, arrivals=self.arrivals)
 
     def generator(self) -> GeneratorConfig:
         """The generator settings of the compared instances."""
@@ -216,7 +238,7 @@ def compare(
     try:
         for k in range(config.instances):
             seed = config.seed + k
-            instance = generate(config.generator(), seed)
+            instance = config.instance(seed)
             optimum = solve(instance, config.exact, params=exact)
             results = {
                 method: solve(instance, method, params=online, seed=seed, bound=False)

@@ -126,3 +126,29 @@ def test_ratios_beyond_theorem1_are_flagged_with_the_reason() -> None:
     assert "predictions from 'forest' are not exact" in asrpt["flag"]
     oracle = compare(CompareConfig(instances=2, jobs=6, methods=("asrpt",))).summary()
     assert oracle["methods"]["asrpt"]["flag"] == ""  # type: ignore[index]
+
+
+def test_compare_on_a_trace_uses_each_seeds_sample_of_real_jobs(tmp_path: Path) -> None:
+    """With ``from_trace`` each instance is the trace sample of its seed (the same jobs
+    ``trace_sample`` gives), every method's schedule verified; GPU types are refused with
+    it. Catches a comparison that ignores the trace
+    or draws every instance from one seed."""
+    from ddlsched.core.traces import trace_sample
+
+    trace = tmp_path / "t.csv"
+    trace.write_text(
+        "submit_time,duration,num_gpus\n"
+        + "".join(f"{7 * k},{20.5 + 11.75 * k},{1 + k % 2}\n" for k in range(10))
+    )
+    config = CompareConfig(
+        jobs=3, servers=1, gpus_per_server=4, instances=3, seed=5, methods=("fifo", "sjf"),
+        from_trace=str(trace),
+    )  # fmt: skip
+    report = compare(config)
+    assert [row.seed for row in report.rows] == [5, 6, 7]
+    for row in report.rows:
+        expected = trace_sample(trace, config.generator().cluster(), 3, seed=row.seed)
+        assert [job.id for job in row.instance.jobs] == [job.id for job in expected.jobs]
+        assert all(row.verified.values())
+    with pytest.raises(ValueError, match="gpu_types: not with from_trace"):
+        CompareConfig(from_trace=str(trace), servers=2, gpu_types=(("v100", 1), ("k80", 1)))
