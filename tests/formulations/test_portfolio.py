@@ -51,7 +51,7 @@ def test_portfolio_refuses_what_both_refuse() -> None:
     (problem A2, which has no continuous-time backend to turn to)."""
     from ddlsched.formulations.prepared import ModelTooLarge
 
-    instance = generate(GeneratorConfig(num_jobs=4), 0)  # realistic durations, 1 s slot
+    instance = generate(GeneratorConfig(num_jobs=8), 0)  # realistic: 2.9 million 1 s slots
     with pytest.raises(ModelTooLarge):
         solve(instance, "exact", problem=Problem.A2, params=LIMIT, bound=False)
 
