@@ -134,11 +134,35 @@ def solve_exact(
     stop_at = None if params.time_limit is None else began + params.time_limit + STOP_SLACK
     stopped = race.join(threads, stop_at)
     try:
-        return _answer(race, stopped)
+        result = _answer(race, stopped)
     except ModelTooLarge as error:  # both refused once the modes were known
         if problem is Problem.A2:
             raise
         return _continuous(instance, problem, params, warm_start, seed, began, error)
+    return _continued_in_continuous_time(result, instance, problem, params, seed, began)
+
+
+def _continued_in_continuous_time(
+    result: Result,
+    instance: Instance,
+    problem: Problem,
+    params: ExactParams,
+    seed: int,
+    began: float,
+) -> Result:
+    """``result`` of a slotted race or, where the slotted models are not exact for the
+    instance (durations off the slot grid: ``facts["integral"]`` false) and did not prove
+    it, the continuous-time answer with the time that remains, started from the race's
+    schedule, when that is proven or better; the slotted answer otherwise."""
+    if result.proven_optimal or result.facts.get("integral", True) or problem is Problem.A2:
+        return result
+    if params.time_limit is not None and params.time_limit - (time.perf_counter() - began) < 0.1:
+        return result
+    reason = "the slotted models are not exact for this instance"
+    continued = _continuous(instance, problem, params, result.schedule, seed, began, reason)
+    if continued.proven_optimal or continued.objective < result.objective:
+        return continued
+    return result
 
 
 def slotted_refusal(instance: Instance, problem: Problem) -> ModelTooLarge | None:
@@ -164,7 +188,7 @@ def _continuous(
     warm_start: Schedule | None,
     seed: int,
     began: float,
-    refused: ModelTooLarge,
+    refused: ModelTooLarge | str,
 ) -> Result:
     """Problem A or A1 solved in continuous time (:mod:`ddlsched.formulations.continuous`) where
     the
@@ -178,7 +202,8 @@ def _continuous(
     if params.time_limit is not None:
         own = own.replace(time_limit=max(0.01, params.time_limit - (time.perf_counter() - began)))
     result = solve_continuous(instance, problem, own, warm_start=warm_start, seed=seed)
-    note = f"the slotted models were refused ({refused}); solved in continuous time by {METHOD}"
+    why = refused if isinstance(refused, str) else f"the slotted models were refused ({refused})"
+    note = f"{why}; solved in continuous time by {METHOD}"
     return dataclasses.replace(
         result,
         method="exact",

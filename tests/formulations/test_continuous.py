@@ -233,3 +233,26 @@ def test_the_portfolio_races_integral_instances_as_before() -> None:
     result = solve(instance, "exact", params=ExactParams(time_limit=600), bound=False)
     assert not any("continuous" in note for note in result.notes)
     assert "first_proof_cpsat" in result.metrics
+
+
+@pytest.mark.parametrize("shift", [0.0, 0.37, 1.9])
+@pytest.mark.parametrize("weights", [(1.0,), (1.0, 2.0, 1.5), (3.0, 1.0, 0.5)])
+def test_the_portfolio_proves_small_real_durations_the_slotted_models_accept(
+    shift: float, weights: tuple[float, ...]
+) -> None:
+    """Real durations the slotted models accept (a horizon of a few slots) but cannot prove
+    (their slots are not exact), with releases shifted off the grid and several weightings:
+    ``exact`` goes on in continuous time from the race's schedule and proves the enumerated
+    optimum, saying so. Catches a portfolio that stops at the slotted answer (feasible, no
+    proof) or takes a continuous answer worse than it."""
+    base = _real_durations()
+    jobs = tuple(
+        job.replace(release=job.release + shift * k, weight=weights[k % len(weights)])
+        for k, job in enumerate(base.jobs)
+    )
+    instance = base.replace(jobs=jobs)
+    result = solve(instance, "exact", params=DETERMINISTIC, bound=False)
+    _checked(instance, result)
+    assert result.status is SolveStatus.OPTIMAL, result.notes
+    assert result.notes[0].startswith("the slotted models are not exact for this instance")
+    assert result.objective == pytest.approx(brute_force_a(instance), rel=1e-9)

@@ -87,13 +87,19 @@ def test_non_integral_releases_are_never_optimal(instance: Instance, problem: Pr
     backend claims its solver's bound, and each is no better than the continuous brute
     force. On A the bound is the combinatorial one, at most the continuous optimum, and
     the result is ``optimal`` only where that bound meets it (said in the notes); on A1
-    there is no bound and the result is ``feasible``. Catches: an exactness gate that
-    forgets the releases."""
+    there is no bound and the result is ``feasible``. The portfolio may go on in
+    continuous time: then its bound is at most the optimum and ``optimal`` means the
+    optimum. Catches: an exactness gate that forgets the releases."""
     optimum = ORACLES[problem](instance)
     for name in BACKENDS:
         result = EXACT_METHODS[name](instance, problem, SAFETY_NET, None)
         assert result.facts["integral"] is False
-        if problem is Problem.A:
+        if any("solved in continuous time" in note for note in result.notes):
+            assert name == "exact" and "bracket_closed" in result.facts
+            assert result.best_bound <= optimum * (1 + 1e-9), (name, result.best_bound)
+            if result.proven_optimal:
+                assert result.objective == pytest.approx(optimum, rel=1e-6)
+        elif problem is Problem.A:
             assert result.best_bound <= optimum * (1 + 1e-9), (name, result.best_bound)
             assert result.status is SolveStatus.FEASIBLE or any(
                 "a proof for the instance" in note for note in result.notes
@@ -137,10 +143,17 @@ def test_a1_and_a2_with_a_non_integral_release_are_never_exact(
     name: str, problem: Problem
 ) -> None:
     """A1 and A2 with a release off the grid: ``feasible``, not integral, no bound, from
-    every backend (for A1 the slotted optimum, 7, is not the optimum, 6). Catches: the
-    release left out of A1's or A2's exactness gate."""
+    every slotted answer (for A1 the slotted optimum, 7, is not the optimum, 6); the
+    portfolio on A1 goes on in continuous time and proves 6. Catches: the release left out
+    of A1's or A2's exactness gate."""
     instance = _late_release(problem)
     result = EXACT_METHODS[name](instance, problem, SAFETY_NET, None)
+    if name == "exact" and problem is Problem.A1:
+        assert result.status is SolveStatus.OPTIMAL and result.facts["integral"] is False
+        assert result.objective == pytest.approx(6.0) and result.notes[0].startswith(
+            "the slotted models are not exact"
+        )
+        return
     assert result.status is SolveStatus.FEASIBLE and result.facts["integral"] is False
     assert math.isnan(result.best_bound)
     if problem is Problem.A1:
