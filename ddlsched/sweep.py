@@ -77,7 +77,7 @@ WORKERS_PER_CPU = 4
 """Most local workers per CPU (``--workers``): each is a process, with solver children."""
 
 
-LATER_FIELDS = ("gpu_types", "type_bandwidth", "type_slowdown")
+LATER_FIELDS = ("gpu_types", "type_bandwidth", "type_slowdown", "from_trace", "arrivals")
 """Generator settings added after result files existed: left out of a task's key when empty."""
 
 

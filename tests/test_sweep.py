@@ -157,7 +157,8 @@ def test_placement_is_part_of_a_task_but_not_of_old_keys(tmp_path: Path) -> None
     plain = Task(task.method, task.generator, task.seed, task.time_limit)
     assert plain.key != task.key
     # The generator as it was before GPU types existed: their empty settings are not in the key.
-    before = {k: v for k, v in task.generator.items() if not k.startswith(("gpu_", "type_"))}
+    later = ("gpu_", "type_", "from_trace", "arrivals")
+    before = {k: v for k, v in task.generator.items() if not k.startswith(later)}
     document = {"version": 1, "method": "fifo", "generator": before, "seed": 0}
     document["time_limit"] = task.time_limit
     text = json.dumps(document, sort_keys=True, separators=(",", ":"))
@@ -514,3 +515,26 @@ def test_an_interrupted_sweep_gives_the_loggers_back_unless_asked(tmp_path: Path
             assert after == before
     for name, level in before.items():  # leave the process as found
         logging.getLogger(name).setLevel(level)
+
+
+def test_a_task_without_a_trace_keeps_the_key_it_had(tmp_path: Path) -> None:
+    """A generator without ``from_trace`` hashes to the key it had before the setting
+    existed (result files resume), and naming a trace gives another key. Catches a new
+    setting that silently re-runs every old task."""
+    import dataclasses
+    import hashlib
+    import json
+
+    from ddlsched.core.generators import GeneratorConfig
+    from ddlsched.sweep import SCHEMA_VERSION, Task
+
+    generator = dataclasses.asdict(GeneratorConfig())
+    task = Task("fifo", generator, 0, 60.0)
+    old = {k: v for k, v in generator.items() if k not in ("gpu_types", "type_bandwidth",
+           "type_slowdown", "from_trace", "arrivals")}  # fmt: skip
+    document = {"version": SCHEMA_VERSION, "method": "fifo", "generator": old, "seed": 0,
+                "time_limit": 60.0}  # fmt: skip
+    text = json.dumps(document, sort_keys=True, separators=(",", ":"))
+    assert task.key == hashlib.sha256(text.encode()).hexdigest()
+    traced = Task("fifo", {**generator, "from_trace": "philly_jobs.csv"}, 0, 60.0)
+    assert traced.key != task.key

@@ -119,6 +119,13 @@ class GeneratorConfig:
     type_slowdown
         ``(type, factor)`` pairs: a user's own type computes every model
         ``factor`` times slower than the zoo's (V100) time.
+    from_trace
+        A trace (a path or a shipped name such as ``philly_jobs.csv``): the instance is
+        ``num_jobs`` real jobs of it on :meth:`cluster`
+        (:func:`~ddlsched.core.traces.trace_sample`) instead of drawn ones; the settings
+        that shape drawn jobs do not apply, and ``integral`` must be false.
+    arrivals
+        With ``from_trace``: ``"consecutive"`` (the default, ``None``) or ``"sampled"``.
     """
 
     num_jobs: int = 8
@@ -140,6 +147,26 @@ class GeneratorConfig:
     gpu_types: tuple[tuple[str, int], ...] = ()
     type_bandwidth: tuple[tuple[str, float], ...] = ()
     type_slowdown: tuple[tuple[str, float], ...] = ()
+    from_trace: str | None = None
+    arrivals: str | None = None
+
+    def _check_trace(self) -> None:
+        """``from_trace`` a non-empty name, ``arrivals`` known and only with it."""
+        if self.from_trace is not None and not (
+            isinstance(self.from_trace, str) and self.from_trace.strip()
+        ):
+            raise InputError(
+                f"from_trace: expected a trace's path or name, got {self.from_trace!r}"
+            )
+        if self.arrivals is not None:
+            if self.from_trace is None:
+                raise InputError("arrivals: only with from_trace")
+            if self.arrivals not in ("consecutive", "sampled"):
+                raise InputError(
+                    f"arrivals: expected 'consecutive' or 'sampled', got {self.arrivals!r}"
+                )
+        if self.from_trace is not None and self.integral:
+            raise InputError("integral: not with from_trace (a trace's durations are real)")
 
     def cluster(self) -> Cluster:
         """The cluster this configuration draws jobs for (validated)."""
@@ -173,6 +200,7 @@ class GeneratorConfig:
                 f"iteration_sigma: must be a number >= 0 (the spread of log K), "
                 f"got {self.iteration_sigma!r}"
             )
+        self._check_trace()
         cluster = self.cluster()
         if self.load is not None and not (
             isinstance(self.load, (int, float)) and 0 < self.load < math.inf
@@ -346,6 +374,18 @@ def _integral_terms(
     return max(1, round(compute * scale)) * unit, typed, grid_edges
 
 
+def _trace_jobs(config: GeneratorConfig, seed: int | np.random.Generator) -> Instance:
+    """``config.num_jobs`` real jobs of ``config.from_trace`` (a generator seed is turned
+    into an integer one by one draw)."""
+    from ddlsched.core.data import resolve_trace
+    from ddlsched.core.traces import trace_sample
+
+    whole = int(seed.integers(2**32)) if isinstance(seed, np.random.Generator) else int(seed)
+    trace = resolve_trace(str(config.from_trace))
+    arrivals = config.arrivals or "consecutive"
+    return trace_sample(trace, config.cluster(), config.num_jobs, seed=whole, arrivals=arrivals)
+
+
 def generate(config: GeneratorConfig, seed: int | np.random.Generator) -> Instance:
     """Draw a random instance.
 
@@ -388,6 +428,8 @@ def generate(config: GeneratorConfig, seed: int | np.random.Generator) -> Instan
             )
         if seed < 0:
             raise ValueError(f"seed: expected a whole number >= 0, got {seed}")
+    if config.from_trace is not None:
+        return _trace_jobs(config, seed)
     rng = np.random.default_rng(seed)
     cluster = config.cluster()
     slowdown = dict(config.type_slowdown)

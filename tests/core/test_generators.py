@@ -178,3 +178,33 @@ def test_a_negative_iteration_spread_is_refused_by_name() -> None:
     with pytest.raises(InputError, match="iteration_sigma: must be a number >= 0"):
         GeneratorConfig(iteration_sigma=-1)
     assert GeneratorConfig(iteration_sigma=0).iteration_sigma == 0
+
+
+def test_a_config_naming_a_trace_generates_its_sample(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """``GeneratorConfig(from_trace=...)`` makes ``generate`` return the trace sample of the
+    seed (what sweeps and the API get), on the config's cluster, ``arrivals`` passed on;
+    the drawn-job settings that cannot apply are refused. Catches a generator that ignores
+    the trace or the seed."""
+    from ddlsched.core.model import InputError
+    from ddlsched.core.traces import trace_sample
+
+    trace = tmp_path / "t.csv"
+    trace.write_text(
+        "submit_time,duration,num_gpus\n"
+        + "".join(f"{5 * k},{30.25 + 7.5 * k},{1 + k % 3}\n" for k in range(9))
+    )
+    config = GeneratorConfig(num_jobs=3, from_trace=str(trace))
+    for seed in range(4):
+        for arrivals in (None, "sampled"):
+            drawn = generate(config.replace(arrivals=arrivals), seed)
+            sample = trace_sample(trace, config.cluster(), 3, seed=seed,
+                                  arrivals=arrivals or "consecutive")  # fmt: skip
+            assert drawn == sample
+    with pytest.raises(InputError, match="integral: not with from_trace"):
+        config.replace(integral=True)
+    with pytest.raises(InputError, match="arrivals: only with from_trace"):
+        GeneratorConfig(arrivals="sampled")
+    with pytest.raises(InputError, match="arrivals: expected 'consecutive' or 'sampled'"):
+        config.replace(arrivals="poisson")
+    with pytest.raises(InputError, match="from_trace: expected a trace"):
+        GeneratorConfig(from_trace="  ")
