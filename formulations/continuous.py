@@ -60,8 +60,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ddlsched.formulations.cpsat import _Answer, _integer_weights, _parameters, _status
-from ddlsched.formulations.isolation import Cancelled, report, run_isolated
+from ddlsched.formulations.cpsat import (
+    _Answer,
+    _integer_weights,
+    _parameters,
+    _status,
+    isolated_answer,
+)
+from ddlsched.formulations.isolation import report
 from ddlsched.formulations.timeindexed import SlottedProblem, sorted_within_classes, tie_groups
 
 from ddlsched.core.model import Instance, Problem, Schedule, ScheduledJob
@@ -516,16 +522,9 @@ def prepare(
 
 
 def _run_child(task: _Task, cancel: threading.Event | None, last: list[Plan]) -> _Answer:
-    """:func:`_solve_in_child` in a reused fresh interpreter; each reported plan is kept in
-    ``last``; a crash becomes an ``ERROR`` answer."""
-    try:
-        return run_isolated(
-            _solve_in_child, task, cancel=cancel, reuse=True, on_report=last.append
-        )
-    except Cancelled:
-        raise
-    except Exception as error:  # the child crashed or raised: reported as a status
-        return _Answer(f"ERROR (child: {type(error).__name__}: {error})", None, math.nan)
+    """:func:`_solve_in_child` in a reused fresh interpreter, each reported plan kept in
+    ``last`` (:func:`~ddlsched.formulations.cpsat.isolated_answer`)."""
+    return isolated_answer(_solve_in_child, task, cancel, last.append)
 
 
 def solve_continuous(

@@ -437,8 +437,19 @@ def _run_child(
     on_report: Callable[[Any], None] | None = None,
 ) -> _Answer:
     """:func:`_solve_in_child` in a fresh interpreter; a crash becomes an ``ERROR`` answer."""
+    solver = _solve_a2_in_child if isinstance(task, _A2Task) else _solve_in_child
+    return isolated_answer(solver, task, cancel, on_report)
+
+
+def isolated_answer(
+    solver: Callable[[Any], _Answer],
+    task: Any,
+    cancel: threading.Event | None,
+    on_report: Callable[[Any], None] | None = None,
+) -> _Answer:
+    """``solver(task)`` in a reused fresh interpreter (every CP-SAT model of the project);
+    a child that crashed or raised becomes an ``ERROR`` answer, a cancel stays one."""
     try:
-        solver = _solve_a2_in_child if isinstance(task, _A2Task) else _solve_in_child
         return run_isolated(solver, task, cancel=cancel, reuse=True, on_report=on_report)
     except Cancelled:
         raise
