@@ -8,7 +8,7 @@ parameters and the registry type. It imports nothing of the project outside
 itself; ``formulations``, ``algorithms`` and ``proofs_checks`` import it.
 """
 
-from ddlsched.core.alpha import Bound, alpha, alpha_max, alpha_min, rho
+from ddlsched.core.alpha import ExactOrBound, alpha, alpha_max, alpha_min, rho
 from ddlsched.core.data import data_path, resolve_trace, shipped_files
 from ddlsched.core.generators import GeneratorConfig, generate
 from ddlsched.core.io import read_instance, read_schedule, write_instance, write_schedule
@@ -29,9 +29,13 @@ from ddlsched.core.registry import Registry
 from ddlsched.core.result import Result, SolveStatus
 from ddlsched.core.traces import load_trace
 
+Bound = ExactOrBound
+"""The former name of :class:`ExactOrBound`, kept so that existing imports work."""
+
 __all__ = [
     "PROBLEMS",
     "Bound",
+    "ExactOrBound",
     "Cluster",
     "ExactParams",
     "GeneratorConfig",

@@ -9,7 +9,7 @@ which is ``c_i + Q_i / B_intra + cut_x * (1/B_inter - 1/B_intra)`` with
 different servers. So the fastest mapping is a minimum cut of the job graph
 into parts that fit the servers, the slowest a maximum one.
 
-Every value here comes as a :class:`Bound`, which says whether it is exact
+Every value here comes as a :class:`ExactOrBound`, which says whether it is exact
 (equal to the true extremum over all mappings) or only a bound.
 
 - ``alpha_min`` (the paper's alpha_i^min): the least ``alpha`` over all
@@ -81,8 +81,12 @@ DEFAULT_SEARCH_BUDGET = 200_000
 
 
 @dataclass(frozen=True)
-class Bound:
-    """A value and whether it is exact.
+class ExactOrBound:
+    """A quantity of one job or instance, and whether it is exact or only a one-sided bound.
+
+    Not a bound on an optimum (that is :class:`ddlsched.core.result.LowerBound`, with
+    its source and runtime): this is a model parameter (``alpha_min``, ``alpha_max``,
+    ``rho``) that a budgeted search either pinned down or only bracketed from one side.
 
     Attributes
     ----------
@@ -212,7 +216,7 @@ def virtual_size(job: JobGraph, cluster: Cluster, iterations: float) -> float:
     return job.gpus * iterations * all_cut_alpha(job, cluster) / cluster.num_gpus
 
 
-def alpha_max(job: Job, cluster: Cluster, search_budget: int = DEFAULT_SEARCH_BUDGET) -> Bound:
+def alpha_max(job: Job, cluster: Cluster, search_budget: int = DEFAULT_SEARCH_BUDGET) -> ExactOrBound:
     """``alpha_i^max``: the all-cut value ``c_i + Q_i / B_inter``.
 
     Exact when some mapping on the empty cluster cuts every edge (decided by
@@ -229,15 +233,15 @@ def alpha_max(job: Job, cluster: Cluster, search_budget: int = DEFAULT_SEARCH_BU
     # Some all-cut mapping uses a slowest-type server if any all-cut mapping
     # exists: move one node onto an empty server of that type.
     if not job.edges or bool(np.all(cluster.intra_by_server == cluster.bandwidth_inter)):
-        return Bound(value, exact=True)
+        return ExactOrBound(value, exact=True)
     best = extreme_cut(job, cluster.gpus_per_server, maximize=True, search_budget=search_budget)
     exact = best is not None and math.isclose(
         best[0], job.total_traffic, rel_tol=1e-12, abs_tol=1e-12
     )
-    return Bound(value, exact=exact)
+    return ExactOrBound(value, exact=exact)
 
 
-def least_cut(job: Job, cluster: Cluster, search_budget: int = DEFAULT_SEARCH_BUDGET) -> Bound:
+def least_cut(job: Job, cluster: Cluster, search_budget: int = DEFAULT_SEARCH_BUDGET) -> ExactOrBound:
     """The least cut traffic over mappings on the empty cluster.
 
     Zero for a job that fits one server. Otherwise found by
@@ -247,14 +251,14 @@ def least_cut(job: Job, cluster: Cluster, search_budget: int = DEFAULT_SEARCH_BU
     """
     _only_type(cluster)
     if job.gpus <= cluster.max_gpus_per_server or not job.edges:
-        return Bound(0.0, exact=True)
+        return ExactOrBound(0.0, exact=True)
     best = extreme_cut(job, cluster.gpus_per_server, maximize=False, search_budget=search_budget)
     if best is not None:
-        return Bound(best[0], exact=True)
-    return Bound(min_cut_bound(job, cluster.max_gpus_per_server), exact=False)
+        return ExactOrBound(best[0], exact=True)
+    return ExactOrBound(min_cut_bound(job, cluster.max_gpus_per_server), exact=False)
 
 
-def alpha_min(job: Job, cluster: Cluster, search_budget: int = DEFAULT_SEARCH_BUDGET) -> Bound:
+def alpha_min(job: Job, cluster: Cluster, search_budget: int = DEFAULT_SEARCH_BUDGET) -> ExactOrBound:
     """``alpha_i^min``: the least ``alpha`` over mappings on the empty cluster.
 
     On one GPU type, ``alpha`` of the :func:`least_cut`, exact exactly when
@@ -270,10 +274,10 @@ def alpha_min(job: Job, cluster: Cluster, search_budget: int = DEFAULT_SEARCH_BU
     if cluster.heterogeneous:
         return _typed_alpha_min(job, cluster, search_budget)
     cut = least_cut(job, cluster, search_budget)
-    return Bound(alpha_from_cut(job, cluster, cut.value), exact=cut.exact)
+    return ExactOrBound(alpha_from_cut(job, cluster, cut.value), exact=cut.exact)
 
 
-def _typed_alpha_min(job: Job, cluster: Cluster, search_budget: int) -> Bound:
+def _typed_alpha_min(job: Job, cluster: Cluster, search_budget: int) -> ExactOrBound:
     inter = cluster.bandwidth_inter
     found_levels: list[tuple[float, bool]] = []  # (value or lower bound, proven) per level
     for level in sorted({job.compute_on(t) for t in cluster.types}):
@@ -302,11 +306,11 @@ def _typed_alpha_min(job: Job, cluster: Cluster, search_budget: int) -> Bound:
                 proven = False
         found_levels.append((level + comm, proven))
     if not found_levels:  # the job fits no servers at all
-        return Bound(math.inf, True)
+        return ExactOrBound(math.inf, True)
     best = min(value for value, _ in found_levels)
     # Exact when a proven level attains the least value: any other level's true value is
     # at least its (possibly lower-bound) value, hence at least the least one.
-    return Bound(best, any(proven and value == best for value, proven in found_levels))
+    return ExactOrBound(best, any(proven and value == best for value, proven in found_levels))
 
 
 def min_cut_bound(job: Job, max_part: int) -> float:
@@ -539,9 +543,9 @@ class RhoReport:
         Index of a job attaining ``rho``.
     """
 
-    rho: Bound
-    alpha_min: tuple[Bound, ...]
-    alpha_max: tuple[Bound, ...]
+    rho: ExactOrBound
+    alpha_min: tuple[ExactOrBound, ...]
+    alpha_max: tuple[ExactOrBound, ...]
     argmax: int
 
 
@@ -569,7 +573,7 @@ def rho(instance: Instance, search_budget: int = DEFAULT_SEARCH_BUDGET) -> RhoRe
     ratios = [hi.value / lo.value for lo, hi in zip(mins, maxs, strict=True)]
     argmax = int(np.argmax(ratios))
     exact = all(lo.exact for lo in mins)
-    return RhoReport(Bound(ratios[argmax], exact), mins, maxs, argmax)
+    return RhoReport(ExactOrBound(ratios[argmax], exact), mins, maxs, argmax)
 
 
 class AlphaMinCache:
