@@ -117,8 +117,8 @@ class BackfillQueue:
         self._current[entry[2].id] = entry[1]
         heapq.heappush(self._buckets.setdefault(entry[2].gpus, []), entry)
 
-    def pop_entry(self, total_free: int) -> Entry | None:
-        """The best-keyed entry with at most ``total_free`` GPUs (removed), or ``None``."""
+    def _best(self, total_free: int) -> Entry | None:
+        """The best-keyed entry with at most ``total_free`` GPUs (left in place)."""
         best: Entry | None = None
         for gpus, bucket in self._buckets.items():
             if gpus > total_free:
@@ -127,6 +127,16 @@ class BackfillQueue:
                 heapq.heappop(bucket)  # stale
             if bucket and (best is None or bucket[0][:2] < best[:2]):
                 best = bucket[0]
+        return best
+
+    def best_key(self) -> Hashable | None:
+        """The smallest key of any waiting job, whatever its width, or ``None``."""
+        best = self._best(max(self._buckets, default=0))
+        return None if best is None else best[0]
+
+    def pop_entry(self, total_free: int) -> Entry | None:
+        """The best-keyed entry with at most ``total_free`` GPUs (removed), or ``None``."""
+        best = self._best(total_free)
         if best is None:
             return None
         heapq.heappop(self._buckets[best[2].gpus])

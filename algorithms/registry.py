@@ -26,11 +26,12 @@ from ddlsched.algorithms.mapping import (
 from ddlsched.algorithms.policies import GreedyASRPT, GuidedASRPT, StaticPriorityPolicy, tie_key
 from ddlsched.algorithms.prediction.registry import PREDICTORS, make_predictor
 from ddlsched.algorithms.prediction.view import JobView, Predictor
+from ddlsched.algorithms.preemptive import PreemptiveASRPT, RemainingAreaSRPT
 from ddlsched.algorithms.protocol import Policy
 
 from ddlsched.core.alpha import alpha_min
 from ddlsched.core.model import Instance
-from ddlsched.core.params import OnlineParams
+from ddlsched.core.params import DEFAULT_RESTART_COST, OnlineParams
 from ddlsched.core.registry import Registry
 
 __all__ = ["MAPPERS", "POLICIES", "PREDICTORS", "PolicyContext", "build_policy"]
@@ -153,6 +154,27 @@ POLICIES.add(
     "las with Tiresias's simulator's parameters: 3,250 / 7,200 GPU-s, no restart cost",
 )
 
+
+def _restart_cost(c: PolicyContext) -> float:
+    """The restart cost the simulator will charge: the parameters' value or the default."""
+    given = c.params.restart_cost
+    return DEFAULT_RESTART_COST if given is None else float(given)
+
+
+POLICIES.add(
+    "asrpt-preemptive",
+    lambda c: PreemptiveASRPT(
+        c.instance.cluster, c.predictor, c.mapper or GraphMapper(), _restart_cost(c)
+    ),
+    "A-SRPT guiding a preempting cluster: virtual-completion order, backfilling (claim 7)",
+)
+POLICIES.add(
+    "srpt-area",
+    lambda c: RemainingAreaSRPT(
+        c.instance.cluster, c.instance.jobs, c.mapper or GraphMapper(), _restart_cost(c)
+    ),
+    "oracle preemptive SRPT by remaining GPU-area (g K_left alpha_min), backfilling",
+)
 POLICIES.add(
     "gavel",
     lambda c: HeterogeneityAwareRounds(c.instance.cluster, c.mapper or GraphMapper()),
