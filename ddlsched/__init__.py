@@ -10,6 +10,10 @@ here::
     online = simulate(instance, "asrpt")
     print(online.objective / optimum.objective)
 
+Elastic jobs (Pollux's model) have their own front door: ``simulate_elastic("workload-6.csv",
+"pollux")`` runs one policy round by round and checks the run (per-job rows in ``.jobs``,
+``summary()``, ``write(path)``); ``compare_elastic`` runs several side by side.
+
 The checks and certificates are here too: ``verify(instance, schedule)`` (the independent
 verifier), ``lower_bounds(instance)`` (every proven bound on ``OPT(A)``), each result's
 ``flow_ratio`` and ``gap``; ``zoo_job("gpt2_xl", dp=2, pp=2, tp=2)`` builds a job from the
@@ -75,15 +79,46 @@ def _find_siblings() -> None:
 _find_siblings()
 
 from ddlsched import core as _core  # noqa: E402 - after the finder, which the core does not need
-from ddlsched.api import lower_bounds, method_names, simulate, solve  # noqa: E402
+from ddlsched.api import (  # noqa: E402
+    compare_elastic,
+    lower_bounds,
+    method_names,
+    simulate,
+    simulate_elastic,
+    solve,
+)
 from ddlsched.core import *  # noqa: E402, F403 - the front door re-exports the ground floor
+from ddlsched.core.elastic import (  # noqa: E402
+    ElasticCluster,
+    ElasticWorkload,
+    load_pollux_workload,
+)
 from ddlsched.core.graphs import zoo_job  # noqa: E402
+
+LAZY = {
+    "ElasticSimParams": "ddlsched.algorithms.elastic",
+    "ElasticRun": "ddlsched.experiments.elastic",
+    "ElasticComparison": "ddlsched.experiments.elastic",
+    "verify": "ddlsched.proofs_checks.verifier",
+}
+"""Names imported on first use, from the module that holds each: the elastic settings and
+results (their modules import the policies and the experiments), and ``verify`` (imported
+here, the verifier would import this package half-initialised whenever
+``ddlsched.proofs_checks.verifier`` is imported first: its data model is in here)."""
 
 __all__ = [
     *_core.__all__,
+    "ElasticCluster",
+    "ElasticComparison",  # noqa: F405 - lazy, through __getattr__ below
+    "ElasticRun",  # noqa: F405 - lazy
+    "ElasticSimParams",  # noqa: F405 - lazy
+    "ElasticWorkload",
+    "compare_elastic",
+    "load_pollux_workload",
     "lower_bounds",
     "method_names",
     "simulate",
+    "simulate_elastic",
     "solve",
     "verify",  # noqa: F405 - lazy, through __getattr__ below
     "zoo_job",
@@ -91,15 +126,14 @@ __all__ = [
 
 
 def __getattr__(name: str) -> Any:
-    """``ddlsched.plotting`` on first use (it imports matplotlib, the [plot] extra), and
-    ``verify`` (imported here, the verifier would import this package half-initialised
-    whenever ``ddlsched.proofs_checks.verifier`` is imported first: its data model is in here)."""
+    """``ddlsched.plotting`` on first use (it imports matplotlib, the [plot] extra), and the
+    names of :data:`LAZY`."""
     import importlib
 
     if name == "plotting":
         return importlib.import_module("ddlsched.plotting")
-    if name == "verify":
-        return importlib.import_module("ddlsched.proofs_checks.verifier").verify
+    if name in LAZY:
+        return getattr(importlib.import_module(LAZY[name]), name)
     raise AttributeError(f"module 'ddlsched' has no attribute {name!r}")
 
 

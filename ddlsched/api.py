@@ -18,7 +18,8 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from collections.abc import Callable
+import os
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ddlsched.core.model import InputError, Instance, Problem, Schedule, as_instance
@@ -26,11 +27,14 @@ from ddlsched.core.params import ExactParams, OnlineParams, bind_part_names
 from ddlsched.core.result import LowerBound, Result, SolveStatus
 
 if TYPE_CHECKING:
+    from ddlsched.algorithms.elastic import ElasticPolicy, ElasticSimParams
     from ddlsched.algorithms.mapping import Mapper
     from ddlsched.algorithms.prediction.view import Predictor
     from ddlsched.algorithms.protocol import Policy
+    from ddlsched.core.elastic import ElasticCluster, ElasticWorkload
     from ddlsched.core.generators import GeneratorConfig
     from ddlsched.core.traces import LoadedTrace
+    from ddlsched.experiments.elastic import ElasticComparison, ElasticRun
     from ddlsched.formulations.lower_bounds import LpSettings
 
 ProgressCallback = Callable[[int, int], None]
@@ -402,6 +406,179 @@ def _chosen_policy(
         return build_policy(policy, instance, params, seed, predictor=predictor, mapper=mapper)
     if predictor is not None or mapper is not None:
         raise ValueError("predictor, mapper: only for a policy given by name")
+    return policy
+
+
+def simulate_elastic(
+    workload: ElasticWorkload | str | os.PathLike[str],
+    policy: str | ElasticPolicy = "pollux",
+    *,
+    cluster: ElasticCluster | None = None,
+    params: ElasticSimParams | None = None,
+    limit: int | None = None,
+) -> ElasticRun:
+    """Run an elastic policy on a workload of elastic jobs, round by round, and check the run.
+
+    The elastic counterpart of :func:`simulate` (``ddlsched simulate`` on a Pollux workload):
+    the round-based simulator of :mod:`ddlsched.algorithms.elastic` (after Pollux, Qiao et
+    al., OSDI 2021), every run checked by the independent
+    :func:`ddlsched.proofs_checks.elastic.check_elastic` and its total JCT bounded from below.
+
+    Parameters
+    ----------
+    workload
+        The jobs: an :class:`~ddlsched.core.elastic.ElasticWorkload`, or a Pollux workload
+        CSV (a path, or a shipped name such as ``"workload-6.csv"``).
+    policy
+        A name of :data:`ddlsched.algorithms.elastic.ELASTIC_POLICIES` (``pollux``, ``sia``,
+        ``asrpt-elastic``, ``las-pollux``, ``fifo``), or a fresh object implementing
+        :class:`~ddlsched.algorithms.elastic.ElasticPolicy`.
+    cluster
+        Default :class:`~ddlsched.core.elastic.ElasticCluster` ``()``: 16 nodes x 4 GPUs,
+        the Pollux study's.
+    params
+        Round length, restart delay, safety stop (default
+        :class:`~ddlsched.algorithms.elastic.ElasticSimParams` ``()``: 60 s rounds, 30 s
+        restarts, Pollux's settings).
+    limit
+        Only the first ``limit`` jobs by submission.
+
+    Returns
+    -------
+    ElasticRun
+        :attr:`~ddlsched.experiments.elastic.ElasticRun.jobs` (one record per job: arrival,
+        completion, JCT, restarts, GPU-seconds; ``pandas.DataFrame(run.jobs)`` is a table),
+        :attr:`~ddlsched.experiments.elastic.ElasticRun.rounds` (each round's allocations),
+        :meth:`~ddlsched.experiments.elastic.ElasticRun.summary` (mean and percentile JCTs,
+        makespan, restarts, GPU-seconds, the flow ratio, ``verified``) and
+        :meth:`~ddlsched.experiments.elastic.ElasticRun.write`.
+
+    Raises
+    ------
+    InputError
+        On a workload file that cannot be read (naming the line and column).
+    ValueError
+        On an unknown policy name or a ``limit`` that is not a whole number >= 1, or when a
+        policy object allocates beyond a node.
+    TypeError
+        On arguments of the wrong type.
+
+    Examples
+    --------
+    >>> import ddlsched
+    >>> run = ddlsched.simulate_elastic("workload-6.csv", "pollux", limit=4)
+    >>> run.verified, len(run.jobs)
+    (True, 4)
+    """
+    from ddlsched.experiments.elastic import run_elastic
+
+    workload, cluster, params, source = _elastic_inputs(workload, cluster, params, limit)
+    return run_elastic(workload, _elastic_policy(policy), cluster, params, source)
+
+
+def compare_elastic(
+    workload: ElasticWorkload | str | os.PathLike[str],
+    policies: Sequence[str] | None = None,
+    *,
+    cluster: ElasticCluster | None = None,
+    params: ElasticSimParams | None = None,
+    limit: int | None = None,
+) -> ElasticComparison:
+    """Elastic policies side by side (``ddlsched compare --trace`` on a Pollux workload): each
+    run by :func:`simulate_elastic` on the same workload, cluster and settings.
+
+    Parameters
+    ----------
+    policies
+        Names of :data:`ddlsched.algorithms.elastic.ELASTIC_POLICIES` (default: all of them,
+        in the registry's order).
+    workload, cluster, params, limit
+        As for :func:`simulate_elastic`.
+
+    Returns
+    -------
+    ElasticComparison
+        One checked run per policy; :meth:`~ddlsched.experiments.elastic.ElasticComparison.rows`
+        gives one row per policy (mean, p50, p95, p99 JCT, makespan, restarts, GPU-seconds,
+        flow ratio, verified).
+
+    Raises
+    ------
+    ValueError
+        On no policies, an unknown or repeated name, or a bad ``limit``.
+    """
+    from ddlsched.algorithms.elastic import ELASTIC_POLICIES
+    from ddlsched.experiments.elastic import compare_elastic as run_all
+
+    names = ELASTIC_POLICIES.names() if policies is None else tuple(policies)
+    if isinstance(policies, str) or not names:
+        raise ValueError(f"policies: expected a non-empty list of names, got {policies!r}")
+    repeated = sorted({name for name in names if names.count(name) > 1})
+    if repeated:
+        raise ValueError(f"policies: {', '.join(repeated)} named twice")
+    for name in names:
+        ELASTIC_POLICIES[name]  # an unknown name is a ValueError listing the known ones
+    workload, cluster, params, source = _elastic_inputs(workload, cluster, params, limit)
+    return run_all(workload, names, cluster, params, source)
+
+
+def _elastic_inputs(
+    workload: Any, cluster: Any, params: Any, limit: Any
+) -> tuple[ElasticWorkload, ElasticCluster, ElasticSimParams, str | None]:
+    """The workload (read from its file if a path, cut to its first ``limit`` jobs), the
+    cluster and the settings an elastic run takes, and where the workload came from.
+
+    Raises
+    ------
+    TypeError, ValueError
+        On an argument of the wrong type, or a ``limit`` that is not a whole number >= 1.
+    """
+    from ddlsched.algorithms.elastic import ElasticSimParams
+    from ddlsched.core.data import resolve_trace
+    from ddlsched.core.elastic import ElasticCluster, ElasticWorkload, load_pollux_workload
+
+    source = None
+    if isinstance(workload, str | os.PathLike):
+        source = str(resolve_trace(workload))
+        workload = load_pollux_workload(source)
+    elif not isinstance(workload, ElasticWorkload):
+        raise TypeError(
+            f"workload: expected an ElasticWorkload or a Pollux workload CSV path, got "
+            f"{type(workload).__name__}"
+        )
+    if limit is not None:
+        if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
+            raise ValueError(f"limit: expected a whole number >= 1, got {limit!r}")
+        workload = workload.replace(jobs=workload.jobs[:limit])
+    cluster = ElasticCluster() if cluster is None else cluster
+    params = ElasticSimParams() if params is None else params
+    expected = (("cluster", cluster, ElasticCluster), ("params", params, ElasticSimParams))
+    for name, value, kind in expected:
+        if not isinstance(value, kind):
+            raise TypeError(f"{name}: expected {kind.__name__}, got {type(value).__name__}")
+    return workload, cluster, params, source
+
+
+def _elastic_policy(policy: Any) -> ElasticPolicy:
+    """A fresh policy of the registry by name, or the object given once it is seen to have
+    the ``name`` and ``allocate`` the simulator reads.
+
+    Raises
+    ------
+    ValueError
+        On an unknown name.
+    TypeError
+        On an object without them.
+    """
+    from ddlsched.algorithms.elastic import ELASTIC_POLICIES
+
+    if isinstance(policy, str):
+        return ELASTIC_POLICIES[policy]()
+    if not callable(getattr(policy, "allocate", None)) or not hasattr(policy, "name"):
+        raise TypeError(
+            f"policy: expected a name or an object with a name and allocate(state), got "
+            f"{type(policy).__name__}"
+        )
     return policy
 
 

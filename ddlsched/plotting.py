@@ -244,6 +244,46 @@ def simulation_figure(instance: Instance, schedule: Schedule, label: str) -> Fig
     return figure
 
 
+def gpus_in_use(
+    usage: Mapping[str, tuple[Sequence[float], Sequence[float]]],
+    total_gpus: int,
+    ax: Axes | None = None,
+) -> Axes:
+    """GPUs held over time, one step line per run, with the cluster's size dashed.
+
+    Parameters
+    ----------
+    usage
+        Per run, ``(times, gpus)``: ``gpus[k]`` held from ``times[k]`` to ``times[k + 1]``
+        (:meth:`ddlsched.experiments.elastic.ElasticRun.gpus_in_use`).
+    total_gpus
+        The cluster's GPUs.
+    """
+    ax = _axes(ax)
+    for name, (times, gpus) in usage.items():
+        ax.step(np.asarray(times) / 3600, gpus, where="post", label=name)
+    ax.axhline(total_gpus, color="grey", linestyle="--", label="cluster")
+    ax.set_xlabel("time (h)")
+    ax.set_ylabel("GPUs in use")
+    ax.legend()
+    ax.set_title("GPUs in use")
+    return ax
+
+
+def elastic_figure(
+    jcts: Mapping[str, Sequence[float]],
+    usage: Mapping[str, tuple[Sequence[float], Sequence[float]]],
+    total_gpus: int,
+) -> Figure:
+    """``simulate --plot`` and ``compare --plot`` on a Pollux workload: the runs' JCT CDFs
+    (:func:`jct_cdf`) above their GPUs in use over time (:func:`gpus_in_use`)."""
+    figure, axes = plt.subplots(2, 1, figsize=(10, 8))
+    jct_cdf(jcts, axes[0])
+    gpus_in_use(usage, total_gpus, axes[1])
+    figure.tight_layout()
+    return figure
+
+
 def save_figure(figure: Figure, path: str, file_format: str = "png", dpi: int = 110) -> None:
     """Write ``figure`` to ``path`` in ``file_format`` (one of
     :data:`ddlsched.core.io.FIGURE_FORMATS`),

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from ddlsched.cli import elastic
 from ddlsched.cli.options import (
     EXIT_INTERRUPTED,
     EXIT_OK,
@@ -90,6 +91,7 @@ def add(commands: Any) -> None:
         "--plot", help="write a figure (Gantt charts and ratios) to this .png, .pdf or .svg"
     )
     add_json(cmp_)
+    elastic.add_compare_options(cmp_)
     cmp_.set_defaults(handler=run)
 
 
@@ -97,6 +99,8 @@ def run(args: argparse.Namespace) -> int:
     """Run the comparison; print its table (what finished, if interrupted: exit 130)."""
     from ddlsched.experiments import CompareConfig, compare
 
+    if elastic.is_elastic_compare(args):
+        return elastic.compare(args)
     check_outputs({"--plot": args.plot})
     if args.plot:
         figure_format("--plot", args.plot)

@@ -1,33 +1,38 @@
-"""``ddlsched simulate`` on a Pollux workload: elastic jobs, round by round.
+"""``ddlsched simulate`` and ``ddlsched compare`` on a Pollux workload: elastic jobs.
 
 A trace whose header is Pollux's workload format (``name,time,application,num_replicas,
 batch_size``) holds elastic jobs (a model, an epoch budget, the GPUs and batch size the user
-asked for); ``simulate`` then runs the elastic simulator
-(:func:`ddlsched.algorithms.elastic.simulate_elastic`, 60 s rounds) with a policy of
-:data:`ddlsched.algorithms.elastic.ELASTIC_POLICIES` (``pollux``, ``sia``, ``asrpt-elastic``,
-``las-pollux``, ``fifo``), and checks the run with the independent
+asked for). ``simulate`` then runs one policy of
+:data:`ddlsched.algorithms.elastic.ELASTIC_POLICIES` through :func:`ddlsched.simulate_elastic`
+(``--out`` saves every job and round, ``--plot`` draws the JCT CDF and the GPUs in use,
+``--limit`` keeps the first jobs); ``compare --trace`` runs several side by side through
+:func:`ddlsched.compare_elastic`. Every run is checked by the independent
 :func:`ddlsched.proofs_checks.elastic.check_elastic`.
 """
 
 from __future__ import annotations
 
 import argparse
-import math
-import statistics
+from typing import Any
 
-from ddlsched.cli.options import EXIT_NO, EXIT_OK, refuse_given
-from ddlsched.cli.output import print_json
+from ddlsched.cli.options import (
+    EXIT_NO,
+    EXIT_OK,
+    check_outputs,
+    count,
+    given,
+    name_list,
+    refuse_given,
+)
+from ddlsched.cli.output import figure_format, print_json, print_table, save_figure
 from ddlsched.core.model import InputError
 
 RIGID_ONLY = (
-    "--out",
-    "--plot",
     "--restart-cost",
     "--mapper",
     "--predictor",
     "--placement",
     "--seed",
-    "--limit",
     "--gpu-types",
     "--columns",
     "--time-unit",
@@ -40,6 +45,24 @@ RIGID_ONLY = (
 """Options of ``simulate`` that have no meaning for elastic jobs (refused, not ignored): the
 workload's own columns and times are read as they are, the elastic simulator places and
 predicts nothing the user picks, and it draws nothing at random."""
+
+RANDOM_INSTANCES_ONLY = (
+    "--jobs",
+    "--instances",
+    "--seed",
+    "--methods",
+    "--time-limit",
+    "--load",
+    "--predictor",
+    "--exact",
+    "--from-trace",
+    "--arrivals",
+    "--gpu-types",
+)
+"""Options of ``compare`` about random instances and exact optima, refused with ``--trace``."""
+
+ELASTIC_COMPARE_ONLY = ("--policies", "--limit")
+"""Options of ``compare`` that only mean something with ``--trace``."""
 
 
 def is_pollux_workload(path: str) -> bool:
@@ -54,12 +77,42 @@ def is_pollux_workload(path: str) -> bool:
     return tuple(name.strip() for name in header.split(",")) == WORKLOAD_COLUMNS
 
 
+def _cluster(args: argparse.Namespace) -> Any:
+    """The elastic cluster the options describe: ``--servers`` nodes of ``--gpus-per-server``
+    GPUs, each the Pollux study's (16 x 4) when not given."""
+    from ddlsched.core.elastic import ElasticCluster
+
+    default = ElasticCluster()
+    chosen = given(args)
+    return ElasticCluster(
+        args.servers if "--servers" in chosen else default.num_nodes,
+        args.gpus_per_server if "--gpus-per-server" in chosen else default.gpus_per_node,
+    )
+
+
+def _outputs(args: argparse.Namespace, out: str | None) -> None:
+    """Refuse bad output paths and figure formats before any work."""
+    check_outputs({"--out": out, "--plot": args.plot}, [args.trace])
+    if args.plot:
+        figure_format("--plot", args.plot)
+
+
+def _figure(runs: Any, path: str) -> None:
+    """``--plot``: every run's JCT CDF and GPUs in use over time, into ``path``."""
+    save_figure(
+        "elastic_figure",
+        path,
+        {run.policy: [row["jct"] for row in run.jobs] for run in runs},
+        {run.policy: run.gpus_in_use() for run in runs},
+        runs[0].result.cluster.total_gpus,
+    )
+
+
 def run(args: argparse.Namespace) -> int:
-    """Simulate the workload with the elastic policy; print its JCTs and the check."""
-    from ddlsched.algorithms.elastic import ELASTIC_POLICIES, simulate_elastic
-    from ddlsched.core.elastic import ElasticCluster, load_pollux_workload
-    from ddlsched.formulations.elastic_bounds import elastic_flow_bound
-    from ddlsched.proofs_checks.elastic import check_elastic
+    """``simulate``: the workload under the elastic policy; its figures, the check, and
+    the files asked for."""
+    from ddlsched.algorithms.elastic import ELASTIC_POLICIES
+    from ddlsched.api import simulate_elastic
 
     if args.policy not in ELASTIC_POLICIES:
         raise InputError(
@@ -67,52 +120,124 @@ def run(args: argparse.Namespace) -> int:
             f"needs one of {', '.join(ELASTIC_POLICIES.names())}"
         )
     refuse_given(args, RIGID_ONLY, f"not available for elastic jobs ({args.trace})")
-    workload = load_pollux_workload(args.trace)
-    cluster = ElasticCluster(args.servers, args.gpus_per_server)
-    result = simulate_elastic(workload, ELASTIC_POLICIES[args.policy](), cluster)
-    problems = check_elastic(result)
-    jcts = sorted(result.jct.values())
-    bound = elastic_flow_bound(
-        workload.jobs,
-        cluster.total_gpus,
-        result.params.round_length,
-        result.params.restart_time,
-    )
-    flow = math.fsum(jcts)
-    summary = {
-        "method": args.policy,
-        "trace_format": "pollux-workload",
-        "jobs": len(jcts),
-        "cluster": f"{cluster.num_nodes} x {cluster.gpus_per_node}",
-        "mean_jct": result.mean_jct,
-        "total_flow_time": flow,
-        "flow_lower_bound": bound.value,
-        "flow_ratio": flow / bound.value if bound.value > 0 else None,
-        "p50_jct": statistics.median(jcts),
-        "p95_jct": jcts[min(len(jcts) - 1, int(0.95 * len(jcts)))],
-        "makespan": max(result.completion.values()),
-        "rounds": len(result.records),
-        "restarts": sum(result.restarts.values()),
-        "median_decision_s": statistics.median(result.decision_seconds or (0.0,)),
-        "verified": not problems,
-        "violations": problems[:10],
-    }
+    _outputs(args, args.out)
+    done = simulate_elastic(args.trace, args.policy, cluster=_cluster(args), limit=args.limit)
+    if args.out:
+        done.write(args.out)
+    if args.plot:
+        _figure([done], args.plot)
+    summary = {**done.summary(), "trace_format": "pollux-workload"}
     if args.json:
         print_json(summary)
     else:
+        _print(args, summary)
+    return EXIT_OK if done.verified else EXIT_NO
+
+
+def _print(args: argparse.Namespace, summary: dict[str, Any]) -> None:
+    print(
+        f"{args.policy} on {args.trace} (Pollux workload, {summary['jobs']} elastic jobs) on "
+        f"{summary['cluster']} GPUs, {summary['rounds']} rounds:"
+    )
+    for key in ("mean_jct", "p50_jct", "p95_jct", "p99_jct", "makespan", "restarts",
+                "gpu_seconds"):  # fmt: skip
+        print(f"  {key:>20}: {summary[key]:.6g}")
+    if summary["flow_ratio"] is not None:
         print(
-            f"{args.policy} on {args.trace} (Pollux workload, {len(jcts)} elastic jobs) on "
-            f"{summary['cluster']} GPUs, {summary['rounds']} rounds of 60 s:"
+            f"  {'flow_ratio':>20}: {summary['flow_ratio']:.4g} (total JCT over a lower "
+            f"bound, {summary['flow_lower_bound']:.6g} s, valid for any run of this simulator)"
         )
-        for key in ("mean_jct", "p50_jct", "p95_jct", "makespan", "restarts"):
-            print(f"  {key:>20}: {summary[key]:.6g}")
-        if summary["flow_ratio"] is not None:
-            print(
-                f"  {'flow_ratio':>20}: {summary['flow_ratio']:.4g} (total JCT over a lower "
-                f"bound, {bound.value:.6g} s, valid for any run of this simulator)"
-            )
-        state = "passes" if not problems else f"FAILS ({len(problems)} violations)"
-        print(f"  the run {state} the independent check (capacity, progress, JCTs)")
-        for line in problems[:10]:
-            print(f"  - {line}")
-    return EXIT_OK if not problems else EXIT_NO
+    problems = summary["violations"]
+    state = "passes" if summary["verified"] else f"FAILS ({len(problems)}+ violations)"
+    print(f"  the run {state} the independent check (capacity, progress, JCTs)")
+    for line in problems:
+        print(f"  - {line}")
+    if args.out:
+        print(f"run (every job and round) written to {args.out}")
+    if args.plot:
+        print(f"figure written to {args.plot}")
+
+
+def add_compare_options(command: argparse.ArgumentParser) -> None:
+    """``compare --trace WORKLOAD [--policies ...] [--limit N]``: elastic policies side by
+    side on a Pollux workload."""
+    from ddlsched.algorithms.elastic import ELASTIC_POLICIES
+
+    command.add_argument(
+        "--trace",
+        help="a Pollux workload (e.g. workload-6.csv): elastic policies side by side on it, "
+        "each run checked, instead of random instances",
+    )
+    command.add_argument(
+        "--policies",
+        help="with --trace: comma-separated elastic policies (default all: "
+        f"{','.join(ELASTIC_POLICIES.names())})",
+    )
+    command.add_argument("--limit", type=count, help="with --trace: only the first N jobs")
+
+
+def is_elastic_compare(args: argparse.Namespace) -> bool:
+    """Whether ``compare`` was asked for elastic policies on a workload (``--trace``).
+
+    Raises
+    ------
+    InputError
+        On ``--policies`` or ``--limit`` without ``--trace``.
+    """
+    if args.trace is None:
+        refuse_given(args, ELASTIC_COMPARE_ONLY, "only with --trace (a Pollux workload)")
+    return args.trace is not None
+
+
+def compare(args: argparse.Namespace) -> int:
+    """``compare --trace``: one row per elastic policy on the workload; exit 1 if any run
+    fails the check."""
+    from ddlsched.api import compare_elastic
+    from ddlsched.core.data import resolve_trace
+
+    refuse_given(args, RANDOM_INSTANCES_ONLY, "not available with --trace (elastic policies)")
+    args.trace = str(resolve_trace(args.trace))
+    if not is_pollux_workload(args.trace):
+        raise InputError(
+            f"--trace {args.trace}: compare takes a Pollux workload (header "
+            "name,time,application,num_replicas,batch_size); for a rigid trace's jobs use "
+            "--from-trace"
+        )
+    _outputs(args, None)
+    policies = None if args.policies is None else name_list(args.policies, "--policies")
+    try:
+        report = compare_elastic(args.trace, policies, cluster=_cluster(args), limit=args.limit)
+    except ValueError as error:  # an unknown or repeated policy name
+        raise InputError(f"--policies: {error}") from None
+    if args.plot:
+        _figure(report.runs, args.plot)
+    summary = report.summary()
+    if args.json:
+        print_json(summary)
+    else:
+        _print_rows(args, report, summary)
+    return EXIT_OK if all(run.verified for run in report.runs) else EXIT_NO
+
+
+def _print_rows(args: argparse.Namespace, report: Any, summary: dict[str, Any]) -> None:
+    print(
+        f"{len(report.runs)} elastic policies on {args.trace} ({summary['settings']['jobs']} "
+        f"jobs) on {report.runs[0].summary()['cluster']} GPUs, each run checked independently:"
+    )
+    header = ("policy", "mean JCT s", "p50 JCT s", "p95 JCT s", "p99 JCT s", "makespan s",
+              "restarts", "GPU-hours", "flow ratio", "checked")  # fmt: skip
+    rows = [
+        (
+            row["policy"],
+            *(f"{row[key]:.0f}" for key in ("mean_jct", "p50_jct", "p95_jct", "p99_jct")),
+            f"{row['makespan']:.0f}",
+            row["restarts"],
+            f"{row['gpu_seconds'] / 3600:.1f}",
+            "-" if row["flow_ratio"] is None else f"{row['flow_ratio']:.3f}",
+            "yes" if row["verified"] else "FAILS",
+        )
+        for row in summary["policies"]
+    ]
+    print_table(header, rows)
+    if args.plot:
+        print(f"figure written to {args.plot}")

@@ -1,0 +1,320 @@
+"""Elastic runs as a researcher keeps them: checked, per job, per round, side by side.
+
+:func:`run_elastic` runs one policy of :data:`ddlsched.algorithms.elastic.ELASTIC_POLICIES` (or
+a policy object) in the round-based simulator, checks the run with the independent
+:func:`ddlsched.proofs_checks.elastic.check_elastic` and bounds its total JCT from below
+(:func:`ddlsched.formulations.elastic_bounds.elastic_flow_bound`); the answer,
+:class:`ElasticRun`, gives one row per job (:attr:`ElasticRun.jobs`), one per round
+(:attr:`ElasticRun.rounds`), the figures of the run (:meth:`ElasticRun.summary`) and a file
+(:meth:`ElasticRun.write`). :func:`compare_elastic` runs several policies on one workload and
+cluster (:class:`ElasticComparison`, one row per policy). The façades
+:func:`ddlsched.simulate_elastic` and :func:`ddlsched.compare_elastic` call these, and so do
+``ddlsched simulate`` and ``ddlsched compare`` on a Pollux workload.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+import statistics
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+if TYPE_CHECKING:
+    from ddlsched.algorithms.elastic import ElasticPolicy, ElasticResult, ElasticSimParams
+    from ddlsched.core.elastic import ElasticCluster, ElasticWorkload
+
+__all__ = ["RUN_FORMAT", "ElasticComparison", "ElasticRun", "compare_elastic", "run_elastic"]
+
+RUN_FORMAT = "ddlsched.elastic-run/1"
+"""The ``format`` field of a file :meth:`ElasticRun.write` writes."""
+
+ROW_FIELDS = (
+    "mean_jct",
+    "p50_jct",
+    "p95_jct",
+    "p99_jct",
+    "makespan",
+    "restarts",
+    "gpu_seconds",
+    "flow_ratio",
+    "verified",
+)
+"""The figures of a run in a comparison row, in order (:meth:`ElasticComparison.rows`)."""
+
+
+@dataclass(frozen=True)
+class ElasticRun:
+    """One elastic simulation, checked and bounded.
+
+    Attributes
+    ----------
+    result
+        The simulator's outcome (completion times and every round's allocations).
+    violations
+        What the independent check found wrong (empty: the run and its figures are right).
+    flow_lower_bound
+        A lower bound on the total JCT of any run of this simulator on this workload and
+        cluster (s).
+    source
+        Where the workload was read from (a path), if from a file.
+
+    Examples
+    --------
+    >>> import pandas as pd  # doctest: +SKIP
+    >>> run = ddlsched.simulate_elastic("workload-6.csv", "pollux", limit=20)  # doctest: +SKIP
+    >>> pd.DataFrame(run.jobs).jct.mean() == run.summary()["mean_jct"]  # doctest: +SKIP
+    True
+    """
+
+    result: ElasticResult
+    violations: tuple[str, ...]
+    flow_lower_bound: float
+    source: str | None = None
+
+    @property
+    def policy(self) -> str:
+        """The policy's name."""
+        return self.result.policy
+
+    @property
+    def verified(self) -> bool:
+        """Whether the independent check found nothing wrong."""
+        return not self.violations
+
+    @property
+    def jobs(self) -> list[dict[str, Any]]:
+        """One record per job, in submission order: ``name``, ``model``, ``arrival``,
+        ``completion``, ``jct`` (completion - arrival, s), ``restarts`` (placement changes,
+        the first start included, each costing the restart delay) and ``gpu_seconds`` (GPUs
+        held times seconds, restart delays included). ``pandas.DataFrame(run.jobs)`` is a
+        table of them."""
+        result = self.result
+        restarts = result.restarts
+        held = _gpu_seconds(result)
+        return [
+            {
+                "name": job.name,
+                "model": job.model,
+                "arrival": job.submit_time,
+                "completion": result.completion[job.name],
+                "jct": result.completion[job.name] - job.submit_time,
+                "restarts": restarts[job.name],
+                "gpu_seconds": held[job.name],
+            }
+            for job in result.workload.jobs
+        ]
+
+    @property
+    def rounds(self) -> list[dict[str, Any]]:
+        """One record per round with active jobs, in time order: ``time`` (its start),
+        ``gpus_in_use`` and ``allocations`` (job name -> ``placement`` as ``[[node, gpus],
+        ...]``, ``gpus``, ``atomic_bsz``, ``accum_steps``)."""
+        return [
+            {
+                "time": record.time,
+                "gpus_in_use": sum(a.replicas for a in record.allocations.values()),
+                "allocations": {
+                    name: {
+                        "placement": [list(pair) for pair in alloc.placement],
+                        "gpus": alloc.replicas,
+                        "atomic_bsz": alloc.atomic_bsz,
+                        "accum_steps": alloc.accum_steps,
+                    }
+                    for name, alloc in record.allocations.items()
+                },
+            }
+            for record in self.result.records
+        ]
+
+    def gpus_in_use(self) -> tuple[list[float], list[int]]:
+        """GPUs held over time as a step function: ``(times, gpus)``, ``gpus[k]`` held from
+        ``times[k]`` to ``times[k + 1]``; 0 between rounds without active jobs and after the
+        last round."""
+        length = self.result.params.round_length
+        times: list[float] = []
+        gpus: list[int] = []
+        for record in self.result.records:
+            if times and record.time > times[-1] + length:
+                times.append(times[-1] + length)
+                gpus.append(0)
+            times.append(record.time)
+            gpus.append(sum(a.replicas for a in record.allocations.values()))
+        if times:
+            times.append(times[-1] + length)
+            gpus.append(0)
+        return times, gpus
+
+    def settings(self) -> dict[str, Any]:
+        """What produced the run: policy, workload source and size, cluster, round length and
+        restart delay."""
+        result = self.result
+        return {
+            "policy": self.policy,
+            "workload": self.source,
+            "jobs": len(result.workload.jobs),
+            "cluster": dataclasses.asdict(result.cluster),
+            "round_length": result.params.round_length,
+            "restart_time": result.params.restart_time,
+        }
+
+    def summary(self) -> dict[str, Any]:
+        """The run's figures: ``mean_jct`` (the mean of :attr:`jobs`' ``jct``), ``p50_jct``,
+        ``p95_jct``, ``p99_jct`` (linear interpolation, as ``numpy.percentile``),
+        ``makespan`` (the last completion), ``total_flow_time``, ``flow_lower_bound``,
+        ``flow_ratio`` (their ratio: at least the policy's distance from the optimal total
+        JCT), ``rounds``, ``restarts``, ``gpu_seconds`` (totals over the jobs),
+        ``median_decision_s`` (the policy's wall-clock time per round: machine-dependent),
+        ``verified`` and the first ten ``violations``."""
+        rows = self.jobs
+        jcts = [row["jct"] for row in rows]
+        flow = math.fsum(jcts)
+        bound = self.flow_lower_bound
+        return {
+            "method": self.policy,
+            "jobs": len(rows),
+            "cluster": _cluster_text(self.result.cluster),
+            "mean_jct": statistics.fmean(jcts),
+            "p50_jct": float(np.percentile(jcts, 50)),
+            "p95_jct": float(np.percentile(jcts, 95)),
+            "p99_jct": float(np.percentile(jcts, 99)),
+            "makespan": max(row["completion"] for row in rows),
+            "total_flow_time": flow,
+            "flow_lower_bound": bound,
+            "flow_ratio": flow / bound if bound > 0 else None,
+            "rounds": len(self.result.records),
+            "restarts": sum(row["restarts"] for row in rows),
+            "gpu_seconds": math.fsum(row["gpu_seconds"] for row in rows),
+            "median_decision_s": statistics.median(self.result.decision_seconds or (0.0,)),
+            "verified": self.verified,
+            "violations": list(self.violations[:10]),
+        }
+
+    def to_dict(self) -> dict[str, Any]:
+        """The run as one document: ``format`` (:data:`RUN_FORMAT`), ``settings``,
+        ``summary``, ``jobs`` and ``rounds``."""
+        return {
+            "format": RUN_FORMAT,
+            "settings": self.settings(),
+            "summary": self.summary(),
+            "jobs": self.jobs,
+            "rounds": self.rounds,
+        }
+
+    def write(self, path: str) -> None:
+        """Write :meth:`to_dict` as JSON to ``path`` atomically: a reader, or a run stopped
+        while writing, never leaves or sees half a file (the previous file stays whole).
+
+        Raises
+        ------
+        InputError
+            When ``path`` cannot be written, naming it and why.
+        """
+        from ddlsched.core.io import write_text_atomic
+
+        # Compact: a 160-job workload has thousands of rounds, each with its allocations.
+        text = json.dumps(self.to_dict(), separators=(",", ":"), allow_nan=False)
+        write_text_atomic(path, text + "\n")
+
+
+@dataclass(frozen=True)
+class ElasticComparison:
+    """Several policies on one workload and cluster.
+
+    Attributes
+    ----------
+    runs
+        One checked run per policy, in the order asked.
+    """
+
+    runs: tuple[ElasticRun, ...]
+
+    def rows(self) -> list[dict[str, Any]]:
+        """One row per policy: ``policy`` and the :data:`ROW_FIELDS` of its
+        :meth:`ElasticRun.summary`."""
+        rows = []
+        for run in self.runs:
+            summary = run.summary()
+            rows.append({"policy": run.policy, **{key: summary[key] for key in ROW_FIELDS}})
+        return rows
+
+    def summary(self) -> dict[str, Any]:
+        """The comparison's settings (those of its first run, less the policy) and its rows."""
+        settings = self.runs[0].settings()
+        settings.pop("policy")
+        return {"settings": settings, "policies": self.rows()}
+
+
+def run_elastic(
+    workload: ElasticWorkload,
+    policy: ElasticPolicy,
+    cluster: ElasticCluster,
+    params: ElasticSimParams,
+    source: str | None = None,
+) -> ElasticRun:
+    """Simulate ``policy`` on ``workload``, check the run and bound its total JCT.
+
+    Parameters
+    ----------
+    workload, cluster, params
+        The jobs, the cluster and the simulation's settings.
+    policy
+        A fresh policy object.
+    source
+        Where the workload came from (kept in :meth:`ElasticRun.settings`).
+
+    Raises
+    ------
+    ValueError
+        When the policy allocates beyond a node or to an inactive job, or the run exceeds
+        ``params.max_rounds``.
+    """
+    from ddlsched.algorithms.elastic import simulate_elastic
+    from ddlsched.formulations.elastic_bounds import elastic_flow_bound
+    from ddlsched.proofs_checks.elastic import check_elastic
+
+    result = simulate_elastic(workload, policy, cluster, params)
+    bound = elastic_flow_bound(
+        workload.jobs, cluster.total_gpus, params.round_length, params.restart_time
+    )
+    return ElasticRun(result, tuple(check_elastic(result)), bound.value, source)
+
+
+def compare_elastic(
+    workload: ElasticWorkload,
+    policies: Sequence[str],
+    cluster: ElasticCluster,
+    params: ElasticSimParams,
+    source: str | None = None,
+) -> ElasticComparison:
+    """Run each named policy of :data:`~ddlsched.algorithms.elastic.ELASTIC_POLICIES` (a fresh
+    one each) with :func:`run_elastic` on the same workload, cluster and settings."""
+    from ddlsched.algorithms.elastic import ELASTIC_POLICIES
+
+    return ElasticComparison(
+        tuple(
+            run_elastic(workload, ELASTIC_POLICIES[name](), cluster, params, source)
+            for name in policies
+        )
+    )
+
+
+def _gpu_seconds(result: ElasticResult) -> dict[str, float]:
+    """GPU-seconds each job held: per round, its GPUs times the part of the round before
+    its completion (the simulator's attained service, recomputed from the record)."""
+    length = result.params.round_length
+    held = dict.fromkeys(result.completion, 0.0)
+    for record in result.records:
+        for name, alloc in record.allocations.items():
+            end = min(record.time + length, result.completion[name])
+            held[name] += alloc.replicas * (end - record.time)
+    return held
+
+
+def _cluster_text(cluster: ElasticCluster) -> str:
+    """``16 x 4``: nodes by GPUs per node."""
+    return f"{cluster.num_nodes} x {cluster.gpus_per_node}"
