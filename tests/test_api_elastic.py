@@ -1,0 +1,241 @@
+"""The elastic front door in Python: ``ddlsched.simulate_elastic`` and ``compare_elastic``."""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from pathlib import Path
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+import ddlsched
+from ddlsched.core.elastic import ElasticCluster, ElasticJob, ElasticWorkload
+
+JOB_FIELDS = {"name", "model", "arrival", "completion", "jct", "restarts", "gpu_seconds"}
+
+
+@pytest.fixture(scope="module")
+def mixed() -> ElasticWorkload:
+    """Five short jobs (cut epoch budgets) of four models, arriving within and across
+    rounds, asking 1 to 8 GPUs: on two 4-GPU nodes they queue, and rigid ones span nodes."""
+    rows = [
+        ("cifar10-a", "cifar10", 0.0, 4, 512, 2),
+        ("ncf-a", "ncf", 5.0, 1, 32768, 1),
+        ("bert-a", "bert", 20.0, 2, 48, 1),
+        ("cifar10-b", "cifar10", 61.0, 8, 2048, 1),
+        ("yolov3-a", "yolov3", 70.0, 4, 64, 1),
+    ]
+    return ElasticWorkload(tuple(ElasticJob(*row) for row in rows))
+
+
+TWO_NODES = ElasticCluster(2, 4)
+"""Two nodes of four GPUs: small enough that the jobs above compete."""
+
+
+def test_a_lone_rigid_job_holds_its_gpus_from_its_first_round_to_completion() -> None:
+    """Per-job figures against a hand-worked run: one job asking 4 GPUs arrives at 30 s, so
+    under ``fifo`` it starts at the next round (60 s) and holds 4 GPUs until it completes.
+    Its GPU-seconds are then 4 x (completion - 60), its JCT completion - 30, one start; the
+    GPUs in use are 4 from 60 s to the end of its last round, then 0."""
+    job = ElasticJob("solo", "cifar10", 30.0, 4, 512, 1)
+    run = ddlsched.simulate_elastic(ElasticWorkload((job,)), "fifo", cluster=ElasticCluster(1, 4))
+    (row,) = run.jobs
+    assert run.verified
+    assert row["arrival"] == 30.0 and row["jct"] == row["completion"] - 30.0
+    assert row["restarts"] == 1
+    assert row["gpu_seconds"] == pytest.approx(4 * (row["completion"] - 60.0), rel=1e-12)
+    times, gpus = run.gpus_in_use()
+    assert times[0] == 60.0 and set(gpus[:-1]) == {4} and gpus[-1] == 0
+    assert times[-1] == 60.0 * math.ceil(row["completion"] / 60.0)
+
+
+@pytest.mark.parametrize("policy", ["fifo", "las-pollux", "asrpt-elastic"])
+def test_the_job_rows_add_up_to_the_summary(mixed: ElasticWorkload, policy: str) -> None:
+    """``summary()`` is computed from ``.jobs``: the mean JCT is the mean of the rows' JCTs
+    (each completion minus arrival), restarts and GPU-seconds are their totals, the
+    makespan is the last completion; the run passes the independent check; the rows are
+    flat records (one line to a ``pandas.DataFrame``). A job's restarts equal its placement
+    changes counted from ``.rounds``; no round holds more GPUs than the cluster."""
+    run = ddlsched.simulate_elastic(mixed, policy, cluster=TWO_NODES)
+    summary = run.summary()
+    rows = run.jobs
+    assert summary["verified"] is True and run.violations == ()
+    assert all(set(row) == JOB_FIELDS for row in rows)
+    assert all(isinstance(v, str | int | float) for row in rows for v in row.values())
+    jcts = [row["completion"] - row["arrival"] for row in rows]
+    assert [row["jct"] for row in rows] == jcts
+    assert summary["mean_jct"] == math.fsum(jcts) / len(jcts)
+    assert summary["restarts"] == sum(row["restarts"] for row in rows)
+    assert summary["gpu_seconds"] == pytest.approx(sum(row["gpu_seconds"] for row in rows))
+    assert summary["makespan"] == max(row["completion"] for row in rows)
+    changes = dict.fromkeys((row["name"] for row in rows), 0)
+    last: dict[str, object] = {}
+    for record in run.rounds:
+        assert record["gpus_in_use"] <= TWO_NODES.total_gpus
+        for name, alloc in record["allocations"].items():
+            changes[name] += last.get(name) != alloc["placement"]
+        last = {name: alloc["placement"] for name, alloc in record["allocations"].items()}
+    assert changes == {row["name"]: row["restarts"] for row in rows}
+
+
+@given(
+    limit=st.integers(1, 5),
+    nodes=st.integers(1, 3),
+    policy=st.sampled_from(["fifo", "las-pollux"]),
+)
+def test_gpu_seconds_never_exceed_the_gpus_in_use_over_time(
+    mixed: ElasticWorkload, limit: int, nodes: int, policy: str
+) -> None:
+    """On any prefix of the workload and any cluster of 1-3 nodes, the jobs' GPU-seconds add
+    up to at most the area under the GPUs-in-use curve (equal but for the ends of rounds in
+    which jobs complete) and at most the cluster's GPUs times the last round's end; every
+    run is checked."""
+    cluster = ElasticCluster(nodes, 4) if nodes > 1 else ElasticCluster(1, 8)
+    run = ddlsched.simulate_elastic(mixed, policy, cluster=cluster, limit=limit)
+    assert run.verified and len(run.jobs) == limit
+    times, gpus = run.gpus_in_use()
+    area = sum(g * (b - a) for g, a, b in zip(gpus, times, times[1:], strict=False))
+    held = run.summary()["gpu_seconds"]
+    assert 0 < held <= area * (1 + 1e-12)
+    assert area <= cluster.total_gpus * times[-1]
+    unused = sum(
+        record["allocations"][row["name"]]["gpus"] * (record["time"] + 60.0 - row["completion"])
+        for row in run.jobs
+        for record in run.rounds
+        if row["name"] in record["allocations"]
+        and record["time"] < row["completion"]
+        and record["time"] + 60.0 > row["completion"]
+    )
+    assert held + unused == pytest.approx(area, rel=1e-9)
+
+
+def test_the_file_holds_every_job_round_and_setting(
+    mixed: ElasticWorkload, tmp_path: Path
+) -> None:
+    """``write`` saves the run as one JSON document whose jobs' mean JCT is the summary's
+    exactly, with the settings that produced it and one entry per round."""
+    run = ddlsched.simulate_elastic(mixed, "fifo", cluster=TWO_NODES, limit=4)
+    path = tmp_path / "run.json"
+    run.write(str(path))
+    saved = json.loads(path.read_text())
+    assert saved["format"] == "ddlsched.elastic-run/1"
+    jcts = [job["completion"] - job["arrival"] for job in saved["jobs"]]
+    assert math.fsum(jcts) / len(jcts) == saved["summary"]["mean_jct"] == run.summary()["mean_jct"]
+    assert saved["settings"]["policy"] == "fifo" and saved["settings"]["jobs"] == 4
+    assert saved["settings"]["cluster"]["num_nodes"] == 2
+    assert saved["settings"]["round_length"] == 60.0 and saved["settings"]["restart_time"] == 30.0
+    assert len(saved["rounds"]) == len(run.result.records)
+
+
+def test_an_interrupted_write_leaves_the_previous_file_whole(
+    mixed: ElasticWorkload, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Ctrl-C while the file is being written (here: at the flush to disk) leaves the file
+    that was there untouched and no temporary file beside it; a first write interrupted
+    leaves no file at all."""
+    run = ddlsched.simulate_elastic(mixed, "fifo", cluster=TWO_NODES, limit=2)
+    kept = tmp_path / "kept.json"
+    kept.write_text("previous\n")
+
+    def interrupted(fd: int) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(os, "fsync", interrupted)
+    for path in (kept, tmp_path / "new.json"):
+        with pytest.raises(KeyboardInterrupt):
+            run.write(str(path))
+    assert kept.read_text() == "previous\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["kept.json"]
+
+
+def test_compare_runs_each_policy_as_simulate_does(mixed: ElasticWorkload) -> None:
+    """``compare_elastic`` gives one row per policy, in the order asked, equal on every
+    deterministic figure to a separate ``simulate_elastic`` run of that policy."""
+    names = ["las-pollux", "fifo"]
+    report = ddlsched.compare_elastic(mixed, names, cluster=TWO_NODES, limit=4)
+    rows = report.rows()
+    assert [row["policy"] for row in rows] == names
+    for row in rows:
+        alone = ddlsched.simulate_elastic(mixed, row["policy"], cluster=TWO_NODES, limit=4)
+        summary = alone.summary()
+        assert {key: summary[key] for key in row if key != "policy"} == {
+            key: value for key, value in row.items() if key != "policy"
+        }
+    assert report.summary()["settings"]["jobs"] == 4
+
+
+def test_a_policy_object_runs_and_a_bad_one_is_refused(mixed: ElasticWorkload) -> None:
+    """Your own policy object runs like a named one (same figures as the registry's
+    ``fifo`` when it is that policy); an object without ``allocate`` is a TypeError, and
+    one that over-fills a node a ValueError naming the round and node."""
+    from ddlsched.algorithms.elastic import ELASTIC_POLICIES, Allocation
+
+    own = ddlsched.simulate_elastic(mixed, ELASTIC_POLICIES["fifo"](), cluster=TWO_NODES)
+    named = ddlsched.simulate_elastic(mixed, "fifo", cluster=TWO_NODES)
+    assert own.jobs == named.jobs
+    with pytest.raises(TypeError, match="policy: expected a name or an object"):
+        ddlsched.simulate_elastic(mixed, object(), cluster=TWO_NODES)
+
+    class Greedy:
+        name = "greedy"
+
+        def allocate(self, state: object) -> dict[str, Allocation]:
+            jobs = state.jobs  # type: ignore[attr-defined]
+            return {job.job.name: Allocation(((0, 4),), 32) for job in jobs}
+
+    with pytest.raises(ValueError, match="round at 60 s: node 0 holds 12 GPUs"):
+        ddlsched.simulate_elastic(mixed, Greedy(), cluster=TWO_NODES)
+
+
+@pytest.mark.parametrize(
+    ("arguments", "error", "message"),
+    [
+        ({"policy": "asrpt"}, ValueError, "unknown 'asrpt'"),
+        ({"limit": 0}, ValueError, "limit: expected a whole number >= 1, got 0"),
+        ({"limit": True}, ValueError, "limit: expected a whole number >= 1, got True"),
+        ({"limit": 2.0}, ValueError, "limit: expected a whole number >= 1, got 2.0"),
+        ({"cluster": (2, 4)}, TypeError, "cluster: expected ElasticCluster, got tuple"),
+        ({"params": {"round_length": 30}}, TypeError, "params: expected ElasticSimParams"),
+        ({"workload": 6}, TypeError, "workload: expected an ElasticWorkload or a Pollux"),
+    ],
+)
+def test_bad_arguments_are_one_clear_error(
+    mixed: ElasticWorkload, arguments: dict, error: type, message: str
+) -> None:
+    """Each bad argument is refused before any simulation, naming it and its value."""
+    call = {"workload": mixed, "policy": "fifo", **arguments}
+    with pytest.raises(error, match=message):
+        ddlsched.simulate_elastic(call.pop("workload"), call.pop("policy"), **call)
+
+
+@pytest.mark.parametrize(
+    ("policies", "message"),
+    [
+        ([], "policies: expected a non-empty list"),
+        ("fifo", "policies: expected a non-empty list"),
+        (["fifo", "fifo"], "policies: fifo named twice"),
+        (["fifo", "srpt"], "unknown 'srpt'"),
+    ],
+)
+def test_bad_policy_lists_are_refused(
+    mixed: ElasticWorkload, policies: object, message: str
+) -> None:
+    """``compare_elastic`` refuses an empty list, a bare string (read letter by letter
+    otherwise), a repeated name and an unknown one, before running anything."""
+    with pytest.raises(ValueError, match=message):
+        ddlsched.compare_elastic(mixed, policies)  # type: ignore[arg-type]
+
+
+def test_a_shipped_workload_name_is_read_and_kept_in_the_settings() -> None:
+    """``simulate_elastic("workload-6.csv", limit=N)`` reads the shipped Pollux workload,
+    keeps its first N jobs by submission and records the file it read; the front door
+    exports the types and settings it takes."""
+    run = ddlsched.simulate_elastic("workload-6.csv", "fifo", limit=3)
+    full = ddlsched.load_pollux_workload("workload-6.csv")
+    assert [row["name"] for row in run.jobs] == [job.name for job in full.jobs[:3]]
+    assert run.settings()["workload"].endswith("workload-6.csv")
+    assert run.result.params == ddlsched.ElasticSimParams()
+    assert isinstance(run, ddlsched.ElasticRun)
