@@ -95,7 +95,7 @@ def main() -> None:
             "4",
             "--gpus-per-server",
             "4",
-            "--integral",
+            "--preset", "exact-friendly",
             "--seed",
             "0",
             "--out",

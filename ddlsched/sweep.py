@@ -15,8 +15,8 @@ A sweep is a grid: methods x generator parameters x seeds, read from TOML::
     load = [1.0]
 
     [generator]               # fixed generator settings (optional)
-    integral = true
-    bandwidth_intra = 2.0
+    preset = "exact-friendly" # a preset of ddlsched.core.generators.PRESETS:
+                              # integral, bandwidth_intra / bandwidth_inter = 2
 
 Every task (one method on one generated instance) runs on a Dask worker: a
 ``LocalCluster`` by default, or any running scheduler (``tcp://host:8786``),
@@ -61,7 +61,7 @@ from typing import Any
 import pandas as pd
 
 from ddlsched.api import exact_method_names, generate_checked, method_names, solve
-from ddlsched.core.generators import GeneratorConfig, with_tuples
+from ddlsched.core.generators import GeneratorConfig, with_preset, with_tuples
 from ddlsched.core.io import check_regular_file
 from ddlsched.core.model import InputError
 from ddlsched.core.params import PLACEMENTS, ExactParams, OnlineParams, read_toml
@@ -127,10 +127,15 @@ class SweepConfig:
         names = sorted(self.grid)
         for values in itertools.product(*(self.grid[n] for n in names)):
             settings = {**self.fixed, **dict(zip(names, values, strict=True))}
-            generator = dataclasses.asdict(GeneratorConfig(**with_tuples(settings)))
+            generator = dataclasses.asdict(_generator_config(settings))
             for seed in self.seeds:
                 for method in self.methods:
                     yield Task(method, generator, seed, self.time_limit, self.placement)
+
+
+def _generator_config(settings: dict[str, Any]) -> GeneratorConfig:
+    """The generator settings of a grid point (a ``preset`` expanded, lists as tuples)."""
+    return GeneratorConfig(**with_tuples(with_preset(settings, "generator.preset")))
 
 
 def read_sweep(path: str | Path) -> SweepConfig:
@@ -176,7 +181,7 @@ def read_sweep(path: str | Path) -> SweepConfig:
             f"{path}: sweep.time_limit: expected seconds > 0 (at most 1e12), got {time_limit!r}"
         )
     grid = sweep.get("grid", {})
-    fields = {f.name for f in dataclasses.fields(GeneratorConfig)}
+    fields = {f.name for f in dataclasses.fields(GeneratorConfig)} | {"preset"}
     fixed = doc.get("generator", {})
     for table, keys in (("sweep.grid", grid), ("generator", fixed)):
         for key in keys:
@@ -230,7 +235,7 @@ def _try_each_setting(config: SweepConfig) -> None:
     tried: list[dict[str, Any]] = [first]
     tried += [{**first, name: v} for name, values in config.grid.items() for v in values[1:]]
     for point in tried:
-        settings = GeneratorConfig(**with_tuples({**config.fixed, **point}))
+        settings = _generator_config({**config.fixed, **point})
         generate_checked(settings.replace(num_jobs=min(settings.num_jobs, 4)), config.seeds[0])
 
 

@@ -15,7 +15,7 @@ def instance(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """Six integral jobs on 2 x 4 GPUs (the optimum is proven in moments)."""
     path = tmp_path_factory.mktemp("prediction") / "inst.json"
     assert main(["generate", "--jobs", "6", "--servers", "2", "--gpus-per-server", "4",
-                 "--integral", "--seed", "3", "--out", str(path)]) == 0  # fmt: skip
+                 "--preset", "exact-friendly", "--seed", "3", "--out", str(path)]) == 0  # fmt: skip
     return path
 
 

@@ -46,7 +46,7 @@ def batch(tmp_path_factory: pytest.TempPathFactory) -> Path:
     when the signal arrives."""
     path = tmp_path_factory.mktemp("signals") / "batch.json"
     assert main(["generate", "--jobs", "24", "--servers", "4", "--gpus-per-server", "4",
-                 "--integral", "--seed", "0", "--out", str(path)]) == 0  # fmt: skip
+                 "--preset", "exact-friendly", "--seed", "0", "--out", str(path)]) == 0  # fmt: skip
     return path
 
 
@@ -193,7 +193,7 @@ def test_an_interrupted_policy_run_stops_its_caller(
     from ddlsched.core.io import read_instance
 
     path = tmp_path / "in.json"
-    assert main(["generate", "--jobs", "4", "--integral", "--out", str(path)]) == 0
+    assert main(["generate", "--jobs", "4", "--preset", "exact-friendly", "--out", str(path)]) == 0
     instance = read_instance(path)
 
     def pressed(self: object) -> None:

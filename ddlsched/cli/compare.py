@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import math
 from typing import Any
 
 from ddlsched.cli import elastic
@@ -27,6 +28,7 @@ from ddlsched.cli.output import (
     progress_bar,
     save_figure,
     types_text,
+    write_csv,
 )
 from ddlsched.core.model import InputError
 from ddlsched.core.traces import ARRIVALS
@@ -44,20 +46,29 @@ def add(commands: Any) -> None:
         "compare",
         "the main job: online methods against exact optima on random instances",
     )
-    cmp_.add_argument("--jobs", type=count, default=defaults.jobs)
+    cmp_.add_argument("--jobs", type=count, default=defaults.jobs, help="jobs per instance")
     cmp_.add_argument(
         "--servers", type=count, help=f"servers (default {defaults.servers}, or --gpu-types')"
     )
     add_gpu_types(
-        cmp_, "a mixed cluster: servers per GPU type, e.g. v100:1,k80:1 (types k80, p100, v100)"
+        cmp_,
+        "a mixed cluster: servers per GPU type, e.g. v100:1,k80:1 (types k80, p100, v100; "
+        "default: one type)",
     )
-    cmp_.add_argument("--gpus-per-server", type=count, default=defaults.gpus_per_server)
-    cmp_.add_argument("--instances", type=count, default=defaults.instances)
-    add_seed(cmp_, default=defaults.seed)
+    cmp_.add_argument(
+        "--gpus-per-server", type=count, default=defaults.gpus_per_server, help="GPUs per server"
+    )
+    cmp_.add_argument(
+        "--instances",
+        type=count,
+        default=defaults.instances,
+        help="instances, seeds --seed .. --seed + instances - 1",
+    )
+    add_seed(cmp_, default=defaults.seed, what="first seed")
     cmp_.add_argument(
         "--methods",
         default=",".join(defaults.methods),
-        help=f"comma-separated online methods, some of: {', '.join(POLICIES)}",
+        help=f"comma-separated online methods, some of: {', '.join(POLICIES)} (default: all)",
     )
     cmp_.add_argument(
         "--time-limit", type=positive, default=defaults.time_limit, help="seconds per MILP"
@@ -68,7 +79,12 @@ def add(commands: Any) -> None:
         default=defaults.load,
         help="Poisson arrival load (0: all jobs released at time 0)",
     )
-    cmp_.add_argument("--predictor", default=defaults.predictor, choices=PREDICTORS.names())
+    cmp_.add_argument(
+        "--predictor",
+        default=defaults.predictor,
+        choices=PREDICTORS.names(),
+        help="iteration predictor of the online methods",
+    )
     cmp_.add_argument(
         "--exact",
         default=defaults.exact,
@@ -79,7 +95,8 @@ def add(commands: Any) -> None:
         "--from-trace",
         metavar="TRACE",
         help="real jobs: each instance is --jobs jobs of this trace (a path or a shipped name "
-        "such as philly_jobs.csv) with their recorded durations; --load does not apply",
+        "such as philly_jobs.csv) with their recorded durations; --load does not apply "
+        "(default: generated integral jobs)",
     )
     cmp_.add_argument(
         "--arrivals",
@@ -88,24 +105,58 @@ def add(commands: Any) -> None:
         help="with --from-trace: consecutive submissions, or jobs sampled at a window's times",
     )
     cmp_.add_argument(
-        "--plot", help="write a figure (Gantt charts and ratios) to this .png, .pdf or .svg"
+        "--plot",
+        help="write a figure (Gantt charts, and per method the distribution of C/OPT, or "
+        "C/LB where no optimum is proven) to this .png, .pdf or .svg (default: none)",
     )
-    add_json(cmp_)
+    cmp_.add_argument(
+        "--out",
+        metavar="ROWS.CSV",
+        help="write one row per instance and method (seed, status, sum C, OPT, LB, ratios, "
+        "runtime, the command regenerating the instance) to this CSV file (default: none)",
+    )
+    add_json(cmp_, "print JSON: the table's rows keyed by its headers, the missing optima "
+             "and why, one row per instance and method")  # fmt: skip
     elastic.add_compare_options(cmp_)
     cmp_.set_defaults(handler=run)
 
 
 def run(args: argparse.Namespace) -> int:
     """Run the comparison; print its table (what finished, if interrupted: exit 130)."""
-    from ddlsched.experiments import CompareConfig, compare
+    from ddlsched.experiments import compare
 
     if elastic.is_elastic_compare(args):
         return elastic.compare(args)
-    check_outputs({"--plot": args.plot})
+    check_outputs({"--plot": args.plot, "--out": args.out})
     if args.plot:
         figure_format("--plot", args.plot)
+    config = _config(args)
+    progress, close = progress_bar(config.instances, "compare")
     try:
-        config = CompareConfig(
+        report = compare(config, progress)
+    finally:
+        close()
+    summary = report.summary()
+    if args.plot and report.rows:
+        _figure(report, args.plot)
+    if args.out:
+        write_csv(summary["rows"], args.out)
+    if args.json:
+        print_json(summary)
+    else:
+        _print(config, summary)
+        for option, path in (("figure", args.plot), ("rows", args.out)):
+            if path:
+                print(f"{option} written to {path}")
+    return EXIT_INTERRUPTED if report.interrupted else EXIT_OK
+
+
+def _config(args: argparse.Namespace) -> Any:
+    """The comparison the options ask for (a bad combination: one line naming it)."""
+    from ddlsched.experiments import CompareConfig
+
+    try:
+        return CompareConfig(
             jobs=args.jobs,
             servers=servers(args, CompareConfig.servers),
             gpu_types=args.gpu_types or (),
@@ -122,24 +173,12 @@ def run(args: argparse.Namespace) -> int:
         )
     except ValueError as error:
         raise InputError(str(error)) from None
-    progress, close = progress_bar(config.instances, "compare")
-    try:
-        report = compare(config, progress)
-    finally:
-        close()
-    summary = report.summary()
-    if args.plot and report.rows:
-        _figure(report, args.plot)
-    if args.json:
-        print_json(summary)
-    else:
-        _print(config, summary)
-        if args.plot:
-            print(f"figure written to {args.plot}")
-    return EXIT_INTERRUPTED if report.interrupted else EXIT_OK
 
 
 def _print(config: Any, summary: dict[str, Any]) -> None:
+    """The heading lines, the bounds, the table (keys of the JSON rows) and the notes."""
+    from ddlsched.experiments.compare import METHOD_HEADERS
+
     last_seed = config.seed + summary["instances"] - 1
     stopped = " - interrupted" if summary["interrupted"] else ""
     kind, arrivals = (
@@ -158,6 +197,36 @@ def _print(config: Any, summary: dict[str, Any]) -> None:
         f"{summary['rho_mean']:.3f}, max {summary['rho_max']:.3f}; Theorem 1 bound on asrpt/OPT "
         f"(2 + M/(M-g_max+1)) * rho: up to {summary['theorem1_factor_max']:.3f}"
     )
+    _print_unproven(summary)
+    _print_bounds(summary)
+    instances = summary["instances"]
+    rows = [
+        [_cell(header, row[header], instances) for header in METHOD_HEADERS]
+        for row in summary["methods"].values()
+    ]
+    print_table(METHOD_HEADERS, rows)
+    for method, row in summary["methods"].items():
+        if row["note"]:
+            print(f"  note on {method}: {row['note']}")
+
+
+def _print_unproven(summary: dict[str, Any]) -> None:
+    """One line saying where OPT is missing and why, and what stands in for it."""
+    unproven = summary["unproven"]
+    if not unproven:
+        return
+    whys = sorted({entry["why"] for entry in unproven})
+    seeds = ", ".join(str(entry["seed"]) for entry in unproven[:10])
+    more = ", ..." if len(unproven) > 10 else ""
+    print(
+        f"OPT not proven on {len(unproven)}/{summary['instances']} instance(s) (seeds "
+        f"{seeds}{more}): {whys[0]}{' (and other reasons)' if len(whys) > 1 else ''}; "
+        "C/OPT covers the proven ones only, C/LB (an upper bound on C/OPT) covers all"
+    )
+
+
+def _print_bounds(summary: dict[str, Any]) -> None:
+    """How close the lower bounds come: to OPT where proven, else to the best schedule."""
     if summary["optima_proven"]:
         print(
             f"lower bounds: the best is at least {summary['lower_bound_over_opt_min']:.3f} of "
@@ -165,28 +234,26 @@ def _print(config: Any, summary: dict[str, Any]) -> None:
             f"{summary['fast_bound_over_opt_median']:.3f} "
             f"(worst {summary['fast_bound_over_opt_min']:.3f})"
         )
-    header = ("method", "mean C/OPT", "worst C/OPT", "mean JCT/OPT", "worst JCT/OPT",
-              "mean C/LB", "mean C/LB_fast", "mean JCT/LB", "verified",
-              "mean runtime s")  # fmt: skip
-    rows = [
-        (
-            method,
-            f"{row['mean_ratio']:.4f}",
-            f"{row['worst_ratio']:.4f}",
-            f"{row['mean_jct_ratio']:.4f}",
-            f"{row['worst_jct_ratio']:.4f}",
-            f"{row['mean_certified_ratio']:.4f}",
-            f"{row['mean_fast_certified_ratio']:.4f}",
-            f"{row['mean_flow_ratio']:.4f}",
-            f"{int(row['verified'])}/{summary['instances']}",
-            f"{row['mean_runtime_s']:.4f}",
+    else:
+        print(
+            "lower bounds: the best is at least "
+            f"{summary['lower_bound_over_incumbent_min']:.3f} of the best schedule found on "
+            f"every instance; the fast bounds alone (no MILP) at least "
+            f"{summary['fast_bound_over_incumbent_min']:.3f}"
         )
-        for method, row in summary["methods"].items()
-    ]
-    print_table(header, rows)
-    for method, row in summary["methods"].items():
-        if row["flag"]:
-            print(f"  note on {method}: {row['flag']}")
+
+
+def _cell(header: str, value: Any, instances: int) -> str:
+    """A table cell: ratios to 4 decimals (``not proven`` where no optimum is), counts."""
+    if header == "method":
+        return str(value)
+    if header == "verified":
+        return f"{int(value)}/{instances}"
+    if header == "worst seed":
+        return "-" if value is None else str(value)
+    if isinstance(value, float) and math.isnan(value):
+        return "not proven" if "OPT" in header else "nan"
+    return f"{value:.4f}"
 
 
 def _figure(report: Any, path: str) -> None:

@@ -14,50 +14,114 @@ from ddlsched.cli.options import (
     check_outputs,
     count,
     new_command,
+    non_negative,
     positive,
     servers,
+    type_list,
 )
 from ddlsched.cli.output import types_text
 from ddlsched.core.model import InputError
 from ddlsched.core.traces import ARRIVALS, UNNAMED_RULES
 
-DRAWN_ONLY = ("--integral", "--load", "--parallelism", "--max-job-gpus", "--gpu-types", "--config")
+DRAWN_ONLY = (
+    "--preset",
+    "--integral",
+    "--load",
+    "--parallelism",
+    "--max-job-gpus",
+    "--gpu-types",
+    "--config",
+    "--size-weights",
+    "--models",
+    "--max-iterations",
+    "--duration-slots",
+    "--iteration-sigma",
+    "--users",
+)
 """Options that shape drawn jobs: a trace's jobs are what they were."""
 
 
+def _pair(text: str) -> tuple[int, int]:
+    """``LOW,HIGH``: two whole numbers."""
+    parts = text.split(",")
+    if len(parts) != 2:
+        raise argparse.ArgumentTypeError(f"expected LOW,HIGH, got {text!r}")
+    low, high = (count(part.strip()) for part in parts)
+    return low, high
+
+
+def _size_weights(text: str) -> tuple[tuple[int, float], ...]:
+    """``GPUS:WEIGHT,...``: whole GPU counts with positive weights."""
+    return tuple((count(gpus), weight) for gpus, weight in type_list(positive)(text))
+
+
+def _names(text: str) -> tuple[str, ...]:
+    """Names separated by commas."""
+    names = tuple(name.strip() for name in text.split(",") if name.strip())
+    if not names:
+        raise argparse.ArgumentTypeError(f"expected names separated by commas, got {text!r}")
+    return names
+
+
 def add(commands: Any) -> None:
-    """Register the command."""
+    """Register the command (each default is :class:`GeneratorConfig`'s, shown in the help)."""
+    from ddlsched.core.generators import PRESETS, GeneratorConfig
+
+    d = GeneratorConfig()
     gen = new_command(commands, "generate", "write a random instance")
-    gen.add_argument("--jobs", type=count, help="number of jobs (default 8)")
-    gen.add_argument("--servers", type=count, help="servers (default 2)")
-    gen.add_argument("--gpus-per-server", type=count, help="GPUs per server (default 4)")
+    gen.add_argument("--jobs", type=count, help=f"number of jobs (default {d.num_jobs})")
+    gen.add_argument("--servers", type=count, help=f"servers (default {d.servers})")
+    gen.add_argument(
+        "--gpus-per-server", type=count, help=f"GPUs per server (default {d.gpus_per_server})"
+    )
     add_seed(gen)
+    gen.add_argument(
+        "--preset",
+        choices=tuple(PRESETS),
+        help="named settings, the same as in the API, TOML files and sweeps: integral "
+        "(integral mode), exact-friendly (integral, bandwidth ratio 2: MILPs prove small "
+        "instances in seconds); the options below override them (default realistic)",
+    )
     gen.add_argument(
         "--integral",
         action="store_true",
-        help="make every duration a multiple of the slot (exact MILPs)",
+        help="integral mode: every duration a multiple of the slot, so slotted MILPs are "
+        "exact; the bandwidths stay as set (see --preset exact-friendly)",
     )
     gen.add_argument(
         "--load",
         type=positive,
         help="Poisson arrivals at this offered load (default: all jobs released at 0)",
     )
-    gen.add_argument("--bandwidth-intra", type=positive, help="GB/s inside a server")
-    gen.add_argument("--bandwidth-inter", type=positive, help="GB/s between servers")
-    gen.add_argument("--parallelism", choices=("mixed", "dp"), help="parallelism mix")
-    gen.add_argument("--max-job-gpus", type=count, help="widest job")
+    gen.add_argument(
+        "--bandwidth-intra",
+        type=positive,
+        help=f"GB/s inside a server (default {d.bandwidth_intra:g})",
+    )
+    gen.add_argument(
+        "--bandwidth-inter",
+        type=positive,
+        help=f"GB/s between servers (default {d.bandwidth_inter:g})",
+    )
+    gen.add_argument(
+        "--parallelism", choices=("mixed", "dp"), help=f"parallelism mix (default {d.parallelism})"
+    )
+    gen.add_argument("--max-job-gpus", type=count, help="widest job (default: the whole cluster)")
+    _add_draw_settings(gen, d)
     add_gpu_types(
         gen,
         "a mixed cluster: servers per GPU type, e.g. v100:2,p100:2,k80:4 "
-        "(sets --servers; compute times from Gavel's measurements for k80, p100, v100)",
+        "(sets --servers; compute times from Gavel's measurements for k80, p100, v100; "
+        "default: one unnamed type)",
     )
     add_type_settings(gen)
-    gen.add_argument("--config", help="TOML file with a [generator] table")
+    gen.add_argument("--config", help="TOML file with a [generator] table (default: none)")
     gen.add_argument(
         "--from-trace",
         metavar="TRACE",
         help="real jobs instead of drawn ones: --jobs jobs of a trace (a path or a shipped "
-        "name such as philly_jobs.csv) with their recorded durations and GPU counts",
+        "name such as philly_jobs.csv) with their recorded durations and GPU counts "
+        "(default: drawn jobs)",
     )
     gen.add_argument(
         "--arrivals",
@@ -68,10 +132,47 @@ def add(commands: Any) -> None:
     gen.add_argument(
         "--unnamed",
         choices=UNNAMED_RULES,
-        help="with --from-trace: the model of a row naming none (default zoo-data-parallel)",
+        help="with --from-trace: the model of a row naming none (see 'ddlsched simulate "
+        "--help'; default zoo-data-parallel)",
     )
     gen.add_argument("--out", required=True, help="instance file to write")
     gen.set_defaults(handler=run)
+
+
+def _add_draw_settings(gen: argparse.ArgumentParser, d: Any) -> None:
+    """The settings of how jobs are drawn (each a :class:`GeneratorConfig` field)."""
+    weights = ",".join(f"{g}:{w:g}" for g, w in d.size_weights)
+    gen.add_argument(
+        "--size-weights",
+        type=_size_weights,
+        metavar="GPUS:WEIGHT,...",
+        help=f"GPUs per job and their weights (default {weights})",
+    )
+    gen.add_argument(
+        "--models", type=_names, help="zoo models to draw from, comma-separated (default: all)"
+    )
+    gen.add_argument("--slot", type=positive, help=f"the slot Delta (default {d.slot:g})")
+    gen.add_argument(
+        "--max-iterations",
+        type=count,
+        help=f"integral mode: K_i uniform in 1..this (default {d.max_iterations})",
+    )
+    low, high = d.duration_slots
+    gen.add_argument(
+        "--duration-slots",
+        type=_pair,
+        metavar="LOW,HIGH",
+        help=f"integral mode: one-server duration in slots (default {low},{high})",
+    )
+    gen.add_argument(
+        "--iteration-sigma",
+        type=non_negative,
+        help=f"realistic mode: sigma of the log-normal iteration counts (default "
+        f"{d.iteration_sigma:g})",
+    )
+    gen.add_argument(
+        "--users", type=count, help=f"distinct users in job features (default {d.users})"
+    )
 
 
 LARGE = 100_000
@@ -81,38 +182,14 @@ LARGE = 100_000
 def run(args: argparse.Namespace) -> int:
     """Generate the instance and write it to ``--out``."""
     from ddlsched.api import generate_checked
-    from ddlsched.core.generators import GeneratorConfig
-    from ddlsched.core.io import check_regular_file, write_instance
+    from ddlsched.core.io import write_instance
 
     check_outputs({"--out": args.out}, [args.config])
     if args.from_trace:
         return _from_trace(args)
     if args.arrivals or args.unnamed:
         raise InputError("--arrivals, --unnamed: only with --from-trace")
-    if args.config:
-        check_regular_file(args.config, "TOML file")
-    config = GeneratorConfig.from_toml(args.config) if args.config else GeneratorConfig()
-    changes: dict[str, Any] = {
-        "num_jobs": args.jobs,
-        "servers": args.servers,
-        "gpus_per_server": args.gpus_per_server,
-        "integral": args.integral or None,
-        "load": args.load,
-        "bandwidth_intra": args.bandwidth_intra,
-        "bandwidth_inter": args.bandwidth_inter,
-        "parallelism": args.parallelism,
-        "max_job_gpus": args.max_job_gpus,
-        "gpu_types": args.gpu_types,
-        "type_bandwidth": args.type_bandwidth,
-        "type_slowdown": args.type_slowdown,
-    }
-    if args.gpu_types:
-        changes["servers"] = servers(args, GeneratorConfig.servers)
-    if args.integral and args.bandwidth_intra is None and not args.config:
-        # The realistic default ratio (20) would make tiny MILP instances
-        # long; integral instances default to a ratio of 2.
-        changes["bandwidth_intra"] = 2.0
-    config = config.replace(**{k: v for k, v in changes.items() if v is not None})
+    config = _config(args)
     if config.num_jobs >= LARGE:
         # Measured: about 0.5 ms and 420 bytes of JSON per job (10,000 jobs on 64 x 4 GPUs,
         # 2-core machine): a million jobs take minutes, so say so before starting.
@@ -124,15 +201,55 @@ def run(args: argparse.Namespace) -> int:
         )
     instance = generate_checked(config, args.seed)
     write_instance(instance, args.out)
+    ratio = config.bandwidth_intra / config.bandwidth_inter
     print(
         f"wrote {args.out}: {instance.num_jobs} jobs on "
         f"{instance.cluster.num_servers} servers x "
         f"{instance.cluster.max_gpus_per_server} GPUs"
         f"{types_text(instance.cluster)} (seed {args.seed}"
-        f"{', integral' if config.integral else ''})",
+        f"{', integral' if config.integral else ''}, bandwidth ratio {ratio:g}, "
+        f"{'all released at 0' if config.load is None else f'load {config.load:g}'})",
         file=sys.stderr,
     )
     return EXIT_OK
+
+
+def _config(args: argparse.Namespace) -> Any:
+    """The generator settings: the preset or the ``--config`` file, then the options given."""
+    from ddlsched.core.generators import GeneratorConfig
+    from ddlsched.core.io import check_regular_file
+
+    if args.config:
+        if args.preset:
+            raise InputError("--preset: not with --config (give preset = ... in its table)")
+        check_regular_file(args.config, "TOML file")
+        config = GeneratorConfig.from_toml(args.config)
+    else:
+        config = GeneratorConfig.preset(args.preset or "realistic")
+    changes: dict[str, Any] = {
+        "num_jobs": args.jobs,
+        "servers": args.servers,
+        "gpus_per_server": args.gpus_per_server,
+        "integral": args.integral or None,
+        "load": args.load,
+        "bandwidth_intra": args.bandwidth_intra,
+        "bandwidth_inter": args.bandwidth_inter,
+        "parallelism": args.parallelism,
+        "max_job_gpus": args.max_job_gpus,
+        "size_weights": args.size_weights,
+        "models": args.models,
+        "slot": args.slot,
+        "max_iterations": args.max_iterations,
+        "duration_slots": args.duration_slots,
+        "iteration_sigma": args.iteration_sigma,
+        "users": args.users,
+        "gpu_types": args.gpu_types,
+        "type_bandwidth": args.type_bandwidth,
+        "type_slowdown": args.type_slowdown,
+    }
+    if args.gpu_types:
+        changes["servers"] = servers(args, GeneratorConfig.servers)
+    return config.replace(**{k: v for k, v in changes.items() if v is not None})
 
 
 def _from_trace(args: argparse.Namespace) -> int:
@@ -140,27 +257,36 @@ def _from_trace(args: argparse.Namespace) -> int:
     from ddlsched.core.data import resolve_trace
     from ddlsched.core.generators import GeneratorConfig
     from ddlsched.core.io import write_instance
-    from ddlsched.core.model import Cluster
     from ddlsched.core.traces import trace_sample
 
     given = [o for o in DRAWN_ONLY if getattr(args, o[2:].replace("-", "_"))]
     if given:
         raise InputError(f"{', '.join(given)}: not with --from-trace (a trace's jobs are real)")
-    defaults = GeneratorConfig()
-    cluster = Cluster.uniform(
-        args.servers or defaults.servers,
-        args.gpus_per_server or defaults.gpus_per_server,
-        args.bandwidth_intra or defaults.bandwidth_intra,
-        args.bandwidth_inter or defaults.bandwidth_inter,
+    settings = {
+        "num_jobs": args.jobs,
+        "servers": args.servers,
+        "gpus_per_server": args.gpus_per_server,
+        "bandwidth_intra": args.bandwidth_intra,
+        "bandwidth_inter": args.bandwidth_inter,
+        "slot": args.slot,
+        "type_bandwidth": args.type_bandwidth,
+        "type_slowdown": args.type_slowdown,
+    }
+    config = GeneratorConfig(
+        from_trace=args.from_trace,
+        arrivals=args.arrivals,
+        **{k: v for k, v in settings.items() if v is not None},
     )
+    cluster = config.cluster()
     trace = resolve_trace(args.from_trace)
     instance = trace_sample(
         trace,
         cluster,
-        args.jobs or defaults.num_jobs,
+        config.num_jobs,
         seed=args.seed,
         arrivals=args.arrivals or ARRIVALS[0],
         unnamed=args.unnamed or "zoo-data-parallel",
+        slot=config.slot,
     )
     write_instance(instance, args.out)
     print(

@@ -79,18 +79,71 @@ def types_text(cluster: Any) -> str:
     return " (" + ", ".join(f"{t} x{n}" for t, n in counts.items()) + ")"
 
 
-def progress_bar(total: int, label: str) -> tuple[Any, Any]:
-    """A tqdm bar on a terminal (stderr), nothing otherwise; returns (callback, closer)."""
-    if not sys.stderr.isatty():
-        return None, lambda: None
-    from tqdm import tqdm
+HEARTBEAT_S = 5.0
+"""Seconds between progress lines when stderr is not a terminal."""
 
-    bar = tqdm(total=total, desc=label, unit="job", file=sys.stderr, leave=False)
 
-    def update(done: int, _total: int) -> None:
-        bar.update(done - bar.n)
+def progress_bar(total: int, label: str, unit: str = "instance") -> tuple[Any, Any]:
+    """Progress on stderr, counting ``unit``: a tqdm bar on a terminal; otherwise a line
+    every :data:`HEARTBEAT_S` seconds (done so far, seconds since the start) from a
+    background thread, so a piped or logged run is never silent for long while one slow
+    item runs. Returns (callback, closer); the closer stops the thread."""
+    if sys.stderr.isatty():
+        from tqdm import tqdm
 
-    return update, bar.close
+        bar = tqdm(total=total, desc=label, unit=unit, file=sys.stderr, leave=False)
+
+        def update(done: int, _total: int) -> None:
+            bar.update(done - bar.n)
+
+        return update, bar.close
+    return _heartbeat(total, label, unit)
+
+
+def _heartbeat(total: int, label: str, unit: str) -> tuple[Any, Any]:
+    """Progress lines every :data:`HEARTBEAT_S` seconds until the closer is called."""
+    import threading
+    import time
+
+    began = time.monotonic()
+    done = [0]
+    stop = threading.Event()
+
+    def update(finished: int, _total: int) -> None:
+        done[0] = finished
+
+    def beat() -> None:
+        while not stop.wait(HEARTBEAT_S):
+            print(
+                f"{label}: {done[0]}/{total} {unit}s done, {time.monotonic() - began:.0f} s",
+                file=sys.stderr,
+                flush=True,
+            )
+
+    thread = threading.Thread(target=beat, name=f"{label}-progress", daemon=True)
+    thread.start()
+
+    def close() -> None:
+        stop.set()
+        thread.join()
+
+    return update, close
+
+
+def write_csv(rows: Sequence[dict[str, Any]], path: str) -> None:
+    """``rows`` (dicts with the same keys) as a CSV file with a header line, unknown
+    numbers (``nan``, ``None``) as empty cells: ``pandas.read_csv(path)`` reads it back."""
+    import csv
+    import io
+
+    from ddlsched.core.io import write_text_atomic
+
+    buffer = io.StringIO()
+    if rows:
+        writer = csv.DictWriter(buffer, fieldnames=list(rows[0]), lineterminator="\n")
+        writer.writeheader()
+        writer.writerows(_finite(row) for row in rows)
+    write_text_atomic(path, buffer.getvalue())
 
 
 def figure_format(option: str, path: str) -> str:

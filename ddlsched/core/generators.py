@@ -29,7 +29,12 @@ are multiples of ``u_i`` times the largest bandwidth, which must be an
 integer multiple of every other (so each ``q_e / B`` stays on the grid).
 
 Every draw comes from one ``numpy.random.Generator`` seeded by the caller:
-the same configuration and seed give the same instance, byte for byte.
+the same configuration and seed give the same instance, byte for byte, and
+:func:`generate_command` prints the ``ddlsched generate`` command that writes it.
+
+**Presets** (:data:`PRESETS`) name a few settings once, with one meaning in the API
+(:meth:`GeneratorConfig.preset`), on the command line (``generate --preset``), in TOML
+files and sweeps (``preset = "exact-friendly"`` in a ``[generator]`` table).
 """
 
 from __future__ import annotations
@@ -70,6 +75,35 @@ GENERATOR_LIMITS = {
     "users": 1_000_000,
 }
 """Largest value of each count a generator accepts."""
+
+
+PRESETS: dict[str, dict[str, Any]] = {
+    "realistic": {},
+    "integral": {"integral": True},
+    "exact-friendly": {"integral": True, "bandwidth_intra": 2.0, "bandwidth_inter": 1.0},
+}
+"""Named settings, defined here once. ``realistic``: the defaults (zoo times, log-normal
+iteration counts, ``B_intra / B_inter = 20``); ``integral``: integral mode, the bandwidths
+unchanged; ``exact-friendly``: integral with ``B_intra / B_inter = 2``, small instances
+the MILPs prove in seconds (the setting of ``compare`` and ``check --random``)."""
+
+
+def with_preset(settings: dict[str, Any], where: str = "preset") -> dict[str, Any]:
+    """``settings`` with its ``preset`` key (if any) replaced by that preset's settings;
+    the settings given beside it win.
+
+    Raises
+    ------
+    InputError
+        On an unknown preset, naming ``where``.
+    """
+    if "preset" not in settings:
+        return dict(settings)
+    rest = {key: value for key, value in settings.items() if key != "preset"}
+    name = settings["preset"]
+    if not isinstance(name, str) or name not in PRESETS:
+        raise InputError(f"{where}: expected one of {', '.join(PRESETS)}, got {name!r}")
+    return {**PRESETS[name], **rest}
 
 
 @dataclass(frozen=True)
@@ -277,24 +311,38 @@ class GeneratorConfig:
         return [(g, w) for g, w in self.size_weights if 1 <= g <= widest and w > 0]
 
     @classmethod
+    def preset(cls, name: str, **settings: Any) -> GeneratorConfig:
+        """The preset ``name`` of :data:`PRESETS` with ``settings`` on top.
+
+        Raises
+        ------
+        InputError
+            On an unknown preset name or a bad setting.
+        """
+        return cls(**with_preset({"preset": name, **settings}))
+
+    @classmethod
     def exact_friendly(
         cls, num_jobs: int, servers: int, gpus_per_server: int, load: float | None = None
     ) -> GeneratorConfig:
-        """Small integral instances the MILPs prove in seconds: the one setting
-        behind ``compare`` and ``check --random``.
+        """Small integral instances the MILPs prove in seconds: the ``exact-friendly``
+        preset of :data:`PRESETS`, behind ``compare`` and ``check --random``.
 
         Integral, with ``B_intra / B_inter = 2`` (the realistic default ratio
         of 20 makes tiny exact instances long to solve).
         """
-        return cls(
+        return cls.preset(
+            "exact-friendly",
             num_jobs=num_jobs,
             servers=servers,
             gpus_per_server=gpus_per_server,
-            integral=True,
-            bandwidth_intra=2.0,
-            bandwidth_inter=1.0,
             load=load,
         )
+
+    def command(self, seed: int, out: str = "instance.json") -> str:
+        """The ``ddlsched generate`` command writing :func:`generate`'s instance of ``seed``
+        (see :func:`generate_command`)."""
+        return generate_command(self, seed, out)
 
     def replace(self, **changes: Any) -> GeneratorConfig:
         """A copy with ``changes`` applied (validated again)."""
@@ -307,7 +355,8 @@ class GeneratorConfig:
         table = doc.get("generator", doc)
         if not isinstance(table, dict):
             raise InputError(f"{path}: [generator] must be a table")
-        return from_table(cls, with_tuples(table), f"{path}: generator")
+        where = f"{path}: generator"
+        return from_table(cls, with_tuples(with_preset(table, f"{where}.preset")), where)
 
 
 TUPLE_FIELDS = (
@@ -328,6 +377,68 @@ def with_tuples(settings: dict[str, Any]) -> dict[str, Any]:
         if isinstance(out.get(key), list):
             out[key] = tuple(tuple(v) if isinstance(v, list) else v for v in out[key])
     return out
+
+
+GENERATE_FLAGS = {
+    "num_jobs": "--jobs",
+    "servers": "--servers",
+    "gpus_per_server": "--gpus-per-server",
+    "bandwidth_intra": "--bandwidth-intra",
+    "bandwidth_inter": "--bandwidth-inter",
+    "integral": "--integral",
+    "load": "--load",
+    "size_weights": "--size-weights",
+    "max_job_gpus": "--max-job-gpus",
+    "models": "--models",
+    "parallelism": "--parallelism",
+    "slot": "--slot",
+    "max_iterations": "--max-iterations",
+    "duration_slots": "--duration-slots",
+    "iteration_sigma": "--iteration-sigma",
+    "users": "--users",
+    "gpu_types": "--gpu-types",
+    "type_bandwidth": "--type-bandwidth",
+    "type_slowdown": "--type-slowdown",
+    "from_trace": "--from-trace",
+    "arrivals": "--arrivals",
+}
+"""The ``ddlsched generate`` option of each :class:`GeneratorConfig` setting."""
+
+
+def _flag_value(value: Any) -> str:
+    """A setting as ``generate`` reads it back exactly (floats by ``repr``, which
+    round-trips; pairs as ``name:value``, lists with commas)."""
+    if isinstance(value, tuple):
+        if value and isinstance(value[0], tuple):
+            return ",".join(f"{_flag_value(a)}:{_flag_value(b)}" for a, b in value)
+        return ",".join(_flag_value(item) for item in value)
+    if isinstance(value, float):
+        return repr(value)
+    return str(value)
+
+
+def generate_command(config: GeneratorConfig, seed: int, out: str = "instance.json") -> str:
+    """The one ``ddlsched generate`` command that writes ``generate(config, seed)``, byte for
+    byte, to ``out``: every setting that differs from :class:`GeneratorConfig`'s default,
+    then the seed.
+
+    Examples
+    --------
+    >>> from ddlsched.core.generators import GeneratorConfig, generate_command
+    >>> generate_command(GeneratorConfig(num_jobs=6, integral=True, load=1.0), seed=1)
+    'ddlsched generate --jobs 6 --integral --load 1.0 --seed 1 --out instance.json'
+    """
+    import shlex
+
+    default = GeneratorConfig()
+    words = ["ddlsched", "generate"]
+    for name, flag in GENERATE_FLAGS.items():
+        value = getattr(config, name)
+        if value == getattr(default, name):
+            continue
+        words += [flag] if name == "integral" else [flag, _flag_value(value)]
+    words += ["--seed", str(int(seed)), "--out", out]
+    return " ".join(shlex.quote(word) for word in words)
 
 
 def _choose_parallelism(
@@ -383,7 +494,9 @@ def _trace_jobs(config: GeneratorConfig, seed: int | np.random.Generator) -> Ins
     whole = int(seed.integers(2**32)) if isinstance(seed, np.random.Generator) else int(seed)
     trace = resolve_trace(str(config.from_trace))
     arrivals = config.arrivals or "consecutive"
-    return trace_sample(trace, config.cluster(), config.num_jobs, seed=whole, arrivals=arrivals)
+    return trace_sample(
+        trace, config.cluster(), config.num_jobs, seed=whole, arrivals=arrivals, slot=config.slot
+    )
 
 
 def generate(config: GeneratorConfig, seed: int | np.random.Generator) -> Instance:

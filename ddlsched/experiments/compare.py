@@ -89,21 +89,24 @@ class CompareConfig:
         self.generator()  # bad sizes or GPU types fail here, before any solve
 
     def instance(self, seed: int) -> Instance:
-        """The compared instance of ``seed``: generated, or sampled from :attr:`from_trace`."""
-        if self.from_trace is None:
-            return generate(self.generator(), seed)
-        from ddlsched.core.data import resolve_trace
-        from ddlsched.core.traces import trace_sample
-
-        cluster = self.generator().cluster()
-        trace = resolve_trace(self.from_trace)
-        return trace_sample(trace, cluster, self.jobs, seed=seed, arrivals=self.arrivals)
+        """The compared instance of ``seed``: ``generate(self.generator(), seed)``."""
+        return generate(self.generator(), seed)
 
     def generator(self) -> GeneratorConfig:
-        """The generator settings of the compared instances."""
-        return GeneratorConfig.exact_friendly(
+        """The generator settings of the compared instances: the ``exact-friendly`` preset,
+        or samples of :attr:`from_trace` on the same cluster."""
+        config = GeneratorConfig.exact_friendly(
             self.jobs, self.servers, self.gpus_per_server, self.load
         ).replace(gpu_types=self.gpu_types)
+        if self.from_trace is None:
+            return config
+        return config.replace(
+            integral=False, load=None, from_trace=self.from_trace, arrivals=self.arrivals
+        )
+
+    def command(self, seed: int) -> str:
+        """The ``ddlsched generate`` command writing the instance of ``seed``."""
+        return self.generator().command(seed, f"seed{seed}.json")
 
 
 @dataclass
@@ -128,11 +131,20 @@ class InstanceComparison:
         """``sum w (C - r) / flow LB``: an upper bound on the ratio of the method's total JCT
         (flow time) to the optimal one, from the exact result's flow bound (its proof, its
         bound or the lower bounds, whichever is largest; ``nan`` without one)."""
-        bound = self.optimum.flow_lower_bound
-        flow = self.results[method].total_flow_time
-        if not (math.isfinite(bound) and bound > 0 and math.isfinite(flow)):
-            return math.nan
-        return flow / bound
+        return _flow_ratio(self.results[method], self.optimum)
+
+    def why_unproven(self, config: CompareConfig) -> str:
+        """Why this instance has no proven optimum, in one line (``""`` when it has one)."""
+        optimum = self.optimum
+        if optimum.proven_optimal:
+            return ""
+        spent = f"after {optimum.runtime_s:.0f} s (time limit {config.time_limit:g} s)"
+        if optimum.schedule is None:
+            reason = optimum.notes[0] if optimum.notes else "no schedule found"
+            return f"{config.exact} found no schedule {spent}: {reason}"
+        gap = optimum.gap
+        gap_text = f"a gap of {gap:.1%} to its best bound" if math.isfinite(gap) else "no bound"
+        return f"{config.exact} ended unproven {spent}, with {gap_text}"
 
 
 @dataclass
@@ -165,58 +177,166 @@ class CompareReport:
         return f"{head}: Theorem 1 VIOLATED (exact predictions): report it with the seeds"
 
     def summary(self) -> dict[str, object]:
-        """Per method: mean and worst ratios to the optimum, verification, runtimes."""
+        """The whole comparison: per method a row keyed by :data:`METHOD_HEADERS` (mean and
+        worst ratios, the worst instance's seed, verification, runtimes) with its note, the
+        instances whose optimum is not proven and why, and every instance's rows
+        (:meth:`records`)."""
         import numpy as np
 
         proven = [row for row in self.rows if row.optimum.proven_optimal]
-        methods: dict[str, dict[str, float | str]] = {}
-        for method in self.config.methods:
-            ratios = [r.results[method].objective / r.optimum.objective for r in proven]
-            above = [x for x, r in zip(ratios, proven, strict=True) if x > r.theorem1_factor]
-            jct = [
-                r.results[method].total_jct / r.optimum.total_jct
-                for r in proven
-                if r.optimum.total_jct > 0
-            ]
-            methods[method] = {
-                "mean_ratio": float(np.mean(ratios)) if ratios else float("nan"),
-                "worst_ratio": float(np.max(ratios)) if ratios else float("nan"),
-                "mean_jct_ratio": float(np.mean(jct)) if jct else float("nan"),
-                "worst_jct_ratio": float(np.max(jct)) if jct else float("nan"),
-                "mean_certified_ratio": _mean([r.certified_ratio(method) for r in self.rows]),
-                "mean_flow_ratio": _mean([r.certified_flow_ratio(method) for r in self.rows]),
-                "worst_certified_ratio": _max([r.certified_ratio(method) for r in self.rows]),
-                "mean_fast_certified_ratio": _mean(
-                    [r.results[method].objective / r.fast_bound for r in self.rows]
-                ),
-                "verified": sum(r.verified[method] for r in self.rows),
-                "above_theorem1": len(above),
-                "flag": self.flag(method, above),
-                "mean_runtime_s": _mean([r.results[method].runtime_s for r in self.rows]),
-            }
         tightness = [
             r.optimum.lower_bound.value / r.optimum.objective
             for r in proven
             if r.optimum.lower_bound is not None
         ]
         fast = [r.fast_bound / r.optimum.objective for r in proven]
+        found = [r for r in self.rows if r.optimum.objective > 0]
         return {
             "instances": len(self.rows),
             "optima_proven": len(proven),
             "lower_bound_over_opt_min": _min(tightness),
             "fast_bound_over_opt_median": float(np.median(fast)) if fast else math.nan,
             "fast_bound_over_opt_min": _min(fast),
-            "interrupted": self.interrupted,
-            "exact_mean_runtime_s": float(np.mean([r.optimum.runtime_s for r in self.rows]))
-            if self.rows
-            else float("nan"),
-            "rho_mean": float(np.mean([r.rho for r in self.rows])) if self.rows else float("nan"),
-            "rho_max": max((r.rho for r in self.rows), default=float("nan")),
-            "theorem1_factor_max": max(
-                (r.theorem1_factor for r in self.rows), default=float("nan")
+            "lower_bound_over_incumbent_min": _min(
+                [_bound_value(r.optimum) / r.optimum.objective for r in found]
             ),
-            "methods": methods,
+            "fast_bound_over_incumbent_min": _min(
+                [r.fast_bound / r.optimum.objective for r in found]
+            ),
+            "interrupted": self.interrupted,
+            "exact_mean_runtime_s": _mean([r.optimum.runtime_s for r in self.rows]),
+            "rho_mean": _mean([r.rho for r in self.rows]),
+            "rho_max": _max([r.rho for r in self.rows]),
+            "theorem1_factor_max": _max([r.theorem1_factor for r in self.rows]),
+            "unproven": [
+                {"seed": r.seed, "why": r.why_unproven(self.config)}
+                for r in self.rows
+                if not r.optimum.proven_optimal
+            ],
+            "methods": {method: self._method_row(method) for method in self.config.methods},
+            "rows": self.records(),
         }
+
+    def _method_row(self, method: str) -> dict[str, object]:
+        """One method's row of the table, keyed by :data:`METHOD_HEADERS`, with its note."""
+        proven = [row for row in self.rows if row.optimum.proven_optimal]
+        ratios = [r.results[method].objective / r.optimum.objective for r in proven]
+        above = [x for x, r in zip(ratios, proven, strict=True) if x > r.theorem1_factor]
+        jct = [
+            r.results[method].total_jct / r.optimum.total_jct
+            for r in proven
+            if r.optimum.total_jct > 0
+        ]
+        certified = [r.certified_ratio(method) for r in self.rows]
+        worst = _worst_seed(proven, ratios) if ratios else _worst_seed(self.rows, certified)
+        return {
+            "method": method,
+            "mean C/OPT": _mean(ratios),
+            "worst C/OPT": _max(ratios),
+            "worst seed": worst,
+            "mean JCT/OPT": _mean(jct),
+            "worst JCT/OPT": _max(jct),
+            "mean C/LB": _mean(certified),
+            "worst C/LB": _max(certified),
+            "mean C/LB_fast": _mean(
+                [r.results[method].objective / r.fast_bound for r in self.rows]
+            ),
+            "mean JCT/LB": _mean([r.certified_flow_ratio(method) for r in self.rows]),
+            "verified": sum(r.verified[method] for r in self.rows),
+            "mean runtime s": _mean([r.results[method].runtime_s for r in self.rows]),
+            "above Theorem 1": len(above),
+            "note": self.flag(method, above),
+        }
+
+    def records(self) -> list[dict[str, object]]:
+        """One row per instance and method (the exact method's first), keyed by
+        :data:`RECORD_HEADERS`: what a researcher loads with ``pandas.DataFrame(rows)`` or
+        ``pandas.read_csv`` of ``compare --out``. ``OPT`` and the ratios to it are ``nan``
+        where the optimum is not proven; ``LB`` is the best proven lower bound on
+        ``OPT(A)``, and ``C/LB`` an upper bound on ``C/OPT`` even then."""
+        out = []
+        for row in self.rows:
+            opt = row.optimum.objective if row.optimum.proven_optimal else math.nan
+            lower = _bound_value(row.optimum)
+            command = self.config.command(row.seed)
+            for method, result in {self.config.exact: row.optimum, **row.results}.items():
+                out.append(
+                    {
+                        "seed": row.seed,
+                        "method": method,
+                        "status": result.status.value,
+                        "sum C": result.objective,
+                        "OPT": opt,
+                        "LB": lower,
+                        "C/OPT": result.objective / opt,
+                        "C/LB": result.objective / lower if lower > 0 else math.nan,
+                        "sum JCT": result.total_jct,
+                        "JCT/OPT": result.total_jct / row.optimum.total_jct
+                        if row.optimum.proven_optimal and row.optimum.total_jct > 0
+                        else math.nan,
+                        "JCT/LB": _flow_ratio(result, row.optimum),
+                        "runtime s": result.runtime_s,
+                        "verified": row.verified[method],
+                        "command": command,
+                    }
+                )
+        return out
+
+
+METHOD_HEADERS = (
+    "method",
+    "mean C/OPT",
+    "worst C/OPT",
+    "worst seed",
+    "mean JCT/OPT",
+    "worst JCT/OPT",
+    "mean C/LB",
+    "mean C/LB_fast",
+    "mean JCT/LB",
+    "verified",
+    "mean runtime s",
+)
+"""The columns of ``compare``'s table, and the keys of each method's row of
+:meth:`CompareReport.summary` (which adds ``worst C/LB``, ``above Theorem 1`` and ``note``)."""
+
+RECORD_HEADERS = (
+    "seed",
+    "method",
+    "status",
+    "sum C",
+    "OPT",
+    "LB",
+    "C/OPT",
+    "C/LB",
+    "sum JCT",
+    "JCT/OPT",
+    "JCT/LB",
+    "runtime s",
+    "verified",
+    "command",
+)
+"""The keys of :meth:`CompareReport.records`, the columns of ``compare --out rows.csv``."""
+
+
+def _worst_seed(rows: list[InstanceComparison], ratios: list[float]) -> int | None:
+    """The seed of the row with the largest finite ratio (``None`` without one)."""
+    finite = [(x, r.seed) for x, r in zip(ratios, rows, strict=True) if math.isfinite(x)]
+    return max(finite, key=lambda pair: (pair[0], -pair[1]))[1] if finite else None
+
+
+def _bound_value(result: Result) -> float:
+    """The value of ``result``'s valid lower bound, or ``nan``."""
+    bound = result.lower_bound
+    return bound.value if bound is not None and bound.valid else math.nan
+
+
+def _flow_ratio(result: Result, optimum: Result) -> float:
+    """``result``'s flow time over the exact result's flow bound (a certified ratio)."""
+    bound = optimum.flow_lower_bound
+    flow = result.total_flow_time
+    if not (math.isfinite(bound) and bound > 0 and math.isfinite(flow)):
+        return math.nan
+    return flow / bound
 
 
 def compare(

@@ -45,7 +45,7 @@ def batch(tmp_path_factory: pytest.TempPathFactory) -> Instance:
     gives 208, the pooled bound 212, and 212 is the optimum (a schedule meets it)."""
     path = tmp_path_factory.mktemp("pooled") / "batch.json"
     assert main(["generate", "--jobs", "24", "--servers", "4", "--gpus-per-server", "4",
-                 "--integral", "--seed", "0", "--out", str(path)]) == 0  # fmt: skip
+                 "--preset", "exact-friendly", "--seed", "0", "--out", str(path)]) == 0  # fmt: skip
     return read_instance(path)
 
 
@@ -120,7 +120,7 @@ def test_a_node_limited_solve_reports_its_dual_bound(tmp_path: Path) -> None:
     its incumbent's objective (above the relaxation's optimum) reported as a bound."""
     path = tmp_path / "forty.json"
     assert main(["generate", "--jobs", "40", "--servers", "4", "--gpus-per-server", "4",
-                 "--integral", "--seed", "1", "--out", str(path)]) == 0  # fmt: skip
+                 "--preset", "exact-friendly", "--seed", "1", "--out", str(path)]) == 0  # fmt: skip
     instance = read_instance(path)
     inputs, slot = BoundInputs.of(instance), proven_grid(instance)
     lp = lp_bound(instance, inputs, LpSettings(20_000, 1e7), slot=slot)
