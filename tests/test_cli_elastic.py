@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 
 import pytest
@@ -74,3 +75,176 @@ def test_json_stdout_is_one_document_with_an_in_process_solver(workload: Path) -
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["verified"] is True
+
+
+def _simulate(*options: str) -> list[str]:
+    """``simulate`` on the first jobs of workload 6 on two 4-GPU nodes, plus ``options``."""
+    return ["simulate", "--trace", "workload-6.csv", "--servers", "2", "--gpus-per-server", "4",
+            *options]  # fmt: skip
+
+
+def test_the_saved_runs_mean_jct_is_the_printed_one(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """``simulate --policy pollux --out run.json`` writes per-job results whose mean JCT,
+    recomputed from each job's arrival and completion, is the printed mean JCT: to the
+    printed digits in the text, exactly in ``--json``, whose document is the file's summary
+    (the policy's wall-clock time per round aside)."""
+    out = tmp_path / "run.json"
+    assert main(_simulate("--policy", "pollux", "--limit", "4", "--out", str(out))) == 0
+    text = capsys.readouterr().out
+    printed = next(line for line in text.splitlines() if line.strip().startswith("mean_jct:"))
+    saved = json.loads(out.read_text())
+    jcts = [job["completion"] - job["arrival"] for job in saved["jobs"]]
+    mean = math.fsum(jcts) / len(jcts)
+    assert printed.split(":")[1].strip() == f"{mean:.6g}"
+    assert f"written to {out}" in text
+    assert main(_simulate("--policy", "pollux", "--limit", "4", "--out", str(out), "--json")) == 0
+    document = json.loads(capsys.readouterr().out)
+    saved = json.loads(out.read_text())
+    assert document["mean_jct"] == mean == saved["summary"]["mean_jct"]
+    assert len(saved["jobs"]) == 4 and saved["settings"]["policy"] == "pollux"
+    for summary in (document, saved["summary"]):
+        summary.pop("median_decision_s")
+    document.pop("trace_format")
+    assert document == saved["summary"]
+
+
+def test_limit_keeps_the_first_jobs_and_the_default_cluster_is_pollux_s(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """``--limit N`` runs the first N jobs by submission; without ``--servers`` and
+    ``--gpus-per-server`` the cluster is the Pollux study's 16 nodes x 4 GPUs (not the rigid
+    traces' default); ``--limit 0`` is refused in one line."""
+    assert main(["simulate", "--trace", "workload-6.csv", "--policy", "fifo", "--limit", "3",
+                 "--json"]) == 0  # fmt: skip
+    document = json.loads(capsys.readouterr().out)
+    assert document["jobs"] == 3 and document["cluster"] == "16 x 4"
+    with pytest.raises(SystemExit) as stopped:
+        main(_simulate("--policy", "fifo", "--limit", "0"))
+    assert stopped.value.code == 2
+    assert "argument --limit: '0' must be a whole number" in capsys.readouterr().err
+
+
+def test_plot_draws_the_figure_and_says_where(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """``--plot run.png`` writes a PNG and says where; ``compare --plot`` too, one curve per
+    policy in each panel."""
+    figure = tmp_path / "run.png"
+    assert main(_simulate("--policy", "fifo", "--limit", "3", "--plot", str(figure))) == 0
+    assert f"figure written to {figure}" in capsys.readouterr().out
+    assert figure.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    both = tmp_path / "both.svg"
+    code = main(_compare("--policies", "fifo,las-pollux", "--plot", str(both)))
+    assert code == 0 and f"figure written to {both}" in capsys.readouterr().out
+    assert both.read_text().count("<svg") == 1
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        (["--out", "{tmp}"], "--out {tmp}: is a folder"),
+        (["--out", "{tmp}/a.json", "--plot", "{tmp}/a.json"], "the same file"),
+        (["--plot", "{tmp}/a.txt"], "--plot {tmp}/a.txt: figures are written as"),
+        (["--out", "{trace}"], "is also an input of the command"),
+        (["--restart-cost", "5"], "--restart-cost: not available for elastic jobs"),
+        (["--mapper", "first-fit"], "--mapper: not available for elastic jobs"),
+        (["--predictor", "oracle"], "--predictor: not available for elastic jobs"),
+        (["--placement", "any"], "--placement: not available for elastic jobs"),
+        (["--seed", "1"], "--seed: not available for elastic jobs"),
+        (["--columns", "submit=time"], "--columns: not available for elastic jobs"),
+        (["--time-unit", "s"], "--time-unit: not available for elastic jobs"),
+        (["--unnamed", "zoo"], "--unnamed: not available for elastic jobs"),
+        (["--bandwidth-intra", "5"], "--bandwidth-intra: not available for elastic jobs"),
+        (["--bandwidth-inter", "5"], "--bandwidth-inter: not available for elastic jobs"),
+        (["--load-factor", "2"], "--load-factor: not available for elastic jobs"),
+        (["--target-load", "0.5"], "--target-load: not available for elastic jobs"),
+    ],
+)
+def test_simulate_refuses_what_an_elastic_run_cannot_take(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, options: list[str], message: str
+) -> None:
+    """Each output path that cannot be right and each option meaningless for elastic jobs is
+    one line naming it (exit 2), before any simulation, and no file is left behind."""
+    from ddlsched.core.data import resolve_trace
+
+    trace = str(resolve_trace("workload-6.csv"))
+    filled = [o.format(tmp=tmp_path, trace=trace) for o in options]
+    assert main(_simulate("--policy", "fifo", "--limit", "2", *filled)) == 2
+    err = capsys.readouterr().err
+    assert message.format(tmp=tmp_path, trace=trace) in err and len(err.splitlines()) == 1
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_an_interrupted_save_leaves_no_half_file(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Ctrl-C while ``--out`` is being written exits 130 and leaves neither the file nor a
+    temporary one."""
+    import os
+
+    def interrupted(fd: int) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(os, "fsync", interrupted)
+    out = tmp_path / "run.json"
+    assert main(_simulate("--policy", "fifo", "--limit", "2", "--out", str(out))) == 130
+    assert list(tmp_path.iterdir()) == []
+
+
+def _compare(*options: str) -> list[str]:
+    """``compare --trace`` on the first 3 jobs of workload 6 on two 4-GPU nodes."""
+    return ["compare", "--trace", "workload-6.csv", "--servers", "2", "--gpus-per-server", "4",
+            "--limit", "3", *options]  # fmt: skip
+
+
+def test_compare_rows_are_the_separate_simulate_runs(capsys: pytest.CaptureFixture[str]) -> None:
+    """``compare --trace --json`` gives one row per policy, in the order asked, each equal on
+    every figure it shows to ``simulate --json`` of that policy alone; the text prints one
+    table row per policy."""
+    policies = ["las-pollux", "asrpt-elastic", "fifo"]
+    assert main(_compare("--policies", ",".join(policies), "--json")) == 0
+    rows = json.loads(capsys.readouterr().out)["policies"]
+    assert [row["policy"] for row in rows] == policies
+    for row in rows:
+        assert main(_simulate("--policy", row["policy"], "--limit", "3", "--json")) == 0
+        alone = json.loads(capsys.readouterr().out)
+        assert {key: alone[key] for key in row if key != "policy"} == {
+            key: value for key, value in row.items() if key != "policy"
+        }
+    assert main(_compare("--policies", ",".join(policies))) == 0
+    table = [line for line in capsys.readouterr().out.splitlines() if line.startswith("| ")]
+    assert [line.split("|")[1].strip() for line in table[2:]] == policies
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        (["compare", "--policies", "fifo"], "--policies: only with --trace"),
+        (["compare", "--limit", "3"], "--limit: only with --trace"),
+        (["--jobs", "3"], "--jobs: not available with --trace"),
+        (["--seed", "1"], "--seed: not available with --trace"),
+        (["--methods", "asrpt"], "--methods: not available with --trace"),
+        (["--from-trace", "philly_jobs.csv"], "--from-trace: not available with --trace"),
+        (["--policies", "fifo,nope"], "--policies: elastic policy: unknown 'nope'"),
+        (["--policies", "fifo,fifo"], "--policies: policies: fifo named twice"),
+        (["--policies", ","], "--policies: expected one or more names"),
+        (["--plot", "f.txt"], "--plot f.txt: figures are written as"),
+    ],
+)
+def test_compare_refuses_what_an_elastic_comparison_cannot_take(
+    capsys: pytest.CaptureFixture[str], options: list[str], message: str
+) -> None:
+    """Elastic-only options without ``--trace``, random-instance options with it, and bad
+    policy lists or figure names are one line naming the option (exit 2)."""
+    argv = options if options[0] == "compare" else _compare(*options)
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert message in err and len(err.splitlines()) == 1
+
+
+def test_compare_takes_only_a_pollux_workload(capsys: pytest.CaptureFixture[str]) -> None:
+    """``compare --trace`` on a rigid trace says what it takes and where rigid traces go."""
+    assert main(["compare", "--trace", "tiresias_60_job.csv"]) == 2
+    assert "compare takes a Pollux workload" in capsys.readouterr().err
