@@ -229,6 +229,33 @@ def comparison_figure(
     return figure
 
 
+def ratios_figure(
+    ratios: Mapping[str, Sequence[float]], certified: Mapping[str, Sequence[float]]
+) -> Figure:
+    """``results --plot``: per method, the distribution of ``C / OPT`` over the instances
+    with a proven optimum, and of ``C / LB`` (a certified upper bound on it) over all;
+    a panel is left out when it has no value.
+
+    Parameters
+    ----------
+    ratios, certified
+        Per method (label), the ratios to the optimum and to the lower bound.
+    """
+    panels = [
+        (values, label)
+        for values, label in ((ratios, "C / OPT"), (certified, "C / LB (certified)"))
+        if any(len(v) for v in values.values())
+    ]
+    figure, axes = plt.subplots(max(1, len(panels)), 1, figsize=(10, 4 * max(1, len(panels))),
+                                squeeze=False)  # fmt: skip
+    for (values, label), row in zip(panels, axes, strict=False):
+        ratio_distribution(values, row[0], label=label)
+    if not panels:
+        axes[0][0].set_title("no ratio known: no proven optimum and no bound")
+    figure.tight_layout()
+    return figure
+
+
 def simulation_figure(instance: Instance, schedule: Schedule, label: str) -> Figure:
     """``simulate --plot``: the JCT CDF of a run, and its Gantt chart if the instance is small."""
     releases = {job.id: job.release for job in instance.jobs}

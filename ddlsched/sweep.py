@@ -61,7 +61,12 @@ from typing import Any
 import pandas as pd
 
 from ddlsched.api import exact_method_names, generate_checked, method_names, solve
-from ddlsched.core.generators import GeneratorConfig, with_preset, with_tuples
+from ddlsched.core.generators import (
+    GeneratorConfig,
+    generate_command,
+    with_preset,
+    with_tuples,
+)
 from ddlsched.core.io import check_regular_file
 from ddlsched.core.model import InputError
 from ddlsched.core.params import PLACEMENTS, ExactParams, OnlineParams, read_toml
@@ -283,12 +288,15 @@ def run_task(task: Task) -> dict[str, Any]:
     result = solve(instance, task.method, params=params, seed=task.seed)
     verified = result.schedule is not None and verify(instance, result.schedule).feasible
     summary = result.summary()
+    bound = summary["best_bound"]
+    if bound is None and result.lower_bound is not None and result.lower_bound.valid:
+        bound = result.lower_bound.value  # an online method's: the fast bounds on OPT(A)
     return _row(
         task,
         status=summary["status"],
         objective=summary["total_completion_time"],
         total_jct=summary["total_jct"],
-        best_bound=summary["best_bound"],
+        best_bound=bound,
         gap=summary["gap"],
         runtime_s=summary["runtime_s"],
         verified=int(verified),
@@ -774,7 +782,9 @@ def _shut_down(client: Any, cluster: Any, kill: bool = True) -> None:
 
 
 def load_results(path: str | Path) -> pd.DataFrame:
-    """The results file as a DataFrame, generator parameters as columns.
+    """The results file as a DataFrame, one row per task: generator parameters as columns
+    (those that vary, and the size), ``command`` (the ``ddlsched generate`` command writing
+    the row's instance, byte for byte), and the ratios of :func:`with_ratios`.
 
     Raises
     ------
@@ -797,12 +807,33 @@ def load_results(path: str | Path) -> pd.DataFrame:
     for column, missing in (("version", UNKNOWN), ("revision", UNKNOWN), ("mixed", 0)):
         frame[column] = frame[column].fillna(missing) if column in frame else missing
     frame["mixed"] = frame["mixed"].astype(int)
-    params = pd.json_normalize([json.loads(p) for p in frame["params"]])
+    settings = [json.loads(p) for p in frame["params"]]
+    frame["command"] = [
+        generate_command(GeneratorConfig(**with_tuples(one)), int(seed), f"seed{int(seed)}.json")
+        for one, seed in zip(settings, frame["seed"], strict=True)
+    ]
+    params = pd.json_normalize(settings)
     shown = {"num_jobs", "servers", "gpus_per_server"} | {
         c for c in params.columns if params[c].astype(str).nunique() > 1
     }
     columns = [c for c in params.columns if c in shown]
-    return pd.concat([frame.drop(columns=["params"]), params[columns]], axis=1)
+    return with_ratios(pd.concat([frame.drop(columns=["params"]), params[columns]], axis=1))
+
+
+def with_ratios(frame: pd.DataFrame) -> pd.DataFrame:
+    """``frame`` with, per row, ``opt`` (the instance's proven optimum: the objective of a
+    row of the same instance, any method, with status ``optimal``), ``bound`` (the
+    largest proven lower bound any row of the instance recorded), ``C/OPT`` and ``C/LB``
+    (an upper bound on ``C/OPT``); ``nan`` where unknown. An instance is a ``command``."""
+    proven = frame[frame["status"] == "optimal"].groupby("command")["objective"].min()
+    bound = frame.groupby("command")["best_bound"].max()
+    out = frame.assign(
+        opt=frame["command"].map(proven).astype(float),
+        bound=frame["command"].map(bound).astype(float),
+    )
+    out["C/OPT"] = out["objective"] / out["opt"]
+    out["C/LB"] = out["objective"] / out["bound"].where(out["bound"] > 0)
+    return out
 
 
 def producers(frame: pd.DataFrame) -> pd.DataFrame:
@@ -818,17 +849,19 @@ def producers(frame: pd.DataFrame) -> pd.DataFrame:
     )
 
 
+GRID_KEYS = ("method", "num_jobs", "servers", "gpus_per_server", "load")
+"""The columns :func:`summarise` groups by (those present)."""
+
+
 def summarise(frame: pd.DataFrame) -> pd.DataFrame:
-    """One row per method and grid point: tasks, verified, proven optimal, means, and
-    the versions that produced them (``version@revision``, revisions cut to 12 digits).
+    """One row per method and grid point: tasks, verified, proven optimal, failed, the mean
+    objective, the ratios to the optimum and to the bound (mean, standard deviation and
+    worst over the grid point's instances), mean runtime, and the versions that produced
+    them (``version@revision``, revisions cut to 12 digits).
 
     ``ddlsched results`` prints this table.
     """
-    keys = [
-        c
-        for c in ("method", "num_jobs", "servers", "gpus_per_server", "load")
-        if c in frame.columns
-    ]
+    keys = [c for c in GRID_KEYS if c in frame.columns]
     producer = frame["version"] + "@" + frame["revision"].str.slice(0, 12)
     return (
         frame.assign(producer=producer)
@@ -839,8 +872,33 @@ def summarise(frame: pd.DataFrame) -> pd.DataFrame:
             optimal=("status", lambda s: int((s == "optimal").sum())),
             failed=("status", lambda s: int((s == FAILED).sum())),
             mean_objective=("objective", "mean"),
+            **{
+                f"{ratio} {name}": (ratio, how)
+                for ratio in ("C/OPT", "C/LB")
+                for name, how in (("mean", "mean"), ("sd", "std"), ("worst", "max"))
+            },
             mean_runtime_s=("runtime_s", "mean"),
             produced_by=("producer", lambda s: ", ".join(sorted(set(s)))),
         )
         .reset_index()
     )
+
+
+def ratio_samples(frame: pd.DataFrame, ratio: str) -> dict[str, list[float]]:
+    """Per method (and grid point, when there are several), the finite values of the
+    column ``ratio`` (``C/OPT`` or ``C/LB``) of :func:`load_results`'s frame: what
+    ``results --plot`` draws."""
+    varying = [
+        c for c in GRID_KEYS[1:] if c in frame.columns and frame[c].astype(str).nunique() > 1
+    ]
+    samples: dict[str, list[float]] = {}
+    for group, rows in frame.groupby(["method", *varying], dropna=False, sort=False):
+        values = [float(v) for v in rows[ratio] if math.isfinite(v)]
+        if not values:
+            continue
+        parts = group if isinstance(group, tuple) else (group,)
+        label = " ".join(
+            [str(parts[0]), *(f"{k}={v}" for k, v in zip(varying, parts[1:], strict=True))]
+        )
+        samples[label] = values
+    return samples

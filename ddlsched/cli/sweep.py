@@ -17,13 +17,13 @@ from ddlsched.cli.options import (
     new_command,
     refuse_given,
 )
-from ddlsched.cli.output import print_json, progress_bar
+from ddlsched.cli.output import figure_format, print_json, progress_bar, save_figure, write_csv
 
 
 def add(commands: Any) -> None:
     """Register ``sweep`` and ``results``."""
     sweep = new_command(commands, "sweep", "run a grid of experiments on Dask, results in SQLite")
-    sweep.add_argument("config", help="TOML file with a [sweep] table")
+    sweep.add_argument("config", help="TOML file with a [sweep] table (required)")
     sweep.add_argument(
         "--scheduler", help="address of a running Dask scheduler (default: start a local cluster)"
     )
@@ -38,8 +38,20 @@ def add(commands: Any) -> None:
     sweep.set_defaults(handler=run)
 
     results = new_command(commands, "results", "summarise a sweep's results file")
-    results.add_argument("results")
-    add_json(results)
+    results.add_argument("results", help="SQLite results file of 'ddlsched sweep'")
+    results.add_argument(
+        "--csv",
+        metavar="ROWS.CSV",
+        help="write every task's row (method, seed, generator settings, status, objective, "
+        "OPT, bound, C/OPT, C/LB, the command regenerating the instance) to this CSV file "
+        "(default: none)",
+    )
+    results.add_argument(
+        "--plot",
+        help="write per method the distribution of C/OPT (and of C/LB) over the instances "
+        "to this .png, .pdf or .svg (default: none)",
+    )
+    add_json(results, "print the summary table as JSON")
     results.set_defaults(handler=run_results)
 
 
@@ -52,7 +64,7 @@ def run(args: argparse.Namespace) -> int:
         refuse_given(args, ("--workers",), "only for the local cluster; --scheduler names one")
     config = read_sweep(args.config)
     total = sum(1 for _ in config.tasks())
-    progress, close = progress_bar(total, "sweep")
+    progress, close = progress_bar(total, "sweep", unit="task")
     try:
         outcome = run_sweep(
             config,
@@ -83,21 +95,33 @@ def run(args: argparse.Namespace) -> int:
 
 def run_results(args: argparse.Namespace) -> int:
     """Summarise a results file: one row per method and setting, and the failed tasks."""
-    from ddlsched.sweep import load_results, producers, summarise
+    from ddlsched.sweep import load_results, producers, ratio_samples, summarise
 
+    check_outputs({"--csv": args.csv, "--plot": args.plot}, [args.results])
+    if args.plot:
+        figure_format("--plot", args.plot)
     frame = load_results(args.results)
     table = summarise(frame)
+    if args.csv:
+        write_csv(json.loads(frame.to_json(orient="records")), args.csv)
+    if args.plot:
+        save_figure(
+            "ratios_figure", args.plot, ratio_samples(frame, "C/OPT"), ratio_samples(frame, "C/LB")
+        )
     if args.json:
         print_json(json.loads(table.to_json(orient="records")))
-    else:
-        print(f"{len(frame)} rows in {args.results}, produced by:")
-        for row in producers(frame).itertuples():
-            mixed = f", {row.mixed} added as mixed" if row.mixed else ""
-            print(f"  ddlsched {row.version} (revision {row.revision}): {row.rows} rows{mixed}")
-        print(table.to_string(index=False))
-        failed = frame[frame["status"] == "failed"]
-        for row in failed.head(10).itertuples():
-            print(f"  failed: {row.method} seed {row.seed}: {row.message}")
-        if len(failed) > 10:
-            print(f"  ... and {len(failed) - 10} more failed tasks")
+        return EXIT_OK
+    print(f"{len(frame)} rows in {args.results}, produced by:")
+    for row in producers(frame).itertuples():
+        mixed = f", {row.mixed} added as mixed" if row.mixed else ""
+        print(f"  ddlsched {row.version} (revision {row.revision}): {row.rows} rows{mixed}")
+    print(table.to_string(index=False, float_format=lambda value: f"{value:.4f}"))
+    failed = frame[frame["status"] == "failed"]
+    for row in failed.head(10).itertuples():
+        print(f"  failed: {row.method} seed {row.seed}: {row.message}")
+    if len(failed) > 10:
+        print(f"  ... and {len(failed) - 10} more failed tasks")
+    for option, path in (("rows", args.csv), ("figure", args.plot)):
+        if path:
+            print(f"{option} written to {path}")
     return EXIT_OK
