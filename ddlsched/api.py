@@ -432,13 +432,13 @@ def simulate_elastic(
     policy
         A name of :data:`ddlsched.algorithms.elastic.ELASTIC_POLICIES` (``pollux``, ``sia``,
         ``asrpt-elastic``, ``las-pollux``, ``fifo``), or a fresh object implementing
-        :class:`~ddlsched.algorithms.elastic.ElasticPolicy`.
+        :class:`~ddlsched.algorithms.elastic.simulator.ElasticPolicy`.
     cluster
         Default :class:`~ddlsched.core.elastic.ElasticCluster` ``()``: 16 nodes x 4 GPUs,
         the Pollux study's.
     params
         Round length, restart delay, safety stop (default
-        :class:`~ddlsched.algorithms.elastic.ElasticSimParams` ``()``: 60 s rounds, 30 s
+        :class:`~ddlsched.algorithms.elastic.simulator.ElasticSimParams` ``()``: 60 s rounds, 30 s
         restarts, Pollux's settings).
     limit
         Only the first ``limit`` jobs by submission.

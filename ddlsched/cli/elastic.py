@@ -3,10 +3,10 @@
 A trace whose header is Pollux's workload format (``name,time,application,num_replicas,
 batch_size``) holds elastic jobs (a model, an epoch budget, the GPUs and batch size the user
 asked for). ``simulate`` then runs one policy of
-:data:`ddlsched.algorithms.elastic.ELASTIC_POLICIES` through :func:`ddlsched.simulate_elastic`
+:data:`ddlsched.algorithms.elastic.ELASTIC_POLICIES` through :func:`ddlsched.api.simulate_elastic`
 (``--out`` saves every job and round, ``--plot`` draws the JCT CDF and the GPUs in use,
 ``--limit`` keeps the first jobs); ``compare --trace`` runs several side by side through
-:func:`ddlsched.compare_elastic`. Every run is checked by the independent
+:func:`ddlsched.api.compare_elastic`. Every run is checked by the independent
 :func:`ddlsched.proofs_checks.elastic.check_elastic`.
 """
 
@@ -33,7 +33,6 @@ RIGID_ONLY = (
     "--predictor",
     "--placement",
     "--seed",
-    "--gpu-types",
     "--columns",
     "--time-unit",
     "--unnamed",
@@ -79,11 +78,19 @@ def is_pollux_workload(path: str) -> bool:
 
 def _cluster(args: argparse.Namespace) -> Any:
     """The elastic cluster the options describe: ``--servers`` nodes of ``--gpus-per-server``
-    GPUs, each the Pollux study's (16 x 4) when not given."""
+    GPUs, each the Pollux study's (16 x 4) when not given; with ``--gpu-types``, that many
+    nodes of each type."""
     from ddlsched.core.elastic import ElasticCluster
 
     default = ElasticCluster()
     chosen = given(args)
+    if getattr(args, "gpu_types", None):
+        refuse_given(args, ("--servers",), "not with --gpu-types (it gives the nodes per type)")
+        gpus = args.gpus_per_server if "--gpus-per-server" in chosen else default.gpus_per_node
+        try:
+            return ElasticCluster.from_type_counts(args.gpu_types, gpus)
+        except ValueError as error:
+            raise InputError(f"--gpu-types: {error}") from None
     return ElasticCluster(
         args.servers if "--servers" in chosen else default.num_nodes,
         args.gpus_per_server if "--gpus-per-server" in chosen else default.gpus_per_node,

@@ -8,8 +8,8 @@ a policy object) in the round-based simulator, checks the run with the independe
 (:attr:`ElasticRun.rounds`), the figures of the run (:meth:`ElasticRun.summary`) and a file
 (:meth:`ElasticRun.write`). :func:`compare_elastic` runs several policies on one workload and
 cluster (:class:`ElasticComparison`, one row per policy). The façades
-:func:`ddlsched.simulate_elastic` and :func:`ddlsched.compare_elastic` call these, and so do
-``ddlsched simulate`` and ``ddlsched compare`` on a Pollux workload.
+:func:`ddlsched.api.simulate_elastic` and :func:`ddlsched.api.compare_elastic` call these,
+and so do ``ddlsched simulate`` and ``ddlsched compare`` on a Pollux workload.
 """
 
 from __future__ import annotations
@@ -65,10 +65,9 @@ class ElasticRun:
 
     Examples
     --------
-    >>> import pandas as pd  # doctest: +SKIP
+    >>> import ddlsched, pandas  # doctest: +SKIP
     >>> run = ddlsched.simulate_elastic("workload-6.csv", "pollux", limit=20)  # doctest: +SKIP
-    >>> pd.DataFrame(run.jobs).jct.mean() == run.summary()["mean_jct"]  # doctest: +SKIP
-    True
+    >>> pandas.DataFrame(run.jobs).jct.mean()  # doctest: +SKIP
     """
 
     result: ElasticResult
