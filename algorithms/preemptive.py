@@ -67,11 +67,16 @@ class PreemptivePriorityPolicy(Policy, abc.ABC):
         self.views: dict[str, JobView] = {}
         self.arrival_order: dict[str, int] = {}
         self._running: dict[str, JobView] = {}
+        self._running_gpus = 0
         self._admit: list[Entry] = []
 
     @abc.abstractmethod
     def key(self, job_id: str, now: float) -> Hashable:
         """The job's priority now (smaller runs first)."""
+
+    def running_keys(self, now: float) -> dict[str, Hashable]:
+        """The key of every running job now (one call per pass: subclasses may batch it)."""
+        return {job_id: self.key(job_id, now) for job_id in self._running}
 
     def _advance(self, now: float) -> None:
         """Hook: bring the policy's own state to ``now`` before a pass."""
@@ -84,27 +89,28 @@ class PreemptivePriorityPolicy(Policy, abc.ABC):
 
     def on_start(self, job: JobView, mapping: tuple[int, ...], alpha: float, now: float) -> None:
         self._running[job.id] = job
+        self._running_gpus += job.gpus
 
     def on_completion(self, job: JobView, iterations: int, now: float) -> None:
-        self._running.pop(job.id, None)
+        if self._running.pop(job.id, None) is not None:
+            self._running_gpus -= job.gpus
 
     def on_preempt(self, job: JobView, now: float) -> None:
         del self._running[job.id]
+        self._running_gpus -= job.gpus
         self.waiting.push(job, self.key(job.id, now))
 
     def preempt(self, now: float, running: Collection[str]) -> list[str]:
         """The pass: the running jobs to preempt now; remembers which waiting jobs start."""
         self._advance(now)
-        ranked = sorted((self.key(j, now), self.arrival_order[j], j) for j in self._running)
-        room = self.cluster.num_gpus - sum(self._running[j].gpus for j in self._running)
-        admit = self._fill(room)
-        worst = ranked[-1][:2] if ranked else None
+        keys = self.running_keys(now)
         best_waiting = self.waiting.best_key()
-        if worst is None or best_waiting is None or best_waiting >= worst[0]:
-            self._admit = admit  # no waiting job beats a running one: nothing to preempt
+        if not keys or best_waiting is None or best_waiting >= max(keys.values()):
+            # No waiting job beats a running one: nothing to preempt.
+            self._admit = self._fill(self.cluster.num_gpus - self._running_gpus)
             return []
-        for entry in admit:
-            self.waiting.restore(entry)
+        order = self.arrival_order
+        ranked = sorted((key, order[j], j) for j, key in keys.items())
         kept, self._admit = self._merge(ranked)
         return [j for _, _, j in ranked if j not in kept]
 
@@ -177,6 +183,7 @@ class PreemptiveASRPT(PreemptivePriorityPolicy):
     ) -> None:
         super().__init__(cluster, mapper, restart_cost)
         self.predictor = predictor
+        self._completion_key: dict[str, tuple[int, float]] = {}
         self.machine = VirtualMachine(
             on_complete=self._virtual_complete, on_preempt=self._virtual_preempt
         )
@@ -191,17 +198,18 @@ class PreemptiveASRPT(PreemptivePriorityPolicy):
         self.predictor.observe(job, iterations)
 
     def key(self, job_id: str, now: float) -> Hashable:
-        completion = self.machine.completion.get(job_id)
+        completion = self._completion_key.get(job_id)
         if completion is not None:
-            return (0, tie_key(completion))
+            return completion
         return (1, tie_key(self.machine.remaining(job_id)))
 
     def _advance(self, now: float) -> None:
         self.machine.advance(now)
 
     def _virtual_complete(self, job_id: str, time: float) -> None:
+        key = self._completion_key[job_id] = (0, tie_key(time))
         if job_id in self.waiting:
-            self.waiting.push(self.views[job_id], (0, tie_key(time)))
+            self.waiting.push(self.views[job_id], key)
 
     def _virtual_preempt(self, job_id: str, remaining: float) -> None:
         if job_id in self.waiting:
@@ -232,26 +240,42 @@ class RemainingAreaSRPT(PreemptivePriorityPolicy):
         fastest = AlphaMinCache(cluster)
         self._area_per_iteration = {job.id: job.gpus * fastest(job)[0] for job in jobs}
         self._left = {job.id: float(job.iterations) for job in jobs}
-        self._piece: dict[str, tuple[float, float, float]] = {}  # start, restart, alpha
+        # A running piece: iterations left at its start, when it starts progressing
+        # (start + restart), alpha of its mapping, GPU-area per iteration.
+        self._piece: dict[str, tuple[float, float, float, float]] = {}
         self._started: set[str] = set()
 
     def _left_now(self, job_id: str, now: float) -> float:
         piece = self._piece.get(job_id)
         if piece is None:
             return self._left[job_id]
-        start, restart, alpha = piece
-        return self._left[job_id] - max(0.0, now - start - restart) / alpha
+        left, progressing, alpha, _ = piece
+        return left - max(0.0, now - progressing) / alpha
 
     def key(self, job_id: str, now: float) -> Hashable:
-        return tie_key(max(0.0, self._left_now(job_id, now)) * self._area_per_iteration[job_id])
+        # Unrounded: computed for every running job at every event, and a tie with a
+        # waiting job's rounded key at worst preempts once.
+        return max(0.0, self._left_now(job_id, now)) * self._area_per_iteration[job_id]
+
+    def running_keys(self, now: float) -> dict[str, Hashable]:
+        keys: dict[str, Hashable] = {}
+        for job_id, (left, progressing, alpha, area) in self._piece.items():
+            done = (now - progressing) / alpha if now > progressing else 0.0
+            keys[job_id] = (left - done) * area if left > done else 0.0
+        return keys
 
     def on_start(self, job: JobView, mapping: tuple[int, ...], alpha: float, now: float) -> None:
         super().on_start(job, mapping, alpha, now)
         restart = self.restart_cost if job.id in self._started else 0.0
         self._started.add(job.id)
-        self._piece[job.id] = (now, restart, alpha)
+        area = self._area_per_iteration[job.id]
+        self._piece[job.id] = (self._left[job.id], now + restart, alpha, area)
 
     def on_preempt(self, job: JobView, now: float) -> None:
         self._left[job.id] = self._left_now(job.id, now)
         del self._piece[job.id]
         super().on_preempt(job, now)
+
+    def on_completion(self, job: JobView, iterations: int, now: float) -> None:
+        self._piece.pop(job.id, None)
+        super().on_completion(job, iterations, now)

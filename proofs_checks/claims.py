@@ -27,11 +27,17 @@ Claims, as :ref:`model-claims` states them (unit weights for 1 and 5):
    and a job that fits one server's free GPUs at its start is on one server;
 5. ``theorem1``: guided A-SRPT has ``sum C <= (2 + M/(M - g_max + 1)) rho
    OPT(A)`` (see :mod:`ddlsched.proofs_checks.bounds` for the derivation);
-6. ``verifier``: the schedule passes the independent verifier.
+6. ``verifier``: the schedule passes the independent verifier;
+7. ``asrpt_preemptive``: with exact iteration counts and free restarts,
+   every job of ``asrpt-preemptive`` has ``C_i <= (1 + kappa_i) C^V_i +
+   K_i alpha_i^max`` (``kappa_i = M/(M - g_i + 1)``, ``C^V_i`` its SRPT
+   completion on A2), hence ``sum C <= (2 + kappa) rho OPT`` of the
+   preemptive model for unit weights (see :func:`asrpt_preemptive`).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import enum
 import math
 from dataclasses import dataclass
@@ -314,3 +320,64 @@ def verifier(instance: Instance, schedule: Schedule, method: str) -> ClaimRecord
         -float(count),
         "; ".join(report.violations[:3]),
     )
+
+
+def asrpt_preemptive(
+    instance: Instance,
+    schedule: Schedule,
+    srpt_schedule: Schedule,
+    exact_counts: bool = True,
+) -> ClaimRecord:
+    """Claim 7: ``asrpt-preemptive`` finishes each job by ``(1 + kappa_i) C^V_i + K_i alpha_i^max``.
+
+    ``schedule`` is the policy's (pieces allowed, recomputed by the verifier),
+    ``srpt_schedule`` the SRPT schedule of A2 its virtual machine followed
+    (its completions ``C^V_i``, recomputed by the verifier). The proof: after
+    ``C^V_i`` job ``i`` waits only while the jobs keyed before it (virtually
+    complete earlier) hold at least ``M - g_i + 1`` GPUs; their GPU-time is at
+    most ``sum g_j K_j alpha_j^max = M sum v_j <= M C^V_i``, so ``i`` waits at
+    most ``kappa_i C^V_i`` after ``C^V_i`` and runs at most ``K_i alpha_i^max``.
+    Summed with unit weights, ``SRPT(A2) <= rho OPT`` and ``sum K_i alpha_i^max
+    <= rho OPT`` give ``(2 + kappa) rho OPT`` for the preemptive model.
+
+    ``lhs`` and ``rhs`` are the two sides summed over jobs; the claim is
+    violated when any one job breaks its own inequality (named in
+    ``detail``). Conclusive only when both schedules pass the verifier, the
+    counts were exact and the restart cost is 0 (the proof charges none).
+    """
+    report = verify(instance, schedule)
+    virtual = verify(instance, srpt_schedule)
+    reasons = []
+    if not report.feasible:
+        reasons.append("schedule infeasible")
+    if not virtual.feasible or srpt_schedule.problem != "A2":
+        reasons.append("SRPT schedule is not a feasible A2 schedule")
+    if not exact_counts:
+        reasons.append("iteration counts were predicted")
+    if schedule.restart_cost != 0:
+        reasons.append(f"restart cost {schedule.restart_cost:g} > 0: outside the proof")
+    exact = not reasons
+    total_gpus = instance.cluster.num_gpus
+    lhs = rhs = 0.0
+    broken = []
+    for job in instance.jobs:
+        completion = report.completion_times.get(job.id, math.nan)
+        kappa = total_gpus / (total_gpus - job.gpus + 1)
+        virtual_end = virtual.completion_times.get(job.id, math.nan)
+        allowed = (1 + kappa) * virtual_end + job.iterations * all_cut_time(job, instance.cluster)
+        lhs, rhs = lhs + completion, rhs + allowed
+        if not completion <= allowed + TOLERANCE * max(1.0, allowed):
+            broken.append(f"job {job.id!r}: C = {completion:g} > {allowed:g}")
+    record = _inequality(
+        "asrpt_preemptive",
+        "C_i(asrpt-preemptive) <= (1 + M/(M - g_i + 1)) C^V_i + K_i alpha_i^max for every job",
+        lhs,
+        rhs,
+        exact,
+        detail="; ".join(reasons),
+    )
+    if exact and broken:
+        return dataclasses.replace(
+            record, status=ClaimStatus.VIOLATED, detail="; ".join(broken[:3])
+        )
+    return record
