@@ -328,7 +328,7 @@ def asrpt_preemptive(
     srpt_schedule: Schedule,
     exact_counts: bool = True,
 ) -> ClaimRecord:
-    """Claim 7: ``asrpt-preemptive`` finishes each job by ``(1 + kappa_i) C^V_i + K_i alpha_i^max``.
+    """Claim 7: ``asrpt-preemptive`` ends job i by ``(1 + kappa_i) C^V_i + K_i alpha_i^max``.
 
     ``schedule`` is the policy's (pieces allowed, recomputed by the verifier),
     ``srpt_schedule`` the SRPT schedule of A2 its virtual machine followed
