@@ -173,7 +173,9 @@ CONFLICTS = [
 to the default is refused too: what matters is that the user asked for it)."""
 
 
-@pytest.mark.parametrize(("argv", "expected"), CONFLICTS, ids=lambda v: " ".join(v)[:60])
+@pytest.mark.parametrize(
+    ("argv", "expected"), CONFLICTS, ids=[" ".join(argv)[:60] for argv, _ in CONFLICTS]
+)
 def test_options_that_would_be_ignored_are_refused(
     capsys: pytest.CaptureFixture[str], tmp_path: Path, argv: list[str], expected: str
 ) -> None:
@@ -228,3 +230,50 @@ def test_threads_beyond_the_machines_cores_are_refused(capsys: pytest.CaptureFix
         a for a in subparsers.choices["solve"]._actions if "--threads" in a.option_strings
     )
     assert action.type is not None and action.type(str(cores)) == cores
+
+
+def _every_option() -> list[tuple[str, argparse.ArgumentParser, argparse.Action]]:
+    """Every option of every command (and of each subcommand of a command), with the
+    parser that prints its help."""
+    found = []
+
+    def walk(name: str, parser: argparse.ArgumentParser) -> None:
+        for action in parser._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                for sub, child in action.choices.items():
+                    walk(f"{name} {sub}".strip(), child)
+            elif not isinstance(action, argparse._HelpAction | argparse._VersionAction):
+                found.append((name, parser, action))
+
+    walk("", build_parser())
+    return found
+
+
+def test_every_option_of_every_command_shows_its_default_or_says_it_is_required() -> None:
+    """Each option's text in its command's ``--help`` (as that command's own formatter
+    expands it) says its default (a value, ``off`` for a switch, ``not set``, or words
+    naming it) or that it is required; an optional positional says what it is without it.
+    Catches a command whose parser does not show defaults (``compare --jobs`` showed none)."""
+    options = _every_option()
+    assert len(options) > 100
+    missing = []
+    for command, parser, action in options:
+        if action.help == argparse.SUPPRESS or (
+            not action.option_strings and action.nargs is None
+        ):
+            continue  # hidden, or a positional argument that must be given
+        shown = parser._get_formatter()._expand_help(action)
+        if not ("default" in shown or action.required):
+            missing.append(f"{command} {'/'.join(action.option_strings) or action.dest}")
+    assert not missing, missing
+
+
+def test_compare_help_shows_its_defaults(capsys: pytest.CaptureFixture[str]) -> None:
+    """``compare --help`` prints the defaults of --jobs, --instances, --gpus-per-server
+    and --servers (4 x 4 GPUs, 20 instances of 20 jobs), which the README's table used."""
+    with pytest.raises(SystemExit):
+        main(["compare", "--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    for expected in ("jobs per instance (default: 20)", "GPUs per server (default: 4)",
+                     "(default: 20)", "servers (default 4"):  # fmt: skip
+        assert expected in text, expected

@@ -133,14 +133,23 @@ def _recording(action: type[argparse.Action]) -> type[argparse.Action]:
 
 
 class _DefaultsShown(argparse.ArgumentDefaultsHelpFormatter):
-    """argparse's defaults in the help, except where there is nothing to show (``None``, a
-    flag's ``False``) or the help already says it ("--jobs: number of jobs (default 8)
-    (default: None)" was printed)."""
+    """Every option's default in its help: argparse's ``(default: X)``, ``(default: off)``
+    for a switch, ``(default: not set)`` for an option with nothing by default, unless the
+    help already says it (``--jobs: number of jobs (default 8)``) or the option is
+    required."""
 
     def _get_help_string(self, action: argparse.Action) -> str | None:
         text = action.help or ""
-        if action.default is None or action.default is False or "default" in text:
+        if text == argparse.SUPPRESS or "default" in text or "required" in text:
             return action.help
+        if not action.option_strings:
+            return text if action.nargs != "?" else f"{text} (default: none)"
+        if action.required or action.nargs == 0 and action.default is None:
+            return action.help  # required, or --help / --version
+        if action.default is False:
+            return f"{text} (default: off)"
+        if action.default is None:
+            return f"{text} (default: not set)"
         return super()._get_help_string(action)
 
 

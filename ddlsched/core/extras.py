@@ -17,7 +17,13 @@ from types import ModuleType
 
 from ddlsched.core.model import InputError
 
-EXTRAS = {"matplotlib": "plot", "dask": "sweep", "distributed": "sweep", "hypothesis": "search"}
+EXTRAS = {
+    "matplotlib": "plot",
+    "dask": "sweep",
+    "distributed": "sweep",
+    "hypothesis": "search",
+    "notebook": "notebooks",
+}
 """The extra of ``ddlsched`` that installs each optional top-level package."""
 
 
