@@ -248,3 +248,26 @@ def test_compare_takes_only_a_pollux_workload(capsys: pytest.CaptureFixture[str]
     """``compare --trace`` on a rigid trace says what it takes and where rigid traces go."""
     assert main(["compare", "--trace", "tiresias_60_job.csv"]) == 2
     assert "compare takes a Pollux workload" in capsys.readouterr().err
+
+
+def test_compare_out_writes_the_rows_as_csv(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """``compare --trace --out rows.csv`` writes one CSV row per policy holding the figures
+    ``--json`` prints, numbers exact, and says where."""
+    import csv
+
+    out = tmp_path / "rows.csv"
+    assert main(_compare("--policies", "fifo,las-pollux", "--out", str(out), "--json")) == 0
+    rows = json.loads(capsys.readouterr().out)["policies"]
+    with out.open(newline="") as handle:
+        saved = list(csv.DictReader(handle))
+    assert [row["policy"] for row in saved] == ["fifo", "las-pollux"]
+    for row, line in zip(rows, saved, strict=True):
+        assert list(line) == list(row)
+        for key, value in row.items():
+            assert line[key] == str(value) and (
+                isinstance(value, str | bool) or float(line[key]) == value
+            )
+    assert main(_compare("--policies", "fifo", "--out", str(out))) == 0
+    assert f"written to {out}" in capsys.readouterr().out

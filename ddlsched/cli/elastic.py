@@ -6,8 +6,8 @@ asked for). ``simulate`` then runs one policy of
 :data:`ddlsched.algorithms.elastic.ELASTIC_POLICIES` through :func:`ddlsched.api.simulate_elastic`
 (``--out`` saves every job and round, ``--plot`` draws the JCT CDF and the GPUs in use,
 ``--limit`` keeps the first jobs); ``compare --trace`` runs several side by side through
-:func:`ddlsched.api.compare_elastic`. Every run is checked by the independent
-:func:`ddlsched.proofs_checks.elastic.check_elastic`.
+:func:`ddlsched.api.compare_elastic` (``--out``: their rows as CSV). Every run is checked by
+the independent :func:`ddlsched.proofs_checks.elastic.check_elastic`.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from ddlsched.cli.options import (
     name_list,
     refuse_given,
 )
-from ddlsched.cli.output import figure_format, print_json, print_table, save_figure
+from ddlsched.cli.output import figure_format, print_json, print_table, save_figure, write_csv
 from ddlsched.core.model import InputError
 
 RIGID_ONLY = (
@@ -210,12 +210,14 @@ def compare(args: argparse.Namespace) -> int:
             "name,time,application,num_replicas,batch_size); for a rigid trace's jobs use "
             "--from-trace"
         )
-    _outputs(args, None)
+    _outputs(args, args.out)
     policies = None if args.policies is None else name_list(args.policies, "--policies")
     try:
         report = compare_elastic(args.trace, policies, cluster=_cluster(args), limit=args.limit)
     except ValueError as error:  # an unknown or repeated policy name
         raise InputError(f"--policies: {error}") from None
+    if args.out:
+        write_csv(report.rows(), args.out)
     if args.plot:
         _figure(report.runs, args.plot)
     summary = report.summary()
@@ -246,5 +248,7 @@ def _print_rows(args: argparse.Namespace, report: Any, summary: dict[str, Any]) 
         for row in summary["policies"]
     ]
     print_table(header, rows)
+    if args.out:
+        print(f"rows (one per policy) written to {args.out}")
     if args.plot:
         print(f"figure written to {args.plot}")
