@@ -100,8 +100,8 @@ def srpt_a2(instance: Instance) -> Schedule:
     sizes = [virtual_size(job, instance.cluster, job.iterations) for job in instance.jobs]
     completions, pieces = srpt(sizes, [job.release for job in instance.jobs], ids)
     entries = tuple(
-        ScheduledJob(i, pieces[i][0][0], completions[i], pieces=tuple(map(Piece._make, pieces[i])))
-        for i in ids
+        ScheduledJob(i, pieces[i][0][0], completions[i], pieces=tuple(Piece(*p) for p in runs))
+        for i, runs in ((i, pieces[i]) for i in ids)
     )
     return Schedule(entries, problem=Problem.A2)
 
