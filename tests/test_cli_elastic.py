@@ -271,3 +271,23 @@ def test_compare_out_writes_the_rows_as_csv(
             )
     assert main(_compare("--policies", "fifo", "--out", str(out))) == 0
     assert f"written to {out}" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("policy", ["asrpt-elastic", "las-pollux"])
+def test_the_python_api_gives_the_command_line_s_figures(
+    capsys: pytest.CaptureFixture[str], policy: str
+) -> None:
+    """``ddlsched.simulate_elastic`` on the same workload, policy, cluster and limit returns
+    the figures ``simulate --json`` prints, every one but the wall-clock time per round."""
+    import ddlsched
+
+    assert main(_simulate("--policy", policy, "--limit", "3", "--json")) == 0
+    printed = json.loads(capsys.readouterr().out)
+    run = ddlsched.simulate_elastic(
+        "workload-6.csv", policy, cluster=ddlsched.ElasticCluster(2, 4), limit=3
+    )
+    summary = run.summary()
+    for figures in (printed, summary):
+        figures.pop("median_decision_s")
+    assert printed.pop("trace_format") == "pollux-workload"
+    assert printed == summary and summary["verified"] is True
