@@ -3,18 +3,29 @@
 :func:`check_elastic` shares no code with the simulator: it imports only the
 data model (:mod:`ddlsched.core.elastic`), takes the per-round allocations a
 run recorded and recomputes, with its own integration, everything the run
-claims: no node holds more GPUs than it has in any round; no job runs before
-its arrival or after its completion; a restart delay follows every
-placement change; each job's progress at every round's end; that it reaches
-exactly its target at its reported completion time; and the mean JCT.
+claims: no node holds more GPUs than it has in any round, nor any GPU type
+more than its nodes hold; every job runs on nodes of one GPU type; no job runs
+before its arrival or after its completion; a restart delay follows every
+placement change (a move to another type included); each job's progress at
+every round's end, at its type's speed; that it reaches exactly its target at
+its reported completion time; and the mean JCT.
+
+A type's speed is recomputed here from the shipped Gavel throughputs: the
+geometric mean over the matched Gavel model's one-GPU rows of
+``steps_per_second(reference) / steps_per_second(type)`` is the slowdown, and
+the goodput is divided by it. Only the model-to-Gavel mapping and the reference
+type (data, not code) are read from the data model.
 """
 
 from __future__ import annotations
 
+import csv
+import math
 from collections.abc import Mapping
 from typing import Any, Protocol
 
-from ddlsched.core.elastic import load_application
+from ddlsched.core.data import data_path
+from ddlsched.core.elastic import GAVEL_MATCH, REFERENCE_TYPE, load_application
 
 __all__ = ["check_elastic"]
 
@@ -48,8 +59,34 @@ def _close(a: float, b: float) -> bool:
     return abs(a - b) <= TOLERANCE * max(1.0, abs(a), abs(b))
 
 
+def _speed(model: str, gpu_type: str | None) -> float:
+    """Goodput factor of ``model`` on ``gpu_type``, from Gavel's file (1 when untyped)."""
+    if gpu_type is None:
+        return 1.0
+    gavel = GAVEL_MATCH[model][0]
+    speeds: dict[str, dict[str, float]] = {}
+    with data_path("profiles", "gavel_throughputs.csv").open(newline="", encoding="utf-8") as f:
+        for row in csv.DictReader(f):
+            if row["model"] == gavel and float(row["scale_factor"]) == 1.0:
+                speeds.setdefault(row["batch_size"], {})[row["gpu_type"]] = float(
+                    row["steps_per_second"]
+                )
+    logs = [
+        math.log(by_type[REFERENCE_TYPE] / by_type[gpu_type])
+        for by_type in speeds.values()
+        if REFERENCE_TYPE in by_type and gpu_type in by_type
+    ]
+    return 1.0 / math.exp(sum(logs) / len(logs))
+
+
 def _run_round(
-    app: Any, progress: float, alloc: Any, start: float, length: float, delay: float
+    app: Any,
+    progress: float,
+    alloc: Any,
+    start: float,
+    length: float,
+    delay: float,
+    speed: float = 1.0,
 ) -> tuple[float, float | None]:
     """Progress after one round and the completion instant if reached (own integration)."""
     target = app.target_progress
@@ -71,7 +108,7 @@ def _run_round(
         else:
             sync = perf.alpha_node + perf.beta_node * max(alloc.replicas - 2, 0)
         step = (grad**perf.gamma + sync**perf.gamma) ** (1 / perf.gamma)
-        rate = float(per_iteration) / (alloc.accum_steps * grad + step)
+        rate = speed * float(per_iteration) / (alloc.accum_steps * grad + step)
         if t + (stop - progress) / rate <= end:
             t += (stop - progress) / rate
             progress = stop
@@ -99,8 +136,10 @@ def check_elastic(result: _Run) -> list[str]:
     """
     problems: list[str] = []
     cluster, params = result.cluster, result.params
+    node_types = tuple(getattr(cluster, "node_types", ()) or ())
     jobs = {job.name: job for job in result.workload.jobs}
     apps = {name: load_application(job.model, job.epochs) for name, job in jobs.items()}
+    speeds: dict[tuple[str, str | None], float] = {}
     progress = dict.fromkeys(jobs, 0.0)
     finished: dict[str, float] = {}
     last: dict[str, Any] = {}
@@ -120,26 +159,32 @@ def check_elastic(result: _Run) -> list[str]:
             if name in finished:
                 problems.append(f"round at {start}: {name} runs after completing")
                 continue
+            types = set()
             for node, gpus in alloc.placement:
                 if not 0 <= node < cluster.num_nodes or gpus < 1:
                     problems.append(f"round at {start}: {name} on bad node/GPUs {node}/{gpus}")
                     continue
                 used[node] += gpus
+                types.add(node_types[node] if node_types else None)
+            if len(types) > 1:
+                problems.append(
+                    f"round at {start}: {name} spans GPU types {sorted(map(str, types))}"
+                )
+            gpu_type = min(types, key=str) if types else None
+            key = (jobs[name].model, gpu_type)
+            if key not in speeds:
+                speeds[key] = _speed(*key)
             previous = last.get(name)
             if previous is None or previous.placement != alloc.placement:
                 pending_delay[name] = params.restart_time
             delay = pending_delay[name]
             pending_delay[name] = max(delay - length, 0.0)
             progress[name], done = _run_round(
-                apps[name], progress[name], alloc, start, length, delay
+                apps[name], progress[name], alloc, start, length, delay, speeds[key]
             )
             if done is not None:
                 finished[name] = done
-        for node, count in enumerate(used):
-            if count > cluster.gpus_per_node:
-                problems.append(
-                    f"round at {start}: node {node} holds {count} GPUs > {cluster.gpus_per_node}"
-                )
+        problems.extend(_capacity_problems(used, node_types, cluster.gpus_per_node, start))
         for name, claimed in record.progress.items():
             if name in jobs and not _close(claimed, progress[name]):
                 problems.append(
@@ -147,6 +192,39 @@ def check_elastic(result: _Run) -> list[str]:
                     "recomputed"
                 )
         last = {name: alloc for name, alloc in record.allocations.items()}
+    problems.extend(_completion_problems(result, jobs, apps, progress, finished))
+    return problems
+
+
+def _capacity_problems(
+    used: list[int], node_types: tuple[str, ...], gpus_per_node: int, start: float
+) -> list[str]:
+    """GPUs held beyond a node's, or beyond a GPU type's nodes', in the round at ``start``."""
+    problems = [
+        f"round at {start}: node {node} holds {count} GPUs > {gpus_per_node}"
+        for node, count in enumerate(used)
+        if count > gpus_per_node
+    ]
+    for gpu_type in sorted(set(node_types)):
+        nodes = [n for n, t in enumerate(node_types) if t == gpu_type]
+        held = sum(used[n] for n in nodes)
+        if held > len(nodes) * gpus_per_node:
+            problems.append(
+                f"round at {start}: type {gpu_type} holds {held} GPUs > "
+                f"{len(nodes) * gpus_per_node}"
+            )
+    return problems
+
+
+def _completion_problems(
+    result: _Run,
+    jobs: Mapping[str, Any],
+    apps: Mapping[str, Any],
+    progress: Mapping[str, float],
+    finished: Mapping[str, float],
+) -> list[str]:
+    """Targets not reached, completions not as recomputed, and the mean JCT."""
+    problems = []
     for name, job in jobs.items():
         target = apps[name].target_progress
         if not _close(progress[name], target):

@@ -3,9 +3,10 @@
 - :mod:`~ddlsched.algorithms.elastic.simulator`: :func:`simulate_elastic`, 60 s rounds,
   restarts on placement changes, goodput-driven progress;
 - :mod:`~ddlsched.algorithms.elastic.policies`: ``pollux`` (the harmonic mean of
-  speedups, solved exactly per round), ``sia`` (Sia's ILP, p = -0.5, solved
-  exactly per round), ``las-pollux`` (Tiresias as the Pollux study ran it),
-  ``fifo`` (rigid);
+  speedups, solved exactly per round; type-unaware), ``sia`` (Sia's ILP over GPU
+  types and counts, p = -0.5, solved exactly per round), ``typed-greedy`` (least
+  attained service first on each job's fastest type), ``las-pollux`` (Tiresias as
+  the Pollux study ran it), ``fifo`` (rigid);
 - :mod:`~ddlsched.algorithms.elastic.hesrpt`: ``asrpt-elastic`` (SRPT order on the
   remaining work, heSRPT widths);
 - :mod:`~ddlsched.algorithms.elastic.round_milp`: the per-round multiple-choice knapsack (HiGHS);
@@ -20,7 +21,7 @@ with none of this code.
 from collections.abc import Callable
 
 from ddlsched.algorithms.elastic.hesrpt import AsrptElastic
-from ddlsched.algorithms.elastic.policies import FifoRigid, LasPollux, Pollux, Sia
+from ddlsched.algorithms.elastic.policies import FifoRigid, LasPollux, Pollux, Sia, TypedGreedy
 from ddlsched.algorithms.elastic.simulator import (
     Allocation,
     ElasticPolicy,
@@ -43,11 +44,16 @@ __all__ = [
 ELASTIC_POLICIES: Registry[Callable[[], ElasticPolicy]] = Registry("elastic policy")
 """Every elastic policy by name, each a factory of a fresh (stateful) policy object."""
 ELASTIC_POLICIES.add("pollux", Pollux, "Pollux's harmonic mean of speedups, exact per round")
-ELASTIC_POLICIES.add("sia", Sia, "Sia's ILP (p = -0.5, lambda_n = 1.1), exact per round")
+ELASTIC_POLICIES.add(
+    "sia", Sia, "Sia's ILP over (type, nodes, GPUs) (p = -0.5, lambda_n = 1.1), exact per round"
+)
 ELASTIC_POLICIES.add(
     "asrpt-elastic", AsrptElastic, "SRPT on remaining work at 1 GPU, heSRPT widths"
 )
 ELASTIC_POLICIES.add(
     "las-pollux", LasPollux, "Tiresias as in the Pollux study: 2 queues, 16 GPU-h, rigid"
+)
+ELASTIC_POLICIES.add(
+    "typed-greedy", TypedGreedy, "least attained service first, each job on its fastest type"
 )
 ELASTIC_POLICIES.add("fifo", FifoRigid, "first come first served, rigid, no backfilling")

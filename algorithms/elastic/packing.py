@@ -14,15 +14,30 @@ moved (a move costs a restart).
 **Most free** (:func:`most_free_placement`). The Pollux artifact's Tiresias
 placement: take GPUs from the node with the most free GPUs (lowest index on
 ties), repeatedly, until the job has its count; it may span nodes.
+
+**Typed clusters.** A job runs on nodes of one GPU type. :func:`pack_groups`
+chain-packs each type's jobs onto that type's nodes (the guarantee above holds
+per type); :func:`assign_groups` puts type-unaware counts into types (largest
+first, each into the type with most room, shrinking a count that fits no type
+to the largest that does); :func:`most_free_in_group` is the most-free rule
+within the type with most free GPUs.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Hashable, Mapping, Sequence
 
-__all__ = ["chain_sizes", "most_free_placement", "pack_chain"]
+__all__ = [
+    "assign_groups",
+    "chain_sizes",
+    "most_free_in_group",
+    "most_free_placement",
+    "pack_chain",
+    "pack_groups",
+]
 
 Placement = tuple[tuple[int, int], ...]
+Group = Hashable
 
 
 def chain_sizes(gpus_per_node: int) -> tuple[int, ...]:
@@ -139,3 +154,110 @@ def pack_chain(
         free[node] -= size
         placed[name] = ((node, size),)
     return placed
+
+
+def most_free_in_group(
+    free: list[int], gpus: int, groups: Sequence[Sequence[int]]
+) -> Placement | None:
+    """:func:`most_free_placement` within the group of nodes with most free GPUs that holds
+    ``gpus`` (the first such group on ties; updates ``free``); ``None`` if no group does."""
+    room = [sum(free[n] for n in nodes) for nodes in groups]
+    fitting = [k for k, r in enumerate(room) if r >= gpus]
+    if not fitting:
+        return None
+    nodes = groups[max(fitting, key=lambda k: (room[k], -k))]
+    local = [free[n] for n in nodes]
+    placed = most_free_placement(local, gpus)
+    for position, node in enumerate(nodes):
+        free[node] = local[position]
+    return tuple((nodes[position], count) for position, count in placed)
+
+
+def pack_groups(
+    counts: Mapping[str, tuple[Group, int]],
+    previous: Mapping[str, Placement],
+    groups: Mapping[Group, Sequence[int]],
+    gpus_per_node: int,
+) -> dict[str, Placement]:
+    """:func:`pack_chain` of each group's jobs onto the group's nodes.
+
+    Parameters
+    ----------
+    counts
+        Job -> (its group, GPUs).
+    previous
+        Job -> its placement last round; kept only by a job that stays in the group
+        holding its old nodes.
+    groups
+        Group -> its nodes (ascending).
+    gpus_per_node
+        GPUs on every node.
+
+    Raises
+    ------
+    ValueError
+        As :func:`pack_chain`, per group, or a job in no known group.
+    """
+    unknown = [name for name, (group, _) in counts.items() if group not in groups]
+    if unknown:
+        raise ValueError(f"pack_groups: {unknown[0]} asks for an unknown group")
+    placed: dict[str, Placement] = {}
+    for group, nodes in groups.items():
+        local_of = {node: position for position, node in enumerate(nodes)}
+        members = {name: gpus for name, (g, gpus) in counts.items() if g == group}
+        old = {
+            name: tuple((local_of[node], gpus) for node, gpus in previous[name])
+            for name in members
+            if name in previous and all(node in local_of for node, _ in previous[name])
+        }
+        for name, placement in pack_chain(members, old, len(nodes), gpus_per_node).items():
+            placed[name] = tuple((nodes[position], gpus) for position, gpus in placement)
+    return placed
+
+
+def assign_groups(
+    counts: Mapping[str, int],
+    allowed: Mapping[str, Sequence[int]],
+    previous: Mapping[str, Group],
+    room: Mapping[Group, int],
+) -> dict[str, tuple[Group, int]]:
+    """Put type-unaware GPU counts into groups of limited room, shrinking what fits nowhere.
+
+    Jobs whose count is unchanged and that fit their previous group stay there;
+    the others, largest first (ties in ``counts`` order), go to the group with
+    most room left (the first on ties). A count that fits no group shrinks to the
+    largest of the job's ``allowed`` counts that fits the roomiest group; a job for
+    which none fits gets nothing.
+
+    Parameters
+    ----------
+    counts
+        Job -> GPUs it was given (> 0).
+    allowed
+        Job -> the GPU counts it may run with (ascending).
+    previous
+        Job -> its group last round, for jobs whose count did not change.
+    room
+        Group -> its GPUs (iteration order breaks ties).
+
+    Returns
+    -------
+    dict
+        Job -> (group, GPUs), for the jobs that run.
+    """
+    left = dict(room)
+    chosen: dict[str, tuple[Group, int]] = {}
+    for name, count in counts.items():
+        group = previous.get(name)
+        if group in left and left[group] >= count:
+            chosen[name] = (group, count)
+            left[group] -= count
+    for name in sorted(counts, key=lambda n: -counts[n]):
+        if name in chosen:
+            continue
+        group = max(left, key=lambda g: left[g])
+        fitting = [c for c in allowed[name] if 0 < c <= min(counts[name], left[group])]
+        if fitting:
+            chosen[name] = (group, fitting[-1])
+            left[group] -= fitting[-1]
+    return chosen

@@ -1,8 +1,16 @@
-"""Round-based elastic policies: Pollux and Sia (exact), Tiresias as in the Pollux study, FIFO.
+"""Round-based elastic policies: Pollux and Sia (exact), a type-aware greedy, Tiresias as in
+the Pollux study, FIFO.
 
 Each policy is a small class with one method, ``allocate(state) -> {job: Allocation}``
 (:class:`~ddlsched.algorithms.elastic.simulator.ElasticPolicy`); a fresh object per
 simulation (the rigid ones keep their queues across rounds).
+
+On a typed cluster (nodes of several GPU types) ``sia`` and ``typed-greedy`` choose a
+GPU type per job from per-type goodputs (:func:`typed_options`); ``pollux``,
+``las-pollux`` and ``fifo`` stay type-unaware, as published: they see the GPUs as
+one pool and their jobs land on whichever type has room (:func:`place_choice`,
+:func:`~ddlsched.algorithms.elastic.packing.most_free_in_group`), running at that type's
+speed.
 """
 
 from __future__ import annotations
@@ -14,9 +22,21 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 
 import numpy as np
-from ddlsched.algorithms.elastic.packing import chain_sizes, most_free_placement, pack_chain
+from ddlsched.algorithms.elastic.packing import (
+    assign_groups,
+    chain_sizes,
+    most_free_in_group,
+    pack_groups,
+)
 from ddlsched.algorithms.elastic.round_milp import ChoiceProblem, solve_choice
-from ddlsched.algorithms.elastic.simulator import Allocation, JobState, RoundState
+from ddlsched.algorithms.elastic.simulator import (
+    Allocation,
+    JobState,
+    RoundState,
+    placement_type,
+)
+
+from ddlsched.core.elastic import ElasticCluster, goodput_scale
 
 __all__ = [
     "FifoRigid",
@@ -27,13 +47,16 @@ __all__ = [
     "PolluxParams",
     "Sia",
     "SiaParams",
+    "TypedGreedy",
     "current_gpus",
+    "current_option",
     "job_options",
     "place_choice",
     "pollux_costs",
     "realloc_factor",
     "rigid_allocation",
     "sia_costs",
+    "typed_options",
 ]
 
 
@@ -41,6 +64,16 @@ def rigid_allocation(job: JobState, placement: tuple[tuple[int, int], ...]) -> A
     """The job at its asked batch size on ``placement`` (Pollux's ``update_local_bsz``)."""
     atomic, accum = job.app.rigid_batch(sum(g for _, g in placement), job.job.asked_batch_size)
     return Allocation(placement, atomic, accum)
+
+
+def node_groups(cluster: ElasticCluster) -> tuple[tuple[int, ...], ...]:
+    """The nodes of each GPU type, in the cluster's type order (one group when untyped)."""
+    return tuple(cluster.nodes_of(t) for t in cluster.gpu_types)
+
+
+def largest_group_gpus(cluster: ElasticCluster) -> int:
+    """GPUs of the largest GPU type (all GPUs when untyped): the most one job can hold."""
+    return max(len(nodes) for nodes in node_groups(cluster)) * cluster.gpus_per_node
 
 
 def _free_after(
@@ -69,13 +102,15 @@ class FifoRigid:
         running = {j.job.name: j.allocation for j in state.jobs if j.allocation is not None}
         allocations: dict[str, Allocation] = dict(running)
         free = _free_after(allocations, cluster.num_nodes, cluster.gpus_per_node)
+        groups = node_groups(cluster)
         for job in state.jobs:
             if job.job.name in allocations:
                 continue
-            asked = min(job.job.asked_replicas, cluster.total_gpus)
-            if asked > sum(free):
+            asked = min(job.job.asked_replicas, largest_group_gpus(cluster))
+            placement = most_free_in_group(free, asked, groups)
+            if placement is None:
                 break
-            allocations[job.job.name] = rigid_allocation(job, most_free_placement(free, asked))
+            allocations[job.job.name] = rigid_allocation(job, placement)
         return allocations
 
 
@@ -89,7 +124,8 @@ class LasPollux:
     queue 1, each in order; a job runs if its asked GPUs fit in what is left
     (later, smaller jobs may pass a blocked one), else it is preempted. Running
     jobs keep their placement; newly started ones take GPUs from the most free
-    nodes. Every job runs at its asked GPUs and batch size (rigid).
+    nodes (on a typed cluster, of the type with most free GPUs; a starter that
+    fits no type waits). Every job runs at its asked GPUs and batch size (rigid).
 
     Attributes
     ----------
@@ -114,18 +150,22 @@ class LasPollux:
             key=lambda j: self._demoted[j.job.name],
         )
         left = cluster.total_gpus
+        most = largest_group_gpus(cluster)
         chosen = []
         for job in queue0 + queue1:
-            asked = min(job.job.asked_replicas, cluster.total_gpus)
+            asked = min(job.job.asked_replicas, most)
             if asked <= left:
                 chosen.append(job)
                 left -= asked
         allocations = {j.job.name: j.allocation for j in chosen if j.allocation is not None}
         free = _free_after(allocations, cluster.num_nodes, cluster.gpus_per_node)
+        groups = node_groups(cluster)
         for job in chosen:
             if job.job.name not in allocations:
-                asked = min(job.job.asked_replicas, cluster.total_gpus)
-                allocations[job.job.name] = rigid_allocation(job, most_free_placement(free, asked))
+                asked = min(job.job.asked_replicas, most)
+                placement = most_free_in_group(free, asked, groups)
+                if placement is not None:
+                    allocations[job.job.name] = rigid_allocation(job, placement)
         return allocations
 
 
@@ -185,6 +225,9 @@ class JobOptions:
     fair_goodput
         Goodput at the fair share ``ceil(M / J)`` GPUs on one node (capped at
         what the job may use): Pollux's base.
+    gpu_type
+        The GPU type of each option (``None`` for option 0); empty for
+        type-unaware options, which run on whichever type has room.
     """
 
     gpus: tuple[int, ...]
@@ -193,6 +236,11 @@ class JobOptions:
     accum: tuple[int, ...]
     goodput: tuple[float, ...]
     fair_goodput: float
+    gpu_type: tuple[str | None, ...] = ()
+
+    def type_of(self, option: int) -> str | None:
+        """The GPU type of ``option`` (``None``: option 0, or type-unaware options)."""
+        return self.gpu_type[option] if self.gpu_type else None
 
     @property
     def speedup(self) -> tuple[float, ...]:
@@ -247,6 +295,31 @@ def job_options(job: JobState, state: RoundState, limits: OptionLimits) -> JobOp
     )
 
 
+def typed_options(job: JobState, state: RoundState, limits: OptionLimits) -> JobOptions:
+    """A job's options per GPU type: Sia's (job, type, nodes, GPUs) configurations.
+
+    For every type of the cluster, the options of :func:`job_options` that fit
+    that type's nodes, at the same batch configuration (a type's slowdown scales
+    the whole iteration, so the best batch is the same on every type) and at the
+    profiled goodput times the type's speed
+    (:func:`~ddlsched.core.elastic.gpu_types.goodput_scale`). Option 0 is "no GPUs".
+    """
+    base = job_options(job, state, limits)
+    cluster = state.cluster
+    columns: list[tuple[int, int, int, int, float, str | None]] = [(0, 0, 0, 0, 0.0, None)]
+    for gpu_type in cluster.gpu_types:
+        room = len(cluster.nodes_of(gpu_type)) * cluster.gpus_per_node
+        speed = goodput_scale(job.job.model, gpu_type)
+        columns.extend(
+            (base.gpus[c], base.nodes[c], base.atomic[c], base.accum[c],
+             base.goodput[c] * speed, gpu_type)
+            for c in range(1, len(base.gpus))
+            if base.gpus[c] <= room
+        )  # fmt: skip
+    gpus, nodes, atomic, accum, goodput, types = zip(*columns, strict=True)
+    return JobOptions(gpus, nodes, atomic, accum, goodput, base.fair_goodput, types)
+
+
 def realloc_factor(job: JobState, restart_delay: float) -> float:
     """Pollux's re-allocation factor ``max(age - restarts * delta, 0) / (age + delta)``.
 
@@ -261,6 +334,13 @@ def realloc_factor(job: JobState, restart_delay: float) -> float:
 def current_gpus(job: JobState) -> int:
     """GPUs the job held last round (0 if none)."""
     return job.allocation.replicas if job.allocation is not None else 0
+
+
+def current_option(job: JobState, cluster: ElasticCluster) -> tuple[str | None, int]:
+    """The GPU type and count the job held last round (``(None, 0)`` if none)."""
+    if job.allocation is None:
+        return None, 0
+    return placement_type(cluster, job.allocation.placement), job.allocation.replicas
 
 
 def pollux_costs(
@@ -287,29 +367,61 @@ def pollux_costs(
 def place_choice(
     state: RoundState, options: list[JobOptions], picks: list[int]
 ) -> dict[str, Allocation]:
-    """Allocations from one option per job: chain packing, batch of the option.
+    """Allocations from one option per job: chain packing per GPU type, batch of the option.
 
-    :func:`~ddlsched.algorithms.elastic.packing.pack_chain` keeps jobs whose GPU count
-    did not change where they were (so they do not restart).
+    Typed options go to their type's nodes. Type-unaware options on a typed
+    cluster are first put into types by
+    :func:`~ddlsched.algorithms.elastic.packing.assign_groups` (a count that fits
+    no type shrinks to the job's largest option that fits). Packing
+    (:func:`~ddlsched.algorithms.elastic.packing.pack_groups`) keeps jobs whose
+    type and GPU count did not change where they were (so they do not restart).
     """
-    counts = {}
-    for job, opts, pick in zip(state.jobs, options, picks, strict=True):
-        if opts.gpus[pick] > 0:
-            counts[job.job.name] = opts.gpus[pick]
+    cluster = state.cluster
+    by_name = {job.job.name: opts for job, opts in zip(state.jobs, options, strict=True)}
+    chosen = {
+        job.job.name: (opts.type_of(pick), pick)
+        for job, opts, pick in zip(state.jobs, options, picks, strict=True)
+        if opts.gpus[pick] > 0
+    }
     previous = {j.job.name: j.allocation.placement for j in state.jobs if j.allocation is not None}
-    placements = pack_chain(counts, previous, state.cluster.num_nodes, state.cluster.gpus_per_node)
-    allocations = {}
-    for job, opts, pick in zip(state.jobs, options, picks, strict=True):
-        name = job.job.name
-        if name in placements:
-            allocations[name] = Allocation(placements[name], opts.atomic[pick], opts.accum[pick])
-    return allocations
+    if cluster.typed and not any(opts.gpu_type for opts in options):
+        chosen = _into_types(cluster, by_name, chosen, previous)
+    counts = {name: (t, by_name[name].gpus[pick]) for name, (t, pick) in chosen.items()}
+    groups = {t: cluster.nodes_of(t) for t in cluster.gpu_types}
+    placements = pack_groups(counts, previous, groups, cluster.gpus_per_node)
+    return {
+        name: Allocation(placements[name], by_name[name].atomic[pick], by_name[name].accum[pick])
+        for name, (_, pick) in chosen.items()
+    }
+
+
+def _into_types(
+    cluster: ElasticCluster,
+    options: Mapping[str, JobOptions],
+    chosen: Mapping[str, tuple[str | None, int]],
+    previous: Mapping[str, tuple[tuple[int, int], ...]],
+) -> dict[str, tuple[str | None, int]]:
+    """Type-unaware picks given a GPU type: job -> (type, option), by
+    :func:`~ddlsched.algorithms.elastic.packing.assign_groups`."""
+    counts = {name: options[name].gpus[pick] for name, (_, pick) in chosen.items()}
+    kept = {
+        name: placement_type(cluster, previous[name])
+        for name in chosen
+        if name in previous and sum(g for _, g in previous[name]) == counts[name]
+    }
+    room = {t: len(cluster.nodes_of(t)) * cluster.gpus_per_node for t in cluster.gpu_types}
+    allowed = {name: options[name].gpus for name in chosen}
+    return {
+        name: (gpu_type, options[name].gpus.index(gpus))
+        for name, (gpu_type, gpus) in assign_groups(counts, allowed, kept, room).items()
+    }
 
 
 class _ExactRound(abc.ABC):
     """A policy whose round is one multiple-choice knapsack solved exactly: each job's
-    options (:func:`job_options`), their costs (the subclass's objective), one row of
-    GPU capacity (:func:`~ddlsched.algorithms.elastic.round_milp.solve_choice`), then placement."""
+    options (:meth:`options`), their costs (the subclass's objective), one row of GPU
+    capacity per pool (:func:`~ddlsched.algorithms.elastic.round_milp.solve_choice`: the
+    whole cluster for type-unaware options, each GPU type for typed ones), then placement."""
 
     params: PolluxParams | SiaParams
 
@@ -317,14 +429,27 @@ class _ExactRound(abc.ABC):
     def costs(self, job: JobState, options: JobOptions, state: RoundState) -> tuple[float, ...]:
         """The cost of each option of ``job`` this round (lower is better)."""
 
+    def options(self, job: JobState, state: RoundState) -> JobOptions:
+        """The job's options this round (type-unaware: :func:`job_options`)."""
+        return job_options(job, state, self.params.limits)
+
     def problem(self, state: RoundState) -> tuple[ChoiceProblem, list[JobOptions]]:
         """The round's knapsack and each job's options (exposed for checks)."""
-        options = [job_options(job, state, self.params.limits) for job in state.jobs]
+        options = [self.options(job, state) for job in state.jobs]
         costs = tuple(
             self.costs(job, opts, state) for job, opts in zip(state.jobs, options, strict=True)
         )
         gpus = tuple(opts.gpus for opts in options)
-        return ChoiceProblem(costs, gpus, state.cluster.total_gpus), options
+        cluster = state.cluster
+        if not any(opts.gpu_type for opts in options):
+            return ChoiceProblem(costs, gpus, cluster.total_gpus), options
+        types = cluster.gpu_types
+        pools = tuple(
+            tuple(types.index(opts.type_of(c)) if c else 0 for c in range(len(opts.gpus)))
+            for opts in options
+        )
+        room = tuple(len(cluster.nodes_of(t)) * cluster.gpus_per_node for t in types)
+        return ChoiceProblem(costs, gpus, room, pools), options
 
     def allocate(self, state: RoundState) -> dict[str, Allocation]:
         """Solve the round exactly, then place."""
@@ -339,8 +464,10 @@ class Pollux(_ExactRound):
     (:func:`job_options`), costs with the re-allocation penalty
     (:func:`pollux_costs`); the exact optimum of the multiple-choice knapsack
     (:func:`~ddlsched.algorithms.elastic.round_milp.solve_choice`, HiGHS); placement by
-    :func:`~ddlsched.algorithms.elastic.packing.pack_chain`, which keeps jobs whose GPU
-    count did not change where they were.
+    :func:`place_choice`, which keeps jobs whose GPU count did not change where they were.
+    Type-unaware, as published: on a typed cluster it sees one pool of GPUs and
+    goodputs at the profiled speed; its jobs land on whichever type has room and
+    run at that type's speed.
 
     Parameters
     ----------
@@ -397,26 +524,33 @@ class SiaParams:
             raise ValueError(f"SiaParams.clip must be > 0, got {self.clip!r}")
 
 
-def sia_costs(job: JobState, options: JobOptions, params: SiaParams) -> tuple[float, ...]:
+def sia_costs(
+    job: JobState,
+    options: JobOptions,
+    params: SiaParams,
+    current_type: str | None = None,
+) -> tuple[float, ...]:
     """Sia's per-option cost (to minimise): ``-sign(p) * min((s f)^p, clip)``, ``lambda_n`` for 0.
 
     ``s`` is the option's goodput normalised by the job's smallest positive
-    goodput over its options (Sia normalises to the minimal configuration,
-    so every valid option has ``s >= 1``); ``f`` is Pollux's re-allocation
-    factor for options other than the job's current GPU count, taken as 1
-    while the job is younger than the restart delay (Sia's rule: a job that
-    has barely started is not penalised). An option with zero goodput gets
-    the clip value when ``p < 0`` (0 when ``p > 0``). Option 0 costs
-    ``lambda_n`` whatever the sign of ``p``: pausing a job is penalised.
+    goodput over its options, of every GPU type (Sia normalises to the minimal
+    configuration, so every valid option has ``s >= 1``); ``f`` is Pollux's
+    re-allocation factor for options other than the job's current GPU type
+    (``current_type``) and count, taken as 1 while the job is younger than the
+    restart delay (Sia's rule: a job that has barely started is not penalised).
+    An option with zero goodput gets the clip value when ``p < 0`` (0 when
+    ``p > 0``). Option 0 costs ``lambda_n`` whatever the sign of ``p``: pausing a
+    job is penalised.
     """
     positive = [g for g in options.goodput if g > 0]
     base = min(positive) if positive else 1.0
-    current = current_gpus(job)
+    current = (current_type, current_gpus(job))
     factor = 1.0 if job.age < params.restart_delay else realloc_factor(job, params.restart_delay)
     sign = 1.0 if params.p < 0 else -1.0
     costs = [params.lambda_n]
-    for gpus, good in zip(options.gpus[1:], options.goodput[1:], strict=True):
-        value = good / base * (1.0 if gpus == current else factor)
+    for c in range(1, len(options.gpus)):
+        stays = (options.type_of(c), options.gpus[c]) == current
+        value = options.goodput[c] / base * (1.0 if stays else factor)
         # A useless option (zero goodput) is as bad as the clip allows.
         worst = math.inf if params.p < 0 else 0.0
         powered = value**params.p if value > 0 else worst
@@ -425,26 +559,24 @@ def sia_costs(job: JobState, options: JobOptions, params: SiaParams) -> tuple[fl
 
 
 class Sia(_ExactRound):
-    """Sia's round ILP on one GPU type, solved exactly (Jayaram Subramanya et al., SOSP 2023).
+    """Sia's round ILP, solved exactly (Jayaram Subramanya et al., SOSP 2023).
 
-    Each round, per active job, the options of :func:`job_options` (Sia's
-    configurations for 4-GPU nodes: 1, 2, 4 GPUs on a node, then whole nodes)
-    with the costs of :func:`sia_costs`; the exact optimum of the
-    multiple-choice knapsack with one capacity row per GPU type
-    (:func:`~ddlsched.algorithms.elastic.round_milp.solve_choice`; here one type);
-    placement by :func:`~ddlsched.algorithms.elastic.packing.pack_chain`.
+    Each round, per active job, its configurations (job, GPU type, nodes, GPUs):
+    on an untyped cluster those of :func:`job_options`, on a typed one those of
+    :func:`typed_options` (1, 2, 4 GPUs on a node or whole nodes, of each type,
+    at the type's goodput); the costs of :func:`sia_costs`; the exact optimum of
+    the multiple-choice knapsack with one capacity row per GPU type
+    (:func:`~ddlsched.algorithms.elastic.round_milp.solve_choice`); placement by
+    :func:`place_choice` on the chosen type's nodes.
 
     Differences from Sia's artifact, each deliberate: the goodput model is the
-    oracle one of this package (Sia learns it online); the normalised
-    goodputs are not rounded to two decimals before the solve (rounding
-    creates ties the solver breaks arbitrarily); the ``lambda_a`` term
-    (penalty on allocation changes) is not used (the artifact defines it but
-    its objective does not contain it; the re-allocation factor plays that
-    role); one restart delay for every model. Single GPU type only:
-    :class:`~ddlsched.core.elastic.ElasticCluster` has one type; on typed
-    clusters Sia's ILP needs per-type goodputs and one capacity row per type,
-    which :class:`~ddlsched.algorithms.elastic.round_milp.ChoiceProblem` does not have
-    yet.
+    oracle one of this package, per type scaled by Gavel's measured slowdowns
+    (Sia learns it online, bootstrapping each type from a profile); the
+    normalised goodputs are not rounded to two decimals before the solve
+    (rounding creates ties the solver breaks arbitrarily); the ``lambda_a`` term
+    (penalty on allocation changes) is not used (the artifact defines it but its
+    objective does not contain it; the re-allocation factor plays that role);
+    one restart delay for every model.
 
     Parameters
     ----------
@@ -458,6 +590,76 @@ class Sia(_ExactRound):
     def __init__(self, params: SiaParams | None = None) -> None:
         self.params = params or SiaParams()
 
+    def options(self, job: JobState, state: RoundState) -> JobOptions:
+        """Per-type configurations on a typed cluster, else :func:`job_options`."""
+        if state.cluster.typed:
+            return typed_options(job, state, self.params.limits)
+        return job_options(job, state, self.params.limits)
+
     def costs(self, job: JobState, options: JobOptions, state: RoundState) -> tuple[float, ...]:
         """Sia's cost of each option of ``job`` this round."""
-        return sia_costs(job, options, self.params)
+        current_type, _ = current_option(job, state.cluster)
+        return sia_costs(job, options, self.params, current_type)
+
+
+@dataclass
+class TypedGreedy:
+    """A type-aware greedy: least attained service first, each job on its fastest type.
+
+    Each round, jobs in order of attained service (least first; ties by
+    arrival, then name) each take, among their :func:`typed_options` of at most
+    the fair share ``ceil(M / J)`` GPUs whose type still has room, the one of
+    highest goodput. A job keeps the type and GPU count it held when they are
+    still allowed and moving would not pay within one round
+    (``g_kept * L >= g_best * (L - restart)``, ``L`` the round length).
+    Placement by :func:`place_choice`. No solver: a baseline for what Sia's
+    exact round adds.
+
+    Attributes
+    ----------
+    limits
+        The options' caps (shared with Pollux and Sia).
+    """
+
+    limits: OptionLimits = field(default_factory=OptionLimits)
+    name: str = "typed-greedy"
+
+    def allocate(self, state: RoundState) -> dict[str, Allocation]:
+        """Order by attained service, pick each job's best fitting option, place."""
+        cluster = state.cluster
+        share = max(1, math.ceil(cluster.total_gpus / len(state.jobs)))
+        room = {t: len(cluster.nodes_of(t)) * cluster.gpus_per_node for t in cluster.gpu_types}
+        options = [typed_options(job, state, self.limits) for job in state.jobs]
+        picks = [0] * len(state.jobs)
+        order = sorted(
+            range(len(state.jobs)),
+            key=lambda j: (
+                state.jobs[j].attained_service,
+                state.jobs[j].job.submit_time,
+                state.jobs[j].job.name,
+            ),
+        )
+        for j in order:
+            opts = options[j]
+            allowed = [
+                c
+                for c in range(1, len(opts.gpus))
+                if opts.gpus[c] <= min(share, room[opts.type_of(c)]) and opts.goodput[c] > 0
+            ]
+            if allowed:
+                picks[j] = self._choose(state, state.jobs[j], opts, allowed)
+                room[opts.type_of(picks[j])] -= opts.gpus[picks[j]]
+        return place_choice(state, options, picks)
+
+    @staticmethod
+    def _choose(state: RoundState, job: JobState, opts: JobOptions, allowed: list[int]) -> int:
+        """The best allowed option, or the one held when moving would not pay in a round."""
+        best = max(allowed, key=lambda c: opts.goodput[c])
+        current = current_option(job, state.cluster)
+        held = [c for c in allowed if (opts.type_of(c), opts.gpus[c]) == current]
+        length = state.round_length
+        if held and opts.goodput[held[0]] * length >= opts.goodput[best] * (
+            length - state.restart_time
+        ):
+            return held[0]
+        return best

@@ -13,7 +13,11 @@ configuration. During the round:
   place);
 - it then progresses at its goodput
   (:meth:`~ddlsched.core.elastic.application.Application.goodput`), which is
-  constant within an epoch and changes at epoch boundaries;
+  constant within an epoch and changes at epoch boundaries; on a typed
+  cluster every node of a placement is of one GPU type and the goodput is
+  scaled by that type's speed
+  (:func:`~ddlsched.core.elastic.gpu_types.goodput_scale`), so a move to
+  another type is a placement change and pays the restart;
 - it completes the instant its progress reaches the target: the completion
   time is interpolated inside the round, not rounded to the round's end.
 
@@ -33,7 +37,13 @@ from numbers import Integral
 from types import MappingProxyType
 from typing import Protocol
 
-from ddlsched.core.elastic import Application, ElasticCluster, ElasticJob, ElasticWorkload
+from ddlsched.core.elastic import (
+    Application,
+    ElasticCluster,
+    ElasticJob,
+    ElasticWorkload,
+    goodput_scale,
+)
 from ddlsched.core.elastic import load_application as _load_application
 
 __all__ = [
@@ -45,6 +55,7 @@ __all__ = [
     "RoundRecord",
     "RoundState",
     "application_of",
+    "placement_type",
     "simulate_elastic",
 ]
 
@@ -120,6 +131,23 @@ class Allocation:
     def batch_size(self) -> int:
         """Total batch size M = replicas x atomic_bsz x (accum_steps + 1)."""
         return self.replicas * self.atomic_bsz * (self.accum_steps + 1)
+
+
+def placement_type(cluster: ElasticCluster, placement: tuple[tuple[int, int], ...]) -> str | None:
+    """The GPU type of a placement's nodes (``None`` on an untyped cluster).
+
+    Raises
+    ------
+    ValueError
+        If the nodes are of more than one type (a job runs on one type at a time).
+    """
+    types = {cluster.type_of(node) for node, _ in placement}
+    if len(types) > 1:
+        raise ValueError(
+            f"placement {placement!r} spans GPU types {sorted(map(str, types))}; a job runs "
+            "on one type at a time"
+        )
+    return types.pop()
 
 
 @dataclass(frozen=True)
@@ -309,8 +337,9 @@ class _Running:
     completion: float | None = None
 
 
-def _advance(run: _Running, alloc: Allocation, start: float, length: float) -> None:
-    """Run a job for one round on ``alloc``: restart delay, then goodput epoch by epoch."""
+def _advance(run: _Running, alloc: Allocation, speed: float, start: float, length: float) -> None:
+    """Run a job for one round on ``alloc`` at ``speed`` times its profiled goodput: restart
+    delay, then goodput epoch by epoch."""
     app = run.app
     delay = min(run.restart_left, length)
     run.restart_left -= delay
@@ -319,7 +348,7 @@ def _advance(run: _Running, alloc: Allocation, start: float, length: float) -> N
     target = app.target_progress
     while now < end:
         epoch = app.epoch_at(run.progress)
-        rate = float(
+        rate = speed * float(
             app.goodput(
                 alloc.num_nodes, alloc.replicas, alloc.atomic_bsz, alloc.accum_steps, epoch
             )
@@ -354,6 +383,10 @@ def _check_allocations(
             if not 0 <= node < cluster.num_nodes:
                 raise ValueError(f"round at {when:g} s: {name}: no node {node}")
             used[node] += gpus
+        try:
+            placement_type(cluster, alloc.placement)
+        except ValueError as error:
+            raise ValueError(f"round at {when:g} s: {name}: {error}") from None
     over = [n for n, u in enumerate(used) if u > cluster.gpus_per_node]
     if over:
         raise ValueError(
@@ -416,7 +449,7 @@ def simulate_elastic(
         allocations = dict(policy.allocate(state))
         seconds.append(clock.perf_counter() - started)
         _check_allocations(allocations, active, cluster, now)
-        _run_round(allocations, active, now, params)
+        _run_round(allocations, active, cluster, now, params)
         records.append(_record(now, allocations, active))
         for name in [n for n, r in active.items() if r.completion is not None]:
             completion[name] = active.pop(name).completion  # type: ignore[assignment]
@@ -471,24 +504,33 @@ def _round_state(
     )
 
 
+def _moves(previous: Allocation | None, alloc: Allocation) -> bool:
+    """Whether running on ``alloc`` after ``previous`` is a (re)start: any change of nodes or
+    GPUs per node, a change of GPU type included."""
+    return previous is None or previous.placement != alloc.placement
+
+
 def _run_round(
     allocations: Mapping[str, Allocation],
     active: Mapping[str, _Running],
+    cluster: ElasticCluster,
     now: float,
     params: ElasticSimParams,
 ) -> None:
     """Run the round at ``now`` under ``allocations``: a job whose placement changed
-    restarts (paying ``params.restart_time``), one without an allocation waits."""
+    restarts (paying ``params.restart_time``), one without an allocation waits; each runs
+    at the speed of its placement's GPU type."""
     for name, run in active.items():
         alloc = allocations.get(name)
         if alloc is None:
             run.allocation = None
             continue
-        if run.allocation is None or run.allocation.placement != alloc.placement:
+        if _moves(run.allocation, alloc):
             run.starts += 1
             run.restart_left = params.restart_time
         run.allocation = alloc
-        _advance(run, alloc, now, params.round_length)
+        speed = goodput_scale(run.job.model, placement_type(cluster, alloc.placement))
+        _advance(run, alloc, speed, now, params.round_length)
 
 
 def _record(

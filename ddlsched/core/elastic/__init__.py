@@ -5,7 +5,8 @@ progresses at its *goodput* (throughput x statistical efficiency). See
 :mod:`~ddlsched.core.elastic.throughput` (the fitted step-time model),
 :mod:`~ddlsched.core.elastic.application` (per-model data, efficiency,
 goodput, batch-size choice) and :mod:`~ddlsched.core.elastic.workload`
-(jobs, workloads, the cluster, the Pollux workload reader).
+(jobs, workloads, the cluster, the Pollux workload reader) and
+:mod:`~ddlsched.core.elastic.gpu_types` (per-GPU-type speeds from Gavel's throughputs).
 """
 
 from ddlsched.core.elastic.application import (
@@ -15,6 +16,14 @@ from ddlsched.core.elastic.application import (
     BatchChoice,
     load_application,
     load_profile_rows,
+)
+from ddlsched.core.elastic.gpu_types import (
+    ELASTIC_GPU_TYPES,
+    GAVEL_MATCH,
+    REFERENCE_TYPE,
+    goodput_scale,
+    slowdown_spread,
+    type_slowdowns,
 )
 from ddlsched.core.elastic.throughput import (
     FitError,
@@ -32,8 +41,11 @@ from ddlsched.core.elastic.workload import (
 )
 
 __all__ = [
+    "ELASTIC_GPU_TYPES",
     "EPOCH_BUDGETS",
+    "GAVEL_MATCH",
     "MODELS",
+    "REFERENCE_TYPE",
     "WORKLOAD_COLUMNS",
     "Application",
     "BatchChoice",
@@ -45,7 +57,10 @@ __all__ = [
     "ProfileRows",
     "fit_error",
     "fit_perf_params",
+    "goodput_scale",
     "load_application",
     "load_pollux_workload",
     "load_profile_rows",
+    "slowdown_spread",
+    "type_slowdowns",
 ]

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import csv
 import math
+from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from ddlsched.core.data import resolve_trace
 from ddlsched.core.elastic.application import EPOCH_BUDGETS, MODELS
+from ddlsched.core.elastic.gpu_types import ELASTIC_GPU_TYPES
 from ddlsched.core.model import InputError
 
 __all__ = [
@@ -26,7 +28,14 @@ WORKLOAD_COLUMNS = ("name", "time", "application", "num_replicas", "batch_size")
 
 @dataclass(frozen=True)
 class ElasticCluster:
-    """Identical nodes of identical GPUs (the Pollux study: 16 nodes x 4 GPUs).
+    """Nodes of ``gpus_per_node`` GPUs each, of one GPU type or of several.
+
+    Untyped (``node_types`` empty, the Pollux study's 16 nodes x 4 GPUs): every
+    job runs at its profiled goodput. Typed: node ``n`` holds GPUs of type
+    ``node_types[n]`` (one of
+    :data:`~ddlsched.core.elastic.gpu_types.ELASTIC_GPU_TYPES`), a job runs on
+    one type at a time at the type's speed
+    (:func:`~ddlsched.core.elastic.gpu_types.goodput_scale`).
 
     Attributes
     ----------
@@ -34,21 +43,86 @@ class ElasticCluster:
         Nodes.
     gpus_per_node
         GPUs on each node.
+    node_types
+        The GPU type of each node (empty: one untyped pool).
     """
 
     num_nodes: int = 16
     gpus_per_node: int = 4
+    node_types: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         for name in ("num_nodes", "gpus_per_node"):
             value = getattr(self, name)
             if not isinstance(value, int) or value < 1:
                 raise ValueError(f"ElasticCluster.{name} must be a positive int, got {value!r}")
+        if isinstance(self.node_types, str):
+            raise ValueError(
+                f"ElasticCluster.node_types must be a sequence of type names, got "
+                f"{self.node_types!r}"
+            )
+        object.__setattr__(self, "node_types", tuple(self.node_types))
+        if self.node_types and len(self.node_types) != self.num_nodes:
+            raise ValueError(
+                f"ElasticCluster.node_types names {len(self.node_types)} nodes, "
+                f"num_nodes is {self.num_nodes}"
+            )
+        unknown = sorted(set(self.node_types) - set(ELASTIC_GPU_TYPES), key=str)
+        if unknown:
+            raise ValueError(
+                f"ElasticCluster.node_types: unknown GPU type {unknown[0]!r}; elastic "
+                f"clusters know {', '.join(ELASTIC_GPU_TYPES)}"
+            )
+
+    @classmethod
+    def from_type_counts(
+        cls, counts: Iterable[tuple[str, int]], gpus_per_node: int = 4
+    ) -> ElasticCluster:
+        """A typed cluster from ``(type, nodes)`` pairs (the ``--gpu-types v100:6,k80:5`` form).
+
+        Raises
+        ------
+        ValueError
+            A count that is not a positive int, a type named twice or unknown, no nodes.
+        """
+        pairs = list(counts)
+        names = [name for name, _ in pairs]
+        repeated = sorted({name for name in names if names.count(name) > 1})
+        if repeated:
+            raise ValueError(f"ElasticCluster: GPU type {repeated[0]!r} named more than once")
+        for name, number in pairs:
+            if isinstance(number, bool) or not isinstance(number, int) or number < 1:
+                raise ValueError(
+                    f"ElasticCluster: nodes of type {name!r} must be a positive int, got "
+                    f"{number!r}"
+                )
+        types = tuple(name for name, number in pairs for _ in range(number))
+        if not types:
+            raise ValueError("ElasticCluster: no GPU types given")
+        return cls(len(types), gpus_per_node, types)
 
     @property
     def total_gpus(self) -> int:
         """All GPUs."""
         return self.num_nodes * self.gpus_per_node
+
+    @property
+    def typed(self) -> bool:
+        """Whether nodes have GPU types (else one untyped pool)."""
+        return bool(self.node_types)
+
+    @property
+    def gpu_types(self) -> tuple[str | None, ...]:
+        """The distinct types in order of first node (``(None,)`` when untyped)."""
+        return tuple(dict.fromkeys(self.node_types)) if self.node_types else (None,)
+
+    def type_of(self, node: int) -> str | None:
+        """The GPU type of ``node`` (``None`` when untyped)."""
+        return self.node_types[node] if self.node_types else None
+
+    def nodes_of(self, gpu_type: str | None) -> tuple[int, ...]:
+        """The nodes of ``gpu_type`` in index order (every node when untyped)."""
+        return tuple(n for n in range(self.num_nodes) if self.type_of(n) == gpu_type)
 
 
 @dataclass(frozen=True)

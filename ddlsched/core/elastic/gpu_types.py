@@ -1,0 +1,142 @@
+"""Per-GPU-type speed of the Pollux models, from Gavel's measured throughputs.
+
+The Pollux profiles were measured on one GPU type. A typed elastic cluster
+(:class:`~ddlsched.core.elastic.workload.ElasticCluster` with ``node_types``)
+runs a model on another type at its profiled goodput divided by the type's
+**slowdown**: how many times longer one iteration takes on that type than on
+the reference type (:data:`REFERENCE_TYPE`, V100, the profiles' stand-in, as
+:func:`ddlsched.core.zoo.type_compute_times` takes it). The slowdown scales the
+whole iteration time, so the best batch configuration of a placement is the
+same on every type and only the speed differs.
+
+Slowdowns come from Gavel's isolated throughputs (Narayanan et al.,
+*Heterogeneity-Aware Cluster Scheduling Policies for Deep Learning Workloads*,
+OSDI 2020; the shipped ``profiles/gavel_throughputs.csv``): for the Gavel model
+matched to the Pollux model (:data:`GAVEL_MATCH`), the geometric mean over the
+batch sizes Gavel measured, on one GPU, of
+``steps_per_second(v100) / steps_per_second(type)``. Pollux changes a job's
+batch size as it trains, so no single batch size of Gavel's is the right one;
+:func:`slowdown_spread` gives how far the single batch sizes lie from the mean
+(the mapping's error, stated in ``docs/elastic.rst``). Only one-GPU rows are
+used: Gavel's multi-GPU rows mix in its own communication costs, which the
+Pollux model already has.
+"""
+
+from __future__ import annotations
+
+import csv
+import functools
+import math
+from collections import defaultdict
+from collections.abc import Mapping
+from types import MappingProxyType
+
+from ddlsched.core.data import data_path
+from ddlsched.core.model import InputError
+
+__all__ = [
+    "ELASTIC_GPU_TYPES",
+    "GAVEL_MATCH",
+    "REFERENCE_TYPE",
+    "goodput_scale",
+    "slowdown_spread",
+    "type_slowdowns",
+]
+
+ELASTIC_GPU_TYPES = ("k80", "p100", "v100")
+"""GPU types with a measured speed for every Pollux model (Gavel's types)."""
+
+REFERENCE_TYPE = "v100"
+"""The type the Pollux profiles stand for (slowdown 1) *(choice: they were measured on
+T4s, between P100 and V100 in speed; the zoo makes the same choice)*."""
+
+GAVEL_MATCH: Mapping[str, tuple[str, bool]] = MappingProxyType(
+    {
+        "bert": ("Transformer", False),
+        "cifar10": ("ResNet-18", True),
+        "ncf": ("Recommendation", True),
+        "imagenet": ("ResNet-50", True),
+        "deepspeech2": ("LM", False),
+        "yolov3": ("ResNet-50", False),
+    }
+)
+"""Per Pollux model, the Gavel model whose slowdowns it takes, and whether that is the same
+model (True: ResNet-18 on CIFAR-10, NeuMF on MovieLens, ResNet-50 on ImageNet) or only its
+family's proxy (False: BERT takes the translation Transformer's, the recurrent
+DeepSpeech 2 the LSTM language model's, the convolutional YOLOv3 ResNet-50's)."""
+
+
+@functools.cache
+def _gavel_rows() -> Mapping[tuple[str, str], Mapping[str, float]]:
+    """``(Gavel model, batch size) -> {type: steps per second}`` of the one-GPU rows."""
+    path = data_path("profiles", "gavel_throughputs.csv")
+    table: dict[tuple[str, str], dict[str, float]] = defaultdict(dict)
+    with path.open(newline="", encoding="utf-8") as handle:
+        for row in csv.DictReader(handle):
+            if row["scale_factor"].strip() == "1" and row["gpu_type"] in ELASTIC_GPU_TYPES:
+                table[(row["model"], row["batch_size"])][row["gpu_type"]] = float(
+                    row["steps_per_second"]
+                )
+    return MappingProxyType(dict(table))
+
+
+def _ratios(model: str, gpu_type: str) -> list[float]:
+    """``steps_per_second(v100) / steps_per_second(gpu_type)`` per Gavel batch size."""
+    if model not in GAVEL_MATCH:
+        raise InputError(f"no GPU-type speeds for model {model!r}")
+    if gpu_type not in ELASTIC_GPU_TYPES:
+        raise InputError(
+            f"unknown GPU type {gpu_type!r}; elastic clusters know {', '.join(ELASTIC_GPU_TYPES)}"
+        )
+    gavel = GAVEL_MATCH[model][0]
+    rows = [speeds for (name, _), speeds in _gavel_rows().items() if name == gavel]
+    ratios = [
+        s[REFERENCE_TYPE] / s[gpu_type] for s in rows if REFERENCE_TYPE in s and gpu_type in s
+    ]
+    if not ratios:
+        raise InputError(f"gavel_throughputs.csv: no one-GPU rows of {gavel} on {gpu_type}")
+    return ratios
+
+
+@functools.cache
+def type_slowdowns(model: str) -> Mapping[str, float]:
+    """Seconds per iteration of ``model`` on each type over those on the reference type.
+
+    The geometric mean over Gavel's batch sizes (one GPU) of the matched Gavel model.
+
+    Raises
+    ------
+    InputError
+        An unknown model, or a data file without the matched model's rows.
+    """
+    return MappingProxyType(
+        {
+            gpu_type: math.exp(math.fsum(map(math.log, ratios)) / len(ratios))
+            for gpu_type in ELASTIC_GPU_TYPES
+            for ratios in [_ratios(model, gpu_type)]
+        }
+    )
+
+
+def slowdown_spread(model: str) -> Mapping[str, tuple[float, float]]:
+    """Per type, the least and largest single-batch-size ratio around :func:`type_slowdowns`."""
+    return MappingProxyType(
+        {
+            gpu_type: (min(ratios), max(ratios))
+            for gpu_type in ELASTIC_GPU_TYPES
+            for ratios in [_ratios(model, gpu_type)]
+        }
+    )
+
+
+def goodput_scale(model: str, gpu_type: str | None) -> float:
+    """The factor of the profiled goodput of ``model`` on ``gpu_type`` (1 on an untyped cluster).
+
+    Raises
+    ------
+    InputError
+        An unknown model or GPU type.
+    """
+    if gpu_type is None:
+        return 1.0
+    return 1.0 / type_slowdowns(model)[gpu_type]
