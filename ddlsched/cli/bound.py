@@ -67,13 +67,13 @@ def add(commands: Any) -> None:
 def _read(args: argparse.Namespace) -> tuple[Any, str, Any]:
     """The instance, how to name it, and the loaded trace (``None`` for an instance file),
     whose rows left out are named as ``simulate`` names them."""
-    from ddlsched.core.io import read_instance
+    from ddlsched.cli.options import read_instance_file
 
     if args.instance is not None:
         refuse_given(
             args, TRACE_ONLY, "only with --trace (the instance file fixes the cluster and jobs)"
         )
-        return read_instance(args.instance), args.instance, None
+        return read_instance_file(args.instance, "bound"), args.instance, None
     loaded, instance, _, load = load_replay(args)
     source = f"{args.trace} on {args.servers} x {args.gpus_per_server} GPUs, load {load:.3g}"
     return instance, source, loaded

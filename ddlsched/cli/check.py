@@ -19,6 +19,7 @@ from ddlsched.cli.options import (
     new_command,
     non_negative,
     positive,
+    read_instance_file,
     refuse_given,
     servers,
 )
@@ -63,7 +64,6 @@ def add(commands: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Exit 1 when a claim is violated, 0 when none is."""
-    from ddlsched.core.io import read_instance
     from ddlsched.experiments import check_instance
 
     check_outputs({"--out-dir": args.out_dir}, folders=("--out-dir",))
@@ -101,7 +101,7 @@ def run(args: argparse.Namespace) -> int:
         return _random(args)
     if args.instance is None:
         raise InputError("check: give an INSTANCE file, or --random N (or --adversarial N)")
-    instance = read_instance(args.instance)
+    instance = read_instance_file(args.instance, "check")
     report = check_instance(
         instance,
         time_limit=args.time_limit,
@@ -163,7 +163,8 @@ def _random(args: argparse.Namespace) -> int:
         seeds = f"seeds {args.seed}..{args.seed + done - 1}" if done else "no instance finished"
         print(
             f"{done} instances, {args.servers}x{args.gpus_per_server} GPUs"
-            f"{types_text(config.cluster())}, {args.jobs} jobs, {seeds}"
+            f"{types_text(config.cluster())}, {args.jobs} jobs, {seeds} (exact-friendly, "
+            f"{'all released at 0' if args.load is None else f'load {args.load:g}'})"
             f"{' (interrupted)' if found.interrupted else ''}"
         )
     if not args.json and done:
@@ -171,7 +172,8 @@ def _random(args: argparse.Namespace) -> int:
             ("claim", "checked", "held", "inconclusive", "violated", "worst lhs/rhs", "seed"),
             [
                 (t.name, t.checked, t.held, t.inconclusive, t.violated,
-                 f"{t.worst_ratio:.4f}", t.worst_seed)
+                 f"{t.worst_ratio:.4f}" if t.has_ratio else "-",
+                 t.worst_seed if t.has_ratio else "-")
                 for t in found.tallies.values()
             ],
         )  # fmt: skip

@@ -144,7 +144,7 @@ class _DefaultsShown(argparse.ArgumentDefaultsHelpFormatter):
             return action.help
         if not action.option_strings:
             return text if action.nargs != "?" else f"{text} (default: none)"
-        if action.required or action.nargs == 0 and action.default is None:
+        if action.required or (action.nargs == 0 and action.default is None):
             return action.help  # required, or --help / --version
         if action.default is False:
             return f"{text} (default: off)"
@@ -239,6 +239,26 @@ def _same_file(first: str, second: str) -> bool:
         return os.path.samefile(first, second)
     except (OSError, ValueError):
         return os.path.realpath(first) == os.path.realpath(second)
+
+
+def read_instance_file(path: str, command: str) -> Any:
+    """The instance in the JSON file ``path``; a CSV file (a trace given where an instance
+    belongs) is an :class:`InputError` pointing at ``--trace``, not "not valid JSON".
+
+    ``command`` names the command in the hint (``bound`` and ``simulate`` read traces
+    with ``--trace``; the others take samples of one from ``generate --from-trace``).
+    """
+    from ddlsched.core.io import read_instance
+
+    if path.lower().endswith((".csv", ".csv.gz", ".tsv")):
+        how = (
+            f"ddlsched {command} --trace {path}"
+            if command in ("bound", "simulate")
+            else f"ddlsched simulate --trace {path}, or an instance of its jobs from "
+            f"ddlsched generate --from-trace {path} --out instance.json"
+        )
+        raise InputError(f"{path}: a CSV file is a trace, not an instance (JSON); use {how}")
+    return read_instance(path)
 
 
 # Option groups ---------------------------------------------------------------------------

@@ -33,7 +33,10 @@ def add_replay_options(command: argparse.ArgumentParser, required: bool = True) 
         "--unnamed",
         choices=UNNAMED_RULES,
         default=UNNAMED_RULES[0],
-        help="how rows without a known model become jobs (see the README)",
+        help="how rows without a known model become jobs: data-parallel (resnet50's "
+        "profile, pure data parallel), zoo-data-parallel (a zoo model drawn among those "
+        "pure data parallel at the row's GPU count) or zoo (any zoo model, tensor-parallel "
+        "ones included: a spread job may run far beyond its recorded duration)",
     )
     command.add_argument("--servers", type=count, default=256, help="servers of the cluster")
     command.add_argument("--gpus-per-server", type=count, default=8, help="GPUs per server")

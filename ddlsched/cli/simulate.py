@@ -85,7 +85,7 @@ def run(args: argparse.Namespace) -> int:
     if args.plot:
         figure_format("--plot", args.plot)
     loaded, instance, factor, load = load_replay(args)
-    progress, close = progress_bar(instance.num_jobs, args.policy)
+    progress, close = progress_bar(instance.num_jobs, args.policy, unit="job")
     try:
         result = simulate(
             instance,
@@ -141,6 +141,9 @@ def run(args: argparse.Namespace) -> int:
         print_json(summary)
     else:
         _print(args, loaded, instance, factor, load, summary, result, stretched, warning)
+        for what, path in (("schedule", args.out), ("figure", args.plot)):
+            if path and result.schedule is not None:
+                print(f"{what} written to {path}")
     if result.status is SolveStatus.ERROR:  # Ctrl-C: the metrics above are partial
         print("ddlsched: interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED

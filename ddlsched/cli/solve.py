@@ -18,6 +18,7 @@ from ddlsched.cli.options import (
     new_command,
     non_negative,
     positive,
+    read_instance_file,
     refuse_given,
     threads,
 )
@@ -96,7 +97,7 @@ def solver_budget(args: argparse.Namespace) -> float | None:
 def run(args: argparse.Namespace) -> int:
     """Solve, write the schedule if asked, print the result; exit 1 on a solver error."""
     from ddlsched.api import exact_method_names, solve
-    from ddlsched.core.io import read_instance, read_schedule, write_schedule
+    from ddlsched.core.io import read_schedule, write_schedule
     from ddlsched.core.params import ExactParams, OnlineParams
     from ddlsched.core.result import SolveStatus
 
@@ -107,7 +108,7 @@ def run(args: argparse.Namespace) -> int:
         refuse_given(
             args, EXACT_ONLY, f"only for exact methods; {args.method!r} is an online policy"
         )
-    instance = read_instance(args.instance)
+    instance = read_instance_file(args.instance, "solve")
     warm = read_schedule(args.warm_start) if args.warm_start else None
     try:
         params: ExactParams | OnlineParams

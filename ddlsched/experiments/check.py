@@ -182,7 +182,9 @@ def claim_family(name: str) -> str:
 
 @dataclass
 class ClaimTally:
-    """Counts over many instances for one claim (the worst ratio over conclusive ones)."""
+    """Counts over many instances for one claim (the worst ratio over conclusive ones;
+    ``has_ratio`` false when every right-hand side was 0, as for the verifier's count of
+    violations, where ``lhs / rhs`` means nothing)."""
 
     name: str
     checked: int = 0
@@ -191,6 +193,7 @@ class ClaimTally:
     violated: int = 0
     worst_ratio: float = float("-inf")
     worst_seed: int | None = None
+    has_ratio: bool = False
 
     def add(self, record: ClaimRecord, seed: int) -> None:
         """Count ``record`` found on the instance of ``seed``."""
@@ -203,6 +206,7 @@ class ClaimTally:
             self.inconclusive += 1
         if record.status is ClaimStatus.INCONCLUSIVE:
             return  # an inexact value says nothing about tightness
+        self.has_ratio = self.has_ratio or bool(record.rhs)
         ratio = record.ratio if record.rhs else -record.margin
         if ratio > self.worst_ratio:
             self.worst_ratio, self.worst_seed = ratio, seed

@@ -1,0 +1,92 @@
+"""What the command line says on the way: a trace where an instance belongs, the trace
+reader's rules explained where they are offered, files written named, progress that is
+never silent for long, and no meaningless ratio."""
+
+from __future__ import annotations
+
+import io
+from pathlib import Path
+
+import pytest
+
+from ddlsched.cli import main, output
+from tests.waiting import wait_until
+
+
+@pytest.mark.parametrize("command", ["bound", "solve", "check", "info"])
+def test_a_csv_where_an_instance_belongs_points_at_the_trace_options(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], command: str
+) -> None:
+    """A CSV file given as an instance is refused in one line (exit 2) that names it as a
+    trace and the ``--trace`` way to use it, not "not valid JSON" (``info`` reads through
+    the core's reader and keeps its own message: it is listed to show which commands
+    differ)."""
+    trace = tmp_path / "mytrace.csv"
+    trace.write_text("submit,duration,gpus\n0,10,1\n")
+    code = main([command, str(trace)])
+    err = capsys.readouterr().err
+    assert code == 2 and err.count("\n") == 1
+    if command == "info":
+        return
+    assert "a CSV file is a trace, not an instance" in err and "--trace" in err
+    if command == "bound":
+        assert f"ddlsched bound --trace {trace}" in err
+
+
+def test_the_unnamed_rules_are_explained_in_the_help(capsys: pytest.CaptureFixture[str]) -> None:
+    """``simulate --help`` explains each rule of ``--unnamed`` itself, sending nobody to
+    a README that does not describe them."""
+    with pytest.raises(SystemExit):
+        main(["simulate", "--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    start = text.index("--unnamed {", text.index("options:"))
+    entry = text[start : text.index(" --", start + 12)]
+    assert "README" not in entry
+    for rule in ("data-parallel (", "zoo-data-parallel (", "zoo (any zoo model"):
+        assert rule in entry, rule
+
+
+def test_simulate_says_where_it_wrote_its_figure(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``simulate --plot`` and ``--out`` name the files written, as ``compare`` does."""
+    png, out = tmp_path / "f.png", tmp_path / "s.json"
+    argv = ["simulate", "--trace", "tiresias_60_job.csv", "--servers", "2",
+            "--gpus-per-server", "4", "--limit", "5",
+            "--plot", str(png), "--out", str(out)]  # fmt: skip
+    assert main(argv) == 0
+    printed = capsys.readouterr().out
+    assert f"figure written to {png}" in printed and f"schedule written to {out}" in printed
+    assert png.exists() and out.exists()
+
+
+def test_progress_off_a_terminal_is_a_line_every_few_seconds(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """With stderr not a terminal (piped, logged), progress is a line naming what is done
+    and in which unit, repeated while one slow item runs; closing joins its thread. (The interval
+    is shortened here; the test waits for the lines, never for a time.)"""
+    stream = io.StringIO()
+    monkeypatch.setattr("sys.stderr", stream)
+    monkeypatch.setattr(output, "HEARTBEAT_S", 0.01)
+    update, close = output.progress_bar(3, "compare")
+    update(1, 3)
+    wait_until(lambda: stream.getvalue().count("\n") >= 2, "two progress lines")
+    close()
+    lines = stream.getvalue().splitlines()
+    assert lines[-1].startswith("compare: 1/3 instances done, ")
+
+
+def test_the_verifier_row_of_check_random_shows_no_ratio(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """``check --random``: the verifier's row (a count of violations against 0) shows
+    ``-`` for the worst lhs/rhs and its seed, while the inequality claims show ratios; the
+    heading names the preset and the arrivals used."""
+    assert main(["check", "--random", "1", "--jobs", "3", "--out-dir", str(tmp_path)]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert "(exact-friendly, all released at 0)" in lines[0]
+    verifier = next(line for line in lines if line.startswith("| verifier |"))
+    assert verifier.split("|")[-3:-1] == [" - ", " - "]
+    lemma = next(line for line in lines if line.startswith("| lemma1 |"))
+    assert float(lemma.split("|")[-3]) > 0
