@@ -259,3 +259,81 @@ def best_upper_bound(
         metrics={f"total_jct:{c.name}": c.total_jct for c in candidates},
         notes=(f"preemptive model, restart cost {cost:g} s" if preemptive else "problem A",),
     )
+
+
+@dataclass(frozen=True)
+class FlowInterval:
+    """Where a policy's total JCT sits between proven bounds of its model.
+
+    Attributes
+    ----------
+    model
+        ``"preemptive"`` or ``"A"`` (non-preemptive).
+    lower
+        A proven lower bound on the model's optimal weighted flow time
+        (``nan`` when none is known).
+    upper
+        The least weighted flow time of a verified schedule of the model: the
+        policy's own run, or a better offline one.
+    upper_method
+        Which schedule gives :attr:`upper`.
+    policy
+        The policy's weighted flow time (total JCT).
+    """
+
+    model: str
+    lower: float
+    upper: float
+    upper_method: str
+    policy: float
+
+    def to_dict(self) -> dict[str, object]:
+        """The fields ``simulate --json`` carries (an unknown number is ``null``)."""
+
+        def number(value: float) -> float | None:
+            return value if math.isfinite(value) else None
+
+        return {
+            "flow_model": self.model,
+            "flow_lower_bound": number(self.lower),
+            "flow_upper_bound": number(self.upper),
+            "flow_upper_bound_method": self.upper_method,
+            "flow_upper_over_lower": number(self.upper / self.lower) if self.lower > 0 else None,
+            "flow_policy_over_upper": number(self.policy / self.upper) if self.upper > 0 else None,
+        }
+
+
+def flow_interval(
+    instance: Instance,
+    result: Result,
+    *,
+    preemptive: bool,
+    search: bool = False,
+    restart_cost: float | None = None,
+) -> FlowInterval:
+    """The interval of ``result``'s model and the policy's place in it.
+
+    The upper end is the policy's own schedule once the verifier accepts it
+    (in problem A only without preempted jobs), or with ``search`` the better
+    of it and :func:`best_upper_bound` (a minute or more on a trace). The
+    lower end is ``result.flow_lower_bound``.
+
+    Raises
+    ------
+    ValueError
+        When ``result`` has no schedule.
+    """
+    if result.schedule is None:
+        raise ValueError(f"result: {result.method!r} has no schedule to bound")
+    model = "preemptive" if preemptive else "A"
+    upper, method = math.inf, "none"
+    pieces = any(entry.pieces is not None for entry in result.schedule.jobs)
+    own = _verified(instance, result.method, result.schedule)
+    if own is not None and (preemptive or not pieces):
+        upper, method = own.total_jct, result.method
+    if search:
+        cost = result.schedule.restart_cost if restart_cost is None else restart_cost
+        offline = best_upper_bound(instance, preemptive=preemptive, restart_cost=cost)
+        if offline.total_jct < upper:
+            upper, method = offline.total_jct, offline.method
+    return FlowInterval(model, result.flow_lower_bound, upper, method, result.total_jct)

@@ -34,7 +34,14 @@ from ddlsched.core.model import Instance
 from ddlsched.core.params import DEFAULT_RESTART_COST, OnlineParams
 from ddlsched.core.registry import Registry
 
-__all__ = ["MAPPERS", "POLICIES", "PREDICTORS", "PolicyContext", "build_policy"]
+__all__ = [
+    "MAPPERS",
+    "POLICIES",
+    "PREDICTORS",
+    "PREEMPTIVE_POLICIES",
+    "PolicyContext",
+    "build_policy",
+]
 
 
 @dataclass(frozen=True)
@@ -185,6 +192,11 @@ UPPER_BOUND_POLICIES = ("sjf", "asrpt-greedy", "fifo")
 """Fast non-preemptive policies of :data:`POLICIES` (milliseconds each) whose best schedule
 is an upper bound on ``OPT(A)``: it narrows the LP bound's job windows and starts an exact
 solve of problem A (a smaller incumbent shortens every job's horizon, hence the model)."""
+
+
+PREEMPTIVE_POLICIES = ("las", "las-tiresias", "gavel", "asrpt-preemptive", "srpt-area")
+"""The policies of :data:`POLICIES` that may preempt: their schedules belong to the
+preemptive model, whose optimum and bounds differ from problem A's."""
 
 
 def build_policy(

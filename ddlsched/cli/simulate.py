@@ -52,6 +52,12 @@ def add(commands: Any) -> None:
         help="any free GPUs, consolidated only (wait, as YARN), or consolidated when possible",
     )
     add_seed(sim)
+    sim.add_argument(
+        "--upper-bound",
+        action="store_true",
+        help="also search the best verified offline schedule of the policy's model for the "
+        "flow upper bound (a few minutes on a full trace; default: the policy's own run)",
+    )
     sim.add_argument("--out", help="write the schedule here")
     sim.add_argument(
         "--plot", help="write a figure (JCT CDF; Gantt chart if small) to this .png, .pdf or .svg"
@@ -109,6 +115,9 @@ def run(args: argparse.Namespace) -> int:
     if args.plot and result.schedule is not None:
         save_figure("simulation_figure", args.plot, instance, result.schedule, args.policy)
     summary = result.summary()
+    interval = _interval(args, instance, result)
+    if interval is not None:
+        summary.update(interval.to_dict())
     # Waiting counts from the first start (S - r) and after a preemption (a preemptive
     # policy such as LAS starts every job on arrival and still makes some wait).
     idle = (
@@ -148,6 +157,22 @@ def run(args: argparse.Namespace) -> int:
         print("ddlsched: interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
     return EXIT_OK
+
+
+def _interval(args: argparse.Namespace, instance: Any, result: Any) -> Any:
+    """The policy's model's flow interval (``None`` for an interrupted run)."""
+    from ddlsched.algorithms.offline import flow_interval
+    from ddlsched.algorithms.registry import PREEMPTIVE_POLICIES
+
+    if result.schedule is None:
+        return None
+    return flow_interval(
+        instance,
+        result,
+        preemptive=args.policy in PREEMPTIVE_POLICIES,
+        search=args.upper_bound,
+        restart_cost=args.restart_cost,
+    )
 
 
 def _print(
@@ -190,6 +215,14 @@ def _print(
         print(
             f"  {'lower bound on OPT':>20}: {bound.value:.6g} ({bound.name}); sum C / LB = "
             f"{bound.ratio(result.objective):.4f} (certified: sum C / OPT is at most this)"
+        )
+    if summary.get("flow_upper_bound") is not None:
+        low = summary["flow_lower_bound"]
+        print(
+            f"  {'total JCT interval':>20}: [{low if low is not None else float('nan'):.6g}, "
+            f"{summary['flow_upper_bound']:.6g}] on the {summary['flow_model']} model "
+            f"(upper: {summary['flow_upper_bound_method']}, verified); the policy is at "
+            f"{summary['flow_policy_over_upper']:.4g}x the upper end"
         )
     for note in result.notes:
         print(f"  note: {note}")
