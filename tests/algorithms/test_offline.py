@@ -1,0 +1,192 @@
+"""Offline upper bounds (ddlsched.algorithms.offline): verified, never below a proven
+optimum or a lower bound, and the interval simulate reports."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import pytest
+from ddlsched.algorithms.offline import best_upper_bound, flow_interval
+from ddlsched.algorithms.registry import POLICIES, PREEMPTIVE_POLICIES, build_policy
+from ddlsched.algorithms.simulator import simulate
+from ddlsched.proofs_checks.verifier import verify
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from ddlsched.api import solve
+from ddlsched.cli import main
+from ddlsched.core.alpha import alpha_min
+from ddlsched.core.generators import generate
+from ddlsched.core.model import Cluster, Instance, Job
+from ddlsched.core.virtual import srpt
+from tests.strategies import (
+    FRACTIONAL_WEIGHTS,
+    TINY_INTEGRAL,
+    fragmenting_instances,
+    generated_instances,
+    weighted_instances,
+)
+
+
+def _pooled_srpt_bound(instance: Instance) -> float:
+    """A lower bound on sum w C valid in the preemptive model, sharing no code with the
+    upper bounds: jobs on one machine of speed M with sizes g K alpha_min / M (any
+    schedule of the cluster runs on it, job by job no later), scheduled by SRPT, which is
+    optimal there for unit weights; with weights, sum w_i (r_i + K_i alpha_i^min) instead."""
+    cluster = instance.cluster
+    fastest = [alpha_min(job, cluster).value for job in instance.jobs]
+    floor = sum(
+        job.weight * (job.release + job.iterations * a)
+        for job, a in zip(instance.jobs, fastest, strict=True)
+    )
+    if any(job.weight != 1 for job in instance.jobs):
+        return floor
+    sizes = [
+        job.gpus * job.iterations * a / cluster.num_gpus
+        for job, a in zip(instance.jobs, fastest, strict=True)
+    ]
+    completions, _ = srpt(sizes, [job.release for job in instance.jobs])
+    return max(floor, sum(completions.values()))
+
+
+def _checked(instance: Instance, preemptive: bool, evaluations: int = 10) -> float:
+    """The upper bound, checked against the verifier; its objective."""
+    found = best_upper_bound(instance, preemptive=preemptive, evaluations=evaluations)
+    assert found.schedule is not None
+    report = verify(instance, found.schedule)
+    assert report.feasible, report.violations
+    assert found.objective == pytest.approx(report.total_completion_time, rel=1e-9)
+    assert found.total_jct == pytest.approx(report.total_jct, rel=1e-9)
+    if not preemptive:
+        assert all(entry.pieces is None for entry in found.schedule.jobs)
+    return found.objective
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_the_upper_bound_of_problem_a_is_at_least_the_proven_optimum(seed: int) -> None:
+    """On tiny integral instances with fractional weights and multi-GPU jobs, the best
+    verified schedule is never below the exact optimum of problem A."""
+    base = generate(TINY_INTEGRAL.replace(num_jobs=4), seed)
+    weights = (FRACTIONAL_WEIGHTS * 4)[: base.num_jobs]
+    instance = base.replace(
+        jobs=tuple(job.replace(weight=w) for job, w in zip(base.jobs, weights, strict=True))
+    )
+    optimum = solve(instance, method="exact")
+    assert optimum.proven_optimal
+    assert _checked(instance, preemptive=False) >= optimum.objective * (1 - 1e-9)
+
+
+@given(
+    instance=st.one_of(
+        fragmenting_instances(),
+        weighted_instances(max_jobs=4, typed=True),
+        generated_instances(mixed=True),
+    ),
+    preemptive=st.booleans(),
+)
+@settings(max_examples=25)
+def test_upper_bounds_are_verified_and_above_a_lower_bound(
+    instance: Instance, preemptive: bool
+) -> None:
+    """Uneven, typed and weighted instances, batch and spread arrivals: the upper bound of
+    either model passes the verifier, equals its recomputed objective, and lies above an
+    independent lower bound valid for both models."""
+    assert _checked(instance, preemptive, evaluations=5) >= _pooled_srpt_bound(instance) * (
+        1 - 1e-9
+    )
+
+
+def test_the_preemptive_bound_beats_every_non_preemptive_schedule_when_preemption_pays() -> None:
+    """A long job holding the only server when a short one arrives: preempting it (restart
+    cost 0.5) gives 2 + 11.5 = 13.5, every non-preemptive schedule 10 + 10 = 20 at best."""
+    cluster = Cluster((2,), 1.0, 1.0)
+    instance = Instance(
+        cluster,
+        (
+            Job(id="long", release=0.0, iterations=10, compute_time=1.0, gpus=2),
+            Job(id="short", release=1.0, iterations=1, compute_time=1.0, gpus=2),
+        ),
+    )
+    assert _checked(instance, preemptive=False) == pytest.approx(21.0)
+    found = best_upper_bound(instance, preemptive=True, restart_cost=0.5, evaluations=0)
+    assert found.objective == pytest.approx(13.5)
+    assert found.method in ("srpt-area", "asrpt-preemptive")
+
+
+def test_the_upper_bound_is_at_most_each_candidate_and_seeded() -> None:
+    """The bound is the least of its candidates (each named in the metrics) and never above
+    sjf's run; the same seed gives the same schedule, and more search never does worse."""
+    instance = generate(TINY_INTEGRAL.replace(num_jobs=8, servers=2), 3)
+    first = best_upper_bound(instance, preemptive=False, evaluations=20, seed=4)
+    again = best_upper_bound(instance, preemptive=False, evaluations=20, seed=4)
+    none = best_upper_bound(instance, preemptive=False, evaluations=0)
+    assert first.schedule == again.schedule
+    assert first.total_jct <= none.total_jct
+    assert first.total_jct == min(first.metrics.values())
+    sjf = simulate(instance, build_policy("sjf", instance))
+    assert first.objective <= sjf.objective
+
+
+@pytest.mark.parametrize(("argument", "value"), [("evaluations", -1), ("restart_cost", -0.5)])
+def test_bad_arguments_are_named(argument: str, value: float) -> None:
+    """A negative evaluation count or restart cost is refused, naming the argument."""
+    instance = generate(TINY_INTEGRAL, 0)
+    with pytest.raises(ValueError, match=argument):
+        best_upper_bound(instance, preemptive=True, **{argument: value})
+
+
+def test_preemptive_policies_are_those_that_preempt() -> None:
+    """PREEMPTIVE_POLICIES names exactly the registered policies with their own preempt()."""
+    from ddlsched.algorithms.protocol import Policy
+
+    instance = generate(TINY_INTEGRAL, 0)
+    own = {
+        name
+        for name in POLICIES.names()
+        if type(build_policy(name, instance)).preempt is not Policy.preempt
+    }
+    assert own == set(PREEMPTIVE_POLICIES)
+
+
+def test_the_interval_holds_the_policy_and_a_search_only_lowers_its_top() -> None:
+    """The policy's own verified run is the top of its interval; a search may lower it but
+    never below the lower bound; problem A refuses a schedule with preempted jobs."""
+    instance = generate(TINY_INTEGRAL.replace(num_jobs=6), 5)
+    from ddlsched.api import simulate as simulate_named
+
+    run = simulate_named(instance, "las")
+    own = flow_interval(instance, run, preemptive=True)
+    assert own.upper == pytest.approx(run.total_jct) and own.upper_method == "las"
+    searched = flow_interval(instance, run, preemptive=True, search=True)
+    assert own.lower <= searched.upper <= own.upper
+    if any(entry.pieces for entry in run.schedule.jobs):
+        assert flow_interval(instance, run, preemptive=False).upper_method == "none"
+
+
+def test_simulate_json_carries_the_interval(tmp_path, capsys) -> None:
+    """simulate --json on a trace prints the model, both ends and the upper end's schedule;
+    a preemptive policy is measured against the preemptive model."""
+    code = main(
+        [
+            "simulate",
+            "--trace",
+            "philly_jobs.csv",
+            "--limit",
+            "40",
+            "--servers",
+            "2",
+            "--gpus-per-server",
+            "8",
+            "--policy",
+            "asrpt-preemptive",
+            "--json",
+        ]
+    )
+    assert code == 0
+    document = json.loads(capsys.readouterr().out)
+    assert document["flow_model"] == "preemptive"
+    assert document["flow_upper_bound_method"] == "asrpt-preemptive"
+    assert document["flow_lower_bound"] <= document["flow_upper_bound"]
+    assert document["flow_upper_bound"] == pytest.approx(document["total_jct"])
+    assert math.isclose(document["flow_policy_over_upper"], 1.0)
