@@ -130,6 +130,17 @@ def test_the_file_holds_every_job_round_and_setting(
     assert len(saved["rounds"]) == len(run.result.records)
 
 
+def test_the_same_run_writes_the_same_bytes(mixed: ElasticWorkload, tmp_path: Path) -> None:
+    """Two runs of the same policy on the same workload and cluster write identical files:
+    the wall-clock time per round, which differs from run to run, is left out."""
+    for name in ("first.json", "second.json"):
+        run = ddlsched.simulate_elastic(mixed, "las-pollux", cluster=TWO_NODES, limit=4)
+        run.write(str(tmp_path / name))
+    first = (tmp_path / "first.json").read_bytes()
+    assert first == (tmp_path / "second.json").read_bytes()
+    assert b"median_decision_s" not in first
+
+
 def test_an_interrupted_write_leaves_the_previous_file_whole(
     mixed: ElasticWorkload, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -104,8 +104,7 @@ def test_the_saved_runs_mean_jct_is_the_printed_one(
     saved = json.loads(out.read_text())
     assert document["mean_jct"] == mean == saved["summary"]["mean_jct"]
     assert len(saved["jobs"]) == 4 and saved["settings"]["policy"] == "pollux"
-    for summary in (document, saved["summary"]):
-        summary.pop("median_decision_s")
+    document.pop("median_decision_s")
     document.pop("trace_format")
     assert document == saved["summary"]
 

@@ -195,11 +195,14 @@ class ElasticRun:
 
     def to_dict(self) -> dict[str, Any]:
         """The run as one document: ``format`` (:data:`RUN_FORMAT`), ``settings``,
-        ``summary``, ``jobs`` and ``rounds``."""
+        ``summary`` (less the machine-dependent ``median_decision_s``, so that the same run
+        gives the same bytes), ``jobs`` and ``rounds``."""
+        summary = self.summary()
+        del summary["median_decision_s"]
         return {
             "format": RUN_FORMAT,
             "settings": self.settings(),
-            "summary": self.summary(),
+            "summary": summary,
             "jobs": self.jobs,
             "rounds": self.rounds,
         }
