@@ -290,3 +290,23 @@ def test_the_python_api_gives_the_command_line_s_figures(
         figures.pop("median_decision_s")
     assert printed.pop("trace_format") == "pollux-workload"
     assert printed == summary and summary["verified"] is True
+
+
+def test_a_run_failing_the_check_exits_1_and_says_so(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """When the independent check reports violations (planted here: 12), ``simulate``
+    exits 1, prints how many and the first ten, and the saved run says it is not
+    verified; ``compare`` marks the policy's row and exits 1 too."""
+    import ddlsched.proofs_checks.elastic as checker
+
+    monkeypatch.setattr(checker, "check_elastic", lambda result: [f"v{k}" for k in range(12)])
+    out = tmp_path / "run.json"
+    assert main(_simulate("--policy", "fifo", "--limit", "2", "--out", str(out))) == 1
+    text = capsys.readouterr().out
+    assert "FAILS (12 violations, up to 10 below)" in text
+    assert "  - v9" in text and "v10" not in text
+    saved = json.loads(out.read_text())["summary"]
+    assert saved["verified"] is False and len(saved["violations"]) == 10
+    assert main(_compare("--policies", "fifo")) == 1
+    assert "FAILS" in capsys.readouterr().out
