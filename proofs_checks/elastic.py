@@ -12,9 +12,10 @@ its reported completion time; and the mean JCT.
 
 A type's speed is recomputed here from the shipped Gavel throughputs: the
 geometric mean over the matched Gavel model's one-GPU rows of
-``steps_per_second(reference) / steps_per_second(type)`` is the slowdown, and
-the goodput is divided by it. Only the model-to-Gavel mapping and the reference
-type (data, not code) are read from the data model.
+``steps_per_second(v100) / steps_per_second(type)``, over the least of those
+means among the types, is the slowdown, and the goodput is divided by it. Only
+the model-to-Gavel mapping and the list of types (data, not code) are read from
+the data model.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from collections.abc import Mapping
 from typing import Any, Protocol
 
 from ddlsched.core.data import data_path
-from ddlsched.core.elastic import GAVEL_MATCH, REFERENCE_TYPE, load_application
+from ddlsched.core.elastic import ELASTIC_GPU_TYPES, GAVEL_MATCH, load_application
 
 __all__ = ["check_elastic"]
 
@@ -71,12 +72,15 @@ def _speed(model: str, gpu_type: str | None) -> float:
                 speeds.setdefault(row["batch_size"], {})[row["gpu_type"]] = float(
                     row["steps_per_second"]
                 )
-    logs = [
-        math.log(by_type[REFERENCE_TYPE] / by_type[gpu_type])
-        for by_type in speeds.values()
-        if REFERENCE_TYPE in by_type and gpu_type in by_type
-    ]
-    return 1.0 / math.exp(sum(logs) / len(logs))
+
+    def mean_log_slowdown(kind: str) -> float:
+        logs = [
+            math.log(s["v100"] / s[kind]) for s in speeds.values() if "v100" in s and kind in s
+        ]
+        return sum(logs) / len(logs)
+
+    fastest = min(mean_log_slowdown(kind) for kind in ELASTIC_GPU_TYPES)
+    return math.exp(fastest - mean_log_slowdown(gpu_type))
 
 
 def _run_round(

@@ -25,6 +25,7 @@ from hypothesis import strategies as st
 
 from ddlsched.cli import main
 from ddlsched.core.elastic import (
+    MODELS,
     ElasticCluster,
     ElasticJob,
     ElasticWorkload,
@@ -96,13 +97,24 @@ def test_the_command_line_refuses_bad_typed_clusters_in_one_line(
 
 def test_slowdowns_are_the_geometric_mean_of_gavels_one_gpu_ratios() -> None:
     """ImageNet takes ResNet-50's four one-GPU rows (batch 16, 32, 64, 128), worked by hand
-    from the shipped file; V100 is the reference (1); speed is the slowdown's inverse."""
+    from the shipped file; the V100, its fastest type, has slowdown 1; speed is the
+    slowdown's inverse (1 on an untyped cluster)."""
     k80 = [11.396129 / 2.30052, 7.787265 / 1.236569, 4.394775 / 0.619028, 2.496766 / 0.347224]
     expected = math.prod(k80) ** 0.25
     assert type_slowdowns("imagenet")["k80"] == pytest.approx(expected, rel=1e-12)
     assert type_slowdowns("imagenet")["v100"] == 1.0
     assert goodput_scale("imagenet", "k80") == pytest.approx(1 / expected, rel=1e-12)
     assert goodput_scale("imagenet", None) == 1.0
+
+
+@pytest.mark.parametrize("model", MODELS)
+def test_no_type_runs_a_model_faster_than_profiled(model: str) -> None:
+    """Every slowdown is at least 1 and the fastest type's is 1 (ncf's Gavel match runs
+    fastest on the P100), so bounds on the profiled goodput hold on typed clusters."""
+    slowdowns = type_slowdowns(model)
+    assert min(slowdowns.values()) == pytest.approx(1.0, rel=1e-12)
+    assert all(value >= 1.0 - 1e-12 for value in slowdowns.values())
+    assert (model == "ncf") == (slowdowns["p100"] == pytest.approx(1.0, rel=1e-12))
 
 
 def test_a_lone_job_runs_at_its_types_speed(typed_cluster: ElasticCluster) -> None:

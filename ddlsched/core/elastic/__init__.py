@@ -20,7 +20,7 @@ from ddlsched.core.elastic.application import (
 from ddlsched.core.elastic.gpu_types import (
     ELASTIC_GPU_TYPES,
     GAVEL_MATCH,
-    REFERENCE_TYPE,
+    GAVEL_REFERENCE,
     goodput_scale,
     slowdown_spread,
     type_slowdowns,
@@ -44,8 +44,8 @@ __all__ = [
     "ELASTIC_GPU_TYPES",
     "EPOCH_BUDGETS",
     "GAVEL_MATCH",
+    "GAVEL_REFERENCE",
     "MODELS",
-    "REFERENCE_TYPE",
     "WORKLOAD_COLUMNS",
     "Application",
     "BatchChoice",

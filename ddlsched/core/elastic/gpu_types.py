@@ -2,24 +2,27 @@
 
 The Pollux profiles were measured on one GPU type. A typed elastic cluster
 (:class:`~ddlsched.core.elastic.workload.ElasticCluster` with ``node_types``)
-runs a model on another type at its profiled goodput divided by the type's
+runs a model on a type at its profiled goodput divided by the type's
 **slowdown**: how many times longer one iteration takes on that type than on
-the reference type (:data:`REFERENCE_TYPE`, V100, the profiles' stand-in, as
-:func:`ddlsched.core.zoo.type_compute_times` takes it). The slowdown scales the
-whole iteration time, so the best batch configuration of a placement is the
-same on every type and only the speed differs.
+the model's fastest type, which the profiles stand for *(choice: they were
+measured on T4s; taking them as the fastest type means no type runs a model
+faster than profiled, so every bound built on the profiled goodput, such as
+:mod:`ddlsched.formulations.elastic_bounds`, holds on typed clusters too)*. The
+slowdown scales the whole iteration time, so the best batch configuration of a
+placement is the same on every type and only the speed differs.
 
 Slowdowns come from Gavel's isolated throughputs (Narayanan et al.,
 *Heterogeneity-Aware Cluster Scheduling Policies for Deep Learning Workloads*,
 OSDI 2020; the shipped ``profiles/gavel_throughputs.csv``): for the Gavel model
-matched to the Pollux model (:data:`GAVEL_MATCH`), the geometric mean over the
-batch sizes Gavel measured, on one GPU, of
-``steps_per_second(v100) / steps_per_second(type)``. Pollux changes a job's
-batch size as it trains, so no single batch size of Gavel's is the right one;
-:func:`slowdown_spread` gives how far the single batch sizes lie from the mean
-(the mapping's error, stated in ``docs/elastic.rst``). Only one-GPU rows are
-used: Gavel's multi-GPU rows mix in its own communication costs, which the
-Pollux model already has.
+matched to the Pollux model (:data:`GAVEL_MATCH`), the ratio
+``steps_per_second(v100) / steps_per_second(type)`` on one GPU, geometric mean
+over the batch sizes Gavel measured, divided by the least such ratio over the
+types (1 for the fastest type: the V100, except for ncf, whose Gavel match runs
+fastest on the P100). Pollux changes a job's batch size as it trains, so no
+single batch size of Gavel's is the right one; :func:`slowdown_spread` gives
+the range of the single batch sizes' ratios (the mapping's error, stated in
+``docs/elastic.rst``). Only one-GPU rows are used: Gavel's multi-GPU rows mix
+in its own communication costs, which the Pollux model already has.
 """
 
 from __future__ import annotations
@@ -37,7 +40,7 @@ from ddlsched.core.model import InputError
 __all__ = [
     "ELASTIC_GPU_TYPES",
     "GAVEL_MATCH",
-    "REFERENCE_TYPE",
+    "GAVEL_REFERENCE",
     "goodput_scale",
     "slowdown_spread",
     "type_slowdowns",
@@ -46,9 +49,8 @@ __all__ = [
 ELASTIC_GPU_TYPES = ("k80", "p100", "v100")
 """GPU types with a measured speed for every Pollux model (Gavel's types)."""
 
-REFERENCE_TYPE = "v100"
-"""The type the Pollux profiles stand for (slowdown 1) *(choice: they were measured on
-T4s, between P100 and V100 in speed; the zoo makes the same choice)*."""
+GAVEL_REFERENCE = "v100"
+"""The type Gavel's ratios are taken against before they are divided by the fastest's."""
 
 GAVEL_MATCH: Mapping[str, tuple[str, bool]] = MappingProxyType(
     {
@@ -91,38 +93,43 @@ def _ratios(model: str, gpu_type: str) -> list[float]:
     gavel = GAVEL_MATCH[model][0]
     rows = [speeds for (name, _), speeds in _gavel_rows().items() if name == gavel]
     ratios = [
-        s[REFERENCE_TYPE] / s[gpu_type] for s in rows if REFERENCE_TYPE in s and gpu_type in s
+        s[GAVEL_REFERENCE] / s[gpu_type] for s in rows if GAVEL_REFERENCE in s and gpu_type in s
     ]
     if not ratios:
         raise InputError(f"gavel_throughputs.csv: no one-GPU rows of {gavel} on {gpu_type}")
     return ratios
 
 
+def _mean_ratios(model: str) -> dict[str, float]:
+    """Per type, the geometric mean of :func:`_ratios` (against :data:`GAVEL_REFERENCE`)."""
+    return {
+        gpu_type: math.exp(math.fsum(map(math.log, ratios)) / len(ratios))
+        for gpu_type in ELASTIC_GPU_TYPES
+        for ratios in [_ratios(model, gpu_type)]
+    }
+
+
 @functools.cache
 def type_slowdowns(model: str) -> Mapping[str, float]:
-    """Seconds per iteration of ``model`` on each type over those on the reference type.
-
-    The geometric mean over Gavel's batch sizes (one GPU) of the matched Gavel model.
+    """Seconds per iteration of ``model`` on each type over those on its fastest type (>= 1).
 
     Raises
     ------
     InputError
         An unknown model, or a data file without the matched model's rows.
     """
-    return MappingProxyType(
-        {
-            gpu_type: math.exp(math.fsum(map(math.log, ratios)) / len(ratios))
-            for gpu_type in ELASTIC_GPU_TYPES
-            for ratios in [_ratios(model, gpu_type)]
-        }
-    )
+    means = _mean_ratios(model)
+    fastest = min(means.values())
+    return MappingProxyType({gpu_type: mean / fastest for gpu_type, mean in means.items()})
 
 
 def slowdown_spread(model: str) -> Mapping[str, tuple[float, float]]:
-    """Per type, the least and largest single-batch-size ratio around :func:`type_slowdowns`."""
+    """Per type, the least and largest single-batch-size slowdown (each Gavel batch size's
+    ratio over the fastest type's mean ratio) around :func:`type_slowdowns`."""
+    fastest = min(_mean_ratios(model).values())
     return MappingProxyType(
         {
-            gpu_type: (min(ratios), max(ratios))
+            gpu_type: (min(ratios) / fastest, max(ratios) / fastest)
             for gpu_type in ELASTIC_GPU_TYPES
             for ratios in [_ratios(model, gpu_type)]
         }
