@@ -33,7 +33,7 @@ FLOORS: tuple[tuple[str, ...], ...] = (
         "elastic",
         "elastic_bounds",
     ),
-    ("mapping", "problem_a2"),
+    ("mapping", "problem_a2", "start_lagrangian"),
     ("modes",),
     ("prepared", "outcome"),
     ("certify",),

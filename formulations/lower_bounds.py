@@ -117,6 +117,25 @@ of Sousa and Wolsey, Math. Programming 54, 1992, with the capacity of
 **6.** The MILP's own dual bound, where an exact model was solved: see
 :attr:`ddlsched.core.result.Result.best_bound`.
 
+**The preemptive model.** In the preemptive model a job may be stopped and resumed
+(each piece with its own mapping, each resume first spending a restart cost ``c >=
+0`` without progress); its pieces' progress adds up to ``K_i``. Its optimum may lie
+below ``OPT(A)``, so a bound on ``OPT(A)`` certifies a preemptive schedule only if
+it bounds that optimum too. The fast bounds do (:data:`PREEMPTIVE_BOUNDS`): job
+``i`` holds its ``g_i`` GPUs over a set ``E_i`` of instants in ``[r_i, C_i]`` of
+measure at least ``p_i`` (every piece runs at least ``alpha_i^min`` per
+iteration; restarts only add), and at every instant the running jobs hold at
+most ``M`` GPUs. Bound 1: ``C_i >= r_i + |E_i| >= r_i + p_i``. Bound 2: the
+processor-sharing schedule of its proof is built from ``E_i`` exactly as from a
+single run. Bound 3: keep the first ``p_i`` seconds of ``E_i`` as the fluid
+schedule's processing; a set of measure ``p_i`` inside ``(-inf, C_i]`` has mean
+at most ``C_i - p_i / 2``, so ``C_i >= M_i^fluid + p_i / 2`` still, and Goemans'
+theorem applies unchanged. Bound 5 combines the per-job inequalities of 1 and 3,
+so it holds too. Bounds 4 and 7 and the MILP's dual bound (6) charge each job
+one start and consecutive slots, which a preempted job does not have: they are
+bounds on ``OPT(A)`` only, as is the start-time Lagrangian bound of
+:mod:`ddlsched.formulations.start_lagrangian`.
+
 **Flow time (total JCT).** Every bound also bounds the optimal weighted flow
 time ``F* = min sum_i w_i (C_i - r_i)``: for every schedule ``sum w_i (C_i -
 r_i) = sum w_i C_i - sum w_i r_i``, the constant being the same for all
@@ -802,6 +821,11 @@ BOUNDS.add("job", job_terms, "sum w (r + K alpha_min)")
 BOUNDS.add("squashed-area", squashed_area_terms, "SRPT / mean busy time on the squashed machine")
 BOUNDS.add("mean-busy-time", mean_busy_time_terms, "WSPT mean busy time plus half the duration")
 BOUNDS.add("lagrangian", lagrangian_terms, "floors and mean busy time, job by job, by multipliers")
+
+PREEMPTIVE_BOUNDS: tuple[str, ...] = ("job", "squashed-area", "mean-busy-time", "lagrangian")
+"""The bounds that also bound the optimum of the preemptive model, each proved in the module
+docstring: the fast ones, none of the time-indexed ones (``"lp"``, ``"pooled"``,
+``"milp-dual"``, ``"start-lagrangian"``)."""
 
 
 def lower_bounds(

@@ -54,6 +54,13 @@ def add(commands: Any) -> None:
         "arrivals; sized and limited by the --lp-* options)",
     )
     bound.add_argument(
+        "--sandwich",
+        action="store_true",
+        help="also, for each model (non-preemptive and preemptive), the best lower bound "
+        "valid for it, the best verified schedule and UB/LB on the total JCT (minutes at "
+        "trace scale)",
+    )
+    bound.add_argument(
         "--lp-max-variables",
         type=big_count,
         default=400_000,
@@ -73,6 +80,11 @@ def _read(args: argparse.Namespace) -> tuple[Any, str, Any]:
         refuse_given(
             args, TRACE_ONLY, "only with --trace (the instance file fixes the cluster and jobs)"
         )
+        if str(args.instance).lower().endswith(".csv"):
+            raise InputError(
+                f"{args.instance}: a CSV trace, not an instance file; give it as "
+                f"--trace {args.instance}"
+            )
         return read_instance_file(args.instance, "bound"), args.instance, None
     loaded, instance, _, load = load_replay(args)
     source = f"{args.trace} on {args.servers} x {args.gpus_per_server} GPUs, load {load:.3g}"
@@ -96,6 +108,7 @@ def run(args: argparse.Namespace) -> int:
     pooled = dataclasses.replace(settings, integer=True) if args.pooled else None
     found = lower_bounds(instance, lp=settings if args.lp else None, pooled=pooled)
     best = best_lower_bound(found)
+    sandwiches = _sandwiches(instance, args.seed) if args.sandwich else []
     if args.json:
         print_json(
             {
@@ -104,6 +117,7 @@ def run(args: argparse.Namespace) -> int:
                 **(left_out_fields(loaded) if loaded else {}),
                 "bounds": [b.to_dict() for b in found],
                 "best": best.to_dict() if best else None,
+                **({"models": [s.to_dict() for s in sandwiches]} if sandwiches else {}),
             }
         )
         return EXIT_OK
@@ -118,4 +132,30 @@ def run(args: argparse.Namespace) -> int:
     notes = sorted({note for b in found for note in b.notes})
     for note in notes:
         print(f"  note: {note}")
+    for line in _sandwich_lines(sandwiches):
+        print(line)
     return EXIT_OK
+
+
+def _sandwiches(instance: Any, seed: int | None) -> list[Any]:
+    """:func:`ddlsched.sandwich.flow_sandwich` of both models."""
+    from ddlsched.sandwich import flow_sandwich
+
+    return [
+        flow_sandwich(instance, preemptive=preemptive, seed=seed or 0)
+        for preemptive in (False, True)
+    ]
+
+
+def _sandwich_lines(sandwiches: list[Any]) -> list[str]:
+    """Each model's interval on the optimal total JCT, as text."""
+    lines = []
+    for s in sandwiches:
+        model = "preemptive" if s.preemptive else "non-preemptive (problem A)"
+        lines += [
+            f"{model}: optimal total JCT in [{s.lower.flow_value:.6g}, "
+            f"{s.upper.total_jct:.6g}], UB/LB {s.ratio:.3f}",
+            f"  lower: {s.lower.name} ({s.runtime_s:.1f} s); upper: {s.upper_name} "
+            f"(verified, {s.upper.runtime_s:.1f} s)",
+        ]
+    return lines
