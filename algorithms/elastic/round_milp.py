@@ -67,9 +67,9 @@ class ChoiceProblem:
         if min(self.capacities) < 0:
             raise ValueError(f"ChoiceProblem.capacity must be >= 0, got {self.capacity}")
         if self.pools:
-            shapes = [len(p) for p in self.pools] != [len(g) for g in self.gpus]
+            mismatch = [len(p) for p in self.pools] != [len(g) for g in self.gpus]
             known = all(0 <= t < len(self.capacities) for pool in self.pools for t in pool)
-            if shapes or not known:
+            if mismatch or not known:
                 raise ValueError(
                     f"ChoiceProblem.pools: one pool in 0..{len(self.capacities) - 1} per option"
                 )

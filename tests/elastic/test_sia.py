@@ -7,29 +7,9 @@ import math
 
 import pytest
 from ddlsched.algorithms.elastic.policies import Sia, SiaParams, job_options, sia_costs
-from ddlsched.algorithms.elastic.simulator import Allocation, JobState, RoundState, application_of
 
 from ddlsched.core.elastic import ElasticCluster, ElasticJob
-
-
-def _state(
-    jobs: list[ElasticJob],
-    cluster: ElasticCluster,
-    time: float,
-    held: dict[str, int] | None = None,
-) -> RoundState:
-    held = held or {}
-    states = []
-    for job in jobs:
-        app = application_of(job)
-        alloc = None
-        if job.name in held:
-            atomic, accum = app.rigid_batch(held[job.name], job.asked_batch_size)
-            alloc = Allocation(((0, held[job.name]),), atomic, accum)
-        states.append(
-            JobState(job, app, 0.0, alloc, 1 if alloc else 0, 0.0, time - job.submit_time)
-        )
-    return RoundState(time, cluster, tuple(states), 60.0, 30.0)
+from tests.elastic.rounds import round_state
 
 
 def sia_objective(
@@ -58,7 +38,7 @@ def sia_objective(
 def test_costs_by_hand_for_a_young_job() -> None:
     """A job younger than the restart delay: factor 1; least option costs 1^p = 1; pausing 1.1."""
     cluster = ElasticCluster(2, 4)
-    state = _state([ElasticJob("c", "cifar10", 0.0, 1, 128, 1)], cluster, 20.0)
+    state = round_state([ElasticJob("c", "cifar10", 0.0, 1, 128, 1)], cluster, 20.0)
     job = state.jobs[0]
     options = job_options(job, state, SiaParams().limits)
     costs = sia_costs(job, options, SiaParams())
@@ -72,7 +52,7 @@ def test_costs_by_hand_for_a_young_job() -> None:
 def test_positive_p_maximises() -> None:
     """With p > 0 costs are negated powers (the ILP maximises sum s^p); pausing costs lambda_n."""
     cluster = ElasticCluster(1, 4)
-    state = _state([ElasticJob("c", "cifar10", 0.0, 1, 128, 1)], cluster, 10.0)
+    state = round_state([ElasticJob("c", "cifar10", 0.0, 1, 128, 1)], cluster, 10.0)
     job = state.jobs[0]
     params = SiaParams(p=0.5)
     options = job_options(job, state, params.limits)
@@ -85,7 +65,9 @@ def test_positive_p_maximises() -> None:
 def test_restart_factor_spares_the_current_count() -> None:
     """An old job holding 2 GPUs: the 2-GPU option is undiscounted, others by Pollux's factor."""
     cluster = ElasticCluster(2, 4)
-    state = _state([ElasticJob("c", "cifar10", 0.0, 2, 256, 2)], cluster, 600.0, {"c": 2})
+    state = round_state(
+        [ElasticJob("c", "cifar10", 0.0, 2, 256, 2)], cluster, 600.0, {"c": (0, 2)}
+    )
     job = state.jobs[0]
     options = job_options(job, state, SiaParams().limits)
     costs = sia_costs(job, options, SiaParams())
@@ -100,13 +82,13 @@ def test_restart_factor_spares_the_current_count() -> None:
     ("num_nodes", "models", "time", "held"),
     [
         (1, ["cifar10", "bert", "yolov3"], 20.0, {}),
-        (2, ["cifar10", "bert", "yolov3"], 300.0, {"bert-1": 2}),
-        (2, ["imagenet", "ncf", "deepspeech2", "cifar10"], 90.0, {"imagenet-0": 4}),
+        (2, ["cifar10", "bert", "yolov3"], 300.0, {"bert-1": (0, 2)}),
+        (2, ["imagenet", "ncf", "deepspeech2", "cifar10"], 90.0, {"imagenet-0": (0, 4)}),
         (1, ["bert", "bert", "cifar10", "yolov3", "deepspeech2"], 45.0, {}),
     ],
 )
 def test_sia_round_equals_brute_force(
-    num_nodes: int, models: list[str], time: float, held: dict[str, int]
+    num_nodes: int, models: list[str], time: float, held: dict[str, tuple[int, int]]
 ) -> None:
     """Sia's choice attains the least value of its objective over all option sets that fit.
 
@@ -120,7 +102,7 @@ def test_sia_round_equals_brute_force(
         ElasticJob(f"{m}-{i}", m, 0.0, 1, 128 if m != "ncf" else 32768)
         for i, m in enumerate(models)
     ]
-    state = _state(jobs, cluster, time, held)
+    state = round_state(jobs, cluster, time, held)
     policy = Sia()
     _, options = policy.problem(state)
     goodputs = [list(o.goodput) for o in options]

@@ -32,6 +32,7 @@ from ddlsched.core.elastic import (
     goodput_scale,
     type_slowdowns,
 )
+from tests.elastic.rounds import round_state
 
 
 @pytest.fixture
@@ -222,7 +223,7 @@ def test_type_aware_policies_put_a_lone_job_on_the_fast_type(
     """A lone cifar10 job (about 6x slower on a K80): Sia and the typed greedy run it on the
     V100 node; type-unaware Pollux may land on either (it does not know)."""
     job = ElasticJob("cifar10-0", "cifar10", 0.0, 1, 128, epochs=1)
-    state = _state([job], typed_cluster, 0.0)
+    state = round_state([job], typed_cluster, 0.0)
     for policy in (Sia(), TypedGreedy()):
         alloc = policy.allocate(state)["cifar10-0"]
         assert {typed_cluster.type_of(node) for node, _ in alloc.placement} == {"v100"}
@@ -233,7 +234,7 @@ def test_a_type_unaware_count_that_fits_no_type_shrinks() -> None:
     """Pollux's 8 GPUs on a cluster of two 4-GPU nodes of different types: 4 GPUs on one type."""
     cluster = ElasticCluster.from_type_counts([("v100", 1), ("p100", 1)], 4)
     job = ElasticJob("imagenet-0", "imagenet", 0.0, 8, 512, epochs=1)
-    alloc = Pollux().allocate(_state([job], cluster, 0.0))["imagenet-0"]
+    alloc = Pollux().allocate(round_state([job], cluster, 0.0))["imagenet-0"]
     assert alloc.replicas == 4 and alloc.num_nodes == 1
 
 
@@ -285,28 +286,6 @@ def test_choice_with_two_pools_equals_brute_force(
         if used[0] <= capacity[0] and used[1] <= capacity[1]:
             best = min(best, sum(costs[j][c] for j, c in enumerate(combo)))
     assert choice_objective(problem, solve_choice(problem)) == pytest.approx(best, abs=1e-9)
-
-
-def _state(
-    jobs: list[ElasticJob],
-    cluster: ElasticCluster,
-    time: float,
-    held: dict[str, tuple[int, int]] | None = None,
-) -> RoundState:
-    """A round at ``time``; ``held`` maps a job to (node, GPUs) it ran on last round."""
-    held = held or {}
-    states = []
-    for job in jobs:
-        app = application_of(job)
-        alloc = None
-        if job.name in held:
-            node, gpus = held[job.name]
-            atomic, accum = app.rigid_batch(gpus, job.asked_batch_size)
-            alloc = Allocation(((node, gpus),), atomic, accum)
-        states.append(
-            JobState(job, app, 0.0, alloc, 1 if alloc else 0, 0.0, time - job.submit_time)
-        )
-    return RoundState(time, cluster, tuple(states), 60.0, 30.0)
 
 
 def _configurations(job: JobState, cluster: ElasticCluster) -> list[tuple[str, int, float]]:
@@ -383,7 +362,7 @@ def test_sia_round_on_types_equals_brute_force(
     """
     cluster = ElasticCluster.from_type_counts(counts, 4)
     jobs = [ElasticJob(f"{m}-{i}", m, 0.0, 1, 128) for i, m in enumerate(models)]
-    state = _state(jobs, cluster, time, held)
+    state = round_state(jobs, cluster, time, held)
     configs = [_configurations(job, cluster) for job in state.jobs]
     room = {t: cluster.node_types.count(t) * 4 for t in cluster.node_types}
     best = math.inf
