@@ -117,11 +117,12 @@ class BackfillQueue:
         self._current[entry[2].id] = entry[1]
         heapq.heappush(self._buckets.setdefault(entry[2].gpus, []), entry)
 
-    def _best(self, total_free: int) -> Entry | None:
-        """The best-keyed entry with at most ``total_free`` GPUs (left in place)."""
+    def _best(self, total_free: int, fits: Callable[[int], bool] | None = None) -> Entry | None:
+        """The best-keyed entry with at most ``total_free`` GPUs (and a GPU count that
+        ``fits``, when given), left in place."""
         best: Entry | None = None
         for gpus, bucket in self._buckets.items():
-            if gpus > total_free:
+            if gpus > total_free or (fits is not None and not fits(gpus)):
                 continue
             while bucket and self._current.get(bucket[0][2].id) != bucket[0][1]:
                 heapq.heappop(bucket)  # stale
@@ -134,9 +135,12 @@ class BackfillQueue:
         best = self._best(max(self._buckets, default=0))
         return None if best is None else best[0]
 
-    def pop_entry(self, total_free: int) -> Entry | None:
-        """The best-keyed entry with at most ``total_free`` GPUs (removed), or ``None``."""
-        best = self._best(total_free)
+    def pop_entry(
+        self, total_free: int, fits: Callable[[int], bool] | None = None
+    ) -> Entry | None:
+        """The best-keyed entry with at most ``total_free`` GPUs and a GPU count that
+        ``fits`` (when given), removed; or ``None``."""
+        best = self._best(total_free, fits)
         if best is None:
             return None
         heapq.heappop(self._buckets[best[2].gpus])

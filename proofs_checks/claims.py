@@ -29,9 +29,9 @@ Claims, as :ref:`model-claims` states them (unit weights for 1 and 5):
    OPT(A)`` (see :mod:`ddlsched.proofs_checks.bounds` for the derivation);
 6. ``verifier``: the schedule passes the independent verifier;
 7. ``asrpt_preemptive``: with exact iteration counts and free restarts,
-   every job of ``asrpt-preemptive`` has ``C_i <= (1 + kappa_i) C^V_i +
-   K_i alpha_i^max`` (``kappa_i = M/(M - g_i + 1)``, ``C^V_i`` its SRPT
-   completion on A2), hence ``sum C <= (2 + kappa) rho OPT`` of the
+   every job of ``asrpt-preemptive`` has ``C_i <= (1 + M / D_i) C^V_i +
+   K_i alpha_i^max`` (``D_i`` of :func:`blocking_share`, ``C^V_i`` its SRPT
+   completion on A2), hence ``sum C <= (2 + max_i M / D_i) rho OPT`` of the
    preemptive model for unit weights (see :func:`asrpt_preemptive`).
 """
 
@@ -322,23 +322,38 @@ def verifier(instance: Instance, schedule: Schedule, method: str) -> ClaimRecord
     )
 
 
+def blocking_share(gpus_per_server: tuple[int, ...], gpus: int) -> int:
+    """``D_i``: the fewest GPUs that jobs ranked before job ``i`` (``gpus`` wide) hold
+    whenever ``asrpt-preemptive`` leaves it waiting.
+
+    A job that fits the largest server starts only on one server, so it waits only
+    while every server that could hold it has fewer than ``g_i`` GPUs left: ``sum over
+    h with G_h >= g_i of (G_h - g_i + 1)``. A wider job waits only while fewer than
+    ``g_i`` GPUs are left in all: ``M - g_i + 1``.
+    """
+    if gpus > max(gpus_per_server):
+        return sum(gpus_per_server) - gpus + 1
+    return sum(size - gpus + 1 for size in gpus_per_server if size >= gpus)
+
+
 def asrpt_preemptive(
     instance: Instance,
     schedule: Schedule,
     srpt_schedule: Schedule,
     exact_counts: bool = True,
 ) -> ClaimRecord:
-    """Claim 7: ``asrpt-preemptive`` ends job i by ``(1 + kappa_i) C^V_i + K_i alpha_i^max``.
+    """Claim 7: ``asrpt-preemptive`` ends job i by ``(1 + M / D_i) C^V_i + K_i alpha_i^max``.
 
     ``schedule`` is the policy's (pieces allowed, recomputed by the verifier),
     ``srpt_schedule`` the SRPT schedule of A2 its virtual machine followed
-    (its completions ``C^V_i``, recomputed by the verifier). The proof: after
-    ``C^V_i`` job ``i`` waits only while the jobs keyed before it (virtually
-    complete earlier) hold at least ``M - g_i + 1`` GPUs; their GPU-time is at
-    most ``sum g_j K_j alpha_j^max = M sum v_j <= M C^V_i``, so ``i`` waits at
-    most ``kappa_i C^V_i`` after ``C^V_i`` and runs at most ``K_i alpha_i^max``.
-    Summed with unit weights, ``SRPT(A2) <= rho OPT`` and ``sum K_i alpha_i^max
-    <= rho OPT`` give ``(2 + kappa) rho OPT`` for the preemptive model.
+    (its completions ``C^V_i``, recomputed by the verifier), ``D_i`` is
+    :func:`blocking_share`. The proof: after ``C^V_i`` job ``i`` waits only
+    while the jobs ranked before it (virtually complete earlier) hold at
+    least ``D_i`` GPUs; their GPU-time is at most ``sum g_j K_j alpha_j^max =
+    M sum v_j <= M C^V_i``, so ``i`` waits at most ``(M / D_i) C^V_i`` after
+    ``C^V_i`` and runs at most ``K_i alpha_i^max``. Summed with unit weights,
+    ``SRPT(A2) <= rho OPT`` and ``sum K_i alpha_i^max <= rho OPT`` give ``(2 +
+    max_i M / D_i) rho OPT`` for the preemptive model.
 
     ``lhs`` and ``rhs`` are the two sides summed over jobs; the claim is
     violated when any one job breaks its own inequality (named in
@@ -357,20 +372,20 @@ def asrpt_preemptive(
     if schedule.restart_cost != 0:
         reasons.append(f"restart cost {schedule.restart_cost:g} > 0: outside the proof")
     exact = not reasons
-    total_gpus = instance.cluster.num_gpus
+    cluster = instance.cluster
     lhs = rhs = 0.0
     broken = []
     for job in instance.jobs:
         completion = report.completion_times.get(job.id, math.nan)
-        kappa = total_gpus / (total_gpus - job.gpus + 1)
+        share = cluster.num_gpus / blocking_share(cluster.gpus_per_server, job.gpus)
         virtual_end = virtual.completion_times.get(job.id, math.nan)
-        allowed = (1 + kappa) * virtual_end + job.iterations * all_cut_time(job, instance.cluster)
+        allowed = (1 + share) * virtual_end + job.iterations * all_cut_time(job, cluster)
         lhs, rhs = lhs + completion, rhs + allowed
         if not completion <= allowed + TOLERANCE * max(1.0, allowed):
             broken.append(f"job {job.id!r}: C = {completion:g} > {allowed:g}")
     record = _inequality(
         "asrpt_preemptive",
-        "C_i(asrpt-preemptive) <= (1 + M/(M - g_i + 1)) C^V_i + K_i alpha_i^max for every job",
+        "C_i(asrpt-preemptive) <= (1 + M / D_i) C^V_i + K_i alpha_i^max for every job",
         lhs,
         rhs,
         exact,

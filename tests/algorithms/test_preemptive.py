@@ -9,7 +9,7 @@ from ddlsched.algorithms.simulator import simulate
 from ddlsched.proofs_checks import claims
 from ddlsched.proofs_checks.claims import ClaimStatus
 from ddlsched.proofs_checks.verifier import verify
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ddlsched.core.alpha import virtual_size
@@ -107,9 +107,10 @@ def srpt_a2(instance: Instance) -> Schedule:
 
 
 @given(instance=st.one_of(fragmenting_instances(), generated_instances(mixed=True)))
+@settings(max_examples=150)
 def test_claim7_holds_with_exact_counts_and_free_restarts(instance: Instance) -> None:
     """Every job of asrpt-preemptive (exact counts, restart cost 0) ends by
-    (1 + kappa_i) C^V_i + K_i alpha_i^max, on uneven and typed clusters."""
+    (1 + M / D_i) C^V_i + K_i alpha_i^max, on uneven and typed clusters."""
     schedule = _run(instance, "asrpt-preemptive", 0.0)
     record = claims.asrpt_preemptive(instance, schedule, srpt_a2(instance))
     assert record.status is ClaimStatus.HOLDS, record.detail
@@ -135,3 +136,40 @@ def test_claim7_names_a_job_that_ends_too_late() -> None:
     costly = _run(instance, "asrpt-preemptive", 0.5)
     record = claims.asrpt_preemptive(instance, costly, srpt_a2(instance))
     assert record.status is ClaimStatus.INCONCLUSIVE and "restart cost" in record.detail
+
+
+def test_the_blocking_share_counts_servers_that_could_hold_the_job() -> None:
+    """Servers of 8, 8 and 4 GPUs: a 4-GPU job waits only while 5 + 5 + 1 = 11 GPUs are
+    held ahead of it, an 8-GPU job 1 + 1 = 2 (the small server cannot hold it), a 10-GPU
+    job (wider than any server) 20 - 10 + 1 = 11."""
+    assert claims.blocking_share((8, 8, 4), 4) == 11
+    assert claims.blocking_share((8, 8, 4), 8) == 2
+    assert claims.blocking_share((8, 8, 4), 10) == 11
+
+
+def test_a_job_that_fits_a_server_never_spans_servers() -> None:
+    """Two 2-GPU servers each half busy with a long 1-GPU job: a 2-GPU job ranked first
+    does not take the two scattered free GPUs; it preempts one long job and runs on its
+    server whole."""
+    cluster = Cluster((2, 2), 2.0, 1.0)
+    instance = Instance(
+        cluster,
+        (
+            Job(id="a", release=0.0, iterations=20, compute_time=1.0, gpus=1),
+            Job(id="b", release=0.0, iterations=20, compute_time=1.0, gpus=1),
+            Job(id="c", release=0.0, iterations=20, compute_time=1.0, gpus=1),
+            Job(id="d", release=0.0, iterations=20, compute_time=1.0, gpus=1),
+            Job(id="pair", release=1.0, iterations=1, compute_time=1.0, gpus=2),
+        ),
+    )
+    # b and d leave at 0.5 on purpose: one GPU free on each server.
+    short = instance.replace(
+        jobs=tuple(
+            job.replace(iterations=1, compute_time=0.5) if job.id in ("b", "d") else job
+            for job in instance.jobs
+        )
+    )
+    for name in PREEMPTIVE:
+        entry = _run(short, name, 0.0).by_id()["pair"]
+        mappings = [entry.mapping] if entry.pieces is None else [p.mapping for p in entry.pieces]
+        assert all(len(set(m)) == 1 for m in mappings)
