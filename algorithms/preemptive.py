@@ -40,7 +40,8 @@ one, only the free GPUs are walked (nothing is preempted).
 from __future__ import annotations
 
 import abc
-from collections.abc import Collection, Hashable, Iterator
+from collections.abc import Collection, Iterator
+from typing import Any
 
 from ddlsched.algorithms.mapping import FreeGPUs, GraphMapper, Mapper
 from ddlsched.algorithms.policies import BackfillQueue, Entry, tie_key
@@ -127,10 +128,10 @@ class PreemptivePriorityPolicy(Policy, abc.ABC):
         self._admit: list[tuple[Entry, tuple[int, ...]]] = []
 
     @abc.abstractmethod
-    def key(self, job_id: str, now: float) -> Hashable:
+    def key(self, job_id: str, now: float) -> Any:
         """The job's priority now (smaller runs first)."""
 
-    def running_keys(self, now: float) -> dict[str, Hashable]:
+    def running_keys(self, now: float) -> dict[str, Any]:
         """The key of every running job now (one call per pass: subclasses may batch it)."""
         return {job_id: self.key(job_id, now) for job_id in self._held}
 
@@ -180,7 +181,7 @@ class PreemptivePriorityPolicy(Policy, abc.ABC):
         return self.waiting.pop_entry(room.total, room.fits) if room.total > 0 else None
 
     def _walk(
-        self, ranked: list[tuple[Hashable, int, str]], room: _Room
+        self, ranked: list[tuple[Any, int, str]], room: _Room
     ) -> tuple[set[str], list[tuple[Entry, tuple[int, ...]]]]:
         """The greedy walk over running (``ranked``) and waiting jobs together, each
         taking its GPUs from ``room``: the running jobs kept, the waiting entries to
@@ -256,7 +257,7 @@ class PreemptiveASRPT(PreemptivePriorityPolicy):
         super().on_completion(job, iterations, now)
         self.predictor.observe(job, iterations)
 
-    def key(self, job_id: str, now: float) -> Hashable:
+    def key(self, job_id: str, now: float) -> Any:
         completion = self._completion_key.get(job_id)
         if completion is not None:
             return completion
@@ -311,13 +312,13 @@ class RemainingAreaSRPT(PreemptivePriorityPolicy):
         left, progressing, alpha, _ = piece
         return left - max(0.0, now - progressing) / alpha
 
-    def key(self, job_id: str, now: float) -> Hashable:
+    def key(self, job_id: str, now: float) -> Any:
         # Unrounded: computed for every running job at every event, and a tie with a
         # waiting job's rounded key at worst preempts once.
         return max(0.0, self._left_now(job_id, now)) * self._area_per_iteration[job_id]
 
-    def running_keys(self, now: float) -> dict[str, Hashable]:
-        keys: dict[str, Hashable] = {}
+    def running_keys(self, now: float) -> dict[str, Any]:
+        keys: dict[str, Any] = {}
         for job_id, (left, progressing, alpha, area) in self._piece.items():
             done = (now - progressing) / alpha if now > progressing else 0.0
             keys[job_id] = (left - done) * area if left > done else 0.0
