@@ -112,6 +112,26 @@ def test_gpu_seconds_never_exceed_the_gpus_in_use_over_time(
     assert held + unused == pytest.approx(area, rel=1e-9)
 
 
+@pytest.mark.parametrize("policy", ["sia", "typed-greedy", "fifo"])
+def test_typed_runs_name_each_allocation_s_gpu_type(mixed: ElasticWorkload, policy: str) -> None:
+    """On a mixed cluster (one V100, one P100, one K80 node of 4 GPUs) every run passes the
+    independent check, each round's allocation names the type of every node it holds (read
+    here from the cluster's list of node types), no type holds more GPUs than its nodes in
+    any round, and the summary and settings name the types."""
+    nodes = ("v100", "p100", "k80")
+    cluster = ElasticCluster(3, 4, nodes)
+    run = ddlsched.simulate_elastic(mixed, policy, cluster=cluster)
+    assert run.verified, run.violations
+    assert run.summary()["cluster"] == "3 x 4 (v100 x1, p100 x1, k80 x1)"
+    assert tuple(run.settings()["cluster"]["node_types"]) == nodes
+    for record in run.rounds:
+        held = dict.fromkeys(nodes, 0)
+        for alloc in record["allocations"].values():
+            assert {nodes[node] for node, _ in alloc["placement"]} == {alloc["gpu_type"]}
+            held[alloc["gpu_type"]] += alloc["gpus"]
+        assert max(held.values()) <= 4
+
+
 def test_the_file_holds_every_job_round_and_setting(
     mixed: ElasticWorkload, tmp_path: Path
 ) -> None:
@@ -128,6 +148,9 @@ def test_the_file_holds_every_job_round_and_setting(
     assert saved["settings"]["cluster"]["num_nodes"] == 2
     assert saved["settings"]["round_length"] == 60.0 and saved["settings"]["restart_time"] == 30.0
     assert len(saved["rounds"]) == len(run.result.records)
+    assert all(
+        "gpu_type" not in alloc for r in saved["rounds"] for alloc in r["allocations"].values()
+    )
 
 
 def test_the_same_run_writes_the_same_bytes(mixed: ElasticWorkload, tmp_path: Path) -> None:

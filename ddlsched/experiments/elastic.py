@@ -25,7 +25,12 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 if TYPE_CHECKING:
-    from ddlsched.algorithms.elastic import ElasticPolicy, ElasticResult, ElasticSimParams
+    from ddlsched.algorithms.elastic import (
+        Allocation,
+        ElasticPolicy,
+        ElasticResult,
+        ElasticSimParams,
+    )
     from ddlsched.core.elastic import ElasticCluster, ElasticWorkload
 
 __all__ = ["RUN_FORMAT", "ElasticComparison", "ElasticRun", "compare_elastic", "run_elastic"]
@@ -112,18 +117,15 @@ class ElasticRun:
     def rounds(self) -> list[dict[str, Any]]:
         """One record per round with active jobs, in time order: ``time`` (its start),
         ``gpus_in_use`` and ``allocations`` (job name -> ``placement`` as ``[[node, gpus],
-        ...]``, ``gpus``, ``atomic_bsz``, ``accum_steps``)."""
+        ...]``, ``gpus``, ``atomic_bsz``, ``accum_steps``, and on a typed cluster the
+        ``gpu_type`` of its nodes)."""
+        cluster = self.result.cluster
         return [
             {
                 "time": record.time,
                 "gpus_in_use": sum(a.replicas for a in record.allocations.values()),
                 "allocations": {
-                    name: {
-                        "placement": [list(pair) for pair in alloc.placement],
-                        "gpus": alloc.replicas,
-                        "atomic_bsz": alloc.atomic_bsz,
-                        "accum_steps": alloc.accum_steps,
-                    }
+                    name: _allocation_row(alloc, cluster)
                     for name, alloc in record.allocations.items()
                 },
             }
@@ -317,6 +319,25 @@ def _gpu_seconds(result: ElasticResult) -> dict[str, float]:
     return held
 
 
+def _allocation_row(alloc: Allocation, cluster: ElasticCluster) -> dict[str, Any]:
+    """A round's allocation of one job as a record (its nodes' type on a typed cluster: a
+    job runs on one type at a time)."""
+    row: dict[str, Any] = {
+        "placement": [list(pair) for pair in alloc.placement],
+        "gpus": alloc.replicas,
+        "atomic_bsz": alloc.atomic_bsz,
+        "accum_steps": alloc.accum_steps,
+    }
+    if cluster.typed:
+        row["gpu_type"] = cluster.type_of(alloc.placement[0][0])
+    return row
+
+
 def _cluster_text(cluster: ElasticCluster) -> str:
-    """``16 x 4``: nodes by GPUs per node."""
-    return f"{cluster.num_nodes} x {cluster.gpus_per_node}"
+    """``16 x 4``: nodes by GPUs per node, then on a typed cluster the nodes per type
+    (``16 x 4 (v100 x6, p100 x5, k80 x5)``)."""
+    text = f"{cluster.num_nodes} x {cluster.gpus_per_node}"
+    if not cluster.typed:
+        return text
+    counts = {kind: cluster.node_types.count(kind) for kind in cluster.gpu_types}
+    return text + " (" + ", ".join(f"{kind} x{n}" for kind, n in counts.items()) + ")"
