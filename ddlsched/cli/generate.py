@@ -13,6 +13,7 @@ from ddlsched.cli.options import (
     add_type_settings,
     check_outputs,
     count,
+    name_list,
     new_command,
     non_negative,
     positive,
@@ -53,14 +54,6 @@ def _pair(text: str) -> tuple[int, int]:
 def _size_weights(text: str) -> tuple[tuple[int, float], ...]:
     """``GPUS:WEIGHT,...``: whole GPU counts with positive weights."""
     return tuple((count(gpus), weight) for gpus, weight in type_list(positive)(text))
-
-
-def _names(text: str) -> tuple[str, ...]:
-    """Names separated by commas."""
-    names = tuple(name.strip() for name in text.split(",") if name.strip())
-    if not names:
-        raise argparse.ArgumentTypeError(f"expected names separated by commas, got {text!r}")
-    return names
 
 
 def add(commands: Any) -> None:
@@ -148,9 +141,7 @@ def _add_draw_settings(gen: argparse.ArgumentParser, d: Any) -> None:
         metavar="GPUS:WEIGHT,...",
         help=f"GPUs per job and their weights (default {weights})",
     )
-    gen.add_argument(
-        "--models", type=_names, help="zoo models to draw from, comma-separated (default: all)"
-    )
+    gen.add_argument("--models", help="zoo models to draw from, comma-separated (default: all)")
     gen.add_argument("--slot", type=positive, help=f"the slot Delta (default {d.slot:g})")
     gen.add_argument(
         "--max-iterations",
@@ -237,7 +228,7 @@ def _config(args: argparse.Namespace) -> Any:
         "parallelism": args.parallelism,
         "max_job_gpus": args.max_job_gpus,
         "size_weights": args.size_weights,
-        "models": args.models,
+        "models": args.models and name_list(args.models, "--models"),
         "slot": args.slot,
         "max_iterations": args.max_iterations,
         "duration_slots": args.duration_slots,

@@ -152,7 +152,27 @@ class ExactFacts:
         return facts
 
 
-@dataclass(frozen=True)
+SOLVER_BOUND = "solver-dual"
+"""The :attr:`LowerBound.name` of a bound an exact method proved itself (its dual bound),
+as :class:`Result` records a ``best_bound`` given to it."""
+
+
+def _with_solver_bound(given: LowerBound | None, solver: float) -> LowerBound | None:
+    """The larger of ``given`` and the solver's bound ``solver`` (``nan``: none), as one
+    :class:`LowerBound`; on a tie ``given`` (its name and notes). When the solver's value
+    wins, ``given``'s flow value (a valid bound on the flow time in its own right) is kept."""
+    if given is not None and given.name == SOLVER_BOUND:
+        given = None  # an earlier solver bound, replaced by the one given now
+    if not math.isfinite(solver):
+        return given
+    if given is None or not given.valid:
+        return LowerBound(solver, SOLVER_BOUND, True)
+    if math.isfinite(given.value) and given.value >= solver:
+        return given
+    return LowerBound(solver, SOLVER_BOUND, True, flow_value=given.flow_value)
+
+
+@dataclass(frozen=True, init=False)
 class Result:
     """What a method returns.
 
@@ -170,10 +190,6 @@ class Result:
     total_jct
         ``sum_i w_i (C_i - r_i)``, the weighted flow time (``nan`` without a
         schedule); also :attr:`total_flow_time`.
-    best_bound
-        A proven lower bound on the optimal objective, or ``nan``; for exact
-        methods on problem A the largest known (the solver's and the
-        combinatorial ones, :func:`ddlsched.formulations.certify.with_best_bound`).
     runtime_s
         Wall-clock seconds.
     schedule
@@ -189,10 +205,20 @@ class Result:
     notes
         Caveats a reader must know (e.g. "optimum of the slotted problem").
     lower_bound
-        The best proven lower bound on ``OPT(A)`` known for the instance (see
-        :mod:`ddlsched.formulations.lower_bounds`), or ``None``; ``objective /
-        lower_bound.value`` is then a certified upper bound on the ratio to
-        the optimum.
+        The result's one bound: the largest proven lower bound known on the optimum of
+        :attr:`problem` (on ``OPT(A)`` for problem A: an exact method's own dual bound or
+        the combinatorial bounds of :mod:`ddlsched.formulations.lower_bounds`, whichever
+        is larger, :func:`ddlsched.formulations.certify.with_best_bound`; for an online
+        method the fast bounds), with its name and its flow-time counterpart; ``None``
+        when none is known. ``objective / lower_bound.value`` is then a certified upper
+        bound on the ratio to the optimum. :attr:`best_bound` is its value.
+
+    Notes
+    -----
+    The constructor also takes ``best_bound`` (sixth, as results have always been built;
+    ``None``: not given): the value a backend proved, folded into :attr:`lower_bound`
+    (named :data:`SOLVER_BOUND`) when larger; given again (``dataclasses.replace(result,
+    best_bound=...)``, ``nan`` to withdraw it), it replaces the earlier solver bound.
     """
 
     method: str
@@ -200,7 +226,6 @@ class Result:
     status: SolveStatus
     objective: float
     total_jct: float
-    best_bound: float
     runtime_s: float
     schedule: Schedule | None
     build_time_s: float = 0.0
@@ -208,6 +233,50 @@ class Result:
     facts: dict[str, bool] = field(default_factory=dict)
     notes: tuple[str, ...] = ()
     lower_bound: LowerBound | None = None
+
+    def __init__(
+        self,
+        method: str,
+        problem: Problem | str,
+        status: SolveStatus | str,
+        objective: float,
+        total_jct: float,
+        best_bound: float | None = None,
+        runtime_s: float = 0.0,
+        schedule: Schedule | None = None,
+        build_time_s: float = 0.0,
+        metrics: dict[str, float | int] | None = None,
+        facts: dict[str, bool] | None = None,
+        notes: tuple[str, ...] = (),
+        lower_bound: LowerBound | None = None,
+    ) -> None:
+        values = {
+            "method": method,
+            "problem": problem,
+            "status": status,
+            "objective": objective,
+            "total_jct": total_jct,
+            "runtime_s": runtime_s,
+            "schedule": schedule,
+            "build_time_s": build_time_s,
+            "metrics": {} if metrics is None else metrics,
+            "facts": {} if facts is None else facts,
+            "notes": notes,
+            "lower_bound": lower_bound
+            if best_bound is None
+            else _with_solver_bound(lower_bound, float(best_bound)),
+        }
+        for name, value in values.items():
+            object.__setattr__(self, name, value)
+        self.__post_init__()
+
+    @property
+    def best_bound(self) -> float:
+        """The value of :attr:`lower_bound` when it is proven, else ``nan``."""
+        bound = self.lower_bound
+        if bound is None or not bound.valid or not math.isfinite(bound.value):
+            return math.nan
+        return bound.value
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "problem", Problem(self.problem))
@@ -221,14 +290,15 @@ class Result:
 
         Every result of every method is built through here (and every
         ``dataclasses.replace`` of one), so none can leave with an objective below its
-        ``best_bound`` or its valid :attr:`lower_bound` (a negative gap, a ratio to the
-        bound under 1), or a flow time below its flow bound: such a pair means the
+        valid :attr:`lower_bound` (a negative gap, a ratio to the bound under 1), or a
+        flow time below its flow bound: such a pair means the
         schedule is not one of the problem the bound bounds, or the bound is wrong.
         """
-        pairs = [("objective", self.objective, "best_bound", self.best_bound)]
+        pairs = []
         if self.lower_bound is not None and self.lower_bound.valid:
-            name = f"the {self.lower_bound.name} lower bound"
-            pairs.append(("objective", self.objective, name, self.lower_bound.value))
+            name = self.lower_bound.name
+            which = "best_bound" if name == SOLVER_BOUND else f"the {name} lower bound"
+            pairs.append(("objective", self.objective, which, self.lower_bound.value))
         pairs.append(
             ("total flow time", self.total_flow_time, "flow lower bound", self.flow_lower_bound)
         )
@@ -296,27 +366,20 @@ class Result:
     def flow_lower_bound(self) -> float:
         """The largest proven lower bound on the optimal weighted flow time, or ``nan``.
 
-        The larger of :attr:`lower_bound`'s ``flow_value`` and the translations
-        ``bound - sum_i w_i r_i`` of :attr:`best_bound` and ``lower_bound.value``
-        (for every schedule ``sum w (C - r) = sum w C - sum w r``, so a bound on
-        one, minus the constant, bounds the other). ``sum w r`` is read as
-        ``objective - total_jct``; each translation is lowered by ``1e-9`` of the
-        bound so that the rounding of that difference cannot lift it.
+        The larger of :attr:`lower_bound`'s ``flow_value`` and the translation
+        ``bound - sum_i w_i r_i`` of its value (for every schedule ``sum w (C - r) =
+        sum w C - sum w r``, so a bound on one, minus the constant, bounds the other).
+        ``sum w r`` is read as ``objective - total_jct``; the translation is lowered by
+        ``1e-9`` of the bound so that the rounding of that difference cannot lift it.
         """
         candidates = []
         bound = self.lower_bound
         if bound is not None and bound.valid and math.isfinite(bound.flow_value):
             candidates.append(bound.flow_value)
         release_weight = self.objective - self.total_jct
-        if math.isfinite(release_weight):
-            translated = [self.best_bound]
-            if bound is not None and bound.valid:
-                translated.append(bound.value)
-            candidates += [
-                value - release_weight - 1e-9 * abs(value)
-                for value in translated
-                if math.isfinite(value)
-            ]
+        value = self.best_bound
+        if math.isfinite(release_weight) and math.isfinite(value):
+            candidates.append(value - release_weight - 1e-9 * abs(value))
         return max(candidates) if candidates else math.nan
 
     @property

@@ -66,7 +66,8 @@ def test_flow_keys_translate_the_best_bound_by_the_releases() -> None:
     assert with_bound.flow_lower_bound == 140.0
     assert with_bound.summary()["lower_bound"]["flow_value"] == 140.0
     invalid = LowerBound(199.0, "lp", False, flow_value=149.0)
-    assert Result(**{**result.__dict__, "lower_bound": invalid}).flow_lower_bound < 131.0
+    beside = Result(**{**result.__dict__, "lower_bound": invalid, "best_bound": 180.0})
+    assert beside.flow_lower_bound < 131.0
 
 
 def test_flow_keys_are_null_without_a_bound() -> None:
@@ -157,3 +158,59 @@ def test_exact_facts_name_every_fact_once_and_default_to_nothing_proven() -> Non
         facts = ExactFacts(**{name: True}).as_dict()
         assert [key for key, value in facts.items() if value] == [name]
     assert ExactFacts(bracket_closed=False).as_dict()["bracket_closed"] is False
+
+
+def test_a_result_has_one_bound_field_and_best_bound_is_its_value() -> None:
+    """``lower_bound`` is the only bound a result stores; ``best_bound`` (still the sixth
+    argument, as every backend builds results) is folded into it when larger, named
+    ``solver-dual``, and read back as its value. On a tie the given lower bound stays (its
+    name), and when the solver's value wins the given bound's flow value is kept (a valid
+    bound on the flow time in its own right)."""
+    import dataclasses
+
+    from ddlsched.core.result import SOLVER_BOUND, LowerBound
+
+    names = [f.name for f in dataclasses.fields(Result)]
+    assert "lower_bound" in names and "best_bound" not in names
+    solver_only = _result(200.0, 150.0, SolveStatus.FEASIBLE)
+    assert solver_only.lower_bound == LowerBound(150.0, SOLVER_BOUND, True)
+    assert solver_only.best_bound == 150.0
+    lp = LowerBound(150.0, "lp", True, flow_value=120.0)
+    tie = Result("x", Problem.A, "feasible", 200.0, 180.0, 150.0, 1.0, None, lower_bound=lp)
+    assert tie.lower_bound is lp
+    above = Result("x", Problem.A, "feasible", 200.0, 180.0, 160.0, 1.0, None, lower_bound=lp)
+    assert above.lower_bound == LowerBound(160.0, SOLVER_BOUND, True, flow_value=120.0)
+    below = Result("x", Problem.A, "feasible", 200.0, 180.0, 140.0, 1.0, None, lower_bound=lp)
+    assert below.lower_bound is lp and below.best_bound == 150.0
+
+
+def test_a_solver_bound_given_again_replaces_the_earlier_one() -> None:
+    """``dataclasses.replace(result, best_bound=...)`` replaces the solver's earlier bound
+    (``nan`` withdraws it) and leaves a combinatorial bound in place; a replace that does
+    not name ``best_bound`` keeps the bound as it is."""
+    import dataclasses
+
+    from ddlsched.core.result import LowerBound
+
+    solver = _result(200.0, 150.0, SolveStatus.FEASIBLE)
+    assert math.isnan(dataclasses.replace(solver, best_bound=math.nan).best_bound)
+    assert dataclasses.replace(solver, best_bound=120.0).best_bound == 120.0
+    assert dataclasses.replace(solver, notes=("n",)).best_bound == 150.0
+    job = LowerBound(130.0, "job", True)
+    both = dataclasses.replace(solver, lower_bound=job, best_bound=math.nan)
+    assert both.lower_bound is job
+
+
+def test_an_online_result_s_gap_is_certified_by_its_lower_bound() -> None:
+    """An online result with a valid lower bound reports it as its bound, and its gap and
+    ratio from it (hand-worked: objective 33, bound 24 give a gap of 9/33 and a ratio
+    33/24); an invalid bound gives neither."""
+    from ddlsched.core.result import LowerBound
+
+    online = Result("fifo", Problem.A, "feasible", 33.0, 33.0, runtime_s=0.1, schedule=None,
+                    lower_bound=LowerBound(24.0, "job", True))  # fmt: skip
+    assert online.best_bound == 24.0 and math.isclose(online.gap, 9.0 / 33.0)
+    assert online.summary()["ratio_to_lower_bound"] == 33.0 / 24.0
+    invalid = Result("fifo", Problem.A, "feasible", 33.0, 33.0, runtime_s=0.1, schedule=None,
+                     lower_bound=LowerBound(34.0, "lp", False))  # fmt: skip
+    assert math.isnan(invalid.best_bound) and math.isnan(invalid.gap)
