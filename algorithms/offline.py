@@ -10,8 +10,9 @@ mapping are paid in full) and each checked by the independent verifier
   ranked by processing time ``K_i alpha_i^min`` or by GPU-area ``g_i K_i
   alpha_i^min`` (divided by ``w_i``: Smith's rule, W. E. Smith, *Various
   optimizers for single-stage production*, Naval Res. Logist. Q. 1956),
-  placed by A-SRPT's graph mapper; ``sjf`` and ``asrpt-greedy`` with exact
-  predictions;
+  placed by A-SRPT's graph mapper on any free GPUs or (``:whole``) only on
+  the fewest servers that hold the job; ``sjf`` and ``asrpt-greedy`` with
+  exact predictions;
 - **local search over the order** of the best list schedule: a job moves
   to another place in the order, kept when the verified objective falls;
   bounded by a count of evaluations, never by a clock;
@@ -34,7 +35,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from ddlsched.algorithms.mapping import GraphMapper
+from ddlsched.algorithms.mapping import GraphMapper, PlacementRule
 from ddlsched.algorithms.policies import StaticPriorityPolicy, tie_key
 from ddlsched.algorithms.prediction.registry import make_predictor
 from ddlsched.algorithms.prediction.view import JobView
@@ -88,16 +89,21 @@ def _run(instance: Instance, policy: Policy, restart_cost: float) -> Schedule | 
     return simulate(instance, policy, restart_cost=restart_cost).schedule
 
 
-def list_policy(instance: Instance, name: str, key: ListKey) -> StaticPriorityPolicy:
+def list_policy(
+    instance: Instance, name: str, key: ListKey, whole: bool = False
+) -> StaticPriorityPolicy:
     """A clairvoyant non-preemptive list schedule: ``key`` order, backfilling,
-    A-SRPT's graph mapper, exact predictions (no prediction ever outrun)."""
+    A-SRPT's graph mapper, exact predictions (no prediction ever outrun);
+    ``whole``: a job starts only on the fewest servers that can hold it (one
+    when it fits one), else waits while the jobs behind it backfill."""
     rng = np.random.default_rng(0)
     predictor = make_predictor("oracle", instance, rng, OnlineParams(predictor="oracle"))
+    mapper = PlacementRule("consolidated", GraphMapper()) if whole else GraphMapper()
     return StaticPriorityPolicy(
         name,
         instance.cluster,
         predictor,
-        GraphMapper(),
+        mapper,
         key=lambda job, _: key(job),
         backfill=True,
     )
@@ -118,8 +124,10 @@ def list_keys(instance: Instance) -> dict[str, ListKey]:
 def _list_candidates(instance: Instance, restart_cost: float) -> list[Candidate | None]:
     found = []
     for name, key in list_keys(instance).items():
-        schedule = _run(instance, list_policy(instance, name, key), restart_cost)
-        found.append(_verified(instance, name, schedule))
+        for whole in (False, True):
+            label = f"{name}:whole" if whole else name
+            schedule = _run(instance, list_policy(instance, label, key, whole), restart_cost)
+            found.append(_verified(instance, label, schedule))
     params = _oracle_params(restart_cost)
     for name in ("sjf", "asrpt-greedy"):
         schedule = _run(instance, build_policy(name, instance, params), restart_cost)
