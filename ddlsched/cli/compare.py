@@ -140,7 +140,7 @@ def run(args: argparse.Namespace) -> int:
     if args.plot and report.rows:
         _figure(report, args.plot)
     if args.out:
-        write_csv(summary["rows"], args.out)
+        write_csv(report.records(), args.out)
     if args.json:
         print_json(summary)
     else:

@@ -76,7 +76,7 @@ def adversarial_theorem1(
         online = simulate(instance, "asrpt")
         ratio = online.objective / optimum.objective
         target(ratio, label="asrpt / OPT(A)")
-        if ratio > best["ratio"]:  # type: ignore[operator]
+        if ratio > best["ratio"]:
             constant = theorem1_constant(cluster.num_gpus, instance.max_job_gpus)
             best.update(ratio=ratio, factor=constant * rho_of(instance).rho, instance=instance)
 
