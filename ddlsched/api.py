@@ -483,6 +483,7 @@ def compare_elastic(
     cluster: ElasticCluster | None = None,
     params: ElasticSimParams | None = None,
     limit: int | None = None,
+    progress: ProgressCallback | None = None,
 ) -> ElasticComparison:
     """Elastic policies side by side (``ddlsched compare --trace`` on a Pollux workload): each
     run by :func:`simulate_elastic` on the same workload, cluster and settings.
@@ -494,13 +495,16 @@ def compare_elastic(
         in the registry's order).
     workload, cluster, params, limit
         As for :func:`simulate_elastic`.
+    progress
+        Called as ``progress(policies done, policies)`` after each policy.
 
     Returns
     -------
     ElasticComparison
         One checked run per policy; :meth:`~ddlsched.experiments.elastic.ElasticComparison.rows`
         gives one row per policy (mean, p50, p95, p99 JCT, makespan, restarts, GPU-seconds,
-        flow ratio, verified).
+        flow ratio, verified). Ctrl-C stops cleanly: it holds the runs finished so far and
+        says it was interrupted.
 
     Raises
     ------
@@ -518,8 +522,9 @@ def compare_elastic(
         raise ValueError(f"policies: {', '.join(repeated)} named twice")
     for name in names:
         ELASTIC_POLICIES[name]  # an unknown name is a ValueError listing the known ones
+    _switches_and_progress(progress)
     workload, cluster, params, source = _elastic_inputs(workload, cluster, params, limit)
-    return run_all(workload, names, cluster, params, source)
+    return run_all(workload, names, cluster, params, source, progress)
 
 
 def _elastic_inputs(

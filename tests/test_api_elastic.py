@@ -187,9 +187,14 @@ def test_an_interrupted_write_leaves_the_previous_file_whole(
 
 def test_compare_runs_each_policy_as_simulate_does(mixed: ElasticWorkload) -> None:
     """``compare_elastic`` gives one row per policy, in the order asked, equal on every
-    deterministic figure to a separate ``simulate_elastic`` run of that policy."""
+    deterministic figure to a separate ``simulate_elastic`` run of that policy; it reports
+    progress after each policy."""
     names = ["las-pollux", "fifo"]
-    report = ddlsched.compare_elastic(mixed, names, cluster=TWO_NODES, limit=4)
+    seen: list[tuple[int, int]] = []
+    report = ddlsched.compare_elastic(
+        mixed, names, cluster=TWO_NODES, limit=4, progress=lambda *done: seen.append(done)
+    )
+    assert seen == [(1, 2), (2, 2)] and report.interrupted is False
     rows = report.rows()
     assert [row["policy"] for row in rows] == names
     for row in rows:
@@ -252,15 +257,18 @@ def test_bad_arguments_are_one_clear_error(
         ("fifo", "policies: expected a non-empty list"),
         (["fifo", "fifo"], "policies: fifo named twice"),
         (["fifo", "srpt"], "unknown 'srpt'"),
+        ({"progress": "yes"}, "progress: expected a callable"),
     ],
 )
 def test_bad_policy_lists_are_refused(
     mixed: ElasticWorkload, policies: object, message: str
 ) -> None:
     """``compare_elastic`` refuses an empty list, a bare string (read letter by letter
-    otherwise), a repeated name and an unknown one, before running anything."""
-    with pytest.raises(ValueError, match=message):
-        ddlsched.compare_elastic(mixed, policies)  # type: ignore[arg-type]
+    otherwise), a repeated name, an unknown one and a progress that cannot be called,
+    before running anything."""
+    arguments = policies if isinstance(policies, dict) else {"policies": policies}
+    with pytest.raises((ValueError, TypeError), match=message):
+        ddlsched.compare_elastic(mixed, **arguments)
 
 
 def test_a_shipped_workload_name_is_read_and_kept_in_the_settings() -> None:

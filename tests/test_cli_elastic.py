@@ -310,3 +310,30 @@ def test_a_run_failing_the_check_exits_1_and_says_so(
     assert saved["verified"] is False and len(saved["violations"]) == 10
     assert main(_compare("--policies", "fifo")) == 1
     assert "FAILS" in capsys.readouterr().out
+
+
+def test_ctrl_c_in_compare_keeps_the_policies_finished(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Ctrl-C during the second policy's run stops ``compare --trace`` with exit 130: the
+    first policy's row is printed (text and ``--json``, which says it was interrupted)."""
+    import ddlsched.experiments.elastic as experiment
+
+    real = experiment.run_elastic
+
+    def stopped_at_second(*args: object, **kwargs: object) -> object:
+        if calls.append(None) or len(calls) > 1:
+            raise KeyboardInterrupt
+        return real(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(experiment, "run_elastic", stopped_at_second)
+    calls: list[None] = []
+    assert main(_compare("--policies", "fifo,las-pollux", "--json")) == 130
+    document = json.loads(capsys.readouterr().out)
+    assert document["interrupted"] is True
+    assert [row["policy"] for row in document["policies"]] == ["fifo"]
+    calls.clear()
+    assert main(_compare("--policies", "fifo,las-pollux")) == 130
+    captured = capsys.readouterr()
+    assert "interrupted" in captured.out and "interrupted" in captured.err
+    assert "| fifo |" in captured.out and "las-pollux |" not in captured.out

@@ -13,9 +13,11 @@ the independent :func:`ddlsched.proofs_checks.elastic.check_elastic`.
 from __future__ import annotations
 
 import argparse
+import sys
 from typing import Any
 
 from ddlsched.cli.options import (
+    EXIT_INTERRUPTED,
     EXIT_NO,
     EXIT_OK,
     check_outputs,
@@ -24,7 +26,14 @@ from ddlsched.cli.options import (
     name_list,
     refuse_given,
 )
-from ddlsched.cli.output import figure_format, print_json, print_table, save_figure, write_csv
+from ddlsched.cli.output import (
+    figure_format,
+    print_json,
+    print_table,
+    progress_bar,
+    save_figure,
+    write_csv,
+)
 from ddlsched.core.model import InputError
 
 RIGID_ONLY = (
@@ -198,6 +207,7 @@ def is_elastic_compare(args: argparse.Namespace) -> bool:
 def compare(args: argparse.Namespace) -> int:
     """``compare --trace``: one row per elastic policy on the workload; exit 1 if any run
     fails the check."""
+    from ddlsched.algorithms.elastic import ELASTIC_POLICIES
     from ddlsched.api import compare_elastic
     from ddlsched.core.data import resolve_trace
 
@@ -210,27 +220,41 @@ def compare(args: argparse.Namespace) -> int:
             "--from-trace"
         )
     _outputs(args, args.out)
-    policies = None if args.policies is None else name_list(args.policies, "--policies")
+    policies = (
+        ELASTIC_POLICIES.names()
+        if args.policies is None
+        else name_list(args.policies, "--policies")
+    )
+    progress, close = progress_bar(len(policies), "compare")
     try:
-        report = compare_elastic(args.trace, policies, cluster=_cluster(args), limit=args.limit)
+        report = compare_elastic(
+            args.trace, policies, cluster=_cluster(args), limit=args.limit, progress=progress
+        )
     except ValueError as error:  # an unknown or repeated policy name
         raise InputError(f"--policies: {error}") from None
+    finally:
+        close()
     if args.out:
         write_csv(report.rows(), args.out)
-    if args.plot:
+    if args.plot and report.runs:
         _figure(report.runs, args.plot)
     summary = report.summary()
     if args.json:
         print_json(summary)
     else:
-        _print_rows(args, report, summary)
+        _print_rows(args, summary)
+    if report.interrupted:
+        print("ddlsched: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
     return EXIT_OK if all(run.verified for run in report.runs) else EXIT_NO
 
 
-def _print_rows(args: argparse.Namespace, report: Any, summary: dict[str, Any]) -> None:
+def _print_rows(args: argparse.Namespace, summary: dict[str, Any]) -> None:
+    stopped = " - interrupted" if summary["interrupted"] else ""
     print(
-        f"{len(report.runs)} elastic policies on {args.trace} ({summary['settings']['jobs']} "
-        f"jobs) on {report.runs[0].summary()['cluster']} GPUs, each run checked independently:"
+        f"{len(summary['policies'])} elastic policies on {args.trace} "
+        f"({summary['settings']['jobs']} jobs) on {summary['cluster']} GPUs, each run checked "
+        f"independently{stopped}:"
     )
     header = ("policy", "mean JCT s", "p50 JCT s", "p95 JCT s", "p99 JCT s", "makespan s",
               "restarts", "GPU-hours", "flow ratio", "checked")  # fmt: skip

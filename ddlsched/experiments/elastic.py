@@ -18,7 +18,7 @@ import dataclasses
 import json
 import math
 import statistics
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -156,11 +156,7 @@ class ElasticRun:
         result = self.result
         return {
             "policy": self.policy,
-            "workload": self.source,
-            "jobs": len(result.workload.jobs),
-            "cluster": dataclasses.asdict(result.cluster),
-            "round_length": result.params.round_length,
-            "restart_time": result.params.restart_time,
+            **_settings(result.workload, result.cluster, result.params, self.source),
         }
 
     def summary(self) -> dict[str, Any]:
@@ -232,10 +228,21 @@ class ElasticComparison:
     Attributes
     ----------
     runs
-        One checked run per policy, in the order asked.
+        One checked run per policy, in the order asked (those finished, if interrupted).
+    workload, cluster, params
+        What every run shares.
+    source
+        Where the workload was read from (a path), if from a file.
+    interrupted
+        Whether Ctrl-C stopped the comparison before every policy ran.
     """
 
     runs: tuple[ElasticRun, ...]
+    workload: ElasticWorkload
+    cluster: ElasticCluster
+    params: ElasticSimParams
+    source: str | None = None
+    interrupted: bool = False
 
     def rows(self) -> list[dict[str, Any]]:
         """One row per policy: ``policy`` and the :data:`ROW_FIELDS` of its
@@ -247,10 +254,15 @@ class ElasticComparison:
         return rows
 
     def summary(self) -> dict[str, Any]:
-        """The comparison's settings (those of its first run, less the policy) and its rows."""
-        settings = self.runs[0].settings()
-        settings.pop("policy")
-        return {"settings": settings, "policies": self.rows()}
+        """The ``settings`` every run shares (:meth:`ElasticRun.settings` less the policy),
+        the ``cluster`` in short (``16 x 4``), the :meth:`rows` (as ``policies``) and whether
+        the comparison was ``interrupted``."""
+        return {
+            "settings": _settings(self.workload, self.cluster, self.params, self.source),
+            "cluster": _cluster_text(self.cluster),
+            "policies": self.rows(),
+            "interrupted": self.interrupted,
+        }
 
 
 def run_elastic(
@@ -294,17 +306,41 @@ def compare_elastic(
     cluster: ElasticCluster,
     params: ElasticSimParams,
     source: str | None = None,
+    progress: Callable[[int, int], None] | None = None,
 ) -> ElasticComparison:
     """Run each named policy of :data:`~ddlsched.algorithms.elastic.ELASTIC_POLICIES` (a fresh
-    one each) with :func:`run_elastic` on the same workload, cluster and settings."""
+    one each) with :func:`run_elastic` on the same workload, cluster and settings.
+
+    ``progress(done, total)`` is called after each policy. Ctrl-C stops cleanly: the
+    comparison holds the runs finished so far and says it was interrupted.
+    """
     from ddlsched.algorithms.elastic import ELASTIC_POLICIES
 
-    return ElasticComparison(
-        tuple(
-            run_elastic(workload, ELASTIC_POLICIES[name](), cluster, params, source)
-            for name in policies
-        )
-    )
+    runs: list[ElasticRun] = []
+    try:
+        for name in policies:
+            runs.append(run_elastic(workload, ELASTIC_POLICIES[name](), cluster, params, source))
+            if progress is not None:
+                progress(len(runs), len(policies))
+    except KeyboardInterrupt:
+        return ElasticComparison(tuple(runs), workload, cluster, params, source, True)
+    return ElasticComparison(tuple(runs), workload, cluster, params, source)
+
+
+def _settings(
+    workload: ElasticWorkload,
+    cluster: ElasticCluster,
+    params: ElasticSimParams,
+    source: str | None,
+) -> dict[str, Any]:
+    """Workload source and size, cluster, round length and restart delay, as a record."""
+    return {
+        "workload": source,
+        "jobs": len(workload.jobs),
+        "cluster": dataclasses.asdict(cluster),
+        "round_length": params.round_length,
+        "restart_time": params.restart_time,
+    }
 
 
 def _gpu_seconds(result: ElasticResult) -> dict[str, float]:
