@@ -17,6 +17,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
+import os
 import statistics
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -163,8 +164,8 @@ class ElasticRun:
         """The run's figures: ``mean_jct`` (the mean of :attr:`jobs`' ``jct``), ``p50_jct``,
         ``p95_jct``, ``p99_jct`` (linear interpolation, as ``numpy.percentile``),
         ``makespan`` (the last completion), ``total_flow_time``, ``flow_lower_bound``,
-        ``flow_ratio`` (their ratio: at least the policy's distance from the optimal total
-        JCT), ``rounds``, ``restarts``, ``gpu_seconds`` (totals over the jobs),
+        ``flow_ratio`` (their ratio: at least the run's total JCT over the least any run of
+        this simulator can reach, so a proven upper bound on that ratio), ``rounds``, ``restarts``, ``gpu_seconds`` (totals over the jobs),
         ``median_decision_s`` (the policy's wall-clock time per round: machine-dependent),
         ``verified`` and the first ten ``violations``."""
         rows = self.jobs
@@ -205,7 +206,7 @@ class ElasticRun:
             "rounds": self.rounds,
         }
 
-    def write(self, path: str) -> None:
+    def write(self, path: str | os.PathLike[str]) -> None:
         """Write :meth:`to_dict` as JSON to ``path`` atomically: a reader, or a run stopped
         while writing, never leaves or sees half a file (the previous file stays whole).
 
@@ -216,7 +217,7 @@ class ElasticRun:
         """
         from ddlsched.core.io import write_text_atomic
 
-        # Compact: a 160-job workload has thousands of rounds, each with its allocations.
+        # Compact: workload 6 (160 jobs) has about a thousand rounds, each with its allocations.
         text = json.dumps(self.to_dict(), separators=(",", ":"), allow_nan=False)
         write_text_atomic(path, text + "\n")
 
