@@ -164,8 +164,9 @@ class ElasticRun:
         """The run's figures: ``mean_jct`` (the mean of :attr:`jobs`' ``jct``), ``p50_jct``,
         ``p95_jct``, ``p99_jct`` (linear interpolation, as ``numpy.percentile``),
         ``makespan`` (the last completion), ``total_flow_time``, ``flow_lower_bound``,
-        ``flow_ratio`` (their ratio: at least the run's total JCT over the least any run of
-        this simulator can reach, so a proven upper bound on that ratio), ``rounds``, ``restarts``, ``gpu_seconds`` (totals over the jobs),
+        ``flow_ratio`` (their ratio: a proven upper bound on the run's total JCT over the
+        least any run of this simulator reaches), ``rounds``, ``restarts``, ``gpu_seconds``
+        (totals over the jobs),
         ``median_decision_s`` (the policy's wall-clock time per round: machine-dependent),
         ``verified`` and the first ten ``violations``."""
         rows = self.jobs
