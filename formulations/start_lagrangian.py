@@ -76,6 +76,11 @@ NAME = "start-lagrangian"
 """The bound's name in :class:`~ddlsched.core.result.LowerBound`."""
 
 
+SLOTS_PER_JOB = 50
+"""Slots per job over the horizon (up to :attr:`StartLagrangianSettings.slots`): each round
+costs time in proportion to the slots as well as to the jobs."""
+
+
 @dataclass(frozen=True)
 class StartLagrangianSettings:
     """Settings of the start-time Lagrangian bound (module docstring).
@@ -83,9 +88,10 @@ class StartLagrangianSettings:
     Attributes
     ----------
     slot
-        ``Delta`` in seconds (``None``: the horizon over ``slots``).
+        ``Delta`` in seconds (``None``: the horizon over the slots below).
     slots
-        Slots over the horizon when ``slot`` is ``None`` (default 200,000).
+        Most slots over the horizon when ``slot`` is ``None`` (default 200,000); fewer
+        on small instances, :data:`SLOTS_PER_JOB` per job but at least 1,000.
     rounds
         Supergradient rounds (default 150): a count, never a clock.
     single_starts
@@ -150,7 +156,8 @@ def _slots(inputs: BoundInputs, settings: StartLagrangianSettings) -> _Slots:
     schedule (``max r + sum g p / M + max p``; a choice for strength, not validity)."""
     r, p, g = inputs.releases, inputs.processing, inputs.gpus
     span = float(np.max(r) + np.sum(g * p) / inputs.num_gpus + np.max(p)) if len(r) else 1.0
-    delta = settings.slot if settings.slot is not None else max(span, 1e-9) / settings.slots
+    count = min(settings.slots, max(1_000, SLOTS_PER_JOB * len(r)))
+    delta = settings.slot if settings.slot is not None else max(span, 1e-9) / count
     release_slot = np.floor(r / delta * (1 - 1e-12)).astype(np.int64)
     duration = np.floor(p / delta * (1 - 1e-12)).astype(np.int64)
     horizon = max(1, math.ceil(span / delta))

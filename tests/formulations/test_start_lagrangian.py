@@ -186,3 +186,23 @@ def test_the_preemptive_model_gets_no_time_indexed_bound() -> None:
     settings_a = StartLagrangianSettings(slots=100, rounds=5)
     names_a = {b.name for b in model_lower_bounds(instance, preemptive=False, settings=settings_a)}
     assert "start-lagrangian" in names_a
+
+
+def test_a_preemptive_policy_is_certified_by_a_bound_of_its_model() -> None:
+    """``simulate`` of a preemptive policy that does preempt reports a lower bound proved
+    for the preemptive model, and it is at most the run's objective."""
+    from ddlsched import simulate
+
+    cluster = Cluster((1,), bandwidth_intra=1.0, bandwidth_inter=1.0)
+    jobs = (
+        Job(id="long", release=0.0, iterations=10, compute_time=1.0, gpus=1),
+        *(
+            Job(id=f"s{k}", release=float(k), iterations=1, compute_time=1.0, gpus=1)
+            for k in (1, 2, 3)
+        ),
+    )
+    result = simulate(Instance(cluster=cluster, jobs=jobs), "srpt-area")
+    assert result.metrics["preempted_jobs"] > 0
+    assert result.lower_bound is not None
+    assert result.lower_bound.name in PREEMPTIVE_BOUNDS
+    assert result.lower_bound.value <= result.objective
