@@ -316,15 +316,27 @@ def flow_interval(
     result: Result,
     *,
     preemptive: bool,
-    search: bool = False,
-    restart_cost: float | None = None,
+    lower: float | None = None,
+    offline: Result | None = None,
 ) -> FlowInterval:
     """The interval of ``result``'s model and the policy's place in it.
 
-    The upper end is the policy's own schedule once the verifier accepts it
-    (in problem A only without preempted jobs), or with ``search`` the better
-    of it and :func:`best_upper_bound` (a minute or more on a trace). The
-    lower end is ``result.flow_lower_bound``.
+    Parameters
+    ----------
+    instance
+        The instance the policy ran on.
+    result
+        The policy's run (with its schedule).
+    preemptive
+        The policy's model: ``True`` the preemptive one, ``False`` problem A.
+    lower
+        A further lower bound on the model's optimal flow time (the larger of it
+        and ``result.flow_lower_bound`` is kept; the fast bounds behind the latter
+        hold in both models).
+    offline
+        A verified schedule of the model (:func:`best_upper_bound`'s answer): the
+        upper end is the better of it and the policy's own schedule, which counts
+        once the verifier accepts it (in problem A only without preempted jobs).
 
     Raises
     ------
@@ -333,15 +345,18 @@ def flow_interval(
     """
     if result.schedule is None:
         raise ValueError(f"result: {result.method!r} has no schedule to bound")
-    model = "preemptive" if preemptive else "A"
     upper, method = math.inf, "none"
     pieces = any(entry.pieces is not None for entry in result.schedule.jobs)
     own = _verified(instance, result.method, result.schedule)
     if own is not None and (preemptive or not pieces):
         upper, method = own.total_jct, result.method
-    if search:
-        cost = result.schedule.restart_cost if restart_cost is None else restart_cost
-        offline = best_upper_bound(instance, preemptive=preemptive, restart_cost=cost)
-        if offline.total_jct < upper:
-            upper, method = offline.total_jct, offline.method
-    return FlowInterval(model, result.flow_lower_bound, upper, method, result.total_jct)
+    if offline is not None and offline.total_jct < upper:
+        upper, method = offline.total_jct, offline.method
+    bounds = [b for b in (result.flow_lower_bound, lower) if b is not None and math.isfinite(b)]
+    return FlowInterval(
+        "preemptive" if preemptive else "A",
+        max(bounds, default=math.nan),
+        upper,
+        method,
+        result.total_jct,
+    )

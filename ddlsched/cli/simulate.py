@@ -55,8 +55,9 @@ def add(commands: Any) -> None:
     sim.add_argument(
         "--upper-bound",
         action="store_true",
-        help="also search the best verified offline schedule of the policy's model for the "
-        "flow upper bound (a few minutes on a full trace; default: the policy's own run)",
+        help="also the sandwich of the policy's model: its strongest lower bounds and the best "
+        "verified offline schedule (minutes on a full trace; default: the fast bounds and "
+        "the policy's own run)",
     )
     sim.add_argument("--out", help="write the schedule here")
     sim.add_argument(
@@ -159,19 +160,29 @@ def run(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+_MODEL_NAMES = {"A": "problem A", "preemptive": "the preemptive model"}
+
+
 def _interval(args: argparse.Namespace, instance: Any, result: Any) -> Any:
-    """The policy's model's flow interval (``None`` for an interrupted run)."""
+    """The policy's model's flow interval (``None`` for an interrupted run); with
+    ``--upper-bound`` narrowed by the model's sandwich (its bounds and best schedule)."""
     from ddlsched.algorithms.offline import flow_interval
     from ddlsched.algorithms.registry import PREEMPTIVE_POLICIES
 
     if result.schedule is None:
         return None
+    preemptive = args.policy in PREEMPTIVE_POLICIES
+    if not args.upper_bound:
+        return flow_interval(instance, result, preemptive=preemptive)
+    from ddlsched.sandwich import flow_sandwich
+
+    sandwich = flow_sandwich(instance, preemptive=preemptive, restart_cost=args.restart_cost)
     return flow_interval(
         instance,
         result,
-        preemptive=args.policy in PREEMPTIVE_POLICIES,
-        search=args.upper_bound,
-        restart_cost=args.restart_cost,
+        preemptive=preemptive,
+        lower=sandwich.lower.flow_value,
+        offline=sandwich.upper,
     )
 
 
@@ -220,7 +231,7 @@ def _print(
         low = summary["flow_lower_bound"]
         print(
             f"  {'total JCT interval':>20}: [{low if low is not None else float('nan'):.6g}, "
-            f"{summary['flow_upper_bound']:.6g}] on the {summary['flow_model']} model "
+            f"{summary['flow_upper_bound']:.6g}] on {_MODEL_NAMES[summary['flow_model']]} "
             f"(upper: {summary['flow_upper_bound_method']}, verified); the policy is at "
             f"{summary['flow_policy_over_upper']:.4g}x the upper end"
         )

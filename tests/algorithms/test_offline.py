@@ -150,16 +150,20 @@ def test_preemptive_policies_are_those_that_preempt() -> None:
 
 
 def test_the_interval_holds_the_policy_and_a_search_only_lowers_its_top() -> None:
-    """The policy's own verified run is the top of its interval; a search may lower it but
-    never below the lower bound; problem A refuses a schedule with preempted jobs."""
+    """The policy's own verified run is the top of its interval; an offline schedule may
+    lower it but never below the lower bound; a weaker extra bound changes nothing;
+    problem A refuses a schedule with preempted jobs."""
     instance = generate(TINY_INTEGRAL.replace(num_jobs=6), 5)
     from ddlsched.api import simulate as simulate_named
 
     run = simulate_named(instance, "las")
     own = flow_interval(instance, run, preemptive=True)
     assert own.upper == pytest.approx(run.total_jct) and own.upper_method == "las"
-    searched = flow_interval(instance, run, preemptive=True, search=True)
+    offline = best_upper_bound(instance, preemptive=True, evaluations=5)
+    searched = flow_interval(instance, run, preemptive=True, offline=offline)
     assert own.lower <= searched.upper <= own.upper
+    assert searched.upper == min(own.upper, offline.total_jct)
+    assert flow_interval(instance, run, preemptive=True, lower=-1.0).lower == own.lower
     if any(entry.pieces for entry in run.schedule.jobs):
         assert flow_interval(instance, run, preemptive=False).upper_method == "none"
 
