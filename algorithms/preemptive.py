@@ -228,8 +228,8 @@ class PreemptiveASRPT(PreemptivePriorityPolicy):
     The virtual machine runs SRPT on ``v_hat_i = g_i K_hat_i alpha_i^max / M``
     (:class:`~ddlsched.core.virtual.VirtualMachine`); a job's key is ``(0,
     C^V_i)`` once virtually complete, else ``(1, virtual remaining size)``.
-    Claim 7 (:ref:`model-asrpt-preemptive`) bounds its total completion time
-    when predictions are exact and restarts free.
+    Claim 7 (:ref:`preemptive-claim`) bounds each job's completion when
+    predictions are exact and restarts free.
     """
 
     name = "asrpt-preemptive"
