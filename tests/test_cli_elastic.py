@@ -60,21 +60,25 @@ def test_elastic_policies_are_refused_on_rigid_traces(capsys: pytest.CaptureFixt
     assert code == 2 and "Pollux workload" in capsys.readouterr().err
 
 
-def test_json_stdout_is_one_document_with_an_in_process_solver(workload: Path) -> None:
+@pytest.mark.parametrize("command", ["simulate", "compare"])
+def test_json_stdout_is_one_document_with_an_in_process_solver(command: str) -> None:
     """The elastic policies solve their round MILPs with HiGHS in this process, which prints
-    its banner on file descriptor 1 at its first use; ``--json`` stdout must still be exactly
-    one JSON document (the banner goes to stderr). Catches any command whose native output
-    precedes the document (``| jq`` fails on it)."""
+    its banner on file descriptor 1 at its first use; ``--json`` stdout of ``simulate`` and
+    of ``compare --trace`` must still be exactly one JSON document (the banner goes to
+    stderr). Catches any command whose native output precedes the document (``| jq`` fails
+    on it)."""
     import subprocess
     import sys
 
+    policy = ["--policy", "pollux"] if command == "simulate" else ["--policies", "pollux"]
     done = subprocess.run(
-        [sys.executable, "-m", "ddlsched.cli", "simulate", "--trace", str(workload),
-         "--servers", "2", "--gpus-per-server", "4", "--policy", "pollux", "--json"],
+        [sys.executable, "-m", "ddlsched.cli", command, "--trace", "workload-6.csv",
+         "--servers", "2", "--gpus-per-server", "4", "--limit", "4", *policy, "--json"],
         capture_output=True, text=True, timeout=600,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
-    assert json.loads(done.stdout)["verified"] is True
+    document = json.loads(done.stdout)
+    assert (document if command == "simulate" else document["policies"][0])["verified"] is True
 
 
 def _simulate(*options: str) -> list[str]:
