@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 
 import ddlsched
 from ddlsched.core.elastic import ElasticCluster, ElasticJob, ElasticWorkload
+from ddlsched.provenance import git_revision, package_version
 
 JOB_FIELDS = {"name", "model", "arrival", "completion", "jct", "restarts", "gpu_seconds"}
 
@@ -136,12 +137,13 @@ def test_the_file_holds_every_job_round_and_setting(
     mixed: ElasticWorkload, tmp_path: Path
 ) -> None:
     """``write`` saves the run as one JSON document whose jobs' mean JCT is the summary's
-    exactly, with the settings that produced it and one entry per round."""
+    exactly, with the code and settings that produced it and one entry per round."""
     run = ddlsched.simulate_elastic(mixed, "fifo", cluster=TWO_NODES, limit=4)
     path = tmp_path / "run.json"
     run.write(str(path))
     saved = json.loads(path.read_text())
     assert saved["format"] == "ddlsched.elastic-run/1"
+    assert saved["producer"] == {"version": package_version(), "revision": git_revision()}
     jcts = [job["completion"] - job["arrival"] for job in saved["jobs"]]
     assert math.fsum(jcts) / len(jcts) == saved["summary"]["mean_jct"] == run.summary()["mean_jct"]
     assert saved["settings"]["policy"] == "fifo" and saved["settings"]["jobs"] == 4

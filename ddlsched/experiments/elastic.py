@@ -194,13 +194,17 @@ class ElasticRun:
         }
 
     def to_dict(self) -> dict[str, Any]:
-        """The run as one document: ``format`` (:data:`RUN_FORMAT`), ``settings``,
-        ``summary`` (less the machine-dependent ``median_decision_s``, so that the same run
-        gives the same bytes), ``jobs`` and ``rounds``."""
+        """The run as one document: ``format`` (:data:`RUN_FORMAT`), ``producer`` (the
+        package version and git revision that ran it), ``settings``, ``summary`` (less the
+        machine-dependent ``median_decision_s``, so that the same run of the same code gives
+        the same bytes), ``jobs`` and ``rounds``."""
+        from ddlsched.provenance import current_producer
+
         summary = self.summary()
         del summary["median_decision_s"]
         return {
             "format": RUN_FORMAT,
+            "producer": dataclasses.asdict(current_producer()),
             "settings": self.settings(),
             "summary": summary,
             "jobs": self.jobs,
