@@ -59,9 +59,13 @@ def add(commands: Any) -> None:
         "verified offline schedule (minutes on a full trace; default: the fast bounds and "
         "the policy's own run)",
     )
-    sim.add_argument("--out", help="write the schedule here")
     sim.add_argument(
-        "--plot", help="write a figure (JCT CDF; Gantt chart if small) to this .png, .pdf or .svg"
+        "--out", help="write the schedule here (a Pollux workload: the run, every job and round)"
+    )
+    sim.add_argument(
+        "--plot",
+        help="write a figure (JCT CDF; Gantt chart if small; a Pollux workload: GPUs in use) "
+        "to this .png, .pdf or .svg",
     )
     add_json(sim)
     sim.set_defaults(handler=run)
