@@ -164,6 +164,8 @@ def test_plot_draws_the_figure_and_says_where(
         (["--bandwidth-inter", "5"], "--bandwidth-inter: not available for elastic jobs"),
         (["--load-factor", "2"], "--load-factor: not available for elastic jobs"),
         (["--target-load", "0.5"], "--target-load: not available for elastic jobs"),
+        (["--upper-bound"], "--upper-bound: not available for elastic jobs"),
+        (["--seed", "1", "--mapper", "graph"], "--mapper, --seed: not available for elastic"),
     ],
 )
 def test_simulate_refuses_what_an_elastic_run_cannot_take(

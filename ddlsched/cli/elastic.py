@@ -36,41 +36,40 @@ from ddlsched.cli.output import (
 )
 from ddlsched.core.model import InputError
 
-RIGID_ONLY = (
-    "--restart-cost",
-    "--mapper",
-    "--predictor",
-    "--placement",
-    "--seed",
-    "--columns",
-    "--time-unit",
-    "--unnamed",
-    "--bandwidth-intra",
-    "--bandwidth-inter",
-    "--load-factor",
-    "--target-load",
+SIMULATE_OPTIONS = (
+    "--trace",
+    "--policy",
+    "--servers",
+    "--gpus-per-server",
+    "--limit",
+    "--out",
+    "--plot",
+    "--json",
 )
-"""Options of ``simulate`` that have no meaning for elastic jobs (refused, not ignored): the
-workload's own columns and times are read as they are, the elastic simulator places and
-predicts nothing the user picks, and it draws nothing at random."""
+"""The options of ``simulate`` an elastic run takes. Any other given is refused, not
+ignored: the workload's own columns and times are read as they are, the elastic simulator
+places and predicts nothing the user picks, and it draws nothing at random."""
 
-RANDOM_INSTANCES_ONLY = (
-    "--jobs",
-    "--instances",
-    "--seed",
-    "--methods",
-    "--time-limit",
-    "--load",
-    "--predictor",
-    "--exact",
-    "--from-trace",
-    "--arrivals",
-    "--gpu-types",
+COMPARE_OPTIONS = (
+    "--trace",
+    "--policies",
+    "--servers",
+    "--gpus-per-server",
+    "--limit",
+    "--out",
+    "--plot",
+    "--json",
 )
-"""Options of ``compare`` about random instances and exact optima, refused with ``--trace``."""
+"""The options of ``compare --trace``; the others (random instances, exact optima) are
+refused."""
 
 ELASTIC_COMPARE_ONLY = ("--policies", "--limit")
 """Options of ``compare`` that only mean something with ``--trace``."""
+
+
+def _refuse_others(args: argparse.Namespace, allowed: tuple[str, ...], why: str) -> None:
+    """Refuse, in one line naming them, the options given that are not ``allowed``."""
+    refuse_given(args, sorted(given(args) - set(allowed)), why)
 
 
 def is_pollux_workload(path: str) -> bool:
@@ -135,7 +134,7 @@ def run(args: argparse.Namespace) -> int:
             f"--policy: {args.policy!r} is a rigid policy; a Pollux workload ({args.trace}) "
             f"needs one of {', '.join(ELASTIC_POLICIES.names())}"
         )
-    refuse_given(args, RIGID_ONLY, f"not available for elastic jobs ({args.trace})")
+    _refuse_others(args, SIMULATE_OPTIONS, f"not available for elastic jobs ({args.trace})")
     _outputs(args, args.out)
     done = simulate_elastic(args.trace, args.policy, cluster=_cluster(args), limit=args.limit)
     if args.out:
@@ -211,7 +210,7 @@ def compare(args: argparse.Namespace) -> int:
     from ddlsched.api import compare_elastic
     from ddlsched.core.data import resolve_trace
 
-    refuse_given(args, RANDOM_INSTANCES_ONLY, "not available with --trace (elastic policies)")
+    _refuse_others(args, COMPARE_OPTIONS, "not available with --trace (elastic policies)")
     args.trace = str(resolve_trace(args.trace))
     if not is_pollux_workload(args.trace):
         raise InputError(
