@@ -606,14 +606,15 @@ class Sia(_ExactRound):
 class TypedGreedy:
     """A type-aware greedy: least attained service first, each job on its fastest type.
 
-    Each round, jobs in order of attained service (least first; ties by
-    arrival, then name) each take, among their :func:`typed_options` of at most
-    the fair share ``ceil(M / J)`` GPUs whose type still has room, the one of
-    highest goodput. A job keeps the type and GPU count it held when they are
-    still allowed and moving would not pay within one round
-    (``g_kept * L >= g_best * (L - restart)``, ``L`` the round length).
-    Placement by :func:`place_choice`. No solver: a baseline for what Sia's
-    exact round adds.
+    Each round, with the fair share ``ceil(M / J)`` GPUs as every job's cap:
+    first the jobs that ran last round, in order of attained service (least
+    first; ties by arrival, then name), keep their GPU type and count when
+    those are still within the cap and the room left, and moving to the best
+    option would not pay within one round (``g_kept * L >= g_best * (L -
+    restart)``, ``L`` the round length); then every other job, in the same
+    order, takes among its :func:`typed_options` within the cap whose type
+    still has room the one of highest goodput. Placement by
+    :func:`place_choice`. No solver: a baseline for what Sia's exact round adds.
 
     Attributes
     ----------
@@ -625,7 +626,7 @@ class TypedGreedy:
     name: str = "typed-greedy"
 
     def allocate(self, state: RoundState) -> dict[str, Allocation]:
-        """Order by attained service, pick each job's best fitting option, place."""
+        """Keep what still pays, then give the others their best fitting option; place."""
         cluster = state.cluster
         share = max(1, math.ceil(cluster.total_gpus / len(state.jobs)))
         room = {t: len(cluster.nodes_of(t)) * cluster.gpus_per_node for t in cluster.gpu_types}
@@ -639,27 +640,35 @@ class TypedGreedy:
                 state.jobs[j].job.name,
             ),
         )
-        for j in order:
-            opts = options[j]
-            allowed = [
-                c
-                for c in range(1, len(opts.gpus))
-                if opts.gpus[c] <= min(share, room[opts.type_of(c)]) and opts.goodput[c] > 0
-            ]
-            if allowed:
-                picks[j] = self._choose(state, state.jobs[j], opts, allowed)
-                room[opts.type_of(picks[j])] -= opts.gpus[picks[j]]
+        for keeping in (True, False):
+            for j in order:
+                if picks[j]:
+                    continue
+                opts = options[j]
+                allowed = [
+                    c
+                    for c in range(1, len(opts.gpus))
+                    if opts.gpus[c] <= min(share, room[opts.type_of(c)]) and opts.goodput[c] > 0
+                ]
+                pick = self._choose(state, state.jobs[j], opts, allowed, keeping)
+                if pick:
+                    picks[j] = pick
+                    room[opts.type_of(pick)] -= opts.gpus[pick]
         return place_choice(state, options, picks)
 
     @staticmethod
-    def _choose(state: RoundState, job: JobState, opts: JobOptions, allowed: list[int]) -> int:
-        """The best allowed option, or the one held when moving would not pay in a round."""
+    def _choose(
+        state: RoundState, job: JobState, opts: JobOptions, allowed: list[int], keeping: bool
+    ) -> int:
+        """When ``keeping``, the option held if moving to the best allowed would not pay
+        within a round (else 0); otherwise the best allowed option (0 if none)."""
+        if not allowed:
+            return 0
         best = max(allowed, key=lambda c: opts.goodput[c])
+        if not keeping:
+            return best
         current = current_option(job, state.cluster)
         held = [c for c in allowed if (opts.type_of(c), opts.gpus[c]) == current]
         length = state.round_length
-        if held and opts.goodput[held[0]] * length >= opts.goodput[best] * (
-            length - state.restart_time
-        ):
-            return held[0]
-        return best
+        pays = opts.goodput[best] * (length - state.restart_time)
+        return held[0] if held and opts.goodput[held[0]] * length >= pays else 0
