@@ -350,3 +350,27 @@ def test_ctrl_c_in_compare_keeps_the_policies_finished(
     captured = capsys.readouterr()
     assert "interrupted" in captured.out and "interrupted" in captured.err
     assert "| fifo |" in captured.out and "las-pollux |" not in captured.out
+
+
+def test_a_typed_cluster_flows_into_the_run_file_and_compare(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """``--gpu-types v100:1,k80:1`` runs on a V100 node and a K80 node: the saved run names
+    the node types in its settings and summary and each allocation's type; ``compare
+    --trace`` on the same typed cluster gives that run's row."""
+    typed = ["--gpu-types", "v100:1,k80:1", "--gpus-per-server", "4", "--limit", "3"]
+    out = tmp_path / "run.json"
+    argv = ["simulate", "--trace", "workload-6.csv", "--policy", "typed-greedy", *typed]
+    assert main([*argv, "--out", str(out), "--json"]) == 0
+    printed = json.loads(capsys.readouterr().out)
+    saved = json.loads(out.read_text())
+    assert saved["settings"]["cluster"]["node_types"] == ["v100", "k80"]
+    assert saved["summary"]["cluster"] == printed["cluster"] == "2 x 4 (v100 x1, k80 x1)"
+    kinds = {a["gpu_type"] for r in saved["rounds"] for a in r["allocations"].values()}
+    assert kinds and kinds <= {"v100", "k80"}
+    assert main(["compare", "--trace", "workload-6.csv", "--policies", "typed-greedy", *typed,
+                 "--json"]) == 0  # fmt: skip
+    (row,) = json.loads(capsys.readouterr().out)["policies"]
+    assert {key: printed[key] for key in row if key != "policy"} == {
+        key: value for key, value in row.items() if key != "policy"
+    }
