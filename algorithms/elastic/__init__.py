@@ -7,8 +7,9 @@
   types and counts, p = -0.5, solved exactly per round), ``typed-greedy`` (least
   attained service first on each job's fastest type), ``las-pollux`` (Tiresias as
   the Pollux study ran it), ``fifo`` (rigid);
-- :mod:`~ddlsched.algorithms.elastic.hesrpt`: ``asrpt-elastic`` (SRPT order on the
-  remaining work, heSRPT widths);
+- :mod:`~ddlsched.algorithms.elastic.asrpt_elastic`: ``asrpt-elastic`` (Pollux's round
+  weighted by SRPT on predicted remaining time, restarts priced, exact per round), with
+  :mod:`~ddlsched.algorithms.elastic.remaining` (remaining time per option, epoch by epoch);
 - :mod:`~ddlsched.algorithms.elastic.round_milp`: the per-round multiple-choice knapsack (HiGHS);
 - :mod:`~ddlsched.algorithms.elastic.packing`: placing GPU counts on nodes.
 
@@ -20,7 +21,7 @@ with none of this code.
 
 from collections.abc import Callable
 
-from ddlsched.algorithms.elastic.hesrpt import AsrptElastic
+from ddlsched.algorithms.elastic.asrpt_elastic import AsrptElastic
 from ddlsched.algorithms.elastic.policies import FifoRigid, LasPollux, Pollux, Sia, TypedGreedy
 from ddlsched.algorithms.elastic.simulator import (
     Allocation,
