@@ -48,9 +48,12 @@ tail. Over a block every start ``t`` costs at least ``w_i max(Delta a, r_i)``
 start covers, ``[a + l - 1, a + d_i)`` (none when ``l > d_i``): a lower bound on the
 block's minimum, exact for single slots. Past the last block every start costs at
 least ``w_i (max(Delta a, r_i) + p_i)``. So each job's value is at most its true
-minimum and the theorem still holds; the blocks cost a relative error in waiting
-time of at most the growth rate, and keep the work per job independent of the
-horizon.
+minimum and the theorem still holds, whatever the blocks. Their lengths trade
+strength for work: a block at most half as long as the job is charged at least half
+its slots, so blocks are capped at half the shortest duration of the job's class
+(durations within a factor 2, :func:`duration_classes`) for the first
+:attr:`StartLagrangianSettings.blocks` of them; the growth keeps the work per job
+independent of the horizon.
 
 **Multipliers.** Projected supergradient ascent (the load of each slot, from the
 chosen blocks, minus ``M``) with Polyak's step towards a target (an upper bound's
@@ -98,6 +101,9 @@ class StartLagrangianSettings:
         Starts taken one slot at a time before the blocks grow (default 32).
     growth
         Each further block's length over its offset (default 0.05).
+    blocks
+        Blocks per job, at most half the job's duration long, before they grow freely
+        (default 400).
     chunk
         Jobs evaluated together (memory: about ``chunk x blocks x 40`` bytes).
     """
@@ -107,12 +113,13 @@ class StartLagrangianSettings:
     rounds: int = 150
     single_starts: int = 32
     growth: float = 0.05
+    blocks: int = 400
     chunk: int = 8_192
 
     def __post_init__(self) -> None:
         if self.slot is not None and not (math.isfinite(self.slot) and self.slot > 0):
             raise ValueError(f"slot: must be a finite number > 0, got {self.slot!r}")
-        for name in ("slots", "rounds", "single_starts", "chunk"):
+        for name in ("slots", "rounds", "single_starts", "blocks", "chunk"):
             value = getattr(self, name)
             if not isinstance(value, int) or value < (0 if name == "rounds" else 1):
                 raise ValueError(f"{name}: must be a positive integer, got {value!r}")
@@ -120,15 +127,21 @@ class StartLagrangianSettings:
             raise ValueError(f"growth: must be a finite number > 0, got {self.growth!r}")
 
 
-def block_offsets(single: int, growth: float, reach: int) -> tuple[np.ndarray, np.ndarray]:
+def block_offsets(
+    single: int, growth: float, reach: int, cap: int | None = None, most: int | None = None
+) -> tuple[np.ndarray, np.ndarray]:
     """The blocks' offsets ``o_k`` from a job's release slot and their lengths ``l_k``:
-    ``single`` blocks of one slot, then each ``max(1, floor(growth * o_k))`` long,
-    contiguous, until the offsets reach ``reach``; the last offset (length 0) is the
-    tail, from which on only the waiting is counted."""
-    offsets, lengths = [], []
+    ``single`` blocks of one slot, then each ``max(1, floor(growth * o_k))`` long but at
+    most ``cap`` while there are fewer than ``most`` blocks, contiguous, until the offsets
+    reach ``reach``; the last offset (length 0) is the tail, from which on only the waiting
+    is counted."""
+    offsets: list[int] = []
+    lengths: list[int] = []
     offset = 0
     while offset < reach:
         length = 1 if offset < single else max(1, int(growth * offset))
+        if cap is not None and (most is None or len(offsets) < most):
+            length = min(length, cap)
         offsets.append(offset)
         lengths.append(length)
         offset += length
@@ -137,17 +150,24 @@ def block_offsets(single: int, growth: float, reach: int) -> tuple[np.ndarray, n
     return np.array(offsets, dtype=np.int64), np.array(lengths, dtype=np.int64)
 
 
+def duration_classes(duration: np.ndarray) -> np.ndarray:
+    """Each job's class ``c``: 0 for ``d = 0``, else ``d`` in ``[2^(c-1), 2^c)``; its blocks
+    are at most ``max(1, 2^(c-2))`` long (:func:`block_offsets`), half its shortest duration,
+    so each block is charged at least half of the job's slots."""
+    return np.array([int(d).bit_length() for d in duration], dtype=np.int64)
+
+
 @dataclass(frozen=True)
 class _Slots:
     """The inputs on the slot grid: ``delta``, each job's release slot and duration in
-    slots, the horizon ``T`` (slots with a multiplier) and the blocks."""
+    slots, the horizon ``T`` (slots with a multiplier), and per duration class
+    (:func:`duration_classes`) its jobs and its blocks (offsets, lengths)."""
 
     delta: float
     release_slot: np.ndarray
     duration: np.ndarray
     horizon: int
-    offsets: np.ndarray
-    lengths: np.ndarray
+    classes: tuple[tuple[np.ndarray, np.ndarray, np.ndarray], ...]
 
 
 def _slots(inputs: BoundInputs, settings: StartLagrangianSettings) -> _Slots:
@@ -162,8 +182,15 @@ def _slots(inputs: BoundInputs, settings: StartLagrangianSettings) -> _Slots:
     duration = np.floor(p / delta * (1 - 1e-12)).astype(np.int64)
     horizon = max(1, math.ceil(span / delta))
     reach = max(1, horizon - int(np.min(release_slot, initial=horizon)))
-    offsets, lengths = block_offsets(settings.single_starts, settings.growth, reach)
-    return _Slots(delta, release_slot, duration, horizon, offsets, lengths)
+    kinds = duration_classes(duration)
+    classes = []
+    for kind in np.unique(kinds):
+        cap = None if kind == 0 else max(1, 2 ** max(0, int(kind) - 2))
+        blocks = block_offsets(
+            settings.single_starts, settings.growth, reach, cap, settings.blocks
+        )
+        classes.append((np.flatnonzero(kinds == kind), *blocks))
+    return _Slots(delta, release_slot, duration, horizon, tuple(classes))
 
 
 @dataclass
@@ -185,20 +212,21 @@ def _evaluate(
     costs = np.empty(len(r))
     covered_from = np.full(len(r), horizon, dtype=np.int64)
     covered_to = np.full(len(r), horizon, dtype=np.int64)
-    for begin in range(0, len(r), chunk):
-        rows = slice(begin, begin + chunk)
-        first = grid.release_slot[rows, None] + grid.offsets[None, :]
-        low = np.minimum(first + np.maximum(grid.lengths - 1, 0)[None, :], horizon)
-        high = np.minimum(first + grid.duration[rows, None], horizon)
-        # The tail (length 0) and blocks longer than the job cover no slot for sure.
-        high = np.where((grid.lengths > 0)[None, :], np.maximum(high, low), low)
-        waiting = np.maximum(grid.delta * first - r[rows, None], 0.0)
-        cost = w[rows, None] * waiting + g[rows, None] * (prefix[high] - prefix[low])
-        best = np.argmin(cost, axis=1)
-        picked = np.arange(cost.shape[0])
-        costs[rows] = cost[picked, best]
-        covered_from[rows] = low[picked, best]
-        covered_to[rows] = high[picked, best]
+    for jobs, offsets, lengths in grid.classes:
+        for begin in range(0, len(jobs), chunk):
+            rows = jobs[begin : begin + chunk]
+            first = grid.release_slot[rows, None] + offsets[None, :]
+            low = np.minimum(first + np.maximum(lengths - 1, 0)[None, :], horizon)
+            high = np.minimum(first + grid.duration[rows, None], horizon)
+            # The tail (length 0) and blocks longer than the job cover no slot for sure.
+            high = np.where((lengths > 0)[None, :], np.maximum(high, low), low)
+            waiting = np.maximum(grid.delta * first - r[rows, None], 0.0)
+            cost = w[rows, None] * waiting + g[rows, None] * (prefix[high] - prefix[low])
+            best = np.argmin(cost, axis=1)
+            picked = np.arange(cost.shape[0])
+            costs[rows] = cost[picked, best]
+            covered_from[rows] = low[picked, best]
+            covered_to[rows] = high[picked, best]
     load = np.bincount(covered_from, weights=g, minlength=horizon + 1)
     load -= np.bincount(covered_to, weights=g, minlength=horizon + 1)
     slope = np.cumsum(load)[:horizon] - inputs.num_gpus
@@ -255,7 +283,8 @@ def start_lagrangian_bound(
                 step, stalled = step / 2.0, 0
     notes = (
         *inputs.notes(),
-        f"slot {grid.delta:.6g} s, {grid.horizon} slots, {len(grid.offsets)} blocks per job, "
+        f"slot {grid.delta:.6g} s, {grid.horizon} slots, "
+        f"{max(len(offsets) for _, offsets, _ in grid.classes)} blocks per job at most, "
         f"{settings.rounds} rounds",
     )
     flow = best * SAFETY
