@@ -194,3 +194,28 @@ def test_simulate_json_carries_the_interval(tmp_path, capsys) -> None:
     assert document["flow_lower_bound"] <= document["flow_upper_bound"]
     assert document["flow_upper_bound"] == pytest.approx(document["total_jct"])
     assert math.isclose(document["flow_policy_over_upper"], 1.0)
+
+
+def test_a_candidate_the_verifier_rejects_never_counts() -> None:
+    """A schedule scoring better than every other but infeasible (its job ends before its
+    work is done) is passed over for the best feasible one, whose figures are the
+    verifier's."""
+    from ddlsched.algorithms.offline import Candidate, _best_verified
+
+    from ddlsched.core.model import Schedule, ScheduledJob
+
+    instance = generate(TINY_INTEGRAL, 0)
+    honest = best_upper_bound(instance, preemptive=False, evaluations=0)
+    assert honest.schedule is not None
+    cheat = Schedule(
+        tuple(ScheduledJob(e.id, e.start, e.start + 1e-3, e.mapping) for e in honest.schedule.jobs)
+    )
+    chosen = _best_verified(
+        instance,
+        [
+            Candidate("cheat", cheat, 0.0, 0.0),
+            Candidate("honest", honest.schedule, honest.objective + 1.0, honest.total_jct + 1.0),
+        ],
+    )
+    assert chosen is not None and chosen.name == "honest"
+    assert chosen.objective == pytest.approx(honest.objective)
