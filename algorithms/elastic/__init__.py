@@ -49,7 +49,7 @@ ELASTIC_POLICIES.add(
     "sia", Sia, "Sia's ILP over (type, nodes, GPUs) (p = -0.5, lambda_n = 1.1), exact per round"
 )
 ELASTIC_POLICIES.add(
-    "asrpt-elastic", AsrptElastic, "SRPT on remaining work at 1 GPU, heSRPT widths"
+    "asrpt-elastic", AsrptElastic, "Pollux's round weighted by SRPT on remaining time, exact"
 )
 ELASTIC_POLICIES.add(
     "las-pollux", LasPollux, "Tiresias as in the Pollux study: 2 queues, 16 GPU-h, rigid"
