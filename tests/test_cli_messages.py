@@ -13,21 +13,18 @@ from ddlsched.cli import main, output
 from tests.waiting import wait_until
 
 
-@pytest.mark.parametrize("command", ["bound", "solve", "check", "info"])
+@pytest.mark.parametrize("command", ["bound", "solve", "check", "info", "verify"])
 def test_a_csv_where_an_instance_belongs_points_at_the_trace_options(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], command: str
 ) -> None:
     """A CSV file given as an instance is refused in one line (exit 2) that names it as a
-    trace and the ``--trace`` way to use it, not "not valid JSON" (``info`` reads through
-    the core's reader and keeps its own message: it is listed to show which commands
-    differ)."""
+    trace and the ``--trace`` way to use it, not "not valid JSON"."""
     trace = tmp_path / "mytrace.csv"
     trace.write_text("submit,duration,gpus\n0,10,1\n")
-    code = main([command, str(trace)])
+    extra = [str(trace)] if command == "verify" else []
+    code = main([command, str(trace), *extra])
     err = capsys.readouterr().err
     assert code == 2 and err.count("\n") == 1
-    if command == "info":
-        return
     assert "not an instance" in err and f"--trace {trace}" in err
 
 

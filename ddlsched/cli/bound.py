@@ -74,17 +74,12 @@ def add(commands: Any) -> None:
 def _read(args: argparse.Namespace) -> tuple[Any, str, Any]:
     """The instance, how to name it, and the loaded trace (``None`` for an instance file),
     whose rows left out are named as ``simulate`` names them."""
-    from ddlsched.cli.options import read_instance_file
+    from ddlsched.cli.files import read_instance_file
 
     if args.instance is not None:
         refuse_given(
             args, TRACE_ONLY, "only with --trace (the instance file fixes the cluster and jobs)"
         )
-        if str(args.instance).lower().endswith(".csv"):
-            raise InputError(
-                f"{args.instance}: a CSV trace, not an instance file; give it as "
-                f"--trace {args.instance}"
-            )
         return read_instance_file(args.instance, "bound"), args.instance, None
     loaded, instance, _, load = load_replay(args)
     source = f"{args.trace} on {args.servers} x {args.gpus_per_server} GPUs, load {load:.3g}"

@@ -6,6 +6,7 @@ import argparse
 import sys
 from typing import Any
 
+from ddlsched.cli.files import check_outputs, read_instance_file
 from ddlsched.cli.options import (
     EXIT_INTERRUPTED,
     EXIT_NO,
@@ -14,12 +15,10 @@ from ddlsched.cli.options import (
     add_gpu_types,
     add_json,
     add_seed,
-    check_outputs,
     count,
     new_command,
     non_negative,
     positive,
-    read_instance_file,
     refuse_given,
     servers,
 )

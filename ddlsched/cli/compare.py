@@ -7,13 +7,13 @@ import math
 from typing import Any
 
 from ddlsched.cli import elastic
+from ddlsched.cli.files import check_outputs
 from ddlsched.cli.options import (
     EXIT_INTERRUPTED,
     EXIT_OK,
     add_gpu_types,
     add_json,
     add_seed,
-    check_outputs,
     count,
     name_list,
     new_command,

@@ -16,11 +16,11 @@ import argparse
 import sys
 from typing import Any
 
+from ddlsched.cli.files import check_outputs
 from ddlsched.cli.options import (
     EXIT_INTERRUPTED,
     EXIT_NO,
     EXIT_OK,
-    check_outputs,
     count,
     given,
     name_list,

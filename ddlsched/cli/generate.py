@@ -6,12 +6,12 @@ import argparse
 import sys
 from typing import Any
 
+from ddlsched.cli.files import check_outputs
 from ddlsched.cli.options import (
     EXIT_OK,
     add_gpu_types,
     add_seed,
     add_type_settings,
-    check_outputs,
     count,
     name_list,
     new_command,

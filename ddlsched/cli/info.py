@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from ddlsched.cli.files import read_instance_file
 from ddlsched.cli.options import EXIT_OK, add_json, new_command
 from ddlsched.cli.output import print_json
 
@@ -20,9 +21,8 @@ def add(commands: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     """Print the cluster, one row per job and rho (with whether each value is exact)."""
     from ddlsched.core.alpha import rho
-    from ddlsched.core.io import read_instance
 
-    instance = read_instance(args.instance)
+    instance = read_instance_file(args.instance, "info")
     report = rho(instance)
     rows: list[dict[str, Any]] = []
     for job, lo, hi in zip(instance.jobs, report.alpha_min, report.alpha_max, strict=True):

@@ -7,13 +7,13 @@ import math
 import sys
 from typing import Any
 
+from ddlsched.cli.files import check_outputs
 from ddlsched.cli.options import (
     EXIT_INTERRUPTED,
     EXIT_OK,
     add_json,
     add_online,
     add_seed,
-    check_outputs,
     new_command,
     non_negative,
 )

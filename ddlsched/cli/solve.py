@@ -8,17 +8,16 @@ import math
 import sys
 from typing import Any
 
+from ddlsched.cli.files import check_outputs, read_instance_file
 from ddlsched.cli.options import (
     EXIT_NO,
     EXIT_OK,
     add_json,
     add_online,
     add_seed,
-    check_outputs,
     new_command,
     non_negative,
     positive,
-    read_instance_file,
     refuse_given,
     threads,
 )

@@ -6,13 +6,13 @@ import argparse
 import json
 from typing import Any
 
+from ddlsched.cli.files import check_outputs
 from ddlsched.cli.options import (
     EXIT_INTERRUPTED,
     EXIT_NO,
     EXIT_OK,
     OUT,
     add_json,
-    check_outputs,
     count,
     new_command,
     refuse_given,

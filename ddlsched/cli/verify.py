@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from ddlsched.cli.files import read_instance_file
 from ddlsched.cli.options import EXIT_NO, EXIT_OK, add_json, new_command
 from ddlsched.cli.output import print_json
 
@@ -20,10 +21,10 @@ def add(commands: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Exit 0 for a feasible schedule, 1 (with each violation) for an infeasible one."""
-    from ddlsched.core.io import read_instance, read_schedule
+    from ddlsched.core.io import read_schedule
     from ddlsched.proofs_checks.verifier import verify
 
-    instance = read_instance(args.instance)
+    instance = read_instance_file(args.instance, "verify")
     schedule = read_schedule(args.schedule)
     report = verify(instance, schedule)
     if args.json:
