@@ -847,22 +847,45 @@ def producers(frame: pd.DataFrame) -> pd.DataFrame:
 
 
 GRID_KEYS = ("method", "num_jobs", "servers", "gpus_per_server", "load")
-"""The columns :func:`summarise` groups by (those present)."""
+"""The columns :func:`summarise` groups by first (those present)."""
+
+RESULT_COLUMNS = frozenset(COLUMNS) | {"command", "opt", "bound", "C/OPT", "C/LB"}
+"""Columns of :func:`load_results`'s frame that are not generator settings."""
+
+
+def grid_settings(frame: pd.DataFrame) -> list[str]:
+    """The generator settings that tell the grid points of ``frame`` apart: those of
+    :data:`GRID_KEYS` present, then every other setting column (:func:`load_results` keeps
+    the settings that vary)."""
+    known = [c for c in GRID_KEYS[1:] if c in frame.columns]
+    return known + [c for c in frame.columns if c not in RESULT_COLUMNS and c not in known]
+
+
+def _hashable(frame: pd.DataFrame, columns: list[str]) -> pd.DataFrame:
+    """``frame`` with list or dict cells of ``columns`` as JSON text, so they can be grouped."""
+    return frame.assign(
+        **{
+            c: frame[c].map(lambda v: json.dumps(v) if isinstance(v, list | dict) else v)
+            for c in columns
+        }
+    )
 
 
 def summarise(frame: pd.DataFrame) -> pd.DataFrame:
-    """One row per method and grid point: tasks, verified, proven optimal, failed, the mean
-    objective, the ratios to the optimum and to the bound (mean, standard deviation and
-    worst over the grid point's instances), mean runtime, and the versions that produced
-    them (``version@revision``, revisions cut to 12 digits).
+    """One row per method and grid point (the :func:`grid_settings` of ``frame``): tasks,
+    verified, proven optimal, failed, the mean objective, the ratios to the optimum and to
+    the bound (mean, standard deviation and worst over the grid point's instances), mean
+    runtime, and the versions that produced them (``version@revision``, revisions cut to
+    12 digits).
 
     ``ddlsched results`` prints this table.
     """
-    keys = [c for c in GRID_KEYS if c in frame.columns]
+    settings = grid_settings(frame)
     producer = frame["version"] + "@" + frame["revision"].str.slice(0, 12)
     return (
-        frame.assign(producer=producer)
-        .groupby(keys, dropna=False)
+        _hashable(frame, settings)
+        .assign(producer=producer)
+        .groupby(["method", *settings], dropna=False)
         .agg(
             tasks=("key", "count"),
             verified=("verified", "sum"),
@@ -885,11 +908,10 @@ def ratio_samples(frame: pd.DataFrame, ratio: str) -> dict[str, list[float]]:
     """Per method (and grid point, when there are several), the finite values of the
     column ``ratio`` (``C/OPT`` or ``C/LB``) of :func:`load_results`'s frame: what
     ``results --plot`` draws."""
-    varying = [
-        c for c in GRID_KEYS[1:] if c in frame.columns and frame[c].astype(str).nunique() > 1
-    ]
+    varying = [c for c in grid_settings(frame) if frame[c].astype(str).nunique() > 1]
     samples: dict[str, list[float]] = {}
-    for group, rows in frame.groupby(["method", *varying], dropna=False, sort=False):
+    grouped = _hashable(frame, varying).groupby(["method", *varying], dropna=False, sort=False)
+    for group, rows in grouped:
         values = [float(v) for v in rows[ratio] if math.isfinite(v)]
         if not values:
             continue

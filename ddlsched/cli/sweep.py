@@ -103,7 +103,7 @@ def run_results(args: argparse.Namespace) -> int:
     frame = load_results(args.results)
     table = summarise(frame)
     if args.csv:
-        write_csv(json.loads(frame.to_json(orient="records")), args.csv)
+        write_csv(frame.astype(object).where(frame.notna(), None).to_dict("records"), args.csv)
     if args.plot:
         save_figure(
             "ratios_figure", args.plot, ratio_samples(frame, "C/OPT"), ratio_samples(frame, "C/LB")
