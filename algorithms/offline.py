@@ -10,8 +10,8 @@ mapping are paid in full) and each checked by the independent verifier
   ranked by processing time ``K_i alpha_i^min`` or by GPU-area ``g_i K_i
   alpha_i^min`` (divided by ``w_i``: Smith's rule, W. E. Smith, *Various
   optimizers for single-stage production*, Naval Res. Logist. Q. 1956),
-  placed by A-SRPT's graph mapper on any free GPUs or (``:whole``) only on
-  the fewest servers that hold the job; ``sjf`` and ``asrpt-greedy`` with
+  placed by A-SRPT's graph mapper on any free GPUs or (``:whole``) a job
+  that fits one server only on one server; ``sjf`` and ``asrpt-greedy`` with
   exact predictions;
 - **local search over the order** of the best list schedule: a job moves
   to another place in the order, kept when the verified objective falls;
@@ -35,7 +35,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from ddlsched.algorithms.mapping import GraphMapper, PlacementRule
+from ddlsched.algorithms.mapping import GraphMapper
 from ddlsched.algorithms.policies import StaticPriorityPolicy, tie_key
 from ddlsched.algorithms.prediction.registry import make_predictor
 from ddlsched.algorithms.prediction.view import JobView
@@ -101,18 +101,18 @@ def list_policy(
 ) -> StaticPriorityPolicy:
     """A clairvoyant non-preemptive list schedule: ``key`` order, backfilling,
     A-SRPT's graph mapper, exact predictions (no prediction ever outrun);
-    ``whole``: a job starts only on the fewest servers that can hold it (one
-    when it fits one), else waits while the jobs behind it backfill."""
+    ``whole``: a job that fits one server starts only on one server, else
+    waits while the jobs behind it backfill."""
     rng = np.random.default_rng(0)
     predictor = make_predictor("oracle", instance, rng, OnlineParams(predictor="oracle"))
-    mapper = PlacementRule("consolidated", GraphMapper()) if whole else GraphMapper()
     return StaticPriorityPolicy(
         name,
         instance.cluster,
         predictor,
-        mapper,
+        GraphMapper(),
         key=lambda job, _: key(job),
         backfill=True,
+        whole=whole,
     )
 
 

@@ -76,9 +76,13 @@ class StrictQueue:
         """Add ``job`` with ``key`` (smaller starts first)."""
         heapq.heappush(self._heap, (key, next(self._seq), job))
 
-    def pop_entry(self, total_free: int) -> Entry | None:
-        """The head if it fits in ``total_free`` GPUs (removed), else ``None``."""
-        if self._heap and self._heap[0][2].gpus <= total_free:
+    def pop_entry(
+        self, total_free: int, fits: Callable[[int], bool] | None = None
+    ) -> Entry | None:
+        """The head if it fits in ``total_free`` GPUs (and its GPU count ``fits``, when
+        given), removed; else ``None``."""
+        head = self._heap[0][2].gpus if self._heap else None
+        if head is not None and head <= total_free and (fits is None or fits(head)):
             return heapq.heappop(self._heap)
         return None
 
@@ -164,6 +168,10 @@ class QueuePolicy(Policy, abc.ABC):
     the adaptive prediction checks of running jobs, and mapping."""
 
     name = "base"
+    whole = False
+    """Start a job that fits one server only on one server (the waiting jobs behind it
+    backfill meanwhile): checked before the mapper is asked, so a waiting job costs
+    nothing per event while no server has room for it."""
 
     def __init__(
         self,
@@ -222,7 +230,8 @@ class QueuePolicy(Policy, abc.ABC):
         self._revise_outrun(now)
         self._before_dispatch(now)
         unplaced = []
-        while (entry := self.queue.pop_entry(free.total)) is not None:
+        fits = self._whole_fit(free) if self.whole else None
+        while (entry := self.queue.pop_entry(free.total, fits)) is not None:
             job = entry[2]
             mapping = self.mapper(job, self.cluster, free)
             if mapping is None:  # a placement rule refused the free GPUs: the job waits
@@ -233,6 +242,12 @@ class QueuePolicy(Policy, abc.ABC):
             yield job, mapping
         for entry in unplaced:
             self.queue.restore(entry)
+
+    def _whole_fit(self, free: FreeGPUs) -> Callable[[int], bool]:
+        """Whether a job of so many GPUs may start whole now: on one server when it fits
+        the largest, else anywhere (read live: ``free`` shrinks as jobs start)."""
+        largest = self.cluster.max_gpus_per_server
+        return lambda gpus: gpus > largest or gpus <= max(free)
 
     def _before_dispatch(self, now: float) -> None:
         """Hook: bring internal state to ``now``."""
@@ -346,6 +361,7 @@ class StaticPriorityPolicy(QueuePolicy):
         key: Callable[[JobView, float], Hashable],
         backfill: bool,
         outrun_factor: float = 2.0,
+        whole: bool = False,
     ) -> None:
         super().__init__(
             cluster,
@@ -356,6 +372,7 @@ class StaticPriorityPolicy(QueuePolicy):
         )
         self.name = name
         self._key = key
+        self.whole = whole
 
     def _arrive(self, job: JobView, now: float) -> None:
         self.queue.push(job, self._key(job, self.predicted[job.id]))

@@ -64,7 +64,7 @@ def main() -> int:
     parser.add_argument("--servers", type=int, default=32)
     parser.add_argument("--gpus-per-server", type=int, default=8)
     parser.add_argument("--target-load", type=float)
-    parser.add_argument("--policies", nargs="+", default=list(POLICIES))
+    parser.add_argument("--policies", nargs="*", default=list(POLICIES))
     args = parser.parse_args()
     instance = _instance(args.servers, args.gpus_per_server, args.target_load)
     pooled = instance.replace(cluster=Cluster.uniform(1, instance.cluster.num_gpus, 20.0, 1.0))
