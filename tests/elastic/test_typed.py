@@ -372,22 +372,22 @@ def test_sia_round_on_types_equals_brute_force(
             if pick is not None:
                 used[pick[0]] += pick[1]
         if all(used[t] <= room[t] for t in room):
-            value = sum(
+            total = math.fsum(
                 _sia_value(j, cluster, c, p)
                 for j, c, p in zip(state.jobs, configs, combo, strict=True)
             )
-            best = min(best, value)
+            best = min(best, total)
     allocations = Sia().allocate(state)
-    chosen = [
+    chosen: list[tuple[str, int] | None] = [
         (
-            cluster.type_of(allocations[j.job.name].placement[0][0]),
+            cluster.node_types[allocations[j.job.name].placement[0][0]],
             allocations[j.job.name].replicas,
         )
         if j.job.name in allocations
         else None
         for j in state.jobs
     ]
-    value = sum(
+    reached = math.fsum(
         _sia_value(j, cluster, c, p) for j, c, p in zip(state.jobs, configs, chosen, strict=True)
     )
-    assert value == pytest.approx(best, rel=1e-9)
+    assert reached == pytest.approx(best, rel=1e-9)
