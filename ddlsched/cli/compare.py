@@ -184,7 +184,10 @@ def _print(config: Any, summary: dict[str, Any]) -> None:
     kind, arrivals = (
         (f"samples of {config.from_trace}", config.arrivals)
         if config.from_trace
-        else ("integral instances", f"load {config.load}")
+        else (
+            "exact-friendly instances",
+            "all released at 0" if config.load is None else f"load {config.load}",
+        )
     )
     print(
         f"{summary['instances']} {kind} ({config.jobs} jobs, {config.servers} x "
@@ -218,9 +221,11 @@ def _print_unproven(summary: dict[str, Any]) -> None:
     whys = sorted({entry["why"] for entry in unproven})
     seeds = ", ".join(str(entry["seed"]) for entry in unproven[:10])
     more = ", ..." if len(unproven) > 10 else ""
+    gaps = [entry["gap"] for entry in unproven if math.isfinite(entry["gap"])]
+    gap = f", gap to the best bound up to {max(gaps):.1%}" if gaps else ""
     print(
         f"OPT not proven on {len(unproven)}/{summary['instances']} instance(s) (seeds "
-        f"{seeds}{more}): {whys[0]}{' (and other reasons)' if len(whys) > 1 else ''}; "
+        f"{seeds}{more}): {'; '.join(whys)}{gap}; "
         "C/OPT covers the proven ones only, C/LB (an upper bound on C/OPT) covers all"
     )
 

@@ -134,17 +134,17 @@ class InstanceComparison:
         return _flow_ratio(self.results[method], self.optimum)
 
     def why_unproven(self, config: CompareConfig) -> str:
-        """Why this instance has no proven optimum, in one line (``""`` when it has one)."""
+        """Why this instance has no proven optimum, in one line (``""`` when it has one),
+        in words shared by every instance stopped the same way (its own runtime and gap
+        are in :meth:`CompareReport.summary`'s ``unproven`` entries)."""
         optimum = self.optimum
         if optimum.proven_optimal:
             return ""
-        spent = f"after {optimum.runtime_s:.0f} s (time limit {config.time_limit:g} s)"
+        limit = f"time limit {config.time_limit:g} s"
         if optimum.schedule is None:
             reason = optimum.notes[0] if optimum.notes else "no schedule found"
-            return f"{config.exact} found no schedule {spent}: {reason}"
-        gap = optimum.gap
-        gap_text = f"a gap of {gap:.1%} to its best bound" if math.isfinite(gap) else "no bound"
-        return f"{config.exact} ended unproven {spent}, with {gap_text}"
+            return f"{config.exact} found no schedule ({limit}): {reason}"
+        return f"{config.exact} ended unproven ({limit})"
 
 
 @dataclass
@@ -209,7 +209,12 @@ class CompareReport:
             "rho_max": _max([r.rho for r in self.rows]),
             "theorem1_factor_max": _max([r.theorem1_factor for r in self.rows]),
             "unproven": [
-                {"seed": r.seed, "why": r.why_unproven(self.config)}
+                {
+                    "seed": r.seed,
+                    "why": r.why_unproven(self.config),
+                    "runtime s": r.optimum.runtime_s,
+                    "gap": r.optimum.gap,
+                }
                 for r in self.rows
                 if not r.optimum.proven_optimal
             ],
