@@ -10,6 +10,13 @@ from __future__ import annotations
 
 from hypothesis import strategies as st
 
+from ddlsched.core.elastic import (
+    ELASTIC_GPU_TYPES,
+    MODELS,
+    ElasticCluster,
+    ElasticJob,
+    ElasticWorkload,
+)
 from ddlsched.core.generators import GeneratorConfig, generate
 from ddlsched.core.model import Cluster, Instance, Job
 
@@ -286,3 +293,28 @@ def fragmenting_instances(draw: st.DrawFn) -> Instance:
             for k in range(count)
         ),
     )
+
+
+@st.composite
+def typed_elastic_clusters(draw: st.DrawFn) -> ElasticCluster:
+    """Two or three of Gavel's GPU types, one or two nodes each, of 2 or 4 GPUs."""
+    types = draw(st.lists(st.sampled_from(ELASTIC_GPU_TYPES), min_size=2, max_size=3, unique=True))
+    counts = [(name, draw(st.integers(1, 2))) for name in types]
+    return ElasticCluster.from_type_counts(counts, draw(st.sampled_from((2, 4))))
+
+
+@st.composite
+def small_elastic_workloads(
+    draw: st.DrawFn, max_jobs: int = 4, models: tuple[str, ...] = MODELS
+) -> ElasticWorkload:
+    """One-epoch jobs of ``models``, asking 1-8 GPUs, arriving together (batch) or spread
+    over the first few rounds."""
+    count = draw(st.integers(1, max_jobs))
+    spread = draw(st.booleans())
+    jobs = []
+    for k in range(count):
+        model = draw(st.sampled_from(models))
+        batch = 32768 if model == "ncf" else draw(st.sampled_from((64, 128, 256)))
+        arrival = draw(st.floats(0.0, 200.0)) if spread else 0.0
+        jobs.append(ElasticJob(f"{model}-{k}", model, arrival, draw(st.integers(1, 8)), batch, 1))
+    return ElasticWorkload(tuple(jobs))

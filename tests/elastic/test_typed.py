@@ -33,6 +33,7 @@ from ddlsched.core.elastic import (
     type_slowdowns,
 )
 from tests.elastic.rounds import round_state
+from tests.strategies import small_elastic_workloads, typed_elastic_clusters
 
 
 @pytest.fixture
@@ -149,6 +150,25 @@ def test_every_policy_passes_the_check_on_a_typed_cluster(
     for record in result.records:
         for alloc in record.allocations.values():
             assert len({typed_cluster.type_of(node) for node, _ in alloc.placement}) == 1
+
+
+@settings(max_examples=6, deadline=None, derandomize=True)
+@given(
+    typed_elastic_clusters(),
+    small_elastic_workloads(models=("bert", "cifar10", "ncf", "yolov3")),
+    st.sampled_from(ELASTIC_POLICIES.names()),
+)
+def test_typed_runs_pass_the_check(
+    cluster: ElasticCluster, workload: ElasticWorkload, policy: str
+) -> None:
+    """Any policy on two or three GPU types, 2- or 4-GPU nodes, batch or spread arrivals:
+    the run passes the independent check and every job runs on one type per round (the
+    models with short epochs keep the runs short)."""
+    result = simulate_elastic(workload, ELASTIC_POLICIES[policy](), cluster)
+    assert check_elastic(result) == []
+    for record in result.records:
+        for alloc in record.allocations.values():
+            assert len({cluster.type_of(node) for node, _ in alloc.placement}) == 1
 
 
 def test_the_simulator_refuses_a_placement_across_types(typed_cluster: ElasticCluster) -> None:
