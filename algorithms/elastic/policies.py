@@ -7,10 +7,10 @@ simulation (the rigid ones keep their queues across rounds).
 
 On a typed cluster (nodes of several GPU types) ``sia`` and ``typed-greedy`` choose a
 GPU type per job from per-type goodputs (:func:`typed_options`); ``pollux``,
-``las-pollux`` and ``fifo`` stay type-unaware, as published: they see the GPUs as
-one pool and their jobs land on whichever type has room (:func:`place_choice`,
-:func:`~ddlsched.algorithms.elastic.packing.most_free_in_group`), running at that type's
-speed.
+``asrpt-elastic``, ``las-pollux`` and ``fifo`` stay type-unaware (Pollux and Tiresias as
+published): they see the GPUs as one pool and their jobs land on whichever type has
+room (:func:`place_choice`, :func:`~ddlsched.algorithms.elastic.packing.most_free_in_group`),
+running at that type's speed.
 """
 
 from __future__ import annotations
@@ -51,6 +51,8 @@ __all__ = [
     "current_gpus",
     "current_option",
     "job_options",
+    "largest_group_gpus",
+    "node_groups",
     "place_choice",
     "pollux_costs",
     "realloc_factor",
@@ -73,7 +75,7 @@ def node_groups(cluster: ElasticCluster) -> tuple[tuple[int, ...], ...]:
 
 def largest_group_gpus(cluster: ElasticCluster) -> int:
     """GPUs of the largest GPU type (all GPUs when untyped): the most one job can hold."""
-    return max(len(nodes) for nodes in node_groups(cluster)) * cluster.gpus_per_node
+    return max(cluster.gpus_of(t) for t in cluster.gpu_types)
 
 
 def _free_after(
@@ -308,7 +310,7 @@ def typed_options(job: JobState, state: RoundState, limits: OptionLimits) -> Job
     cluster = state.cluster
     columns: list[tuple[int, int, int, int, float, str | None]] = [(0, 0, 0, 0, 0.0, None)]
     for gpu_type in cluster.gpu_types:
-        room = len(cluster.nodes_of(gpu_type)) * cluster.gpus_per_node
+        room = cluster.gpus_of(gpu_type)
         speed = goodput_scale(job.job.model, gpu_type)
         columns.extend(
             (base.gpus[c], base.nodes[c], base.atomic[c], base.accum[c],
@@ -409,7 +411,7 @@ def _into_types(
         for name in chosen
         if name in previous and sum(g for _, g in previous[name]) == counts[name]
     }
-    room = {t: len(cluster.nodes_of(t)) * cluster.gpus_per_node for t in cluster.gpu_types}
+    room = {t: cluster.gpus_of(t) for t in cluster.gpu_types}
     allowed = {name: options[name].gpus for name in chosen}
     return {
         name: (gpu_type, options[name].gpus.index(gpus))
@@ -448,7 +450,7 @@ class _ExactRound(abc.ABC):
             tuple(types.index(opts.type_of(c)) if c else 0 for c in range(len(opts.gpus)))
             for opts in options
         )
-        room = tuple(len(cluster.nodes_of(t)) * cluster.gpus_per_node for t in types)
+        room = tuple(cluster.gpus_of(t) for t in types)
         return ChoiceProblem(costs, gpus, room, pools), options
 
     def allocate(self, state: RoundState) -> dict[str, Allocation]:
@@ -629,7 +631,7 @@ class TypedGreedy:
         """Keep what still pays, then give the others their best fitting option; place."""
         cluster = state.cluster
         share = max(1, math.ceil(cluster.total_gpus / len(state.jobs)))
-        room = {t: len(cluster.nodes_of(t)) * cluster.gpus_per_node for t in cluster.gpu_types}
+        room = {t: cluster.gpus_of(t) for t in cluster.gpu_types}
         options = [typed_options(job, state, self.limits) for job in state.jobs]
         picks = [0] * len(state.jobs)
         order = sorted(

@@ -50,7 +50,7 @@ def test_type_counts_give_nodes_of_each_type_in_order() -> None:
     assert cluster.gpu_types == ("v100", "k80")
     assert cluster.nodes_of("v100") == (0, 1)
     assert cluster.nodes_of("k80") == (2,)
-    assert cluster.total_gpus == 12 and cluster.typed
+    assert cluster.total_gpus == 12 and cluster.typed and cluster.gpus_of("v100") == 8
     assert not ElasticCluster(2, 4).typed and ElasticCluster(2, 4).nodes_of(None) == (0, 1)
 
 

@@ -124,6 +124,10 @@ class ElasticCluster:
         """The nodes of ``gpu_type`` in index order (every node when untyped)."""
         return tuple(n for n in range(self.num_nodes) if self.type_of(n) == gpu_type)
 
+    def gpus_of(self, gpu_type: str | None) -> int:
+        """GPUs of ``gpu_type`` (every GPU when untyped)."""
+        return len(self.nodes_of(gpu_type)) * self.gpus_per_node
+
 
 @dataclass(frozen=True)
 class ElasticJob:
