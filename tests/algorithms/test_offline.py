@@ -219,3 +219,36 @@ def test_a_candidate_the_verifier_rejects_never_counts() -> None:
     )
     assert chosen is not None and chosen.name == "honest"
     assert chosen.objective == pytest.approx(honest.objective)
+
+
+def test_a_whole_list_schedule_waits_for_one_server_and_backfills_behind() -> None:
+    """Two 2-GPU servers, each with one GPU held until 10 by a long 1-GPU job (two short
+    ones leave at 1): a 2-GPU job arriving at 1 placed whole waits for one server and
+    starts at 10; on any free GPUs it starts at 1, split over both servers."""
+    from ddlsched.algorithms.offline import list_policy
+
+    cluster = Cluster((2, 2), 2.0, 1.0)
+    instance = Instance(
+        cluster,
+        (
+            Job(id="a", release=0.0, iterations=10, compute_time=1.0, gpus=1),
+            Job(id="b", release=0.0, iterations=10, compute_time=1.0, gpus=1),
+            Job(id="c", release=0.0, iterations=10, compute_time=1.0, gpus=1),
+            Job(id="d", release=0.0, iterations=10, compute_time=1.0, gpus=1),
+            Job(id="pair", release=1.0, iterations=1, compute_time=1.0, gpus=2,
+                edges=((0, 1, 1.0),)),
+        ),
+    )  # fmt: skip
+    short = instance.replace(
+        jobs=tuple(
+            job.replace(iterations=1) if job.id in ("b", "d") else job for job in instance.jobs
+        )
+    )
+    rank = {"a": 0, "b": 1, "c": 2, "d": 3, "pair": 4}
+    for whole, start, servers in ((True, 10.0, 1), (False, 1.0, 2)):
+        policy = list_policy(short, "order", lambda v: rank[v.id], whole)
+        schedule = simulate(short, policy).schedule
+        assert schedule is not None and verify(short, schedule).feasible
+        pair = schedule.by_id()["pair"]
+        assert pair.start == pytest.approx(start)
+        assert len(set(pair.mapping)) == servers
