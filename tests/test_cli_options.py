@@ -168,6 +168,20 @@ CONFLICTS = [
          "--results", "{results}"],
         "--workers: only for the local cluster; --scheduler names one",
     ),
+    (
+        ["compare", "--from-trace", "philly_jobs.csv", "--load", "5"],
+        "--load: not with --from-trace (its jobs keep their submissions)",
+    ),
+    (["compare", "--arrivals", "sampled"], "--arrivals: only with --from-trace"),
+    (
+        ["compare", "--out", "{results}"],
+        "--out {results}: expected a .csv file (rows are written as CSV)",
+    ),
+    (
+        ["compare", "--seed", "9223372036854775807", "--instances", "2"],
+        "instances: seeds 9223372036854775807..9223372036854775808 pass 2^63 - 1, the "
+        "largest seed; give a smaller seed or fewer instances",
+    ),
 ]  # fmt: skip
 """Options that would be ignored beside others, and the line refusing each (a value equal
 to the default is refused too: what matters is that the user asked for it)."""

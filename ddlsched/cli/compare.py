@@ -19,6 +19,7 @@ from ddlsched.cli.options import (
     new_command,
     non_negative,
     positive,
+    refuse_given,
     servers,
 )
 from ddlsched.cli.output import (
@@ -130,6 +131,12 @@ def run(args: argparse.Namespace) -> int:
     check_outputs({"--plot": args.plot, "--out": args.out})
     if args.plot:
         figure_format("--plot", args.plot)
+    if args.out and not args.out.lower().endswith(".csv"):
+        raise InputError(f"--out {args.out}: expected a .csv file (rows are written as CSV)")
+    if args.from_trace:
+        refuse_given(args, ("--load",), "not with --from-trace (its jobs keep their submissions)")
+    else:
+        refuse_given(args, ("--arrivals",), "only with --from-trace")
     config = _config(args)
     progress, close = progress_bar(config.instances, "compare")
     try:

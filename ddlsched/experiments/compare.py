@@ -18,6 +18,10 @@ from ddlsched.core.params import ExactParams, OnlineParams
 from ddlsched.core.result import Result
 from ddlsched.formulations.certify import combinatorial_bound
 
+MAX_SEED = 2**63 - 1
+"""The largest seed (NumPy's generators take any whole number; the CLI and result files
+keep seeds in a signed 64-bit integer)."""
+
 
 @dataclass(frozen=True)
 class CompareConfig:
@@ -84,6 +88,11 @@ class CompareConfig:
             object.__setattr__(self, "methods", POLICIES.names())
         if self.instances < 1:
             raise ValueError(f"instances: must be >= 1, got {self.instances}")
+        if self.seed + self.instances - 1 > MAX_SEED:
+            raise ValueError(
+                f"instances: seeds {self.seed}..{self.seed + self.instances - 1} pass "
+                f"2^63 - 1, the largest seed; give a smaller seed or fewer instances"
+            )
         if self.from_trace is not None and self.gpu_types:
             raise ValueError("gpu_types: not with from_trace (a trace's jobs run on one type)")
         self.generator()  # bad sizes or GPU types fail here, before any solve
