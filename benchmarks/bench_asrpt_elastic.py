@@ -84,7 +84,7 @@ def main() -> None:
             name: (r.mean_jct, sum(r.restarts.values())) for name, r in results.items()
         }
     print()
-    print("workload  pollux JCT  asrpt-elastic JCT   change  pollux restarts  asrpt restarts")
+    print("workload  JCT pollux  JCT asrpt-elastic   change  restarts pollux  restarts asrpt")
     for number, row in rows.items():
         (base, base_r), (ours, ours_r) = row["pollux"], row["asrpt-elastic"]
         print(
