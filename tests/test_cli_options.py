@@ -264,22 +264,34 @@ def _every_option() -> list[tuple[str, argparse.ArgumentParser, argparse.Action]
 
 
 def test_every_option_of_every_command_shows_its_default_or_says_it_is_required() -> None:
-    """Each option's text in its command's ``--help`` (as that command's own formatter
-    expands it) says its default (a value, ``off`` for a switch, ``not set``, or words
-    naming it) or that it is required; an optional positional says what it is without it.
-    Catches a command whose parser does not show defaults (``compare --jobs`` showed none)."""
+    """Each option and positional argument of every command and subcommand (``predict
+    evaluate`` too) has a line in its command's ``--help`` (an argument without help text
+    gets none), and that line, as the command's own formatter expands it, says
+    ``required`` for a required option or positional, else its default (a value, ``off``
+    for a switch, ``not set``, or words naming it). Catches options left out of the help
+    (``check --jobs``, ``solve --method``) and required ones not marked (``generate
+    --out``, ``verify INSTANCE``)."""
     options = _every_option()
     assert len(options) > 100
+    assert any(command == "predict evaluate" for command, _, _ in options)
     missing = []
     for command, parser, action in options:
-        if action.help == argparse.SUPPRESS or (
-            not action.option_strings and action.nargs is None
-        ):
-            continue  # hidden, or a positional argument that must be given
-        shown = parser._get_formatter()._expand_help(action)
-        if not ("default" in shown or action.required):
+        if action.help == argparse.SUPPRESS:
+            continue
+        shown = parser._get_formatter()._expand_help(action) if action.help else ""
+        required = action.required or (not action.option_strings and action.nargs is None)
+        if "required" not in shown if required else "default" not in shown:
             missing.append(f"{command} {'/'.join(action.option_strings) or action.dest}")
     assert not missing, missing
+
+
+def test_no_stray_quote_in_the_servers_default() -> None:
+    """The ``--servers`` help of ``compare`` and ``check`` names its fallback, the servers
+    ``--gpu-types`` lists, without a stray quote."""
+    for command, parser, action in _every_option():
+        if "--servers" in action.option_strings and command in ("compare", "check"):
+            text = parser._get_formatter()._expand_help(action)
+            assert "'" not in text and "--gpu-types lists" in text, (command, text)
 
 
 def test_compare_help_shows_its_defaults(capsys: pytest.CaptureFixture[str]) -> None:

@@ -40,13 +40,23 @@ def add(commands: Any) -> None:
         metavar="N",
         help="search N hypothesis examples for a high asrpt / OPT(A)",
     )
-    check.add_argument("--servers", type=count, help="servers (default 2, or --gpu-types')")
+    check.add_argument(
+        "--servers", type=count, help="servers (default 2, or the servers --gpu-types lists)"
+    )
     add_gpu_types(check, "--random on mixed clusters: servers per GPU type, e.g. v100:1,k80:1")
-    check.add_argument("--gpus-per-server", type=count, default=2)
-    check.add_argument("--jobs", type=count, default=4)
-    check.add_argument("--load", type=positive, default=None)
+    check.add_argument(
+        "--gpus-per-server", type=count, default=2, help="GPUs per server (generated instances)"
+    )
+    check.add_argument("--jobs", type=count, default=4, help="jobs per generated instance")
+    check.add_argument(
+        "--load",
+        type=positive,
+        help="Poisson arrival load of --random instances (default: all released at 0)",
+    )
     add_seed(check)
-    check.add_argument("--time-limit", type=positive, default=60.0)
+    check.add_argument(
+        "--time-limit", type=positive, default=60.0, help="seconds per exact solve (OPT(A))"
+    )
     check.add_argument(
         "--prediction-error",
         type=non_negative,

@@ -49,7 +49,9 @@ def add(commands: Any) -> None:
     )
     cmp_.add_argument("--jobs", type=count, default=defaults.jobs, help="jobs per instance")
     cmp_.add_argument(
-        "--servers", type=count, help=f"servers (default {defaults.servers}, or --gpu-types')"
+        "--servers",
+        type=count,
+        help=f"servers (default {defaults.servers}, or the servers --gpu-types lists)",
     )
     add_gpu_types(
         cmp_,

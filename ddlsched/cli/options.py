@@ -135,17 +135,19 @@ def _recording(action: type[argparse.Action]) -> type[argparse.Action]:
 class _DefaultsShown(argparse.ArgumentDefaultsHelpFormatter):
     """Every option's default in its help: argparse's ``(default: X)``, ``(default: off)``
     for a switch, ``(default: not set)`` for an option with nothing by default, unless the
-    help already says it (``--jobs: number of jobs (default 8)``) or the option is
-    required."""
+    help already says it (``--jobs: number of jobs (default 8)``); ``(required)`` for a
+    required option or positional argument."""
 
     def _get_help_string(self, action: argparse.Action) -> str | None:
         text = action.help or ""
         if text == argparse.SUPPRESS or "default" in text or "required" in text:
             return action.help
+        if action.required or (not action.option_strings and action.nargs is None):
+            return f"{text} (required)"
         if not action.option_strings:
             return text if action.nargs != "?" else f"{text} (default: none)"
-        if action.required or (action.nargs == 0 and action.default is None):
-            return action.help  # required, or --help / --version
+        if action.nargs == 0 and action.default is None:
+            return action.help  # --help / --version
         if action.default is False:
             return f"{text} (default: off)"
         if action.default is None:

@@ -19,7 +19,7 @@ def add(commands: Any) -> None:
     evaluate.add_argument(
         "--trace", help="a CSV with the target column (default: a generated recurring history)"
     )
-    evaluate.add_argument("--target", default="iterations")
+    evaluate.add_argument("--target", default="iterations", help="the column predicted")
     evaluate.add_argument("--jobs", type=count, default=3000, help="generated history size")
     add_seed(evaluate)
     evaluate.add_argument(

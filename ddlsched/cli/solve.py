@@ -38,9 +38,19 @@ def add(commands: Any) -> None:
 
     exact = ExactParams()
     solve = new_command(commands, "solve", "schedule an instance exactly or with a policy")
-    solve.add_argument("instance")
-    solve.add_argument("--method", default=method_names()[0], choices=method_names())
-    solve.add_argument("--problem", default=PROBLEMS[0].value, choices=[p.value for p in PROBLEMS])
+    solve.add_argument("instance", help="instance file (JSON, from 'ddlsched generate')")
+    solve.add_argument(
+        "--method",
+        default=method_names()[0],
+        choices=method_names(),
+        help="an exact method or an online policy",
+    )
+    solve.add_argument(
+        "--problem",
+        default=PROBLEMS[0].value,
+        choices=[p.value for p in PROBLEMS],
+        help="the problem solved (see docs/guide/model.md)",
+    )
     solve.add_argument(
         "--time-limit",
         type=positive,

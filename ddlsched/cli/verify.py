@@ -13,8 +13,8 @@ from ddlsched.cli.output import print_json
 def add(commands: Any) -> None:
     """Register the command."""
     ver = new_command(commands, "verify", "check a schedule against an instance")
-    ver.add_argument("instance")
-    ver.add_argument("schedule")
+    ver.add_argument("instance", help="instance file (JSON)")
+    ver.add_argument("schedule", help="schedule file (JSON, from 'ddlsched solve --out')")
     add_json(ver, "print a JSON report")
     ver.set_defaults(handler=run)
 
