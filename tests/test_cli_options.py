@@ -303,3 +303,23 @@ def test_compare_help_shows_its_defaults(capsys: pytest.CaptureFixture[str]) -> 
     for expected in ("jobs per instance (default: 20)", "GPUs per server (default: 4)",
                      "(default: 20)", "servers (default 4"):  # fmt: skip
         assert expected in text, expected
+
+
+@pytest.mark.parametrize(
+    ("argv", "expected"),
+    [
+        (["--slot", "1e11", "--integral", "--load", "1"], "--slot: must be from 1e-06 to 1e+06"),
+        (["--slot", "5e5", "--integral"], "--slot: integral jobs last up to duration_slots' 4"),
+    ],
+)
+def test_a_slot_too_long_is_named_as_the_option(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, argv: list[str], expected: str
+) -> None:
+    """``generate --slot`` beyond the model's slot range, or so long that an integral job's
+    compute time (up to duration_slots' high end x slot, 4 x 5e5 s) passes its 1e6 s limit,
+    is one line naming ``--slot`` (not a drawn job's compute_time), exit 2, no file."""
+    out = tmp_path / "i.json"
+    assert main(["generate", *argv, "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"ddlsched: error: {expected}") and err.count("\n") == 1
+    assert not out.exists()

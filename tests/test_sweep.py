@@ -110,6 +110,10 @@ def test_bad_sweep_files_named(tmp_path: Path) -> None:
         ("time_limit = 0", r"sweep\.time_limit:"),
         ('placement = "yarn"', r"sweep\.placement: expected one of any, consolidated"),
         ("[sweep.grid]\nnum_jobs = [2, -1]", r"num_jobs: must be an integer >= 1, got -1"),
+        ('[generator]\nsize_weights = [[1, "x"]]', r"size_weights: expected \(GPUs >= 1, weight"),
+        ("[generator]\nduration_slots = [1]", r"duration_slots: expected two whole numbers"),
+        ('[generator]\nmodels = "resnet50"', r"models: expected a list of model names, got 're"),
+        ("[generator]\nslot = 1e11", r"slot: must be from 1e-06 to 1e\+06, got 1"),
     ],
 )
 def test_nonsense_sweep_settings_refused(tmp_path: Path, body: str, expected: str) -> None:

@@ -240,7 +240,21 @@ def _config(args: argparse.Namespace) -> Any:
     }
     if args.gpu_types:
         changes["servers"] = servers(args, GeneratorConfig.servers)
-    return config.replace(**{k: v for k, v in changes.items() if v is not None})
+    given = {k: v for k, v in changes.items() if v is not None}
+    try:
+        return config.replace(**given)
+    except InputError as error:
+        raise InputError(_as_flag(str(error), given)) from None
+
+
+def _as_flag(message: str, given: dict[str, Any]) -> str:
+    """``message`` (``slot: ...``) naming the option the user gave (``--slot: ...``) when
+    it is about a setting given as one."""
+    from ddlsched.core.generators import GENERATE_FLAGS
+
+    name, colon, rest = message.partition(":")
+    flag = GENERATE_FLAGS.get(name)
+    return f"{flag}{colon}{rest}" if colon and flag and name in given else message
 
 
 def _from_trace(args: argparse.Namespace) -> int:

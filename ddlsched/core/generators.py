@@ -50,6 +50,8 @@ import numpy as np
 from ddlsched.core.alpha import alpha_from_cut
 from ddlsched.core.graphs import build_job_graph
 from ddlsched.core.model import (
+    MAX_COMPUTE_TIME,
+    SLOT_RANGE,
     Cluster,
     InputError,
     Instance,
@@ -242,6 +244,7 @@ class GeneratorConfig:
             raise InputError(f"load: must be a number > 0, got {self.load!r}")
         if self.parallelism not in ("mixed", "dp"):
             raise InputError(f"parallelism: expected 'mixed' or 'dp', got {self.parallelism!r}")
+        self._check_draw_settings()
         for model in self.models:
             if model not in ZOO:
                 raise InputError(
@@ -268,6 +271,43 @@ class GeneratorConfig:
                     )
         if not self._sizes():
             raise InputError("size_weights: no job size fits the cluster and max_job_gpus")
+
+    def _check_draw_settings(self) -> None:
+        """``models`` a list of names, ``size_weights`` (GPUs, weight) pairs,
+        ``duration_slots`` a pair of whole numbers, ``slot`` within the model's range and,
+        in integral mode, short enough that a job's compute time stays within its limit;
+        each error names the setting (a TOML value of the wrong shape failed deep inside)."""
+        if isinstance(self.models, str) or not all(isinstance(m, str) for m in self.models):
+            raise InputError(f"models: expected a list of model names, got {self.models!r}")
+        for pair in self.size_weights:
+            if not (
+                isinstance(pair, tuple)
+                and len(pair) == 2
+                and _whole(pair[0])
+                and pair[0] >= 1
+                and _real_number(pair[1])
+                and pair[1] >= 0
+            ):
+                raise InputError(
+                    f"size_weights: expected (GPUs >= 1, weight >= 0) pairs, got {pair!r}"
+                )
+        slots = self.duration_slots
+        if not (isinstance(slots, tuple) and len(slots) == 2 and all(map(_whole, slots))):
+            raise InputError(
+                f"duration_slots: expected two whole numbers [low, high], got {slots!r}"
+            )
+        low_slot, high_slot = SLOT_RANGE
+        if _real_number(self.slot) and not low_slot <= self.slot <= high_slot:
+            raise InputError(
+                f"slot: must be from {low_slot:g} to {high_slot:g}, got {self.slot!r}"
+            )
+        longest = slots[1] * self.slot if _real_number(self.slot) else 0.0
+        if self.integral and longest > MAX_COMPUTE_TIME:
+            raise InputError(
+                f"slot: integral jobs last up to duration_slots' {slots[1]} slots of "
+                f"{self.slot:g} s = {longest:g} s per iteration, above {MAX_COMPUTE_TIME:g} s; "
+                "give a smaller slot"
+            )
 
     def _check_types(self) -> None:
         pairs = {"gpu_types": self.gpu_types, "type_slowdown": self.type_slowdown}
@@ -357,6 +397,16 @@ class GeneratorConfig:
             raise InputError(f"{path}: [generator] must be a table")
         where = f"{path}: generator"
         return from_table(cls, with_tuples(with_preset(table, f"{where}.preset")), where)
+
+
+def _whole(value: Any) -> bool:
+    """Whether ``value`` is an integer (not a bool)."""
+    return isinstance(value, int | np.integer) and not isinstance(value, bool)
+
+
+def _real_number(value: Any) -> bool:
+    """Whether ``value`` is a finite int or float (not a bool)."""
+    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
 
 
 TUPLE_FIELDS = (
