@@ -19,6 +19,8 @@ from ddlsched.algorithms.elastic.simulator import (
     application_of,
 )
 from ddlsched.proofs_checks.elastic import check_elastic
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from ddlsched.core.elastic import ElasticCluster, ElasticJob, ElasticWorkload
 
@@ -124,6 +126,38 @@ def test_round_choice_equals_a_brute_force(rows, nodes: int, params: AsrptElasti
     state = RoundState(1200.0, cluster, tuple(jobs), ROUND, DELAY)
     policy = AsrptElastic(params)
     problem, options = policy.problem(state)
+    picks = solve_choice(problem)
+    chosen = tuple(opts.gpus[c] for opts, c in zip(options, picks, strict=True))
+    best, values = _brute_force(state, params)
+    assert values[chosen] == pytest.approx(best, rel=1e-9)
+
+
+@st.composite
+def tiny_rounds(draw: st.DrawFn) -> RoundState:
+    """Two or three jobs (several models, 1-2 epochs, any progress, 0-4 GPUs held, ages,
+    restarts) on one or two 4-GPU nodes."""
+    nodes = draw(st.integers(1, 2))
+    jobs = []
+    for number in range(draw(st.integers(2, 3))):
+        model = draw(st.sampled_from(["cifar10", "bert", "deepspeech2", "yolov3"]))
+        job = ElasticJob(f"{model}-{number}", model, 0.0, 1, 128, draw(st.integers(1, 2)))
+        done = draw(st.floats(0.0, 0.95))
+        held = draw(st.sampled_from([0, 1, 2, 4]))
+        age = draw(st.floats(30.0, 1e5))
+        restarts = draw(st.integers(0, 3))
+        progress = done * application_of(job).target_progress
+        jobs.append(_job_state(job, progress, held, age, restarts))
+    return RoundState(age, ElasticCluster(nodes, 4), tuple(jobs), ROUND, DELAY)
+
+
+@settings(max_examples=12, deadline=None)
+@given(state=tiny_rounds(), power=st.sampled_from([0.0, 0.5, 1.5]))
+def test_round_choice_equals_a_brute_force_on_drawn_rounds(
+    state: RoundState, power: float
+) -> None:
+    """On drawn tiny rounds the exact choice reaches the brute force's least objective."""
+    params = AsrptElasticParams(srpt_power=power)
+    problem, options = AsrptElastic(params).problem(state)
     picks = solve_choice(problem)
     chosen = tuple(opts.gpus[c] for opts, c in zip(options, picks, strict=True))
     best, values = _brute_force(state, params)
