@@ -34,7 +34,6 @@ Bound = ExactOrBound
 
 __all__ = [
     "PROBLEMS",
-    "Bound",
     "ExactOrBound",
     "Cluster",
     "ExactParams",
