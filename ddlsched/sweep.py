@@ -630,7 +630,8 @@ def _record(
     allow_mixed: bool,
 ) -> None:
     """Store ``row`` and count it in ``outcome``; marked mixed when the file then holds
-    rows of more than one producer.
+    rows of more than one producer. A Ctrl-C waits until both are done, so the count
+    printed matches the rows in the file.
 
     Raises
     ------
@@ -642,9 +643,10 @@ def _record(
     _check_mixing(results, producers, producer, allow_mixed)
     producers.add(producer)
     row["mixed"] = int(len(producers) > 1)
-    outcome.failed += row["status"] == FAILED
-    store.add(row)
-    outcome.ran += 1
+    with _sigint_blocked():
+        store.add(row)
+        outcome.failed += row["status"] == FAILED
+        outcome.ran += 1
 
 
 def _end_sweep(
@@ -740,6 +742,17 @@ def _interrupts_held() -> Iterator[None]:
         resource_tracker.ensure_running()
     finally:
         sys.warnoptions.remove(quiet)
+    with _sigint_blocked():
+        yield
+
+
+@contextlib.contextmanager
+def _sigint_blocked() -> Iterator[None]:
+    """SIGINT blocked in this thread (the main one, else nothing) for the block: a Ctrl-C
+    pressed meanwhile is raised as :class:`KeyboardInterrupt` when the block ends."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
     signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
     try:
         yield
