@@ -85,3 +85,39 @@ def test_the_verifier_row_of_check_random_shows_no_ratio(
     assert verifier.split("|")[-3:-1] == [" - ", " - "]
     lemma = next(line for line in lines if line.startswith("| lemma1 |"))
     assert float(lemma.split("|")[-3]) > 0
+
+
+def _help_entry(capsys: pytest.CaptureFixture[str], command: str, option: str) -> str:
+    """The help line of ``option`` in ``ddlsched command --help``, printed wide so that
+    each entry is one line (argparse would wrap it, at hyphens too)."""
+    with pytest.MonkeyPatch.context() as patch, pytest.raises(SystemExit):
+        patch.setenv("COLUMNS", "10000")
+        main([command, "--help"])
+    lines = capsys.readouterr().out.splitlines()
+    start = next(k for k, line in enumerate(lines) if line.strip().startswith(f"{option} "))
+    entry = [lines[start]]
+    for line in lines[start + 1 :]:  # a long option's help starts on the next line
+        if not line.strip() or line.lstrip().startswith("-"):
+            break
+        entry.append(line.strip())
+    return " ".join(entry)
+
+
+def test_each_help_states_the_unnamed_rule_its_command_uses(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """``simulate`` and ``bound`` read traces with :func:`load_trace` and ``generate`` and
+    ``compare --from-trace`` with :func:`trace_sample`, whose defaults differ
+    (data-parallel, zoo-data-parallel): each command's help names its own, read from the
+    functions' signatures."""
+    import inspect
+
+    from ddlsched.core.traces import load_trace, trace_sample
+
+    replay = inspect.signature(load_trace).parameters["unnamed"].default
+    sample = inspect.signature(trace_sample).parameters["unnamed"].default
+    assert replay != sample
+    for command in ("simulate", "bound"):
+        assert f"(default: {replay};" in _help_entry(capsys, command, "--unnamed"), command
+    assert f"(default {sample}," in _help_entry(capsys, "generate", "--unnamed")
+    assert f"--unnamed {sample})" in _help_entry(capsys, "compare", "--from-trace")

@@ -98,8 +98,9 @@ def add(commands: Any) -> None:
         "--from-trace",
         metavar="TRACE",
         help="real jobs: each instance is --jobs jobs of this trace (a path or a shipped name "
-        "such as philly_jobs.csv) with their recorded durations; --load does not apply "
-        "(default: generated integral jobs)",
+        "such as philly_jobs.csv) with their recorded durations, a row naming no model a "
+        "zoo model drawn among the pure data-parallel ones (generate's --unnamed "
+        "zoo-data-parallel); --load does not apply (default: generated exact-friendly jobs)",
     )
     cmp_.add_argument(
         "--arrivals",

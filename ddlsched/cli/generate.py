@@ -125,8 +125,9 @@ def add(commands: Any) -> None:
     gen.add_argument(
         "--unnamed",
         choices=UNNAMED_RULES,
-        help="with --from-trace: the model of a row naming none, as in 'ddlsched simulate "
-        "--help' (default zoo-data-parallel)",
+        help="with --from-trace: the model of a row naming none, the rules of 'ddlsched "
+        "simulate --help' (default zoo-data-parallel, as compare --from-trace; simulate and "
+        "bound default to data-parallel)",
     )
     gen.add_argument("--out", required=True, help="instance file to write")
     gen.set_defaults(handler=run)

@@ -36,7 +36,8 @@ def add_replay_options(command: argparse.ArgumentParser, required: bool = True) 
         help="how rows without a known model become jobs: data-parallel (resnet50's "
         "profile, pure data parallel), zoo-data-parallel (a zoo model drawn among those "
         "pure data parallel at the row's GPU count) or zoo (any zoo model, tensor-parallel "
-        "ones included: a spread job may run far beyond its recorded duration)",
+        "ones included: a spread job may run far beyond its recorded duration) (default: "
+        f"{UNNAMED_RULES[0]}; generate and compare --from-trace draw zoo-data-parallel)",
     )
     command.add_argument("--servers", type=count, default=256, help="servers of the cluster")
     command.add_argument("--gpus-per-server", type=count, default=8, help="GPUs per server")

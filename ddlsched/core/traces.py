@@ -139,7 +139,8 @@ def match_model(name: str) -> str | None:
 
 UNNAMED_RULES = ("data-parallel", "zoo-data-parallel", "zoo")
 """How rows without a (known) model become jobs (see :func:`load_trace`); the first is
-the default."""
+:func:`load_trace`'s default (``simulate``, ``bound``), :func:`trace_sample` draws
+``zoo-data-parallel`` by default (``generate`` and ``compare --from-trace``)."""
 
 DATA_PARALLEL_MODEL = "resnet50"
 """The profile of the ``data-parallel`` rule: measured compute (Pollux), data
