@@ -208,7 +208,7 @@ def run(args: argparse.Namespace) -> int:
 
 def _config(args: argparse.Namespace) -> Any:
     """The generator settings: the preset or the ``--config`` file, then the options given."""
-    from ddlsched.core.generators import GeneratorConfig
+    from ddlsched.core.generators import GENERATE_FLAGS, GeneratorConfig
     from ddlsched.core.io import check_regular_file
 
     if args.config:
@@ -244,18 +244,11 @@ def _config(args: argparse.Namespace) -> Any:
     given = {k: v for k, v in changes.items() if v is not None}
     try:
         return config.replace(**given)
-    except InputError as error:
-        raise InputError(_as_flag(str(error), given)) from None
-
-
-def _as_flag(message: str, given: dict[str, Any]) -> str:
-    """``message`` (``slot: ...``) naming the option the user gave (``--slot: ...``) when
-    it is about a setting given as one."""
-    from ddlsched.core.generators import GENERATE_FLAGS
-
-    name, colon, rest = message.partition(":")
-    flag = GENERATE_FLAGS.get(name)
-    return f"{flag}{colon}{rest}" if colon and flag and name in given else message
+    except InputError as error:  # named as the option the user gave: --slot, not slot
+        name, colon, rest = str(error).partition(":")
+        if name in given and name in GENERATE_FLAGS:
+            raise InputError(f"{GENERATE_FLAGS[name]}{colon}{rest}") from None
+        raise
 
 
 def _from_trace(args: argparse.Namespace) -> int:
