@@ -125,12 +125,12 @@ CONFLICTS = [
     (
         ["simulate", "--trace", "{workload}", "--policy", "pollux", "--seed", "0",
          "--columns", "submit=time", "--load-factor", "2"],
-        "--seed, --columns, --load-factor: not available for elastic jobs ({workload})",
+        "--columns, --load-factor, --seed: not available for elastic jobs ({workload})",
     ),
     (
         ["simulate", "--trace", "{workload}", "--policy", "pollux", "--predictor", "oracle",
          "--unnamed", "zoo", "--bandwidth-intra", "20"],
-        "--predictor, --unnamed, --bandwidth-intra: not available for elastic jobs ({workload})",
+        "--bandwidth-intra, --predictor, --unnamed: not available for elastic jobs ({workload})",
     ),
     (
         ["bound", "{instance}", "--limit", "5", "--servers", "256"],
@@ -196,7 +196,8 @@ def test_options_that_would_be_ignored_are_refused(
     """An option that means nothing beside another (a trace reader's option with a Pollux
     workload or an instance file, an exact solver's option with a policy and the reverse,
     two modes of ``check``, ``--workers`` with a remote scheduler) is one line, exit 2,
-    naming the options in the order the command lists them, rather than silently ignored."""
+    naming the options in the order the command lists them (with a Pollux workload, every
+    option it does not use, in alphabetical order), rather than silently ignored."""
     from ddlsched.core.data import data_path
     from ddlsched.core.generators import GeneratorConfig, generate
     from ddlsched.core.io import write_instance
