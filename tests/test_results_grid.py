@@ -11,6 +11,7 @@ import dataclasses
 import json
 import sqlite3
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 
@@ -40,7 +41,7 @@ def _write(path: Path, rows: list[tuple[str, str, dict, int, str, float, float |
     connection.close()
 
 
-def _settings(**changes: float) -> dict:
+def _settings(**changes: Any) -> dict:
     """The settings of a small exact-friendly grid point, with ``changes``."""
     config = dataclasses.replace(GeneratorConfig.exact_friendly(4, 2, 2), **changes)
     return json.loads(json.dumps(dataclasses.asdict(config)))

@@ -41,7 +41,7 @@ def test_an_unproven_incumbent_is_never_reported_as_opt() -> None:
     (the incumbent is only an upper bound on OPT), while ``LB`` is the exact result's
     valid bound and ``C/LB`` = sum C / LB >= sum C / incumbent."""
     report = compare(CompareConfig(jobs=4, instances=2, methods=("fifo",)))
-    rows = report.records()
+    rows: list[dict[str, Any]] = report.records()
     assert len(rows) == 4
     for row in rows:
         assert math.isnan(row["OPT"]) and math.isnan(row["C/OPT"])
