@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pandas as pd
+import pytest
 
 from ddlsched.cli import main
 from ddlsched.core.generators import GeneratorConfig
@@ -89,9 +90,11 @@ def test_the_ratio_to_the_bound_uses_the_strongest_bound_of_the_instance(
     assert pd.isna(frame.loc["f", "C/OPT"])  # no row proved an optimum
 
 
-def test_results_csv_keeps_every_digit(tmp_path: Path) -> None:
-    """``results --csv`` writes numbers as ``compare --out`` does, at full precision:
-    an objective of 1/3 and its ratio read back bit for bit."""
+def test_results_csv_and_json_keep_every_digit(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``results --csv`` and ``--json`` write numbers as ``compare`` does, at full
+    precision: an objective of 3 + 1/3 and its ratio read back bit for bit."""
     settings = _settings()
     db, csv = tmp_path / "p.sqlite", tmp_path / "rows.csv"
     _write(
@@ -105,3 +108,7 @@ def test_results_csv_keeps_every_digit(tmp_path: Path) -> None:
     rows = pd.read_csv(csv).set_index("key")
     assert rows.loc["h", "objective"] == 1 / 3 + 3.0
     assert rows.loc["h", "C/OPT"] == (1 / 3 + 3.0) / 3.0
+    capsys.readouterr()
+    assert main(["results", str(db), "--json"]) == 0
+    table = {row["method"]: row for row in json.loads(capsys.readouterr().out)}
+    assert table["fifo"]["mean_objective"] == 1 / 3 + 3.0

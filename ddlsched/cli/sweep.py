@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import json
 from typing import Any
 
 from ddlsched.cli.files import check_outputs
@@ -103,13 +102,13 @@ def run_results(args: argparse.Namespace) -> int:
     frame = load_results(args.results)
     table = summarise(frame)
     if args.csv:
-        write_csv(frame.astype(object).where(frame.notna(), None).to_dict("records"), args.csv)
+        write_csv(_rows(frame), args.csv)
     if args.plot:
         save_figure(
             "ratios_figure", args.plot, ratio_samples(frame, "C/OPT"), ratio_samples(frame, "C/LB")
         )
     if args.json:
-        print_json(json.loads(table.to_json(orient="records")))
+        print_json(_rows(table))
         return EXIT_OK
     print(f"{len(frame)} rows in {args.results}, produced by:")
     for row in producers(frame).itertuples():
@@ -125,3 +124,13 @@ def run_results(args: argparse.Namespace) -> int:
         if path:
             print(f"{option} written to {path}")
     return EXIT_OK
+
+
+def _rows(frame: Any) -> list[dict[str, Any]]:
+    """``frame``'s rows as plain Python values at full precision (``None`` where unknown),
+    as ``compare`` writes its own."""
+    plain = frame.astype(object).where(frame.notna(), None)
+    return [
+        {key: value.item() if hasattr(value, "item") else value for key, value in row.items()}
+        for row in plain.to_dict("records")
+    ]
