@@ -430,8 +430,8 @@ def simulate_elastic(
         The jobs: an :class:`~ddlsched.core.elastic.ElasticWorkload`, or a Pollux workload
         CSV (a path, or a shipped name such as ``"workload-6.csv"``).
     policy
-        A name of :data:`ddlsched.algorithms.elastic.ELASTIC_POLICIES` (``pollux``, ``sia``,
-        ``asrpt-elastic``, ``las-pollux``, ``fifo``), or a fresh object implementing
+        A name of :data:`ddlsched.algorithms.elastic.ELASTIC_POLICIES` (all of them:
+        :func:`elastic_policy_names` ``()``), or a fresh object implementing
         :class:`~ddlsched.algorithms.elastic.simulator.ElasticPolicy`.
     cluster
         Default :class:`~ddlsched.core.elastic.ElasticCluster` ``()``: 16 nodes x 4 GPUs,
@@ -511,8 +511,25 @@ def compare_elastic(
     ValueError
         On no policies, an unknown or repeated name, or a bad ``limit``.
     """
-    from ddlsched.algorithms.elastic import ELASTIC_POLICIES
     from ddlsched.experiments.elastic import compare_elastic as run_all
+
+    names = elastic_policy_names(policies)
+    _switches_and_progress(progress)
+    workload, cluster, params, source = _elastic_inputs(workload, cluster, params, limit)
+    return run_all(workload, names, cluster, params, source, progress)
+
+
+def elastic_policy_names(policies: Sequence[str] | None = None) -> tuple[str, ...]:
+    """The elastic policies :func:`compare_elastic` runs for ``policies``: each name once,
+    every one in :data:`ddlsched.algorithms.elastic.ELASTIC_POLICIES` (``None``: all of them,
+    in the registry's order).
+
+    Raises
+    ------
+    ValueError
+        On no policies, a single string, or an unknown or repeated name.
+    """
+    from ddlsched.algorithms.elastic import ELASTIC_POLICIES
 
     names = ELASTIC_POLICIES.names() if policies is None else tuple(policies)
     if isinstance(policies, str) or not names:
@@ -522,9 +539,7 @@ def compare_elastic(
         raise ValueError(f"policies: {', '.join(repeated)} named twice")
     for name in names:
         ELASTIC_POLICIES[name]  # an unknown name is a ValueError listing the known ones
-    _switches_and_progress(progress)
-    workload, cluster, params, source = _elastic_inputs(workload, cluster, params, limit)
-    return run_all(workload, names, cluster, params, source, progress)
+    return names
 
 
 def _elastic_inputs(

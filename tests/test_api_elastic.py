@@ -283,3 +283,86 @@ def test_a_shipped_workload_name_is_read_and_kept_in_the_settings() -> None:
     assert run.settings()["workload"].endswith("workload-6.csv")
     assert run.result.params == ddlsched.ElasticSimParams()
     assert isinstance(run, ddlsched.ElasticRun)
+
+
+def test_percentiles_are_numpy_s_of_the_job_rows(mixed: ElasticWorkload) -> None:
+    """``p50_jct``, ``p95_jct`` and ``p99_jct`` are ``numpy.percentile`` (linear) of the rows'
+    JCTs at 50, 95 and 99, each at its own level: on these five jobs the two longest JCTs
+    differ, so p95 and p99 differ too."""
+    import numpy as np
+
+    run = ddlsched.simulate_elastic(mixed, "fifo", cluster=TWO_NODES)
+    jcts = sorted(row["jct"] for row in run.jobs)
+    assert jcts[-1] > jcts[-2]
+    summary = run.summary()
+    for level in (50, 95, 99):
+        assert summary[f"p{level}_jct"] == float(np.percentile(jcts, level))
+    assert summary["p50_jct"] == jcts[2]
+    assert summary["p50_jct"] < summary["p95_jct"] < summary["p99_jct"] < jcts[-1]
+
+
+def test_each_round_s_gpus_in_use_add_up_its_allocations(mixed: ElasticWorkload) -> None:
+    """A round's ``gpus_in_use`` is the sum of its allocations' GPUs (not the number of
+    jobs placed): on two 4-GPU nodes some round holds a job on more than one GPU, so the
+    two differ; the step function of :meth:`gpus_in_use` shows the same counts."""
+    run = ddlsched.simulate_elastic(mixed, "fifo", cluster=TWO_NODES)
+    rounds = run.rounds
+    for record in rounds:
+        gpus = sum(alloc["gpus"] for alloc in record["allocations"].values())
+        assert record["gpus_in_use"] == gpus
+        assert gpus == sum(n for a in record["allocations"].values() for _, n in a["placement"])
+    assert any(r["gpus_in_use"] > len(r["allocations"]) for r in rounds)
+    times, gpus = run.gpus_in_use()
+    steps = dict(zip(times, gpus, strict=True))
+    assert all(steps[r["time"]] == r["gpus_in_use"] for r in rounds)
+
+
+def test_gpu_seconds_follow_the_round_length_asked() -> None:
+    """With 30 s rounds a lone job asking 4 GPUs (several rounds' work), arriving at 15 s,
+    starts at the next round (30 s) and holds 4 GPUs until it completes: 4 x (completion -
+    30) GPU-seconds, whatever the default round length."""
+    from ddlsched.algorithms.elastic import ElasticSimParams
+
+    job = ElasticJob("solo", "cifar10", 15.0, 4, 512, 4)
+    params = ElasticSimParams(round_length=30.0, restart_time=10.0)
+    run = ddlsched.simulate_elastic(
+        ElasticWorkload((job,)), "fifo", cluster=ElasticCluster(1, 4), params=params
+    )
+    (row,) = run.jobs
+    assert run.verified and run.rounds[0]["time"] == 30.0 and len(run.rounds) > 2
+    assert row["gpu_seconds"] == pytest.approx(4 * (row["completion"] - 30.0), rel=1e-12)
+    assert run.gpus_in_use()[0][-1] == 30.0 * math.ceil(row["completion"] / 30.0)
+
+
+def test_compare_runs_with_the_settings_given(mixed: ElasticWorkload) -> None:
+    """``compare_elastic`` with settings other than the defaults (30 s rounds, 5 s restarts)
+    runs each policy with them: its rows equal ``simulate_elastic`` with the same settings,
+    differ from the default settings' rows, and its settings say 30 s and 5 s."""
+    from ddlsched.algorithms.elastic import ElasticSimParams
+
+    params = ElasticSimParams(round_length=30.0, restart_time=5.0)
+    report = ddlsched.compare_elastic(mixed, ["fifo"], cluster=TWO_NODES, params=params)
+    (row,) = report.rows()
+    alone = ddlsched.simulate_elastic(mixed, "fifo", cluster=TWO_NODES, params=params)
+    assert alone.result.params == params == report.runs[0].result.params
+    assert {key: alone.summary()[key] for key in row if key != "policy"} == {
+        key: value for key, value in row.items() if key != "policy"
+    }
+    default = ddlsched.simulate_elastic(mixed, "fifo", cluster=TWO_NODES).summary()
+    assert default["mean_jct"] != row["mean_jct"]
+    settings = report.summary()["settings"]
+    assert (settings["round_length"], settings["restart_time"]) == (30.0, 5.0)
+
+
+def test_the_policy_names_are_the_registry_s() -> None:
+    """``elastic_policy_names()`` is every policy of the registry in its order (what the
+    docstring of ``simulate_elastic`` points to instead of a typed list); a list given is
+    kept in its order."""
+    from ddlsched.algorithms.elastic import ELASTIC_POLICIES
+
+    from ddlsched.api import elastic_policy_names
+
+    assert elastic_policy_names() == ELASTIC_POLICIES.names()
+    assert "typed-greedy" in elastic_policy_names()
+    assert elastic_policy_names(["fifo", "sia"]) == ("fifo", "sia")
+    assert "elastic_policy_names" in (ddlsched.simulate_elastic.__doc__ or "")

@@ -243,6 +243,8 @@ def test_compare_rows_are_the_separate_simulate_runs(capsys: pytest.CaptureFixtu
         (["--policies", "fifo,fifo"], "--policies: policies: fifo named twice"),
         (["--policies", ","], "--policies: expected one or more names"),
         (["--plot", "f.txt"], "--plot f.txt: figures are written as"),
+        (["--out", "rows.json"], "--out rows.json: expected a .csv file"),
+        (["--out", "rows.sqlite"], "--out rows.sqlite: expected a .csv file"),
     ],
 )
 def test_compare_refuses_what_an_elastic_comparison_cannot_take(
@@ -374,3 +376,77 @@ def test_a_typed_cluster_flows_into_the_run_file_and_compare(
     assert {key: printed[key] for key in row if key != "policy"} == {
         key: value for key, value in row.items() if key != "policy"
     }
+
+
+def test_gpus_per_server_sizes_the_nodes_of_each_gpu_type(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """``--gpu-types v100:1,k80:2 --gpus-per-server 2`` is three nodes of 2 GPUs (not the
+    default 4): the summary says ``3 x 2``, the saved cluster holds 2 GPUs per node and no
+    round uses more than 6 GPUs, nor more than 2 on a node."""
+    out = tmp_path / "run.json"
+    assert main(["simulate", "--trace", "workload-6.csv", "--policy", "fifo", "--gpu-types",
+                 "v100:1,k80:2", "--gpus-per-server", "2", "--limit", "3", "--out", str(out),
+                 "--json"]) == 0  # fmt: skip
+    printed = json.loads(capsys.readouterr().out)
+    assert printed["cluster"] == "3 x 2 (v100 x1, k80 x2)" and printed["verified"] is True
+    saved = json.loads(out.read_text())
+    assert saved["settings"]["cluster"]["gpus_per_node"] == 2
+    for record in saved["rounds"]:
+        assert record["gpus_in_use"] <= 6
+        held: dict[int, int] = {}
+        for alloc in record["allocations"].values():
+            for node, gpus in alloc["placement"]:
+                held[node] = held.get(node, 0) + gpus
+        assert max(held.values(), default=0) <= 2
+
+
+def test_compare_counts_its_progress_in_policy_runs(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``compare --trace`` counts its progress in policy runs, one per policy asked (not in
+    instances, which a workload comparison has none of)."""
+    import ddlsched.cli.elastic as elastic_cli
+
+    asked: list[tuple[object, ...]] = []
+    real = elastic_cli.progress_bar
+
+    def recorded(total: int, label: str, unit: str = "instance") -> tuple[object, object]:
+        asked.append((total, label, unit))
+        return real(total, label, unit)
+
+    monkeypatch.setattr(elastic_cli, "progress_bar", recorded)
+    assert main(_compare("--policies", "fifo,las-pollux")) == 0
+    assert asked == [(2, "compare", "policy run")]
+    capsys.readouterr()
+
+
+def test_compare_takes_an_upper_case_csv_suffix(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """``--out ROWS.CSV`` is a CSV file (the suffix is read in any case, as the rigid
+    ``compare`` reads it): the rows are written there."""
+    out = tmp_path / "ROWS.CSV"
+    assert main(_compare("--policies", "fifo", "--out", str(out))) == 0
+    assert out.read_text().startswith("policy,") and str(out) in capsys.readouterr().out
+
+
+def test_simulate_help_says_the_elastic_cluster_defaults(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """``simulate --help`` says, beside the rigid defaults, that on a Pollux workload the
+    cluster is the Pollux study's (nodes and GPUs read from ``ElasticCluster()``) and that
+    ``--servers`` is refused with ``--gpu-types``; and the refusal is what it says."""
+    from ddlsched.core.elastic import ElasticCluster
+
+    with pytest.raises(SystemExit):
+        main(["simulate", "--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    default = ElasticCluster()
+    servers = f"on a Pollux workload {default.num_nodes} nodes, and refused with --gpu-types"
+    assert f"(default: 256; {servers})" in text
+    assert f"(default: 8; on a Pollux workload {default.gpus_per_node})" in text
+    assert "on a Pollux workload: nodes per type" in text
+    code = main(["simulate", "--trace", "workload-6.csv", "--policy", "fifo", "--gpu-types",
+                 "v100:1", "--servers", "1"])  # fmt: skip
+    assert code == 2 and "--servers: not with --gpu-types" in capsys.readouterr().err

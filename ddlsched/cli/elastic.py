@@ -69,6 +69,28 @@ ELASTIC_COMPARE_ONLY = ("--policies", "--limit")
 """Options of ``compare`` that only mean something with ``--trace``."""
 
 
+def explain_cluster_defaults(command: argparse.ArgumentParser) -> None:
+    """Say in the help of ``command``'s ``--servers``, ``--gpus-per-server`` and
+    ``--gpu-types`` (added for rigid traces, with their defaults) what they mean on a Pollux
+    workload (:func:`_cluster`): the Pollux study's nodes by default, ``--gpu-types`` giving
+    nodes per type, ``--servers`` refused beside it."""
+    from ddlsched.core.elastic import ElasticCluster
+
+    default = ElasticCluster()
+    notes = {
+        "--servers": f"on a Pollux workload {default.num_nodes} nodes, and refused with "
+        "--gpu-types",
+        "--gpus-per-server": f"on a Pollux workload {default.gpus_per_node}",
+        "--gpu-types": f"on a Pollux workload: nodes per type of {default.gpus_per_node} "
+        "GPUs (or --gpus-per-server), e.g. v100:6,p100:5,k80:5, without --servers",
+    }
+    for action in command._actions:  # argparse keeps no public lookup by option
+        note = next((notes[o] for o in action.option_strings if o in notes), None)
+        if note is not None:
+            shown = "not set" if action.default is None else action.default
+            action.help = f"{action.help} (default: {shown}; {note})"
+
+
 def _refuse_others(args: argparse.Namespace, allowed: tuple[str, ...], why: str) -> None:
     """Refuse, in one line naming them, the options given that are not ``allowed``."""
     refuse_given(args, sorted(given(args) - set(allowed)), why)
@@ -208,8 +230,7 @@ def is_elastic_compare(args: argparse.Namespace) -> bool:
 def compare(args: argparse.Namespace) -> int:
     """``compare --trace``: one row per elastic policy on the workload; exit 1 if any run
     fails the check."""
-    from ddlsched.algorithms.elastic import ELASTIC_POLICIES
-    from ddlsched.api import compare_elastic
+    from ddlsched.api import compare_elastic, elastic_policy_names
     from ddlsched.core.data import resolve_trace
 
     _refuse_others(args, COMPARE_OPTIONS, "not available with --trace (elastic policies)")
@@ -221,18 +242,19 @@ def compare(args: argparse.Namespace) -> int:
             "--from-trace"
         )
     _outputs(args, args.out)
-    policies = (
-        ELASTIC_POLICIES.names()
-        if args.policies is None
-        else name_list(args.policies, "--policies")
-    )
-    progress, close = progress_bar(len(policies), "compare")
+    if args.out and not args.out.lower().endswith(".csv"):  # as the rigid compare's --out
+        raise InputError(f"--out {args.out}: expected a .csv file (rows are written as CSV)")
+    asked = None if args.policies is None else name_list(args.policies, "--policies")
     try:
-        report = compare_elastic(
-            args.trace, policies, cluster=_cluster(args), limit=args.limit, progress=progress
-        )
+        policies = elastic_policy_names(asked)
     except ValueError as error:  # an unknown or repeated policy name
         raise InputError(f"--policies: {error}") from None
+    cluster = _cluster(args)
+    progress, close = progress_bar(len(policies), "compare", unit="policy run")
+    try:
+        report = compare_elastic(
+            args.trace, policies, cluster=cluster, limit=args.limit, progress=progress
+        )
     finally:
         close()
     if args.out:

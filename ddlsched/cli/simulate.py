@@ -30,6 +30,9 @@ def add(commands: Any) -> None:
     sim = new_command(commands, "simulate", "replay a real trace with an online policy")
     add_replay_options(sim)
     from ddlsched.algorithms.elastic import ELASTIC_POLICIES
+    from ddlsched.cli.elastic import explain_cluster_defaults
+
+    explain_cluster_defaults(sim)
 
     elastic = tuple(name for name in ELASTIC_POLICIES.names() if name not in POLICIES)
     sim.add_argument(

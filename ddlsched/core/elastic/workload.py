@@ -12,7 +12,7 @@ from typing import Any
 from ddlsched.core.data import resolve_trace
 from ddlsched.core.elastic.application import EPOCH_BUDGETS, MODELS
 from ddlsched.core.elastic.gpu_types import ELASTIC_GPU_TYPES
-from ddlsched.core.model import InputError
+from ddlsched.core.model import MAX_TIME, InputError
 
 __all__ = [
     "WORKLOAD_COLUMNS",
@@ -210,16 +210,19 @@ class ElasticWorkload:
 def load_pollux_workload(path: str | Path) -> ElasticWorkload:
     """Read a Pollux workload CSV (header ``name,time,application,num_replicas,batch_size``);
     a bare name such as ``workload-6.csv`` is one of the shipped workloads
-    (:func:`~ddlsched.core.data.resolve_trace`).
+    (:func:`~ddlsched.core.data.resolve_trace`). A leading UTF-8 byte-order mark is skipped;
+    arrival times run from 0 to :data:`~ddlsched.core.model.MAX_TIME` seconds, as a rigid
+    trace's submit times.
 
     Raises
     ------
     InputError
-        One line naming the file, line and column of the first bad value.
+        One line naming the file, line and column of the first bad value (a row with more
+        fields than the header names its line).
     """
     path = resolve_trace(path)
     jobs = []
-    with path.open(newline="", encoding="utf-8") as handle:
+    with path.open(newline="", encoding="utf-8-sig") as handle:
         reader = csv.DictReader(handle)
         header = tuple(reader.fieldnames or ())
         missing = [c for c in WORKLOAD_COLUMNS if c not in header]
@@ -230,6 +233,11 @@ def load_pollux_workload(path: str | Path) -> ElasticWorkload:
             )
         for row in reader:
             line = reader.line_num
+            if None in row:
+                raise InputError(
+                    f"{path}: line {line}: {len(header) + len(row[None])} fields, the header "
+                    f"names {len(header)} ({','.join(header)})"
+                )
             jobs.append(_job_from_row(row, f"{path}: line {line}"))
     if not jobs:
         raise InputError(f"{path}: no jobs")
@@ -248,6 +256,8 @@ def _job_from_row(row: dict[str, str], where: str) -> ElasticJob:
             raise InputError(f"{where}: column {column}: not a number: {text!r}") from None
         if not math.isfinite(value) or value < (0 if column == "time" else 1):
             raise InputError(f"{where}: column {column}: out of range: {text!r}")
+        if column == "time" and value > MAX_TIME:
+            raise InputError(f"{where}: column time: {text!r} s is past {MAX_TIME:g} s")
         return value
 
     name = (row.get("name") or "").strip()
