@@ -218,6 +218,8 @@ def _print(config: Any, summary: dict[str, Any]) -> None:
         for row in summary["methods"].values()
     ]
     print_table(METHOD_HEADERS, rows)
+    if summary["preemptive_note"]:
+        print(f"  {summary['preemptive_note']}")
     for method, row in summary["methods"].items():
         if row["note"]:
             print(f"  note on {method}: {row['note']}")

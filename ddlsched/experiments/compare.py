@@ -2,6 +2,14 @@
 
 Every schedule (the optimum's and each method's) is checked by the
 independent verifier; ratios are taken against proven optima only.
+
+The optimum is that of problem A, which is non-preemptive. A preemptive policy
+(:data:`~ddlsched.algorithms.registry.PREEMPTIVE_POLICIES`) solves a relaxation of it and
+may beat ``OPT(A)``: its ``C/OPT`` is still the ratio to ``OPT(A)`` (below 1 is no
+contradiction), and its certified ratios ``C/LB`` and ``JCT/LB`` divide by the best
+of the bounds proved for the preemptive model
+(:data:`~ddlsched.formulations.lower_bounds.PREEMPTIVE_BOUNDS`), never by the exact
+method's dual bound or ``OPT(A)`` (``docs/guide/preemptive.md``).
 """
 
 from __future__ import annotations
@@ -15,8 +23,9 @@ from ddlsched.core.alpha import rho as rho_of_instance
 from ddlsched.core.generators import GeneratorConfig, generate
 from ddlsched.core.model import Instance
 from ddlsched.core.params import ExactParams, OnlineParams
-from ddlsched.core.result import Result
+from ddlsched.core.result import LowerBound, Result
 from ddlsched.formulations.certify import combinatorial_bound
+from ddlsched.formulations.lower_bounds import PREEMPTIVE_BOUNDS, best_lower_bound, lower_bounds
 
 MAX_SEED = 2**63 - 1
 """The largest seed (NumPy's generators take any whole number; the CLI and result files
@@ -130,17 +139,36 @@ class InstanceComparison:
     theorem1_factor: float
     verified: dict[str, bool]
     fast_bound: float = math.nan
+    preemptive_bound: LowerBound | None = None
+
+    def lower_bound(self, method: str) -> float:
+        """The lower bound ``method``'s certified ratio divides by (``nan`` without one): for
+        a preemptive method the best bound valid for the preemptive model
+        (:attr:`preemptive_bound`), else the exact result's bound on ``OPT(A)``."""
+        if is_preemptive(method):
+            return _bound_value(self.preemptive_bound)
+        return _bound_value(self.optimum.lower_bound)
+
+    def flow_lower_bound(self, method: str) -> float:
+        """The lower bound on the optimal flow time of ``method``'s model: the
+        :attr:`preemptive_bound`'s for a preemptive method, else the exact result's (its
+        proof, its bound or the lower bounds, whichever is largest)."""
+        if is_preemptive(method):
+            bound = self.preemptive_bound
+            return bound.flow_value if bound is not None and bound.valid else math.nan
+        return self.optimum.flow_lower_bound
 
     def certified_ratio(self, method: str) -> float:
-        """``sum C / LB``: an upper bound on the ratio to ``OPT(A)`` even without the optimum."""
-        bound = self.optimum.lower_bound
-        return bound.ratio(self.results[method].objective) if bound is not None else math.nan
+        """``sum C / LB``: an upper bound on the ratio to the optimum of ``method``'s model
+        (``OPT(A)``, or the preemptive optimum for a preemptive method; :meth:`lower_bound`),
+        even without the optimum."""
+        return _ratio(self.results[method].objective, self.lower_bound(method))
 
     def certified_flow_ratio(self, method: str) -> float:
         """``sum w (C - r) / flow LB``: an upper bound on the ratio of the method's total JCT
-        (flow time) to the optimal one, from the exact result's flow bound (its proof, its
-        bound or the lower bounds, whichever is largest; ``nan`` without one)."""
-        return _flow_ratio(self.results[method], self.optimum)
+        (flow time) to the optimal one of its model (:meth:`flow_lower_bound`; ``nan``
+        without one)."""
+        return _ratio(_flow(self.results[method]), self.flow_lower_bound(method))
 
     def why_unproven(self, config: CompareConfig) -> str:
         """Why this instance has no proven optimum, in one line (``""`` when it has one),
@@ -207,7 +235,7 @@ class CompareReport:
             "fast_bound_over_opt_median": float(np.median(fast)) if fast else math.nan,
             "fast_bound_over_opt_min": _min(fast),
             "lower_bound_over_incumbent_min": _min(
-                [_bound_value(r.optimum) / r.optimum.objective for r in found]
+                [_bound_value(r.optimum.lower_bound) / r.optimum.objective for r in found]
             ),
             "fast_bound_over_incumbent_min": _min(
                 [r.fast_bound / r.optimum.objective for r in found]
@@ -228,6 +256,7 @@ class CompareReport:
                 if not r.optimum.proven_optimal
             ],
             "methods": {method: self._method_row(method) for method in self.config.methods},
+            "preemptive_note": preemptive_note(self.config.methods),
             "rows": self.records(),
         }
 
@@ -245,6 +274,7 @@ class CompareReport:
         worst = _worst_seed(proven, ratios) if ratios else _worst_seed(self.rows, certified)
         return {
             "method": method,
+            "model": model_of(method),
             "mean C/OPT": _mean(ratios),
             "worst C/OPT": _max(ratios),
             "worst seed": worst,
@@ -265,30 +295,36 @@ class CompareReport:
     def records(self) -> list[dict[str, object]]:
         """One row per instance and method (the exact method's first), keyed by
         :data:`RECORD_HEADERS`: what a researcher loads with ``pandas.DataFrame(rows)`` or
-        ``pandas.read_csv`` of ``compare --out``. ``OPT`` and the ratios to it are ``nan``
-        where the optimum is not proven; ``LB`` is the best proven lower bound on
-        ``OPT(A)``, and ``C/LB`` an upper bound on ``C/OPT`` even then."""
+        ``pandas.read_csv`` of ``compare --out``. ``OPT`` (always ``OPT(A)``) and the ratios
+        to it are ``nan`` where the optimum is not proven; ``model`` is the row's model
+        (``A`` or ``preemptive``, :func:`model_of`); ``LB`` is the best proven lower bound on
+        the optimum of that model (:meth:`InstanceComparison.lower_bound`), and ``C/LB``
+        an upper bound on the ratio to it even then. A preemptive row's ``C/OPT`` may be
+        below 1 (:func:`preemptive_note`)."""
         out = []
         for row in self.rows:
             opt = row.optimum.objective if row.optimum.proven_optimal else math.nan
-            lower = _bound_value(row.optimum)
             command = self.config.command(row.seed)
             for method, result in {self.config.exact: row.optimum, **row.results}.items():
+                exact = method == self.config.exact
+                lower = _bound_value(row.optimum.lower_bound) if exact else row.lower_bound(method)
+                flow = row.optimum.flow_lower_bound if exact else row.flow_lower_bound(method)
                 out.append(
                     {
                         "seed": row.seed,
                         "method": method,
+                        "model": "A" if exact else model_of(method),
                         "status": result.status.value,
                         "sum C": result.objective,
                         "OPT": opt,
                         "LB": lower,
                         "C/OPT": result.objective / opt,
-                        "C/LB": result.objective / lower if lower > 0 else math.nan,
+                        "C/LB": _ratio(result.objective, lower),
                         "sum JCT": result.total_jct,
                         "JCT/OPT": result.total_jct / row.optimum.total_jct
                         if row.optimum.proven_optimal and row.optimum.total_jct > 0
                         else math.nan,
-                        "JCT/LB": _flow_ratio(result, row.optimum),
+                        "JCT/LB": _ratio(_flow(result), flow),
                         "runtime s": result.runtime_s,
                         "verified": row.verified[method],
                         "command": command,
@@ -316,6 +352,7 @@ METHOD_HEADERS = (
 RECORD_HEADERS = (
     "seed",
     "method",
+    "model",
     "status",
     "sum C",
     "OPT",
@@ -338,19 +375,53 @@ def _worst_seed(rows: list[InstanceComparison], ratios: list[float]) -> int | No
     return max(finite, key=lambda pair: (pair[0], -pair[1]))[1] if finite else None
 
 
-def _bound_value(result: Result) -> float:
-    """The value of ``result``'s valid lower bound, or ``nan``."""
-    bound = result.lower_bound
+def is_preemptive(method: str) -> bool:
+    """Whether ``method`` is a preemptive policy (its schedules are not problem A's)."""
+    from ddlsched.algorithms.registry import PREEMPTIVE_POLICIES
+
+    return method in PREEMPTIVE_POLICIES
+
+
+def model_of(method: str) -> str:
+    """The model of ``method``'s schedules: ``"preemptive"`` or ``"A"``."""
+    return "preemptive" if is_preemptive(method) else "A"
+
+
+def preemptive_note(methods: tuple[str, ...]) -> str:
+    """What the ratios of the preemptive ones among ``methods`` mean, in one line (``""``
+    when none is preemptive)."""
+    chosen = [m for m in methods if is_preemptive(m)]
+    if not chosen:
+        return ""
+    return (
+        f"preemptive: {', '.join(chosen)}; their C/OPT and JCT/OPT are ratios to OPT(A), the "
+        "non-preemptive optimum, which a preemptive schedule may beat (values below 1 are "
+        "legitimate, not a certificate); their C/LB and JCT/LB divide by the best bound "
+        f"proved for the preemptive model ({', '.join(PREEMPTIVE_BOUNDS)})"
+    )
+
+
+def preemptive_lower_bound(instance: Instance) -> LowerBound | None:
+    """The best of the bounds proved for the preemptive model
+    (:data:`~ddlsched.formulations.lower_bounds.PREEMPTIVE_BOUNDS`) on ``instance``."""
+    return best_lower_bound(lower_bounds(instance, PREEMPTIVE_BOUNDS))
+
+
+def _bound_value(bound: LowerBound | None) -> float:
+    """The value of a valid lower bound, or ``nan``."""
     return bound.value if bound is not None and bound.valid else math.nan
 
 
-def _flow_ratio(result: Result, optimum: Result) -> float:
-    """``result``'s flow time over the exact result's flow bound (a certified ratio)."""
-    bound = optimum.flow_lower_bound
+def _ratio(value: float, bound: float) -> float:
+    """``value / bound`` where the bound is finite and positive (a certified ratio),
+    else ``nan``."""
+    return value / bound if math.isfinite(bound) and bound > 0 else math.nan
+
+
+def _flow(result: Result) -> float:
+    """``result``'s weighted flow time, ``nan`` where it is not finite."""
     flow = result.total_flow_time
-    if not (math.isfinite(bound) and bound > 0 and math.isfinite(flow)):
-        return math.nan
-    return flow / bound
+    return flow if math.isfinite(flow) else math.nan
 
 
 def compare(
@@ -398,6 +469,7 @@ def compare(
                     fast.value
                     if (fast := combinatorial_bound(instance)) is not None
                     else math.nan,
+                    preemptive_lower_bound(instance),
                 )
             )
             if progress is not None:
