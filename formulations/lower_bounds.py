@@ -164,6 +164,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+from ddlsched.formulations.timeindexed import on_grid
 
 from ddlsched.core.alpha import all_cut_alpha, fastest_processing
 from ddlsched.core.model import Instance
@@ -396,11 +397,9 @@ def proven_grid(instance: Instance) -> float | None:
         values += [job.iterations * job.compute_on(t) for t in cluster.types]
         values += [job.iterations * q / b for _, _, q in job.edges for b in bandwidths]
         for value in values:
-            ratio = value / slot
-            whole = round(ratio)
-            if abs(ratio - whole) > 1e-7 * max(1.0, abs(ratio)):
+            if not on_grid(value, slot):
                 return None
-            divisor = math.gcd(divisor, whole)
+            divisor = math.gcd(divisor, round(value / slot))
     return slot * max(1, divisor)
 
 
@@ -549,9 +548,10 @@ def _grid(
     r, p = inputs.releases, inputs.processing
     if on_grid:
         # Some optimum starts on the grid and every true duration is a multiple of the slot
-        # at least p_i: releases and durations round *up* to the grid, not down.
-        release_slot = np.ceil(r / delta - 1e-9).astype(int)
-        duration = np.ceil(p / delta - 1e-9).astype(int)
+        # at least p_i: releases and durations are whole numbers of slots up to the noise
+        # on_grid forgives, so they round to the nearest (never a whole slot up).
+        release_slot = np.rint(r / delta).astype(int)
+        duration = np.rint(p / delta).astype(int)
     else:
         # Rounded down, with a bias against rounding error, so no job is made later or longer.
         release_slot = np.floor(r / delta * (1 - 1e-12)).astype(int)

@@ -28,6 +28,7 @@ from ddlsched.formulations.timeindexed import (
     SlottedMode,
     SlottedProblem,
     on_grid,
+    release_slots,
     slots_needed,
 )
 
@@ -121,7 +122,7 @@ def best_mapping_for_counts(
 
 
 def _release_slot(job: Job, slot: float) -> int:
-    return 0 if job.release == 0 else slots_needed(job.release, slot)
+    return release_slots(job.release, slot)
 
 
 def problem_a(

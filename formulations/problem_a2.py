@@ -37,7 +37,7 @@ import math
 from dataclasses import dataclass
 
 import pyomo.environ as pyo
-from ddlsched.formulations.timeindexed import EPS, on_grid, slots_needed
+from ddlsched.formulations.timeindexed import EPS, on_grid, release_slots, slots_needed
 
 from ddlsched.core.alpha import virtual_size
 from ddlsched.core.model import Instance, Piece, Problem, Schedule, ScheduledJob
@@ -79,9 +79,7 @@ def single_machine(instance: Instance) -> SingleMachine:
     grid = [v / delta for v in sizes] + [job.release / delta for job in instance.jobs]
     if all(on_grid(x, 1.0) for x in grid):
         delta *= math.gcd(*(round(x) for x in grid)) or 1
-    releases = tuple(
-        0 if job.release == 0 else slots_needed(job.release, delta) for job in instance.jobs
-    )
+    releases = tuple(release_slots(job.release, delta) for job in instance.jobs)
     exact = all(on_grid(v, delta) for v in sizes) and all(
         on_grid(job.release, delta) for job in instance.jobs
     )
