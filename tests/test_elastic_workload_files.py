@@ -25,7 +25,7 @@ BAD_FILES = [
     (("j1,-5,cifar10,1,128",), "line 2: column time: out of range: '-5'"),
     (("j1,0,cifar10,1,128", "j1,5,ncf,1,64"), "duplicate names ['j1']"),
     ((), "no jobs"),
-    (("j1,0,cifar10",), "line 2: column num_replicas: not a number: ''"),
+    (("j1,0,cifar10",), "line 2: 3 fields, the header names 5"),
     (("j1,1e300,cifar10,1,128",), "line 2: column time: '1e300' s is past 1e+11 s"),
     (("j0,0,ncf,1,64", f"j1,{MAX_TIME * 1.5:g},ncf,1,64"), "line 3: column time:"),
     (("j1,0,cifar10,1,128,extra",), "line 2: 6 fields, the header names 5"),

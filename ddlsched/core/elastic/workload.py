@@ -217,8 +217,8 @@ def load_pollux_workload(path: str | Path) -> ElasticWorkload:
     Raises
     ------
     InputError
-        One line naming the file, line and column of the first bad value (a row with more
-        fields than the header names its line).
+        One line naming the file, line and column of the first bad value (a row with fewer
+        or more fields than the header: its line).
     """
     path = resolve_trace(path)
     jobs = []
@@ -233,10 +233,11 @@ def load_pollux_workload(path: str | Path) -> ElasticWorkload:
             )
         for row in reader:
             line = reader.line_num
-            if None in row:
+            fields = len(header) + len(row.get(None, ())) - list(row.values()).count(None)
+            if fields != len(header):
                 raise InputError(
-                    f"{path}: line {line}: {len(header) + len(row[None])} fields, the header "
-                    f"names {len(header)} ({','.join(header)})"
+                    f"{path}: line {line}: {fields} fields, the header names {len(header)} "
+                    f"({','.join(header)})"
                 )
             jobs.append(_job_from_row(row, f"{path}: line {line}"))
     if not jobs:
