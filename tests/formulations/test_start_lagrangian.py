@@ -5,11 +5,16 @@ from __future__ import annotations
 
 import functools
 import itertools
+import math
+from typing import Any
 
+import numpy as np
 import pytest
 from ddlsched.formulations.lower_bounds import PREEMPTIVE_BOUNDS, BoundInputs
 from ddlsched.formulations.start_lagrangian import (
     StartLagrangianSettings,
+    _evaluate,
+    _slots,
     block_offsets,
     start_lagrangian_bound,
 )
@@ -206,3 +211,46 @@ def test_a_preemptive_policy_is_certified_by_a_bound_of_its_model() -> None:
     assert result.lower_bound is not None
     assert result.lower_bound.name in PREEMPTIVE_BOUNDS
     assert result.lower_bound.value <= result.objective
+
+
+def _dual_by_every_start(multipliers: np.ndarray, grid: Any, inputs: BoundInputs) -> float:
+    """``L(lambda)`` with each job's least cost taken over every start slot one by one (no
+    blocks): waiting ``w (delta t - r)^+`` plus ``g`` times the prices of the slots the job
+    occupies ``[t, t + d)`` within the horizon; starts run to the horizon plus the longest
+    job, past which only the waiting grows."""
+    prefix = np.concatenate(([0.0], np.cumsum(multipliers)))
+    horizon = grid.horizon
+    total = 0.0
+    for i in range(len(inputs.releases)):
+        first, d = int(grid.release_slot[i]), int(grid.duration[i])
+        best = math.inf
+        for t in range(first, horizon + int(grid.duration.max()) + 2):
+            waiting = max(grid.delta * t - inputs.releases[i], 0.0)
+            lo, hi = min(t, horizon), min(t + d, horizon)
+            cost = inputs.weights[i] * waiting + inputs.gpus[i] * (prefix[hi] - prefix[lo])
+            best = min(best, cost)
+        total += best + inputs.weights[i] * inputs.processing[i]
+    return total - inputs.num_gpus * float(multipliers.sum())
+
+
+@settings(max_examples=40, deadline=None, derandomize=True)
+@given(
+    instance=weighted_instances(),
+    seed=st.integers(0, 2**32 - 1),
+    single=st.integers(1, 3),
+    growth=st.sampled_from([0.5, 1.0, 2.0]),
+)
+def test_each_block_is_charged_no_more_than_its_cheapest_start(
+    instance: Instance, seed: int, single: int, growth: float
+) -> None:
+    """For any prices ``lambda >= 0`` the blocked dual value is at most the dual value with
+    every start priced one by one: a block may only charge the slots every one of its
+    starts occupies and the wait of its first start (a block charged from one slot early,
+    or its last start's wait, would break the bound's proof)."""
+    inputs = BoundInputs.of(instance)
+    config = StartLagrangianSettings(slots=60, single_starts=single, growth=growth)
+    grid = _slots(inputs, config)
+    multipliers = np.random.default_rng(seed).exponential(2.0, grid.horizon)
+    blocked = _evaluate(multipliers, grid, inputs, config.chunk).flow
+    exact = _dual_by_every_start(multipliers, grid, inputs)
+    assert blocked <= exact + 1e-7 * max(1.0, abs(exact)), (blocked, exact)
