@@ -126,6 +126,7 @@ def run(args: argparse.Namespace) -> int:
     interval = _interval(args, instance, result)
     if interval is not None:
         summary.update(interval.to_dict())
+        summary["problem"] = interval.model  # "preemptive" for a preemptive policy
     # Waiting counts from the first start (S - r) and after a preemption (a preemptive
     # policy such as LAS starts every job on arrival and still makes some wait).
     idle = (

@@ -147,3 +147,18 @@ def test_sweep_ratios_use_preemptive_bound_for_preemptive_rows() -> None:
     assert list(out["C/LB"][:4]) == pytest.approx([1.0, 26 / 25, 41 / 25, 41 / 28])
     assert out["C/OPT"][1] == pytest.approx(26 / 28)
     assert math.isnan(out["C/LB"][4])
+
+
+@pytest.mark.parametrize(("policy", "model"), [("srpt-area", "preemptive"), ("sjf", "A")])
+def test_simulate_json_names_the_policy_model(
+    policy: str, model: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """simulate --json's ``problem`` is the model the policy's schedule belongs to:
+    ``preemptive`` for a preemptive policy, ``A`` otherwise (as ``flow_model``)."""
+    import json
+
+    from ddlsched.cli import main
+
+    assert main(["simulate", "--trace", "tiresias_60_job.csv", "--policy", policy, "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["problem"] == doc["flow_model"] == model
