@@ -12,16 +12,17 @@ restart cost of 1 s gives 4 + 22 = 26 < OPT(A).
 from __future__ import annotations
 
 import math
+from typing import cast
 
 import pandas as pd
 import pytest
-
 from ddlsched.algorithms.registry import PREEMPTIVE_POLICIES
+from ddlsched.formulations.lower_bounds import PREEMPTIVE_BOUNDS, lower_bounds
+
 from ddlsched.api import simulate
 from ddlsched.core.model import Cluster, Instance, Job
 from ddlsched.experiments import CompareConfig, compare
 from ddlsched.experiments.compare import RECORD_HEADERS, CompareReport
-from ddlsched.formulations.lower_bounds import PREEMPTIVE_BOUNDS, lower_bounds
 from ddlsched.sweep import with_ratios
 
 METHODS = ("srpt-area", "asrpt-preemptive", "las", "sjf", "fifo", "asrpt")
@@ -73,17 +74,21 @@ def test_preemptive_rows_certified_by_preemptive_bounds(
     assert row.optimum.objective == pytest.approx(4 * weight + 24)
     assert row.results["srpt-area"].objective < row.optimum.objective
     best = _preemptive_best(instance)
+    exact = row.optimum.lower_bound
+    assert exact is not None
     for record in report.records():
-        assert record["C/LB"] >= 1 - 1e-9 and record["JCT/LB"] >= 1 - 1e-9, record
+        assert cast(float, record["C/LB"]) >= 1 - 1e-9, record
+        assert cast(float, record["JCT/LB"]) >= 1 - 1e-9, record
         if record["method"] in PREEMPTIVE_POLICIES:
             assert record["model"] == "preemptive"
             assert record["LB"] == pytest.approx(best)
         else:
             assert record["model"] == "A"
-            assert record["LB"] == pytest.approx(row.optimum.lower_bound.value)
-    assert report.records()[1]["C/OPT"] < 1  # srpt-area against OPT(A)
+            assert record["LB"] == pytest.approx(exact.value)
+    assert cast(float, report.records()[1]["C/OPT"]) < 1  # srpt-area against OPT(A)
     summary = report.summary()
-    for method, entry in summary["methods"].items():  # type: ignore[union-attr]
+    methods = cast(dict[str, dict[str, float]], summary["methods"])
+    for method, entry in methods.items():
         assert entry["mean C/LB"] >= 1 - 1e-9 and entry["mean JCT/LB"] >= 1 - 1e-9, method
     assert "srpt-area, asrpt-preemptive, las" in str(summary["preemptive_note"])
 
@@ -93,9 +98,11 @@ def test_non_preemptive_rows_keep_the_exact_bound(monkeypatch: pytest.MonkeyPatc
     (sum C and flow), as without any preemptive method in the comparison."""
     report = _report(_beaten(), monkeypatch)
     row = report.rows[0]
+    exact = row.optimum.lower_bound
+    assert exact is not None
     for method in ("sjf", "fifo", "asrpt"):
         result = row.results[method]
-        assert row.certified_ratio(method) == result.objective / row.optimum.lower_bound.value
+        assert row.certified_ratio(method) == result.objective / exact.value
         assert row.certified_flow_ratio(method) == (
             result.total_flow_time / row.optimum.flow_lower_bound
         )
