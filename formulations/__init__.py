@@ -23,6 +23,7 @@ from typing import Any
 from ddlsched.formulations.registry import EXACT_METHODS
 
 FLOORS: tuple[tuple[str, ...], ...] = (
+    ("grid",),
     (
         "admission",
         "forkserver_hook",

@@ -164,7 +164,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from ddlsched.formulations.timeindexed import on_grid
+from ddlsched.formulations.grid import on_grid
 
 from ddlsched.core.alpha import all_cut_alpha, fastest_processing
 from ddlsched.core.model import Instance

@@ -150,18 +150,18 @@ CATALOGUE: tuple[Mutant, ...] = (
         "if other is not job and other_start < start < other_end:",
         CLAIM_TESTS,
     ),
-    # formulations/timeindexed.py
+    # formulations/grid.py
     Mutant(
-        "timeindexed: durations rounded to the nearest slot",
-        "formulations/timeindexed.py",
-        "return max(1, math.ceil(duration / slot - EPS))",
-        "return max(1, round(duration / slot))",
+        "grid: durations rounded to the nearest slot",
+        "formulations/grid.py",
+        "return max(1, math.ceil(ratio - grid_noise(ratio)))",
+        "return max(1, round(ratio))",
         EXACT_TESTS,
     ),
     Mutant(
-        "timeindexed: near-integral accepted as integral",
-        "formulations/timeindexed.py",
-        "return abs(ratio - round(ratio)) <= 1e-7 * max(1.0, abs(ratio))",
+        "grid: near-integral accepted as integral",
+        "formulations/grid.py",
+        "return abs(ratio - round(ratio)) <= grid_noise(ratio)",
         "return abs(ratio - round(ratio)) <= 0.2 * max(1.0, abs(ratio))",
         EXACT_TESTS,
     ),

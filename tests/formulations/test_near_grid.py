@@ -12,8 +12,8 @@ from __future__ import annotations
 import math
 
 import pytest
+from ddlsched.formulations.grid import on_grid, slots_needed
 from ddlsched.formulations.lower_bounds import LpSettings, lower_bounds, proven_grid
-from ddlsched.formulations.timeindexed import on_grid, slots_needed
 from hypothesis import given, settings
 from hypothesis import strategies as st
 

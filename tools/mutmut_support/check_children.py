@@ -51,7 +51,7 @@ def main() -> None:
     sys.path.insert(0, str(MUTANTS))
     os.environ["PYTHONPATH"] = os.pathsep.join([str(MUTANTS), os.environ.get("PYTHONPATH", "")])
     from ddlsched.formulations import isolation
-    from ddlsched.formulations.timeindexed import slots_needed
+    from ddlsched.formulations.grid import slots_needed
 
     part = (sys.argv[1:] or ["1"])[0] == "2"
     if part:
