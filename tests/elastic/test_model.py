@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 import numpy as np
@@ -196,3 +197,12 @@ def test_a_workload_with_duplicate_names_is_refused_naming_them() -> None:
     jobs = tuple(ElasticJob(name, "bert", float(k), 1, 12) for k, name in enumerate("abab"))
     with pytest.raises(ValueError, match=r"ElasticWorkload\.jobs: duplicate names \['a', 'b'\]"):
         ElasticWorkload(jobs)
+
+
+@pytest.mark.parametrize("submit", [-1.0, math.nan, math.inf, 1e300, 1.0000001e11])
+def test_an_elastic_job_outside_the_time_range_is_refused(submit: float) -> None:
+    """A submit time past the model's time limit is refused where the job is built (from
+    Python too, not only from a file): at 1e300 s a 60 s round vanishes in rounding and the
+    run would never end."""
+    with pytest.raises(ValueError, match="submit_time"):
+        ElasticJob("j", "cifar10", submit, 1, 128)

@@ -163,8 +163,10 @@ class ElasticJob:
             raise ValueError(
                 f"ElasticJob.model must be one of {', '.join(MODELS)}, got {self.model!r}"
             )
-        if not (math.isfinite(self.submit_time) and self.submit_time >= 0):
-            raise ValueError(f"ElasticJob.submit_time must be >= 0, got {self.submit_time!r}")
+        if not (math.isfinite(self.submit_time) and 0 <= self.submit_time <= MAX_TIME):
+            raise ValueError(
+                f"ElasticJob.submit_time must be in [0, {MAX_TIME:g}] s, got {self.submit_time!r}"
+            )
         for name in ("asked_replicas", "asked_batch_size"):
             value = getattr(self, name)
             if not isinstance(value, int) or value < 1:
