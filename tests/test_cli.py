@@ -28,7 +28,19 @@ def test_generate_then_verify_json(tmp_path: Path) -> None:
     """generate writes a readable instance; verify --json reports a serial schedule."""
     instance_path = tmp_path / "inst.json"
     assert (
-        main(["generate", "--jobs", "3", "--seed", "4", "--preset", "exact-friendly", "--out", str(instance_path)])
+        main(
+            [
+                "generate",
+                "--jobs",
+                "3",
+                "--seed",
+                "4",
+                "--preset",
+                "exact-friendly",
+                "--out",
+                str(instance_path),
+            ]
+        )
         == 0
     )
     instance = read_instance(instance_path)
@@ -239,7 +251,9 @@ def test_check_json_with_unknown_values(tmp_path: Path) -> None:
     """``check --json`` on MILPs stopped without a value: every value carries its
     exactness, and an unknown one is null, never NaN (which is not JSON)."""
     path = tmp_path / "i.json"
-    run_cli("generate", "--jobs", "6", "--seed", "1", "--preset", "exact-friendly", "--out", str(path))
+    run_cli(
+        "generate", "--jobs", "6", "--seed", "1", "--preset", "exact-friendly", "--out", str(path)
+    )
     result = run_cli("check", str(path), "--json", "--time-limit", "0.001")
     assert result.returncode in (0, 1), result.stderr
     doc = json.loads(result.stdout)
@@ -327,7 +341,10 @@ def test_bad_output_paths_refused_before_any_work(
     empty ``--out`` reaching the writer, a folder found only after minutes of work.
     """
     instance, schedule = tmp_path / "in.json", tmp_path / "s.json"
-    assert main(["generate", "--jobs", "3", "--preset", "exact-friendly", "--out", str(instance)]) == 0
+    assert (
+        main(["generate", "--jobs", "3", "--preset", "exact-friendly", "--out", str(instance)])
+        == 0
+    )
     assert main(["solve", str(instance), "--method", "fifo", "--out", str(schedule)]) == 0
     config, trace = tmp_path / "c.toml", tmp_path / "t.csv"
     config.write_text('[sweep]\nmethods = ["fifo"]\nseeds = 1\n')
@@ -604,7 +621,12 @@ def test_a_closed_standard_output_still_writes_the_out_file(tmp_path: Path) -> N
     import os
 
     instance, schedule = tmp_path / "i.json", tmp_path / "s.json"
-    assert run_cli("generate", "--jobs", "4", "--preset", "exact-friendly", "--out", str(instance)).returncode == 0
+    assert (
+        run_cli(
+            "generate", "--jobs", "4", "--preset", "exact-friendly", "--out", str(instance)
+        ).returncode
+        == 0
+    )
 
     def closed(*args: str) -> subprocess.CompletedProcess[str]:
         return subprocess.run(

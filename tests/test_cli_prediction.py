@@ -14,8 +14,9 @@ from ddlsched.cli import main
 def instance(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """Six integral jobs on 2 x 4 GPUs (the optimum is proven in moments)."""
     path = tmp_path_factory.mktemp("prediction") / "inst.json"
-    assert main(["generate", "--jobs", "6", "--servers", "2", "--gpus-per-server", "4",
-                 "--preset", "exact-friendly", "--seed", "3", "--out", str(path)]) == 0  # fmt: skip
+    command = ["generate", "--jobs", "6", "--servers", "2", "--gpus-per-server", "4"]
+    command += ["--preset", "exact-friendly", "--seed", "3", "--out", str(path)]
+    assert main(command) == 0
     return path
 
 

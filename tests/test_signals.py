@@ -45,8 +45,9 @@ def batch(tmp_path_factory: pytest.TempPathFactory) -> Path:
     minute (about 6% open after a minute of CP-SAT), so the solve is surely still running
     when the signal arrives."""
     path = tmp_path_factory.mktemp("signals") / "batch.json"
-    assert main(["generate", "--jobs", "24", "--servers", "4", "--gpus-per-server", "4",
-                 "--preset", "exact-friendly", "--seed", "0", "--out", str(path)]) == 0  # fmt: skip
+    command = ["generate", "--jobs", "24", "--servers", "4", "--gpus-per-server", "4"]
+    command += ["--preset", "exact-friendly", "--seed", "0", "--out", str(path)]
+    assert main(command) == 0
     return path
 
 

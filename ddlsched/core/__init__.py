@@ -34,8 +34,8 @@ Bound = ExactOrBound
 
 __all__ = [
     "PROBLEMS",
-    "ExactOrBound",
     "Cluster",
+    "ExactOrBound",
     "ExactParams",
     "GeneratorConfig",
     "InputError",

@@ -216,7 +216,9 @@ def virtual_size(job: JobGraph, cluster: Cluster, iterations: float) -> float:
     return job.gpus * iterations * all_cut_alpha(job, cluster) / cluster.num_gpus
 
 
-def alpha_max(job: Job, cluster: Cluster, search_budget: int = DEFAULT_SEARCH_BUDGET) -> ExactOrBound:
+def alpha_max(
+    job: Job, cluster: Cluster, search_budget: int = DEFAULT_SEARCH_BUDGET
+) -> ExactOrBound:
     """``alpha_i^max``: the all-cut value ``c_i + Q_i / B_inter``.
 
     Exact when some mapping on the empty cluster cuts every edge (decided by
@@ -241,7 +243,9 @@ def alpha_max(job: Job, cluster: Cluster, search_budget: int = DEFAULT_SEARCH_BU
     return ExactOrBound(value, exact=exact)
 
 
-def least_cut(job: Job, cluster: Cluster, search_budget: int = DEFAULT_SEARCH_BUDGET) -> ExactOrBound:
+def least_cut(
+    job: Job, cluster: Cluster, search_budget: int = DEFAULT_SEARCH_BUDGET
+) -> ExactOrBound:
     """The least cut traffic over mappings on the empty cluster.
 
     Zero for a job that fits one server. Otherwise found by
@@ -258,7 +262,9 @@ def least_cut(job: Job, cluster: Cluster, search_budget: int = DEFAULT_SEARCH_BU
     return ExactOrBound(min_cut_bound(job, cluster.max_gpus_per_server), exact=False)
 
 
-def alpha_min(job: Job, cluster: Cluster, search_budget: int = DEFAULT_SEARCH_BUDGET) -> ExactOrBound:
+def alpha_min(
+    job: Job, cluster: Cluster, search_budget: int = DEFAULT_SEARCH_BUDGET
+) -> ExactOrBound:
     """``alpha_i^min``: the least ``alpha`` over mappings on the empty cluster.
 
     On one GPU type, ``alpha`` of the :func:`least_cut`, exact exactly when

@@ -44,8 +44,9 @@ def batch(tmp_path_factory: pytest.TempPathFactory) -> Instance:
     """The batch instance (seed 0): 24 jobs released together on 4 x 4 GPUs. The LP
     gives 208, the pooled bound 212, and 212 is the optimum (a schedule meets it)."""
     path = tmp_path_factory.mktemp("pooled") / "batch.json"
-    assert main(["generate", "--jobs", "24", "--servers", "4", "--gpus-per-server", "4",
-                 "--preset", "exact-friendly", "--seed", "0", "--out", str(path)]) == 0  # fmt: skip
+    command = ["generate", "--jobs", "24", "--servers", "4", "--gpus-per-server", "4"]
+    command += ["--preset", "exact-friendly", "--seed", "0", "--out", str(path)]
+    assert main(command) == 0
     return read_instance(path)
 
 
@@ -119,8 +120,9 @@ def test_a_node_limited_solve_reports_its_dual_bound(tmp_path: Path) -> None:
     dual bound, and no valid value. Catches: a stopped integral model called invalid, or
     its incumbent's objective (above the relaxation's optimum) reported as a bound."""
     path = tmp_path / "forty.json"
-    assert main(["generate", "--jobs", "40", "--servers", "4", "--gpus-per-server", "4",
-                 "--preset", "exact-friendly", "--seed", "1", "--out", str(path)]) == 0  # fmt: skip
+    command = ["generate", "--jobs", "40", "--servers", "4", "--gpus-per-server", "4"]
+    command += ["--preset", "exact-friendly", "--seed", "1", "--out", str(path)]
+    assert main(command) == 0
     instance = read_instance(path)
     inputs, slot = BoundInputs.of(instance), proven_grid(instance)
     lp = lp_bound(instance, inputs, LpSettings(20_000, 1e7), slot=slot)
