@@ -7,7 +7,7 @@ import math
 from typing import Any
 
 from ddlsched.cli import elastic
-from ddlsched.cli.files import check_outputs
+from ddlsched.cli.files import check_outputs, csv_output
 from ddlsched.cli.options import (
     EXIT_INTERRUPTED,
     EXIT_OK,
@@ -134,8 +134,7 @@ def run(args: argparse.Namespace) -> int:
     check_outputs({"--plot": args.plot, "--out": args.out})
     if args.plot:
         figure_format("--plot", args.plot)
-    if args.out and not args.out.lower().endswith(".csv"):
-        raise InputError(f"--out {args.out}: expected a .csv file (rows are written as CSV)")
+    csv_output("--out", args.out)
     if args.from_trace:
         refuse_given(args, ("--load",), "not with --from-trace (its jobs keep their submissions)")
     else:

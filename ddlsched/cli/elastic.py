@@ -16,7 +16,7 @@ import argparse
 import sys
 from typing import Any
 
-from ddlsched.cli.files import check_outputs
+from ddlsched.cli.files import check_outputs, csv_output
 from ddlsched.cli.options import (
     EXIT_INTERRUPTED,
     EXIT_NO,
@@ -242,8 +242,7 @@ def compare(args: argparse.Namespace) -> int:
             "--from-trace"
         )
     _outputs(args, args.out)
-    if args.out and not args.out.lower().endswith(".csv"):  # as the rigid compare's --out
-        raise InputError(f"--out {args.out}: expected a .csv file (rows are written as CSV)")
+    csv_output("--out", args.out)
     asked = None if args.policies is None else name_list(args.policies, "--policies")
     try:
         policies = elastic_policy_names(asked)

@@ -44,6 +44,14 @@ def check_outputs(
                 raise InputError(f"{option} and {other}: the same file {path}")
 
 
+def csv_output(option: str, path: str | None) -> None:
+    """Refuse an output ``path`` of ``option`` that does not end in ``.csv`` (any case): rows
+    are written as CSV, and a wrong name (a sweep's ``.sqlite``, a ``.json``) would be
+    replaced by them."""
+    if path and not path.lower().endswith(".csv"):
+        raise InputError(f"{option} {path}: expected a .csv file (rows are written as CSV)")
+
+
 def _same_file(first: str, second: str) -> bool:
     """Whether two paths name one file (through links too; a missing one by its real path)."""
     try:
