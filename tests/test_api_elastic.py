@@ -14,22 +14,16 @@ from hypothesis import strategies as st
 import ddlsched
 from ddlsched.core.elastic import ElasticCluster, ElasticJob, ElasticWorkload
 from ddlsched.provenance import git_revision, package_version
+from tests.elastic.workloads import mixed_workload
 
 JOB_FIELDS = {"name", "model", "arrival", "completion", "jct", "restarts", "gpu_seconds"}
 
 
 @pytest.fixture(scope="module")
 def mixed() -> ElasticWorkload:
-    """Five short jobs (cut epoch budgets) of four models, arriving within and across
-    rounds, asking 1 to 8 GPUs: on two 4-GPU nodes they queue, and rigid ones span nodes."""
-    rows = [
-        ("cifar10-a", "cifar10", 0.0, 4, 512, 2),
-        ("ncf-a", "ncf", 5.0, 1, 32768, 1),
-        ("bert-a", "bert", 20.0, 2, 48, 1),
-        ("cifar10-b", "cifar10", 61.0, 8, 2048, 1),
-        ("yolov3-a", "yolov3", 70.0, 4, 64, 1),
-    ]
-    return ElasticWorkload(tuple(ElasticJob(*row) for row in rows))
+    """Five short jobs of four models arriving within and across rounds, asking 1 to 8 GPUs:
+    on two 4-GPU nodes they queue, and rigid ones span nodes."""
+    return mixed_workload(5)
 
 
 TWO_NODES = ElasticCluster(2, 4)
