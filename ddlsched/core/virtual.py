@@ -174,3 +174,30 @@ def srpt(
         machine.advance(finish)
     assert machine.pieces is not None
     return dict(machine.completion), machine.pieces
+
+
+def rank_combined(floors: Sequence[float], srpt_completions: Sequence[float]) -> list[float]:
+    """The least ``sum_j C_j`` over completion times with ``C_j >= floors[j]`` for every
+    job and whose ``k``-th smallest is at least the ``k``-th smallest SRPT completion, as
+    one term per rank (ascending).
+
+    Why it bounds a schedule. Preemptive SRPT on one machine completes, by every instant,
+    at least as many jobs as any preemptive (or processor-sharing) schedule of the same
+    sizes and releases (Schrage 1968; D. R. Smith, *A New Proof of the Optimality of the
+    Shortest Remaining Processing Time Discipline*, Oper. Res. 26(1), 1978). So where a
+    relaxation maps every real schedule to such a single-machine schedule in which each
+    job completes no later than in the real one, the real completion times, sorted,
+    dominate SRPT's sorted completions rank by rank; and each job still completes after
+    its own floor. Any such vector ``C`` assigns the jobs to ranks one to one (by the order
+    of ``C``) with ``C_j >= max(floors[j], s_(rank j))``, and ``sum_j max(a_j, b_pi(j))``
+    over the bijections ``pi`` is least when both are sorted the same way (``max`` is
+    submodular on the line: ``max(a1, b1) + max(a2, b2) <= max(a1, b2) + max(a2, b1)``
+    for ``a1 <= a2``, ``b1 <= b2``). Hence ``sum_k max(floor_(k), s_(k))`` is at most every
+    schedule's ``sum_j C_j``, and it is at least both ``sum floors`` and ``sum s``.
+    Unit weights only: with weights the ranks no longer carry the objective.
+    """
+    if len(floors) != len(srpt_completions):
+        raise ValueError(
+            f"rank_combined: {len(floors)} floors against {len(srpt_completions)} completions"
+        )
+    return [max(a, b) for a, b in zip(sorted(floors), sorted(srpt_completions), strict=True)]

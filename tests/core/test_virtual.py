@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 from ddlsched.core.alpha import alpha_max
 from ddlsched.core.generators import generate
 from ddlsched.core.model import Cluster, Instance, Job, Piece, Problem, Schedule, ScheduledJob
-from ddlsched.core.virtual import VirtualMachine, srpt
+from ddlsched.core.virtual import VirtualMachine, rank_combined, srpt
 from tests.oracles import brute_force_a2
 from tests.strategies import TINY_INTEGRAL
 
@@ -186,3 +186,55 @@ def test_srpt_schedule_passes_the_verifier(jobs: list[tuple[float, float]]) -> N
     report = verify(instance, schedule)
     assert report.feasible, report.violations
     assert report.total_completion_time == pytest.approx(sum(completions.values()))
+
+
+def _least_kth_completion(sizes: list[float], releases: list[float], k: int) -> float:
+    """The earliest instant by which any single-machine schedule completes ``k`` jobs: the
+    least makespan over the ``k``-subsets, each run alone in release order."""
+    import itertools as it
+
+    best = float("inf")
+    for subset in it.combinations(range(len(sizes)), k):
+        now = 0.0
+        for j in sorted(subset, key=lambda j: releases[j]):
+            now = max(now, releases[j]) + sizes[j]
+        best = min(best, now)
+    return best
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.tuples(st.floats(0.05, 5.0), st.floats(0.0, 6.0)), min_size=1, max_size=6))
+def test_srpt_completes_as_many_jobs_as_any_schedule_by_every_rank(jobs) -> None:
+    """SRPT's k-th completion is the earliest any schedule reaches k completions, for
+    every k at once (the dominance rank_combined relies on): checked against the least
+    makespan over all k-subsets, non-integral sizes and spread or equal releases."""
+    sizes = [p for p, _ in jobs]
+    releases = [r for _, r in jobs]
+    completions, _ = srpt(sizes, releases)
+    ranked = sorted(completions.values())
+    for k in range(1, len(jobs) + 1):
+        assert ranked[k - 1] == pytest.approx(_least_kth_completion(sizes, releases, k))
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.tuples(st.floats(0.0, 10.0), st.floats(0.0, 10.0)), min_size=1, max_size=6))
+def test_rank_combined_is_the_least_sum_over_assignments(pairs) -> None:
+    """rank_combined's total is the least sum of max(floor_j, s_(rank of j)) over every
+    assignment of jobs to ranks (brute force over permutations), never below either sum."""
+    import itertools as it
+
+    floors = [a for a, _ in pairs]
+    ranks = [b for _, b in pairs]
+    least = min(
+        sum(max(floors[j], ranks[p]) for j, p in enumerate(perm))
+        for perm in it.permutations(range(len(pairs)))
+    )
+    total = sum(rank_combined(floors, ranks))
+    assert total == pytest.approx(least)
+    assert total >= max(sum(floors), sum(ranks)) - 1e-9
+
+
+def test_rank_combined_refuses_mismatched_lengths() -> None:
+    """Floors and completions of different lengths are refused, naming both counts."""
+    with pytest.raises(ValueError, match="2 floors against 1 completions"):
+        rank_combined([1.0, 2.0], [1.0])
