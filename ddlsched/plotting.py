@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import io
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -321,3 +321,96 @@ def save_figure(figure: Figure, path: str, file_format: str = "png", dpi: int = 
     figure.savefig(buffer, format=file_format, dpi=dpi)
     plt.close(figure)
     write_bytes_atomic(path, buffer.getvalue())
+
+
+def jct_against_bound(
+    summary: Any, ax: Axes | None = None, xlabel: str = "release period"
+) -> Axes:
+    """A schedule's total JCT by group against a lower bound's share of the same jobs.
+
+    One bar per group (a row of :func:`ddlsched.sandwich.by_period` or
+    :func:`ddlsched.sandwich.by_gpus`): the bound's share below, the schedule's excess
+    over it stacked above (below the axis where the share exceeds the schedule's JCT,
+    which a share, not being a per-job bound, may).
+
+    Parameters
+    ----------
+    summary
+        A table with columns ``bound_share`` and ``excess``, indexed by group.
+    xlabel
+        What the groups are.
+    """
+    ax = _axes(ax)
+    positions = np.arange(len(summary))
+    share = np.asarray(summary["bound_share"], dtype=float)
+    excess = np.asarray(summary["excess"], dtype=float)
+    ax.bar(positions, share, color="tab:grey", label="lower bound's share")
+    ax.bar(positions, excess, bottom=share, color="tab:red", label="excess over it")
+    step = max(1, len(positions) // 20)
+    ax.set_xticks(positions[::step])
+    ax.set_xticklabels([str(label) for label in list(summary.index)[::step]], rotation=45)
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel("total JCT (s)")
+    ax.legend()
+    ax.set_title(f"where the JCT over the bound sits, by {xlabel}")
+    return ax
+
+
+def slowdown_cdf(slowdowns: Mapping[str, Sequence[float]], ax: Axes | None = None) -> Axes:
+    """Empirical CDFs of each schedule's per-job slowdown from placement: processing
+    time over the fastest one, ``held / p_i`` (:func:`ddlsched.sandwich.job_table`),
+    on a log axis."""
+    ax = _axes(ax)
+    for name, values in slowdowns.items():
+        data = np.sort(np.asarray(values, dtype=float))
+        ax.step(data, np.arange(1, len(data) + 1) / len(data), where="post", label=name)
+    ax.set_xscale("log")
+    ax.axvline(1.0, color="grey", linestyle=":")
+    ax.set_xlabel("processing time / fastest (held / p_i)")
+    ax.set_ylabel("share of jobs")
+    ax.legend()
+    ax.set_title("slowdown from placement")
+    return ax
+
+
+def jct_parts(parts: Mapping[str, Mapping[str, float]], ax: Axes | None = None) -> Axes:
+    """Each policy's total JCT split into parts, over its first part (the lower bound).
+
+    One horizontal bar per policy, its parts stacked in order
+    (:attr:`ddlsched.sandwich.JctDecomposition.parts`: ``bound``, ``order``,
+    ``placement``, ``servers``); a negative part is drawn back from the running total.
+
+    Parameters
+    ----------
+    parts
+        Per policy, its parts in order (seconds); the first is the bound, which the
+        figure's unit is.
+
+    Raises
+    ------
+    ValueError
+        If a policy's first part is not > 0.
+    """
+    ax = _axes(ax)
+    colours = plt.get_cmap("tab10")
+    names = list(parts)
+    drawn: set[str] = set()
+    for row, name in enumerate(names):
+        values = parts[name]
+        unit = next(iter(values.values()), 0.0)
+        if not unit > 0:
+            raise ValueError(f"parts of {name!r}: the first (the bound) must be > 0, got {unit!r}")
+        left = 0.0
+        for k, (part, value) in enumerate(values.items()):
+            width = value / unit
+            label = part if part not in drawn else None
+            ax.barh(row, width, left=left, color=colours(k % 10), label=label)
+            drawn.add(part)
+            left += width
+    ax.set_yticks(range(len(names)))
+    ax.set_yticklabels(names)
+    ax.axvline(1.0, color="grey", linestyle=":")
+    ax.set_xlabel("total JCT / lower bound")
+    ax.legend()
+    ax.set_title("where each policy's JCT goes")
+    return ax

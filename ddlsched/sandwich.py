@@ -14,6 +14,15 @@ at most ``UB / LB``:
   (:data:`~ddlsched.formulations.lower_bounds.PREEMPTIVE_BOUNDS`);
 - upper side: :func:`ddlsched.algorithms.offline.best_upper_bound` for the same
   model (every candidate checked by the independent verifier).
+
+Where the gap sits. :func:`job_table` spreads a schedule's total JCT and a lower
+bound over the jobs: each job's JCT, its wait, its processing time over its floor
+``p_i`` (the slowdown from placement) and its share of a lower bound
+(:func:`per_job_flow_terms`); :func:`by_period` and :func:`by_gpus` sum the rows
+by release period and by GPU count. :func:`decompose_jct` splits a policy's total
+JCT into the bound, its order (the same policy on the jobs pooled on one server,
+:func:`pooled_instance`), the longer runs placement gives and the longer waits
+servers give.
 """
 
 from __future__ import annotations
@@ -21,10 +30,17 @@ from __future__ import annotations
 import math
 import time
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ddlsched.core.model import Instance
+import numpy as np
+import pandas as pd
+
+from ddlsched.core.model import Cluster, Instance, Schedule
 from ddlsched.core.result import LowerBound, Result
+
+if TYPE_CHECKING:
+    from ddlsched.core.params import OnlineParams
+    from ddlsched.formulations.lower_bounds import BoundInputs
 
 
 @dataclass(frozen=True)
@@ -167,3 +183,343 @@ def flow_sandwich(
         instance, preemptive=preemptive, upper_bound=upper.objective, settings=settings
     )
     return Sandwich(preemptive, best_flow_bound(bounds), upper, time.perf_counter() - began)
+
+
+PER_JOB_BOUNDS: tuple[str, ...] = ("job", "squashed-area", "mean-busy-time", "lagrangian")
+"""The fast bounds whose terms each belong to one job (bound 1's floor ``w_i (r_i + p_i)``,
+SRPT's or WSPT's figures of job ``i`` on the squashed machine, their Lagrangian
+combination job by job; see :mod:`ddlsched.formulations.lower_bounds`): the ones a
+per-job table can spread over the jobs. Each holds in both models."""
+
+
+def per_job_flow_terms(
+    instance: Instance, *, preemptive: bool, inputs: BoundInputs | None = None
+) -> tuple[str, np.ndarray]:
+    """The per-job terms of the largest bound of :data:`PER_JOB_BOUNDS` valid for the model,
+    on the flow time: ``t_i - w_i r_i`` for each job, in the instance's order.
+
+    Their sum times ``1 - 1e-9`` is that bound's
+    :attr:`~ddlsched.core.result.LowerBound.flow_value`. A job's term is its *share* of a
+    bound on the total, not a bound on the job: in an optimal schedule a job may complete
+    before its share (another job then lies above its own). Only sums over jobs are
+    compared with a schedule's JCT (:func:`by_period`, :func:`by_gpus`).
+
+    Parameters
+    ----------
+    instance
+        The instance.
+    preemptive
+        The model: ``True`` the preemptive one, ``False`` problem A.
+    inputs
+        The bounds' inputs, if already computed (``p_i`` of every job).
+
+    Returns
+    -------
+    tuple[str, numpy.ndarray]
+        The bound's name and its per-job flow terms (weighted, seconds).
+    """
+    from ddlsched.formulations.lower_bounds import BOUNDS, PREEMPTIVE_BOUNDS, BoundInputs
+
+    inputs = inputs or BoundInputs.of(instance)
+    allowed = PREEMPTIVE_BOUNDS if preemptive else BOUNDS.names()
+    names = [name for name in PER_JOB_BOUNDS if name in allowed]
+    shares = {
+        name: np.asarray(BOUNDS[name](inputs), dtype=float) - inputs.weights * inputs.releases
+        for name in names
+    }
+    best = max(names, key=lambda name: math.fsum(shares[name].tolist()))
+    return best, shares[best]
+
+
+def schedule_times(instance: Instance, schedule: Schedule) -> pd.DataFrame:
+    """Each job's times in a schedule, one row per job in the instance's order.
+
+    Columns: ``job``, ``release``, ``gpus``, ``weight``, ``start`` (the first instant it
+    runs), ``completion``, ``jct`` (``C_i - r_i``), ``held`` (seconds it holds its GPUs:
+    the sum of its pieces, restarts included, or ``C_i - S_i``) and ``wait`` (``jct -
+    held``: before its start and between its pieces), so that ``jct = wait + held``.
+
+    Raises
+    ------
+    ValueError
+        If a job has no entry or no completion time, or an entry names no job of the
+        instance.
+    """
+    entries = schedule.by_id()
+    known = {job.id for job in instance.jobs}
+    strangers = sorted(set(entries) - known)
+    if strangers:
+        raise ValueError(f"schedule: job {strangers[0]!r} is not in the instance")
+    rows = []
+    for job in instance.jobs:
+        entry = entries.get(job.id)
+        if entry is None:
+            raise ValueError(f"schedule: no entry for job {job.id!r}")
+        if entry.end is None:
+            raise ValueError(f"schedule job {job.id!r}: no completion time (end)")
+        pieces = entry.pieces or ((entry.start, entry.end),)
+        held = math.fsum(piece[1] - piece[0] for piece in pieces)
+        jct = entry.end - job.release
+        rows.append(
+            (job.id, job.release, job.gpus, job.weight, entry.start, entry.end, jct, held,
+             jct - held)
+        )  # fmt: skip
+    columns = ["job", "release", "gpus", "weight", "start", "completion", "jct", "held", "wait"]
+    return pd.DataFrame.from_records(rows, columns=columns)
+
+
+def job_table(
+    instance: Instance,
+    schedule: Schedule,
+    *,
+    preemptive: bool,
+    inputs: BoundInputs | None = None,
+) -> pd.DataFrame:
+    """Where a schedule's total JCT sits against a lower bound, job by job.
+
+    The columns of :func:`schedule_times`, and:
+
+    - ``floor``: ``p_i = K_i alpha_i^min``, the job's fastest processing time;
+    - ``slowdown``: ``held / floor``, the processing time over the fastest one (what
+      placement, and in the preemptive model restarts, cost the job's run);
+    - ``weighted_jct``: ``w_i (C_i - r_i)``; the column sums to the schedule's total
+      (weighted) JCT;
+    - ``bound_share``: the job's term of the bound of :func:`per_job_flow_terms`
+      (named in ``table.attrs["bound"]``); the column sums to that bound's flow value
+      (up to its factor ``1 - 1e-9``). A share is not a bound on the job (see there);
+    - ``excess``: ``weighted_jct - bound_share``; the column sums to the schedule's
+      distance above the bound, which sums over jobs (:func:`by_period`,
+      :func:`by_gpus`) locate.
+
+    Parameters
+    ----------
+    instance
+        The instance.
+    schedule
+        A schedule of it with completion times (a simulated or an offline one), of the
+        model ``preemptive`` names.
+    preemptive
+        The model, which decides the bounds allowed.
+    inputs
+        The bounds' inputs, if already computed.
+
+    Raises
+    ------
+    ValueError
+        As :func:`schedule_times`.
+    """
+    from ddlsched.formulations.lower_bounds import BoundInputs
+
+    table = schedule_times(instance, schedule)
+    inputs = inputs or BoundInputs.of(instance)
+    name, shares = per_job_flow_terms(instance, preemptive=preemptive, inputs=inputs)
+    table["floor"] = inputs.processing
+    with np.errstate(divide="ignore", invalid="ignore"):
+        table["slowdown"] = table["held"] / table["floor"]
+    table["weighted_jct"] = table["weight"] * table["jct"]
+    table["bound_share"] = shares
+    table["excess"] = table["weighted_jct"] - table["bound_share"]
+    table.attrs["bound"] = name
+    return table
+
+
+def _summary(table: pd.DataFrame, key: pd.Series | str) -> pd.DataFrame:
+    """The rows of :func:`job_table` summed by ``key``."""
+    grouped = table.groupby(key, sort=True)
+    summary = pd.DataFrame(
+        {
+            "jobs": grouped.size(),
+            "weighted_jct": grouped["weighted_jct"].sum(),
+            "bound_share": grouped["bound_share"].sum(),
+            "excess": grouped["excess"].sum(),
+        }
+    )
+    total = table["excess"].sum()
+    summary["share_of_excess"] = summary["excess"] / total if total else math.nan
+    summary["over_bound"] = summary["weighted_jct"] / summary["bound_share"]
+    return summary
+
+
+def by_period(table: pd.DataFrame, seconds: float = 86_400.0) -> pd.DataFrame:
+    """The rows of :func:`job_table` summed over the jobs released in each period.
+
+    Parameters
+    ----------
+    table
+        A :func:`job_table`.
+    seconds
+        The period's length (default a day); period ``k`` holds the jobs released in
+        ``[k seconds, (k + 1) seconds)``.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Indexed by period ``k`` (periods without a release are left out): ``jobs``,
+        ``weighted_jct`` and ``bound_share`` (the schedule's total JCT and the bound's
+        terms over the same jobs), ``excess`` (their difference), ``share_of_excess``
+        (of the whole schedule's excess) and ``over_bound`` (their ratio; not a bound
+        on the period's own optimum, as a share is not a bound).
+
+    Raises
+    ------
+    ValueError
+        If ``seconds`` is not a finite number > 0.
+    """
+    if not (isinstance(seconds, (int, float)) and math.isfinite(seconds) and seconds > 0):
+        raise ValueError(f"seconds: must be a finite number > 0, got {seconds!r}")
+    period = (table["release"] // seconds).astype(int).rename("period")
+    return _summary(table, period)
+
+
+def by_gpus(table: pd.DataFrame) -> pd.DataFrame:
+    """The rows of :func:`job_table` summed by the jobs' GPU count (columns as in
+    :func:`by_period`, indexed by ``gpus``)."""
+    return _summary(table, "gpus")
+
+
+def pooled_instance(instance: Instance) -> Instance:
+    """The same jobs on one server of all ``M`` GPUs (no server boundary: every job placed
+    whole, every edge at the intra-server bandwidth).
+
+    A relaxation of the servers: every mapping of the real cluster has a counterpart
+    here that is no slower. Not a schedule of the real cluster.
+
+    Raises
+    ------
+    ValueError
+        If the cluster has several GPU types (pooling them has no one meaning).
+    """
+    cluster = instance.cluster
+    if cluster.heterogeneous:
+        raise ValueError(
+            f"cluster: pooling needs one GPU type, got {len(cluster.types)} ({cluster.types})"
+        )
+    one = Cluster(
+        (cluster.num_gpus,),
+        cluster.intra_of(cluster.types[0]),
+        cluster.bandwidth_inter,
+        server_types=cluster.server_types[:1],
+        type_bandwidth=cluster.type_bandwidth,
+    )
+    return instance.replace(cluster=one)
+
+
+@dataclass(frozen=True)
+class JctDecomposition:
+    """Where a policy's total (weighted) JCT goes: the bound, its order, placement, servers.
+
+    The policy runs on the real cluster and on :func:`pooled_instance`. Then
+    ``real = lower + order + placement + servers`` (:attr:`parts`):
+
+    - ``bound``: a proven lower bound on the optimal total JCT of the policy's model;
+    - ``order``: ``pooled - lower``, the policy's order with servers out of the way.
+      It holds the bound's own slack too (what lies between the bound and the optimum
+      is not known), so it is what is left of the gap with no server to blame;
+    - ``placement``: the longer runs on the real cluster, ``sum w_i held_i`` real minus
+      pooled (slow spread mappings; restarts in the preemptive model);
+    - ``servers``: the longer waits, ``sum w_i wait_i`` real minus pooled (jobs kept
+      out by fragmented servers).
+
+    A part may be negative: a heuristic is not monotone in its cluster.
+
+    Attributes
+    ----------
+    policy
+        The policy's name.
+    lower
+        The lower bound given (flow time, weighted).
+    pooled, real
+        The policy's total (weighted) JCT on the pooled and the real cluster.
+    pooled_held, real_held
+        ``sum w_i held_i`` (:func:`schedule_times`) of each run.
+    gpu_time
+        GPU-seconds the real run held, ``sum g_i held_i``.
+    ideal_gpu_time
+        ``sum g_i p_i``: every job at its fastest processing time.
+    """
+
+    policy: str
+    lower: float
+    pooled: float
+    real: float
+    pooled_held: float
+    real_held: float
+    gpu_time: float
+    ideal_gpu_time: float
+
+    @property
+    def parts(self) -> dict[str, float]:
+        """``bound``, ``order``, ``placement`` and ``servers``, which add up to :attr:`real`."""
+        placement = self.real_held - self.pooled_held
+        servers = (self.real - self.real_held) - (self.pooled - self.pooled_held)
+        return {
+            "bound": self.lower,
+            "order": self.pooled - self.lower,
+            "placement": placement,
+            "servers": servers,
+        }
+
+    @property
+    def gpu_time_ratio(self) -> float:
+        """:attr:`gpu_time` over :attr:`ideal_gpu_time`: the work placement inflated."""
+        return self.gpu_time / self.ideal_gpu_time if self.ideal_gpu_time > 0 else math.nan
+
+
+def _weighted(times: pd.DataFrame, column: str) -> float:
+    return math.fsum((times["weight"] * times[column]).tolist())
+
+
+def decompose_jct(
+    instance: Instance,
+    policy: str,
+    lower: float,
+    *,
+    real: Result | None = None,
+    params: OnlineParams | None = None,
+    seed: int = 0,
+) -> JctDecomposition:
+    """Run ``policy`` on the real and the pooled cluster and split its total JCT
+    (:class:`JctDecomposition`).
+
+    Parameters
+    ----------
+    instance
+        The instance (one GPU type: :func:`pooled_instance`).
+    policy
+        A policy name of :data:`ddlsched.algorithms.registry.POLICIES`.
+    lower
+        A proven lower bound on the optimal total (weighted) JCT of the policy's model
+        (:func:`flow_sandwich`'s ``lower.flow_value``, or a fast bound's).
+    real
+        The policy's run on ``instance``, if already simulated with the same settings.
+    params, seed
+        The simulator's settings (:func:`ddlsched.api.simulate`).
+
+    Raises
+    ------
+    ValueError
+        On an unknown policy, a cluster of several GPU types or a run without schedule.
+    """
+    from ddlsched.api import simulate
+    from ddlsched.formulations.lower_bounds import BoundInputs
+
+    pooled = pooled_instance(instance)
+    if real is None:
+        real = simulate(instance, policy, params=params, seed=seed, bound=False)
+    alone = simulate(pooled, policy, params=params, seed=seed, bound=False)
+    if real.schedule is None or alone.schedule is None:
+        raise ValueError(f"policy {policy!r}: a run without schedule cannot be split")
+    real_times = schedule_times(instance, real.schedule)
+    pooled_times = schedule_times(pooled, alone.schedule)
+    processing = BoundInputs.of(instance).processing
+    gpus = real_times["gpus"].to_numpy(dtype=float)
+    return JctDecomposition(
+        policy,
+        float(lower),
+        _weighted(pooled_times, "jct"),
+        _weighted(real_times, "jct"),
+        _weighted(pooled_times, "held"),
+        _weighted(real_times, "held"),
+        math.fsum((gpus * real_times["held"].to_numpy()).tolist()),
+        math.fsum((gpus * processing).tolist()),
+    )
