@@ -1,7 +1,8 @@
 """Where a policy's total JCT goes on a trace: its order, servers and placement, the rest.
 
-For each policy, the trace is run twice in the simulator: on the real cluster, and on the
-same jobs *pooled* on one server of all ``M`` GPUs (no server boundary: every edge at the
+For each policy, the trace is run twice in the simulator
+(:func:`ddlsched.sandwich.decompose_jct`): on the real cluster, and on the same jobs
+*pooled* on one server of all ``M`` GPUs (no server boundary: every edge at the
 intra-server bandwidth, any job placed whole). Each total (weighted) JCT is printed over
 the project's proven flow lower bound of the real cluster:
 
@@ -30,13 +31,13 @@ import warnings
 from ddlsched.algorithms.offline import best_upper_bound
 from ddlsched.algorithms.registry import PREEMPTIVE_POLICIES
 from ddlsched.formulations.certify import combinatorial_bound
+from ddlsched.formulations.lower_bounds import BoundInputs
 
-from ddlsched.api import simulate
-from ddlsched.core.alpha import AlphaMinCache
 from ddlsched.core.data import resolve_trace
 from ddlsched.core.model import Cluster, Instance
 from ddlsched.core.offered_load import at_load, offered_load
 from ddlsched.core.traces import load_trace
+from ddlsched.sandwich import decompose_jct, schedule_times
 
 POLICIES = ("sjf", "asrpt", "asrpt-preemptive", "srpt-area")
 
@@ -51,12 +52,8 @@ def _instance(servers: int, gpus: int, target_load: float | None) -> Instance:
 
 def _gpu_time(instance: Instance, schedule) -> float:
     """GPU-seconds held by the schedule's pieces."""
-    jobs = {job.id: job for job in instance.jobs}
-    held = 0.0
-    for entry in schedule.jobs:
-        pieces = entry.pieces or ((entry.start, entry.end),)
-        held += jobs[entry.id].gpus * sum(piece[1] - piece[0] for piece in pieces)
-    return held
+    times = schedule_times(instance, schedule)
+    return float((times["gpus"] * times["held"]).sum())
 
 
 def main() -> int:
@@ -67,10 +64,9 @@ def main() -> int:
     parser.add_argument("--policies", nargs="*", default=list(POLICIES))
     args = parser.parse_args()
     instance = _instance(args.servers, args.gpus_per_server, args.target_load)
-    pooled = instance.replace(cluster=Cluster.uniform(1, instance.cluster.num_gpus, 20.0, 1.0))
     bound = combinatorial_bound(instance).flow_value
-    fastest = AlphaMinCache(instance.cluster)
-    ideal = sum(job.gpus * job.iterations * fastest(job)[0] for job in instance.jobs)
+    inputs = BoundInputs.of(instance)
+    ideal = float((inputs.gpus * inputs.processing).sum())
     print(
         f"# where the JCT goes: philly_jobs.csv on {args.servers} x {args.gpus_per_server}, "
         f"offered load {offered_load(instance):.2f}, {platform.machine()}, "
@@ -79,13 +75,11 @@ def main() -> int:
     print("| policy | model | pooled / LB | real / LB | real / pooled | GPU-time / at alpha_min |")
     print("| --- | --- | --- | --- | --- | --- |")
     for name in args.policies:
-        real = simulate(instance, name, bound=False)
-        alone = simulate(pooled, name, bound=False)
+        split = decompose_jct(instance, name, bound)
         model = "preemptive" if name in PREEMPTIVE_POLICIES else "A"
         print(
-            f"| {name} | {model} | {alone.total_jct / bound:.2f} | {real.total_jct / bound:.2f} | "
-            f"{real.total_jct / alone.total_jct:.2f} | "
-            f"{_gpu_time(instance, real.schedule) / ideal:.2f} |",
+            f"| {name} | {model} | {split.pooled / bound:.2f} | {split.real / bound:.2f} | "
+            f"{split.real / split.pooled:.2f} | {split.gpu_time_ratio:.2f} |",
             flush=True,
         )
     for preemptive in (False, True):
