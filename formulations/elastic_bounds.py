@@ -38,10 +38,17 @@ Shared by the cluster's ``G`` GPUs as one machine of speed ``G``, preemptive SRP
 from the first rounds gives the least total completion time
 (:func:`ddlsched.core.virtual.srpt`), a lower bound on any run's.
 
-The bound is the larger of the two totals, minus the releases. The two parts do not
-combine: each job at its ceiling and the cluster's GPU-seconds are bounded separately,
-so where queueing and per-job speed both matter neither part sees the other. It is
-valid for the model as simulated, not for other goodput models or restart rules.
+**Combined rank by rank.** Every run maps to a processor-sharing schedule of the
+squashed machine in which each job completes when it does in the run (its GPU-seconds,
+at least its area, processed after its first round), so the run's completion times,
+sorted, dominate SRPT's sorted completions rank by rank; and each job completes after
+``r + floor``. :func:`ddlsched.core.virtual.rank_combined` gives the least total of
+completion times meeting both, ``sum_k max(floor_(k), s_(k))`` with both lists sorted:
+the bound is that, minus the releases, at least each part alone. It charges per-job
+speed and queueing together only through the ranks; the time-indexed relaxation of
+:mod:`ddlsched.formulations.elastic_lp` also trades a job's speed against its
+GPU-seconds. Valid for the model as simulated, not for other goodput models or restart
+rules.
 """
 
 from __future__ import annotations
@@ -53,7 +60,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ddlsched.core.elastic import Application, ElasticJob, load_application
-from ddlsched.core.virtual import srpt
+from ddlsched.core.virtual import rank_combined, srpt
 
 SAFETY = 1.0 - 1e-9
 """The bound is multiplied by this, so rounding never lifts it above a run's flow time."""
@@ -127,6 +134,37 @@ def _rate_ceilings(
     return np.asarray(np.maximum(cells, tail), dtype=float)
 
 
+def _statistics_row(app: Application, epoch: int) -> int:
+    """The row of gradient statistics of ``epoch`` (the last row past the measured ones).
+
+    Raises
+    ------
+    ValueError
+        If the gradient statistics are negative (the ceilings assume they are not).
+    """
+    if np.any(app.grad_sqr < 0) or np.any(app.grad_var < 0):
+        raise ValueError(f"{app.name}: negative gradient statistics; no goodput ceiling")
+    return min(epoch, app.grad_sqr.shape[1] - 1)
+
+
+def rate_curve(app: Application, epoch: int, most_gpus: int) -> np.ndarray:
+    """Upper bounds on the progress per second of ``app`` during ``epoch`` (0-based) on
+    ``R`` GPUs, for ``R = 1 .. most_gpus`` (entry ``R - 1``), over every placement and
+    batch configuration of ``R`` GPUs (module docstring); each is also at most ``R`` times
+    the per-GPU ceiling.
+
+    Raises
+    ------
+    ValueError
+        If the gradient statistics are negative (the ceilings assume they are not).
+    """
+    row = _statistics_row(app, epoch)
+    per_gpu = float(_rate_ceilings(app, row, np.array([1]), np.zeros(1))[0])
+    replicas = np.arange(1, most_gpus + 1)
+    curve = _rate_ceilings(app, row, replicas, _sync_floor(app, replicas))
+    return np.asarray(np.minimum(curve, per_gpu * replicas), dtype=float)
+
+
 def goodput_ceilings(app: Application, epoch: int, most_gpus: int) -> tuple[float, float]:
     """``(job, per_gpu)``: upper bounds on the progress per second of ``app`` during
     ``epoch`` (0-based), on any allocation of at most ``most_gpus`` GPUs, and on that
@@ -137,34 +175,54 @@ def goodput_ceilings(app: Application, epoch: int, most_gpus: int) -> tuple[floa
     ValueError
         If the gradient statistics are negative (the ceilings assume they are not).
     """
-    if np.any(app.grad_sqr < 0) or np.any(app.grad_var < 0):
-        raise ValueError(f"{app.name}: negative gradient statistics; no goodput ceiling")
-    row = min(epoch, app.grad_sqr.shape[1] - 1)
-    one = np.array([1])
-    per_gpu = float(_rate_ceilings(app, row, one, np.zeros(1))[0])
-    replicas = np.arange(1, most_gpus + 1)
-    job = float(_rate_ceilings(app, row, replicas, _sync_floor(app, replicas)).max())
-    return job, per_gpu
+    row = _statistics_row(app, epoch)
+    per_gpu = float(_rate_ceilings(app, row, np.array([1]), np.zeros(1))[0])
+    return float(rate_curve(app, epoch, most_gpus).max()), per_gpu
 
 
 @dataclass(frozen=True)
 class ElasticFlowBound:
-    """A lower bound on ``sum_j (C_j - r_j)`` of any run, with its two parts.
+    """A lower bound on ``sum_j (C_j - r_j)`` of any run, with its parts.
 
     Attributes
     ----------
     value
-        The bound (the larger part, made safe by :data:`SAFETY`); ``0`` if the
-        ceilings are infinite for every job.
+        The bound (the rank-by-rank combination, made safe by :data:`SAFETY`); ``0``
+        if the ceilings are infinite for every job.
     per_job
         The sum of the per-job floors.
     squashed
         SRPT's total on the squashed machine, minus the releases.
+    combined
+        The floors and SRPT's completions combined rank by rank, minus the releases
+        (at least each of the two).
     """
 
     value: float
     per_job: float
     squashed: float
+    combined: float = 0.0
+
+
+@dataclass(frozen=True)
+class JobNeeds:
+    """What one job needs in any run, from its goodput ceilings.
+
+    Attributes
+    ----------
+    start
+        Its first round (s): no GPU works for it before.
+    floor
+        The least seconds from :attr:`start` to its completion: the restart, then its
+        epochs at their job ceilings.
+    area
+        The least GPU-seconds it holds: the restart on one GPU, then its epochs at
+        their per-GPU ceilings.
+    """
+
+    start: float
+    floor: float
+    area: float
 
 
 def first_round(release: float, round_length: float) -> float:
@@ -178,6 +236,42 @@ def first_round(release: float, round_length: float) -> float:
     return index * round_length
 
 
+def check_bound_settings(
+    name: str, total_gpus: int, round_length: float, restart_time: float
+) -> None:
+    """Refuse a cluster without GPUs, rounds of no length or a negative restart, in one line
+    naming the bound ``name`` and the three values."""
+    if total_gpus < 1 or not round_length > 0 or not restart_time >= 0:
+        raise ValueError(
+            f"{name}: total_gpus {total_gpus}, round_length {round_length}, "
+            f"restart_time {restart_time}"
+        )
+
+
+def job_needs(
+    jobs: Sequence[ElasticJob],
+    total_gpus: int,
+    round_length: float,
+    restart_time: float,
+    applications: Sequence[Application],
+) -> list[JobNeeds]:
+    """Each job's first round, floor and least area (module docstring), in order."""
+    needs = []
+    ceilings: dict[tuple[int, int], tuple[float, float]] = {}
+    for job, app in zip(jobs, applications, strict=True):
+        works = np.diff(np.concatenate(([0.0], app.epoch_ends[: app.epochs])))
+        seconds, gpu_seconds = restart_time, restart_time
+        for epoch, work in enumerate(works):
+            key = (id(app), min(epoch, app.grad_sqr.shape[1] - 1))
+            if key not in ceilings:  # jobs of one model share their rows
+                ceilings[key] = goodput_ceilings(app, epoch, total_gpus)
+            job_ceiling, gpu_ceiling = ceilings[key]
+            seconds += float(work) / job_ceiling
+            gpu_seconds += float(work) / gpu_ceiling
+        needs.append(JobNeeds(first_round(job.submit_time, round_length), seconds, gpu_seconds))
+    return needs
+
+
 def elastic_flow_bound(
     jobs: Sequence[ElasticJob],
     total_gpus: int,
@@ -188,34 +282,26 @@ def elastic_flow_bound(
     """A lower bound on the total JCT of any simulated run of ``jobs`` on ``total_gpus``
     GPUs with rounds of ``round_length`` seconds and restarts of ``restart_time`` (module
     docstring). ``applications``: each job's :class:`Application` (default: loaded for its
-    model and epoch budget)."""
+    model and epoch budget).
+
+    Raises
+    ------
+    ValueError
+        On a cluster without GPUs, rounds of no length, a negative restart, or
+        ``applications`` that do not match ``jobs`` one to one.
+    """
     if not jobs:
-        return ElasticFlowBound(0.0, 0.0, 0.0)
-    if total_gpus < 1 or not round_length > 0 or not restart_time >= 0:
-        raise ValueError(
-            f"elastic_flow_bound: total_gpus {total_gpus}, round_length {round_length}, "
-            f"restart_time {restart_time}"
-        )
+        return ElasticFlowBound(0.0, 0.0, 0.0, 0.0)
+    check_bound_settings("elastic_flow_bound", total_gpus, round_length, restart_time)
     apps = applications or [load_application(job.model, job.epochs) for job in jobs]
-    floors, areas, starts = [], [], []
-    ceilings: dict[tuple[int, int], tuple[float, float]] = {}
-    for job, app in zip(jobs, apps, strict=True):
-        begin = first_round(job.submit_time, round_length)
-        ends = app.epoch_ends[: app.epochs]
-        works = np.diff(np.concatenate(([0.0], ends)))
-        seconds, gpu_seconds = restart_time, restart_time
-        for epoch, work in enumerate(works):
-            key = (id(app), min(epoch, app.grad_sqr.shape[1] - 1))
-            if key not in ceilings:  # jobs of one model share their rows
-                ceilings[key] = goodput_ceilings(app, epoch, total_gpus)
-            job_ceiling, gpu_ceiling = ceilings[key]
-            seconds += float(work) / job_ceiling
-            gpu_seconds += float(work) / gpu_ceiling
-        floors.append(begin - job.submit_time + seconds)
-        areas.append(gpu_seconds / total_gpus)
-        starts.append(begin)
-    completions, _ = srpt(areas, starts)
-    squashed = math.fsum(completions[str(k)] for k in range(len(jobs)))
-    squashed -= math.fsum(job.submit_time for job in jobs)
-    per_job = math.fsum(floors)
-    return ElasticFlowBound(max(per_job, squashed) * SAFETY, per_job, squashed)
+    needs = job_needs(jobs, total_gpus, round_length, restart_time, apps)
+    starts = [need.start for need in needs]
+    completions, _ = srpt([need.area / total_gpus for need in needs], starts)
+    finishes = [completions[str(k)] for k in range(len(jobs))]
+    released = math.fsum(job.submit_time for job in jobs)
+    squashed = math.fsum(finishes) - released
+    floors = [need.start + need.floor for need in needs]
+    per_job = math.fsum(floors) - released
+    combined = math.fsum(rank_combined(floors, finishes)) - released
+    best = max(per_job, squashed, combined)
+    return ElasticFlowBound(best * SAFETY, per_job, squashed, combined)
