@@ -117,12 +117,19 @@ def test_weighted_wspt_mean_busy_times_by_hand() -> None:
 def test_squashing_and_congestion() -> None:
     """Four 2-GPU jobs of 4 s on 4 GPUs, all at 0: two run at a time, OPT = 4+4+8+8 = 24.
     The job bound sees no congestion (16); the squashed machine (sizes 2) gives SRPT
-    2+4+6+8 = 20; mean busy time gives (1+3+5+7) + 4 * 2 = 24, tight."""
+    2+4+6+8 = 20; ranks, floors 4 against those, 4+4+6+8 = 22; mean busy time gives
+    (1+3+5+7) + 4 * 2 = 24, tight."""
     jobs = tuple(_unit(f"j{k}", 0, 4, gpus=2) for k in range(4))
     instance = Instance(Cluster((4,), 1.0, 1.0), jobs)
     values = {b.name: b.value / SAFETY for b in lower_bounds(instance)}
     assert values == pytest.approx(
-        {"job": 16.0, "squashed-area": 20.0, "mean-busy-time": 24.0, "lagrangian": 24.0}
+        {
+            "job": 16.0,
+            "squashed-area": 20.0,
+            "mean-busy-time": 24.0,
+            "lagrangian": 24.0,
+            "rank": 22.0,
+        }
     )
     best = best_lower_bound(lower_bounds(instance))
     assert best is not None and best.name == "mean-busy-time"
@@ -190,12 +197,16 @@ def test_fractional_weights_hand_worked() -> None:
     :func:`_weighted_pair`: job bound 0.5 * 2 + 1.5 * 1.5 = 3.25; preemptive WSPT (density
     0.25 vs 1.5) runs a on [0, 0.5], b on [0.5, 1.5], a on [1.5, 3]: M_a = 3.5 / 2 = 1.75,
     M_b = 1; squashed area and mean busy time (M = 1: v = p) both 0.5 * (1.75 + 1) +
-    1.5 * (1 + 0.5) = 3.625. Unweighted they would give 4.25 > OPT; by ``v / w`` 5.5."""
+    1.5 * (1 + 0.5) = 3.625. Unweighted they would give 4.25 > OPT; by ``v / w`` 5.5.
+    Ranks by layer of weight: both jobs at 1/2 (floors 2 and 1.5 against SRPT's 1.5 and
+    3: 1.5 + 3), b alone at 3/2 - 1/2 (1.5): 0.5 * 4.5 + 1 * 1.5 = 3.75."""
     instance = _weighted_pair()
     assert brute_force_a(instance) == pytest.approx(4.0)
     values = {b.name: b.value / SAFETY for b in lower_bounds(instance)}
     lagrangian = values.pop("lagrangian")
-    assert values == pytest.approx({"job": 3.25, "squashed-area": 3.625, "mean-busy-time": 3.625})
+    assert values == pytest.approx(
+        {"job": 3.25, "squashed-area": 3.625, "mean-busy-time": 3.625, "rank": 3.75}
+    )
     assert 3.625 * (1 - 1e-12) <= lagrangian <= 4.0
     _all_bounds_valid(instance, 4.0)
 
