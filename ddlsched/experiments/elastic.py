@@ -19,8 +19,9 @@ import json
 import math
 import os
 import statistics
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -33,8 +34,17 @@ if TYPE_CHECKING:
         ElasticSimParams,
     )
     from ddlsched.core.elastic import ElasticCluster, ElasticWorkload
+    from ddlsched.formulations.elastic_bounds import ElasticFlowBound
 
-__all__ = ["RUN_FORMAT", "ElasticComparison", "ElasticRun", "compare_elastic", "run_elastic"]
+__all__ = [
+    "RUN_FORMAT",
+    "ElasticComparison",
+    "ElasticRun",
+    "ElasticSandwich",
+    "compare_elastic",
+    "elastic_sandwich",
+    "run_elastic",
+]
 
 RUN_FORMAT = "ddlsched.elastic-run/1"
 """The ``format`` field of a file :meth:`ElasticRun.write` writes."""
@@ -165,7 +175,10 @@ class ElasticRun:
         ``p95_jct``, ``p99_jct`` (linear interpolation, as ``numpy.percentile``),
         ``makespan`` (the last completion), ``total_flow_time``, ``flow_lower_bound``,
         ``flow_ratio`` (their ratio: a proven upper bound on the run's total JCT over the
-        least any run of this simulator reaches), ``rounds``, ``restarts``, ``gpu_seconds``
+        least any run of this simulator reaches), ``flow_model`` (``"elastic"``),
+        ``flow_upper_bound`` and ``flow_upper_bound_method`` (the run's own total JCT and
+        policy once the check passes, else ``None``: :func:`elastic_sandwich` gives the best
+        over every schedule), ``flow_upper_over_lower``, ``rounds``, ``restarts``, ``gpu_seconds``
         (totals over the jobs),
         ``median_decision_s`` (the policy's wall-clock time per round: machine-dependent),
         ``verified`` and the first ten ``violations``."""
@@ -185,6 +198,10 @@ class ElasticRun:
             "total_flow_time": flow,
             "flow_lower_bound": bound,
             "flow_ratio": flow / bound if bound > 0 else None,
+            "flow_model": "elastic",
+            "flow_upper_bound": flow if self.verified else None,
+            "flow_upper_bound_method": self.policy if self.verified else None,
+            "flow_upper_over_lower": flow / bound if self.verified and bound > 0 else None,
             "rounds": len(self.result.records),
             "restarts": sum(row["restarts"] for row in rows),
             "gpu_seconds": math.fsum(row["gpu_seconds"] for row in rows),
@@ -331,6 +348,125 @@ def compare_elastic(
     except KeyboardInterrupt:
         return ElasticComparison(tuple(runs), workload, cluster, params, source, True)
     return ElasticComparison(tuple(runs), workload, cluster, params, source)
+
+
+@dataclass(frozen=True)
+class ElasticSandwich:
+    """The optimal total JCT of an elastic workload pinned from both sides.
+
+    Attributes
+    ----------
+    lower
+        The proven lower bound and its parts
+        (:class:`~ddlsched.formulations.elastic_bounds.ElasticFlowBound`).
+    totals
+        Each schedule's total JCT (s), online policies and offline schedules, those
+        whose run passed the independent check only.
+    upper_method
+        The schedule of least total JCT: the upper bound.
+    best_online
+        The registered policy of least total JCT.
+    failed
+        Schedules whose run the check refused (not used as bounds).
+    """
+
+    lower: ElasticFlowBound
+    totals: Mapping[str, float]
+    upper_method: str
+    best_online: str | None
+    failed: tuple[str, ...] = ()
+
+    @property
+    def upper(self) -> float:
+        """The least total JCT of a checked run (s)."""
+        return self.totals[self.upper_method]
+
+    @property
+    def ratio(self) -> float:
+        """Upper over lower: the optimum lies within this factor of either end."""
+        return self.upper / self.lower.value if self.lower.value > 0 else math.inf
+
+    def to_dict(self) -> dict[str, Any]:
+        """The sandwich as a record: ``flow_lower_bound`` and its parts, ``flow_upper_bound``
+        and ``flow_upper_bound_method``, ``flow_upper_over_lower``, the best online policy
+        and its ratio to the lower bound, every schedule's total, the failed ones."""
+        low = self.lower.value
+        online = self.totals.get(self.best_online) if self.best_online else None
+        return {
+            "flow_lower_bound": low,
+            "lower_per_job": self.lower.per_job,
+            "lower_squashed": self.lower.squashed,
+            "lower_combined": self.lower.combined,
+            "flow_upper_bound": self.upper,
+            "flow_upper_bound_method": self.upper_method,
+            "flow_upper_over_lower": self.ratio if math.isfinite(self.ratio) else None,
+            "best_online": self.best_online,
+            "best_online_over_lower": online / low if online is not None and low > 0 else None,
+            "totals": dict(self.totals),
+            "failed": list(self.failed),
+        }
+
+
+def elastic_sandwich(
+    workload: ElasticWorkload,
+    cluster: ElasticCluster,
+    params: ElasticSimParams,
+    policies: Sequence[str] | None = None,
+    offline: Sequence[str] | None = None,
+    progress: Callable[[int, int], None] | None = None,
+) -> ElasticSandwich:
+    """A proven lower bound and the best checked run on the total JCT of ``workload``.
+
+    Parameters
+    ----------
+    workload, cluster, params
+        The jobs, a uniform cluster and the simulation's settings.
+    policies
+        Names in :data:`~ddlsched.algorithms.elastic.ELASTIC_POLICIES` (default all).
+    offline
+        Names in :data:`~ddlsched.algorithms.elastic.offline.OFFLINE_ELASTIC_SCHEDULES`
+        (default all).
+    progress
+        Called as ``progress(done, total)`` after each run.
+
+    Raises
+    ------
+    ValueError
+        On a typed cluster, an unknown name, or when no run passes the check.
+    """
+    from ddlsched.algorithms.elastic import ELASTIC_POLICIES
+    from ddlsched.algorithms.elastic.offline import OFFLINE_ELASTIC_SCHEDULES
+    from ddlsched.formulations.elastic_bounds import elastic_flow_bound
+
+    if cluster.typed:
+        raise ValueError("elastic_sandwich: uniform clusters only (the offline schedule)")
+    online = list(ELASTIC_POLICIES.names() if policies is None else policies)
+    extra = list(OFFLINE_ELASTIC_SCHEDULES.names() if offline is None else offline)
+    factories = [ELASTIC_POLICIES[name] for name in online]
+    factories += [OFFLINE_ELASTIC_SCHEDULES[name] for name in extra]
+    totals: dict[str, float] = {}
+    failed = []
+    for done, factory in enumerate(factories, start=1):
+        run = run_elastic(workload, factory(), cluster, params)
+        if run.verified:
+            totals[run.policy] = math.fsum(row["jct"] for row in run.jobs)
+        else:
+            failed.append(run.policy)
+        if progress is not None:
+            progress(done, len(factories))
+    if not totals:
+        raise ValueError("elastic_sandwich: no run passed the independent check")
+    lower = elastic_flow_bound(
+        workload.jobs, cluster.total_gpus, params.round_length, params.restart_time
+    )
+    checked_online = [name for name in online if name in totals]
+    return ElasticSandwich(
+        lower,
+        MappingProxyType(totals),
+        min(totals, key=totals.__getitem__),
+        min(checked_online, key=totals.__getitem__) if checked_online else None,
+        tuple(failed),
+    )
 
 
 def _settings(
