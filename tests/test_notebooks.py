@@ -23,7 +23,7 @@ def test_the_notebooks_are_numbered_in_reading_order() -> None:
     assert sorted(numbers) == list(range(1, len(NOTEBOOKS) + 1))
     names = {p.stem.split("_", 1)[1] for p in NOTEBOOKS}
     assert names >= {"quickstart", "lemmas", "mapping", "prediction", "traces",
-                     "heterogeneity", "prediction_error"}  # fmt: skip
+                     "heterogeneity", "prediction_error", "sandwich"}  # fmt: skip
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
