@@ -10,7 +10,7 @@ import matplotlib.pyplot as plt
 import pandas as pd
 import pytest
 
-from ddlsched.plotting import jct_against_bound, jct_parts, slowdown_cdf
+from ddlsched.plotting import jct_against_bound, jct_parts, slowdown_tail
 
 
 def test_each_group_draws_its_share_and_its_excess_above_it() -> None:
@@ -26,13 +26,15 @@ def test_each_group_draws_its_share_and_its_excess_above_it() -> None:
     plt.close("all")
 
 
-def test_the_slowdown_cdf_has_one_line_per_schedule_ending_at_one() -> None:
-    """One step line per schedule, each reaching 1, on a log axis."""
-    ax = slowdown_cdf({"a": [1.0, 1.5, 3.0], "b": [1.0]})
-    lines = [line for line in ax.get_lines() if line.get_label() in ("a", "b")]
-    assert len(lines) == 2
-    assert all(line.get_ydata()[-1] == pytest.approx(1.0) for line in lines)
-    assert ax.get_xscale() == "log"
+def test_the_slowdown_tail_has_one_line_per_schedule_falling_from_one() -> None:
+    """One step line per schedule with a job slowed, the share of jobs slowed more than
+    each value (3 jobs: 2/3 above the first, 1/3 above the second), on log axes."""
+    ax = slowdown_tail({"a": [1.0, 1.5, 3.0], "b": [1.0, 1.0]})
+    lines = {line.get_label(): line for line in ax.get_lines()}
+    assert list(lines["a"].get_ydata()) == pytest.approx([2 / 3, 1 / 3])
+    assert list(lines["a"].get_xdata()) == pytest.approx([1.0, 1.5])
+    assert len(lines["b"].get_xdata()) == 1
+    assert (ax.get_xscale(), ax.get_yscale()) == ("log", "log")
     plt.close("all")
 
 
