@@ -314,12 +314,12 @@ def _solve_a2(
 ) -> Result:
     """Problem A2 with CP-SAT: the same slotted data and honesty as the MILP's A2; the
     search ends at ``ends`` (``time.monotonic()``)."""
-    from ddlsched.formulations.prepared import estimate_size
+    from ddlsched.formulations.prepared import guard_a2
     from ddlsched.formulations.problem_a2 import schedule_from_slots, single_machine, srpt_slots
 
     began = time.perf_counter()
-    estimate_size(instance, Problem.A2)
     data = single_machine(instance)
+    guard_a2(data)
     weights = _integer_weights(list(data.ids), list(data.weights))
     hint, _ = srpt_slots(data)
     build_time = time.perf_counter() - began

@@ -28,6 +28,7 @@ from ddlsched.formulations.isolation import (
 from ddlsched.formulations.outcome import honest_status, objectives, schedule_from_plan
 from ddlsched.formulations.prepared import (
     guard,
+    guard_a2,
     parse_problem,
     plan_from_schedule,
     prepare_slotted,
@@ -37,6 +38,7 @@ from ddlsched.formulations.problem_a2 import (
     build_a2_model,
     schedule_from_a2_model,
     single_machine,
+    srpt_schedule,
 )
 from ddlsched.formulations.solver import MipHooks, solve_model
 from ddlsched.formulations.timeindexed import (
@@ -95,10 +97,7 @@ def build(
     began = time.perf_counter()
     if problem == "A2":
         data = single_machine(instance)
-        horizon = data.covering_horizon()
-        guard(
-            2 * len(data.ids) * horizon, horizon, data.delta, problem, 8 * len(data.ids) * horizon
-        )
+        guard_a2(data)
         model = build_a2_model(data)
         return BuiltModel(
             problem, model, instance, None, data, data.exact, None, time.perf_counter() - began
@@ -399,14 +398,13 @@ def _stopped_at_deadline(
     )  # a warm start without ends is no answer: the list schedule is
     schedule, bound = last[-1] if last else (given, math.nan)
     source = "its last reported incumbent" if last else "the warm start"
-    if schedule is None and problem != Problem.A2:
+    if schedule is None and problem == Problem.A2:
+        schedule, source = srpt_schedule(single_machine(instance)), "preemptive SRPT"
+    elif schedule is None:
         # Past the deadline already: the modes stop at once (one quick mode per job).
         prepared = prepare_slotted(instance, problem, None, ExactParams(time_limit=0.01))
         schedule = schedule_from_plan(instance, problem, prepared.slotted, prepared.plan)
         source = "the list schedule"
-    if schedule is None:
-        elapsed = time.perf_counter() - began
-        return Result.unsolved("milp", problem, f"{note}; no schedule", elapsed)
     objective, total_jct = objectives(instance, schedule)
     return Result(
         method="milp",

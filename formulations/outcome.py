@@ -23,11 +23,17 @@ from ddlsched.core.result import SolveStatus
 def schedule_from_plan(
     instance: Instance, problem: Problem, slotted: SlottedProblem, plan: list[tuple[int, int]]
 ) -> Schedule:
-    """The schedule of a plan of ``(mode, start slot)`` per job, with exact (unslotted) ends."""
+    """The schedule of a plan of ``(mode, start slot)`` per job, with exact (unslotted) ends.
+
+    A job starts at its slot's start or at its release, whichever is later: a release a
+    hair past a slot boundary counts as that slot (:func:`ddlsched.formulations.grid.
+    release_slots` forgives the grid's noise), and on long slots that hair (up to
+    ``1e-10`` of a slot) exceeds the verifier's tolerance near time 0.
+    """
     entries = []
     for job, sjob, (m, t) in zip(instance.jobs, slotted.jobs, plan, strict=True):
         mode = sjob.modes[m]
-        start = t * slotted.slot
+        start = max(job.release, t * slotted.slot)
         if problem == "A":
             entries.append(ScheduledJob(job.id, start, start + mode.duration, mode.mapping))
         else:

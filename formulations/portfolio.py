@@ -168,11 +168,18 @@ def _continued_in_continuous_time(
 def slotted_refusal(instance: Instance, problem: Problem) -> ModelTooLarge | None:
     """Why the slotted models of problem A or A1 are certainly too large for ``instance``
     (:func:`ddlsched.formulations.prepared.estimate_size`, before any mode is enumerated), or
-    ``None``: then the race runs as before. Always ``None`` for A2, which has no
-    continuous-time backend."""
+    ``None``: then the race runs as before. On A2, which has no continuous-time backend to
+    turn to, a model too large is refused here, before either backend starts.
+
+    Raises
+    ------
+    ModelTooLarge
+        For problem A2 (:func:`ddlsched.formulations.prepared.guard_a2`).
+    """
     from ddlsched.formulations.prepared import ModelTooLarge, estimate_size
 
     if problem is Problem.A2:
+        estimate_size(instance, problem)
         return None
     try:
         estimate_size(instance, problem)
@@ -530,12 +537,16 @@ class _Watch:
     ) -> _Watch:
         """A watch that has seen the caller's warm start, which must be a schedule of
         ``problem`` (an :class:`~ddlsched.core.model.InputError` otherwise: a schedule of
-        the relaxation A2 would sit below the bounds on ``OPT(A)`` and "prove" itself)."""
+        the relaxation A2 would sit below the bounds on ``OPT(A)`` and "prove" itself). On
+        A2 it has seen preemptive SRPT instead (the backends of A2 take no warm start)."""
         from ddlsched.formulations.admission import check_warm_start
+        from ddlsched.formulations.problem_a2 import single_machine, srpt_schedule
 
         check_warm_start(instance, problem, warm_start)
         watch = cls(instance, cancel, combinatorial, problem)
-        if warm_start is not None and problem is not Problem.A2:
+        if problem is Problem.A2:  # an answer however early the race is stopped
+            watch.schedule(srpt_schedule(single_machine(instance)), "preemptive SRPT")
+        elif warm_start is not None:
             watch.schedule(warm_start, "the warm start")
         return watch
 

@@ -18,6 +18,7 @@ import time
 from dataclasses import dataclass
 
 from ddlsched.formulations.modes import count_vectors_total, problem_a, problem_a1
+from ddlsched.formulations.problem_a2 import SingleMachine, single_machine
 from ddlsched.formulations.timeindexed import (
     SlottedProblem,
     choose_anchors,
@@ -39,6 +40,15 @@ MAX_NONZEROS = 20_000_000
 
 MAX_HORIZON = 100_000
 """Most slots in a horizon (the list schedules keep a timeline this long)."""
+
+MAX_A2_PAIRS = 20_000
+"""Most (job, slot) pairs of problem A2's slotted single machine a model may index (CP-SAT
+builds a boolean and a reified constraint per pair, the MILP two binaries, a continuous
+variable and about eight nonzeros). Measured on the 2-core VM (one run each, the process
+tree's peak resident memory): 4 Philly jobs on 2 x 4 GPUs, ``solve --problem A2``, 88,212
+pairs of 0.125 s: CP-SAT 2.6 GiB within 20 s, no solution found; the same jobs on 0.5625 s
+slots, 19,611 pairs: the portfolio 1.8 GiB within 60 s; 4 realistic generated jobs,
+1,054,924 pairs: about 10 GB. Memory grows with the search, so a longer limit needs more."""
 
 
 class ModelTooLarge(ValueError):
@@ -64,6 +74,32 @@ def guard(variables: int, horizon: int, slot: float, problem: str, nonzeros: int
         )
 
 
+def guard_a2(data: SingleMachine) -> None:
+    """Refuse problem A2's models of ``data`` before they are built.
+
+    Both backends index every job's slots from its release to the covering horizon (the
+    MILP trims them by its incumbent, so the count is an upper one for it): ``sum_i (H -
+    e_i)`` pairs, held to :data:`MAX_A2_PAIRS`.
+
+    Raises
+    ------
+    ModelTooLarge
+        Naming the pairs, the limit, the grid and the ways out.
+    """
+    horizon = data.covering_horizon()
+    pairs = sum(horizon - release for release in data.release_slots)
+    if pairs <= MAX_A2_PAIRS:
+        return
+    raise ModelTooLarge(
+        f"problem A2: the slotted single machine would index {pairs:,} (job, slot) pairs "
+        f"(limit {MAX_A2_PAIRS:,}): {len(data.ids)} jobs over {horizon:,} slots of "
+        f"{data.delta:g} s (Delta / M); use fewer jobs, integral instances (ddlsched "
+        'generate --integral) or a larger "slot" in the instance file (then the result is '
+        "the optimum of the slotted problem only); with equal weights preemptive SRPT is "
+        "optimal for A2 (Schrage 1968; ddlsched.core.virtual.srpt)"
+    )
+
+
 def parse_problem(problem: Problem | str) -> Problem:
     if problem not in PROBLEMS:
         raise ValueError(f"problem: expected one of {', '.join(PROBLEMS)}, got {problem!r}")
@@ -71,9 +107,10 @@ def parse_problem(problem: Problem | str) -> Problem:
 
 
 def estimate_size(instance: Instance, problem: Problem) -> None:
-    """Refuse a model of A or A1 that is certainly too large, before modes are enumerated.
+    """Refuse a model that is certainly too large, before modes are enumerated.
 
-    Counted without enumerating: the modes (one per vector of GPU counts,
+    Problem A2 is counted exactly (:func:`guard_a2`). A and A1 are counted without
+    enumerating: the modes (one per vector of GPU counts,
     :func:`ddlsched.formulations.modes.count_vectors_total`), each needing at least
     one start variable; and a lower bound on the horizon, the larger of the
     longest ``r_i + K_i c_i`` and the work ``sum_i g_i K_i c_i / M`` (the
@@ -85,6 +122,9 @@ def estimate_size(instance: Instance, problem: Problem) -> None:
     ModelTooLarge
         Naming the limit exceeded.
     """
+    if problem == Problem.A2:
+        guard_a2(single_machine(instance))
+        return
     cluster = instance.cluster
     if problem == Problem.A:
         modes = sum(

@@ -47,11 +47,12 @@ from ddlsched.core.virtual import srpt
 
 @dataclass(frozen=True)
 class SingleMachine:
-    """The slotted A2 data: ``delta``, sizes, slots and release slots."""
+    """The slotted A2 data: ``delta``, sizes, slots, releases and release slots."""
 
     delta: float
     sizes: tuple[float, ...]
     units: tuple[int, ...]
+    releases: tuple[float, ...]
     release_slots: tuple[int, ...]
     weights: tuple[float, ...]
     ids: tuple[str, ...]
@@ -88,6 +89,7 @@ def single_machine(instance: Instance) -> SingleMachine:
         delta,
         sizes,
         tuple(slots_needed(v, delta) for v in sizes),
+        tuple(job.release for job in instance.jobs),
         releases,
         tuple(job.weight for job in instance.jobs),
         tuple(job.id for job in instance.jobs),
@@ -122,6 +124,13 @@ def srpt_slots(data: SingleMachine) -> tuple[list[list[int]], list[int]]:
         for i in range(len(data.ids))
     ]
     return slots, [round(completions[str(i)]) for i in range(len(data.ids))]
+
+
+def srpt_schedule(data: SingleMachine) -> Schedule:
+    """Preemptive SRPT on the slotted machine (:func:`srpt_slots`) as a schedule of A2: the
+    answer of a solve stopped before its model gave one."""
+    processed, _ = srpt_slots(data)
+    return schedule_from_slots(dict(enumerate(processed)), data)
 
 
 def build_a2_model(data: SingleMachine) -> pyo.ConcreteModel:
@@ -253,7 +262,12 @@ def schedule_from_a2_model(model: pyo.ConcreteModel, data: SingleMachine) -> Sch
 
 
 def schedule_from_slots(slots: dict[int, list[int]], data: SingleMachine) -> Schedule:
-    """The A2 schedule of each job's processed slots (the last piece trimmed to ``v_i``)."""
+    """The A2 schedule of each job's processed slots (the last piece trimmed to ``v_i``).
+
+    The first piece starts no earlier than the job's release (as
+    :func:`ddlsched.formulations.outcome.schedule_from_plan`: a release within the grid's
+    noise past a slot boundary counts as that slot).
+    """
     entries = []
     for i, job_id in enumerate(data.ids):
         pieces: list[list[float]] = []
@@ -262,7 +276,9 @@ def schedule_from_slots(slots: dict[int, list[int]], data: SingleMachine) -> Sch
                 pieces[-1][1] = (s + 1) * data.delta
             else:
                 pieces.append([s * data.delta, (s + 1) * data.delta])
-        # On slotted (rounded-up) sizes the last piece may run past v_i.
+        pieces[0][0] = max(pieces[0][0], data.releases[i])
+        # On slotted (rounded-up) sizes the last piece may run past v_i, or short of it
+        # by what a start moved to the release took.
         excess = sum(b - a for a, b in pieces) - data.sizes[i]
         pieces[-1][1] -= excess
         entries.append(

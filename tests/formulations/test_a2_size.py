@@ -1,0 +1,111 @@
+"""Problem A2's size guard and its answers when stopped: a model of too many (job, slot)
+pairs is refused before either backend builds it, and a stopped solve still answers with
+a verified schedule of A2."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import pytest
+from ddlsched.formulations import cpsat, milp, portfolio, prepared
+from ddlsched.formulations.prepared import MAX_A2_PAIRS, ModelTooLarge, guard_a2
+from ddlsched.formulations.problem_a2 import single_machine
+from ddlsched.proofs_checks.verifier import verify
+
+from ddlsched import Problem, SolveStatus, solve
+from ddlsched.core.generators import GeneratorConfig, generate
+from ddlsched.core.model import Cluster, Instance, Job
+
+
+def _two_jobs_one_gpu() -> Instance:
+    """One 1-GPU server, 1 s slots: a (3 s, released at 0) and b (2 s, released at 1).
+
+    By hand: ``delta = Delta / M = 1`` s and the sizes and releases 3, 2, 0, 1 have no
+    common divisor above 1, so the covering horizon is the last release plus all work,
+    1 + 5 = 6 slots: job a indexes slots 0-5 (6 pairs), job b slots 1-5 (5 pairs), 11 in
+    all.
+    """
+    jobs = (Job("a", 0.0, 3, 1.0, 1), Job("b", 1.0, 2, 1.0, 1))
+    return Instance(Cluster((1,), 1.0, 1.0), jobs, slot=1.0)
+
+
+def _realistic_four() -> Instance:
+    """Four realistic generated jobs on 2 x 4 GPUs: 1,054,924 pairs of 0.125 s (CP-SAT's
+    model of it reached about 10 GB before its time limit)."""
+    return generate(GeneratorConfig(num_jobs=4), 0)
+
+
+def test_the_pair_count_is_the_hand_count(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The guard counts the 11 pairs worked out by hand: a limit of 11 admits the model,
+    a limit of 10 refuses it (an off-by-one horizon, or a count that ignores releases,
+    moves the edge)."""
+    data = single_machine(_two_jobs_one_gpu())
+    monkeypatch.setattr(prepared, "MAX_A2_PAIRS", 11)
+    guard_a2(data)
+    monkeypatch.setattr(prepared, "MAX_A2_PAIRS", 10)
+    with pytest.raises(ModelTooLarge, match=r"11 \(job, slot\) pairs \(limit 10\)"):
+        guard_a2(data)
+
+
+class _Built(Exception):
+    """Raised by a stand-in for a model build the guard should have prevented."""
+
+
+def _no_build(*args: object, **kwargs: object) -> None:
+    raise _Built
+
+
+@pytest.mark.parametrize("method", ["milp", "cpsat", "exact"])
+def test_a_large_a2_model_is_refused_before_it_is_built(
+    method: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every exact method refuses four realistic jobs on A2 with one clear error naming
+    the limit and a way out, before a model is built or a child started (the builds are
+    replaced by stand-ins that fail)."""
+    monkeypatch.setattr(milp, "build_a2_model", _no_build)
+    monkeypatch.setattr(cpsat, "_run_child", _no_build)
+    monkeypatch.setattr(portfolio, "_Race", _no_build)
+    with pytest.raises(ModelTooLarge) as refused:
+        solve(_realistic_four(), method, problem=Problem.A2, bound=False)
+    message = str(refused.value)
+    assert "1,054,924 (job, slot) pairs" in message
+    assert f"limit {MAX_A2_PAIRS:,}" in message and '"slot"' in message
+    assert "\n" not in message
+
+
+def test_the_command_refuses_a_large_a2_model_in_one_line(tmp_path, capsys) -> None:
+    """``ddlsched solve --problem A2`` on four realistic jobs exits 2 with the guard's one
+    line, no traceback."""
+    from ddlsched.cli import main
+    from ddlsched.core.io import write_instance
+
+    path = tmp_path / "four.json"
+    write_instance(_realistic_four(), path)
+    code = main(["solve", str(path), "--problem", "A2", "--method", "cpsat"])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert "pairs (limit" in err and "Traceback" not in err
+    assert len(err.strip().splitlines()) == 1
+
+
+def test_a_milp_stopped_without_an_incumbent_returns_preemptive_srpt() -> None:
+    """A MILP of A2 stopped past its deadline before reporting anything answers with
+    preemptive SRPT (never without a schedule), which the verifier accepts for A2."""
+    instance = generate(GeneratorConfig(num_jobs=4, integral=True), 3)
+    result = milp._stopped_at_deadline(instance, Problem.A2, None, [], time.perf_counter())
+    assert result.status is SolveStatus.FEASIBLE
+    assert result.schedule is not None
+    assert verify(instance, result.schedule).feasible
+    assert "preemptive SRPT" in result.notes[0]
+
+
+def test_the_a2_race_watches_preemptive_srpt_from_the_start() -> None:
+    """The portfolio's watch on A2 holds preemptive SRPT before either backend runs, so a
+    race stopped early still answers with a schedule of A2."""
+    instance = generate(GeneratorConfig(num_jobs=4, integral=True), 3)
+    watch = portfolio._Watch.started(instance, Problem.A2, threading.Event(), None, None)
+    assert watch.best is not None
+    schedule, source = watch.best
+    assert source == "preemptive SRPT"
+    assert verify(instance, schedule).feasible
