@@ -306,10 +306,18 @@ def job_table(
     Raises
     ------
     ValueError
-        As :func:`schedule_times`.
+        As :func:`schedule_times`; and for a schedule that preempts a job given as one of
+        problem A (``preemptive=False``).
     """
     from ddlsched.formulations.lower_bounds import BoundInputs
 
+    if not preemptive:
+        for entry in schedule.jobs:
+            if entry.pieces is not None and len(entry.pieces) > 1:
+                raise ValueError(
+                    f"schedule job {entry.id!r}: preempted, so not a schedule of problem A "
+                    "(give preemptive=True)"
+                )
     table = schedule_times(instance, schedule)
     inputs = inputs or BoundInputs.of(instance)
     name, shares = per_job_flow_terms(instance, preemptive=preemptive, inputs=inputs)

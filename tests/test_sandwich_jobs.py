@@ -193,8 +193,9 @@ def test_the_pooled_instance_is_one_server_of_all_gpus() -> None:
 
 
 def test_bad_inputs_are_one_line_errors() -> None:
-    """A schedule missing a job, naming a stranger or without completion times, and a
-    period that is not positive, each give a ValueError naming the field or job."""
+    """A schedule missing a job, naming a stranger or without completion times, a
+    preempted schedule given as one of problem A, and a period that is not positive, each
+    give a ValueError naming the field or job."""
     instance = ring_instance()
     solo = ScheduledJob("solo", 10.0, 13.0, (0,))
     cases = [
@@ -205,6 +206,8 @@ def test_bad_inputs_are_one_line_errors() -> None:
     for schedule, message in cases:
         with pytest.raises(ValueError, match=message):
             schedule_times(instance, schedule)
+    with pytest.raises(ValueError, match="'ring': preempted, so not a schedule of problem A"):
+        job_table(instance, preempted_ring(), preemptive=False)
     table = job_table(instance, spread_ring(), preemptive=False)
     for seconds in (0.0, -1.0, math.inf, math.nan):
         with pytest.raises(ValueError, match=r"^seconds: must be a finite number > 0"):
