@@ -30,7 +30,7 @@ from collections.abc import Sequence
 from ddlsched.formulations.lower_bounds import best_lower_bound, lower_bounds
 
 from ddlsched.core.model import Instance, Problem
-from ddlsched.core.result import LowerBound, Result, SolveStatus
+from ddlsched.core.result import LowerBound, Result, SolveStatus, with_solver_bound
 
 
 def combinatorial_bound(instance: Instance, extra: Sequence[LowerBound] = ()) -> LowerBound | None:
@@ -102,7 +102,7 @@ def with_best_bound(
     if best is not None and (lower is None or best.value > lower.value):
         lower = best
     return dataclasses.replace(
-        result, best_bound=bound, status=status, notes=tuple(notes), lower_bound=lower
+        result, status=status, notes=tuple(notes), lower_bound=with_solver_bound(lower, bound)
     )
 
 

@@ -337,15 +337,15 @@ def _variables(model: Any, units: Units, latest: list[int]) -> tuple[list, list,
     present, ending by ``L_i``), its end, and the intervals per mode."""
     starts, presences, ends, intervals = [], [], [], []
     for i, (release, lengths) in enumerate(zip(units.releases, units.durations, strict=True)):
-        start = model.NewIntVar(release, max(release, latest[i] - min(lengths)), f"S{i}")
-        present = [model.NewBoolVar(f"p{i}_{m}") for m in range(len(lengths))]
-        model.AddExactlyOne(present)
-        end = model.NewIntVar(release + min(lengths), max(latest[i], release + max(lengths)), "")
-        model.Add(end == start + sum(d * p for d, p in zip(lengths, present, strict=True)))
-        model.Add(end <= latest[i])
+        start = model.new_int_var(release, max(release, latest[i] - min(lengths)), f"S{i}")
+        present = [model.new_bool_var(f"p{i}_{m}") for m in range(len(lengths))]
+        model.add_exactly_one(present)
+        end = model.new_int_var(release + min(lengths), max(latest[i], release + max(lengths)), "")
+        model.add(end == start + sum(d * p for d, p in zip(lengths, present, strict=True)))
+        model.add(end <= latest[i])
         intervals.append(
             [
-                model.NewOptionalFixedSizeIntervalVar(start, d, p, f"I{i}_{m}")
+                model.new_optional_fixed_size_interval_var(start, d, p, f"I{i}_{m}")
                 for m, (d, p) in enumerate(zip(lengths, present, strict=True))
             ]
         )
@@ -363,9 +363,9 @@ def _constraints(
     for its chosen mode's length (:mod:`ddlsched.formulations.cpsat` measured what it gains)."""
     units = task.units
     for i, m in task.dropped:
-        model.Add(presences[i][m] == 0)
+        model.add(presences[i][m] == 0)
     for (a, m), (b, k) in task.pairs:
-        model.AddImplication(presences[a][m], presences[b][k].Not())
+        model.add_implication(presences[a][m], presences[b][k].negated())
     for r, capacity in enumerate(units.capacities):
         chosen = [
             (intervals[i][m], use[r])
@@ -374,15 +374,15 @@ def _constraints(
             if use[r] > 0
         ]
         if chosen:
-            model.AddCumulative([c for c, _ in chosen], [d for _, d in chosen], capacity)
+            model.add_cumulative([c for c, _ in chosen], [d for _, d in chosen], capacity)
     if len(units.capacities) > 1:
         jobs = []
         for start, end, lengths in zip(starts, ends, units.durations, strict=True):
-            length = model.NewIntVar(min(lengths), max(lengths), "")
-            model.Add(length == end - start)
-            jobs.append(model.NewIntervalVar(start, length, end, ""))
+            length = model.new_int_var(min(lengths), max(lengths), "")
+            model.add(length == end - start)
+            jobs.append(model.new_interval_var(start, length, end, ""))
         widths = [sum(usages[0]) for usages in units.usages]
-        model.AddCumulative(jobs, widths, sum(units.capacities))
+        model.add_cumulative(jobs, widths, sum(units.capacities))
 
 
 def _solve_in_child(task: _Task) -> _Answer:
@@ -394,11 +394,11 @@ def _solve_in_child(task: _Task) -> _Answer:
     model = cp_model.CpModel()
     starts, presences, ends, intervals = _variables(model, units, task.latest)
     _constraints(model, task, starts, presences, ends, intervals)
-    model.Minimize(sum(w * end for w, end in zip(units.weights, ends, strict=True)))
+    model.minimize(sum(w * end for w, end in zip(units.weights, ends, strict=True)))
     for i, (m, t) in enumerate(task.hint or ()):
-        model.AddHint(starts[i], t)
+        model.add_hint(starts[i], t)
         for k, present in enumerate(presences[i]):
-            model.AddHint(present, k == m)
+            model.add_hint(present, k == m)
     solver = cp_model.CpSolver()
     _parameters(solver, task.options, task.seed, task.ends)
 

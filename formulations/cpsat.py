@@ -113,12 +113,14 @@ def _one_mode_per_job(model, slotted, latest):
     for i, job in enumerate(slotted.jobs):
         shortest = min(mode.slots for mode in job.modes)
         last_start = max(job.release_slot, latest[i] - shortest)
-        start = model.NewIntVar(job.release_slot, last_start, f"S{i}")
-        present = [model.NewBoolVar(f"p{i}_{m}") for m in range(len(job.modes))]
-        model.AddExactlyOne(present)
+        start = model.new_int_var(job.release_slot, last_start, f"S{i}")
+        present = [model.new_bool_var(f"p{i}_{m}") for m in range(len(job.modes))]
+        model.add_exactly_one(present)
         intervals.append(
             [
-                model.NewOptionalFixedSizeIntervalVar(start, mode.slots, present[m], f"I{i}_{m}")
+                model.new_optional_fixed_size_interval_var(
+                    start, mode.slots, present[m], f"I{i}_{m}"
+                )
                 for m, mode in enumerate(job.modes)
             ]
         )
@@ -133,14 +135,16 @@ def _horizon_and_symmetry(model, slotted, latest, anchors, starts, presences) ->
     anchor = anchors[0] if anchors else None
     for i, job in enumerate(slotted.jobs):
         for m, mode in enumerate(job.modes):
-            model.Add(starts[i] + mode.slots <= latest[i]).OnlyEnforceIf(presences[i][m])
+            model.add(starts[i] + mode.slots <= latest[i]).only_enforce_if(presences[i][m])
             if i == anchor and not sorted_within_classes(mode.usage, slotted.server_classes):
-                model.Add(presences[i][m] == 0)
+                model.add(presences[i][m] == 0)
     if len(anchors) > 1:
         for modes, unsorted in tie_groups(slotted, anchors[0], anchors[1]).values():
             for m in modes:
                 for k in unsorted:
-                    model.AddImplication(presences[anchors[0]][m], presences[anchors[1]][k].Not())
+                    model.add_implication(
+                        presences[anchors[0]][m], presences[anchors[1]][k].negated()
+                    )
 
 
 def _capacity(model, slotted, intervals) -> None:
@@ -153,7 +157,7 @@ def _capacity(model, slotted, intervals) -> None:
                     chosen.append(intervals[i][m])
                     demands.append(mode.usage[r])
         if chosen:
-            model.AddCumulative(chosen, demands, capacity)
+            model.add_cumulative(chosen, demands, capacity)
 
 
 def _pooled_capacity(model, slotted, starts, presences) -> list:
@@ -163,13 +167,13 @@ def _pooled_capacity(model, slotted, starts, presences) -> list:
     ends, jobs = [], []
     for i, job in enumerate(slotted.jobs):
         lengths = [mode.slots for mode in job.modes]
-        length = model.NewIntVar(min(lengths), max(lengths), f"d{i}")
-        model.Add(length == sum(d * presences[i][m] for m, d in enumerate(lengths)))
-        end = model.NewIntVar(0, 2**40, f"C{i}")
-        jobs.append(model.NewIntervalVar(starts[i], length, end, f"J{i}"))
+        length = model.new_int_var(min(lengths), max(lengths), f"d{i}")
+        model.add(length == sum(d * presences[i][m] for m, d in enumerate(lengths)))
+        end = model.new_int_var(0, 2**40, f"C{i}")
+        jobs.append(model.new_interval_var(starts[i], length, end, f"J{i}"))
         ends.append(end)
     widths = [sum(job.modes[0].usage) for job in slotted.jobs]
-    model.AddCumulative(jobs, widths, sum(slotted.capacities))
+    model.add_cumulative(jobs, widths, sum(slotted.capacities))
     return ends
 
 
@@ -283,7 +287,7 @@ def _solve_a2_in_child(task: _A2Task) -> _Answer:
         model.add(sum(runs[i, s] for s in slots) == units)
         done = model.new_int_var(release + units, task.horizon, f"C{i}")
         for s in slots:
-            model.add(done >= s + 1).OnlyEnforceIf(runs[i, s])
+            model.add(done >= s + 1).only_enforce_if(runs[i, s])
         completions.append(done)
     by_slot: dict[int, list[Any]] = {}
     for (_, s), run in runs.items():

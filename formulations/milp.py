@@ -93,16 +93,16 @@ def build(
     list schedules becomes the incumbent, which both bounds the horizon and
     is passed to HiGHS as a MIP start.
     """
-    problem = parse_problem(problem)
+    solved = parse_problem(problem)
     began = time.perf_counter()
-    if problem == "A2":
+    if solved is Problem.A2:
         data = single_machine(instance)
         guard_a2(data)
         model = build_a2_model(data)
         return BuiltModel(
-            problem, model, instance, None, data, data.exact, None, time.perf_counter() - began
+            solved, model, instance, None, data, data.exact, None, time.perf_counter() - began
         )
-    prepared = prepare_slotted(instance, problem, warm_start, options)
+    prepared = prepare_slotted(instance, solved, warm_start, options)
     slotted, plan, latest = prepared.slotted, prepared.plan, prepared.latest
     starts = [
         (max(0, latest[i] - mode.slots - job.release_slot + 1), mode)
@@ -113,14 +113,14 @@ def build(
         sum(count for count, _ in starts),
         max(latest),
         slotted.slot,
-        problem,
+        solved,
         nonzeros=sum(
             count * mode.slots * sum(1 for u in mode.usage if u) for count, mode in starts
         ),
     )
     model = build_model(slotted, latest, prepared.anchors)
     return BuiltModel(
-        problem,
+        solved,
         model,
         instance,
         slotted,
@@ -314,9 +314,9 @@ def solve_milp(
     from ddlsched.formulations.certify import with_best_bound
 
     params = params or ExactParams()
-    problem = parse_problem(problem)
-    check_warm_start(instance, problem, warm_start)
-    result = _solve_milp(instance, problem, params, warm_start, cancel, on_incumbent, offers)
+    solved = parse_problem(problem)
+    check_warm_start(instance, solved, warm_start)
+    result = _solve_milp(instance, solved, params, warm_start, cancel, on_incumbent, offers)
     return with_best_bound(result, instance)
 
 

@@ -62,7 +62,7 @@ from ddlsched.formulations.isolation import Cancelled
 
 from ddlsched.core.model import Instance, Problem, Schedule
 from ddlsched.core.params import ExactParams
-from ddlsched.core.result import ExactFacts, LowerBound, Result, SolveStatus
+from ddlsched.core.result import ExactFacts, LowerBound, Result, SolveStatus, with_solver_bound
 
 if TYPE_CHECKING:
     from ddlsched.formulations.prepared import ModelTooLarge
@@ -760,7 +760,7 @@ def _combine(
         chosen,
         method="exact",
         status=status,
-        best_bound=bound,
+        lower_bound=with_solver_bound(chosen.lower_bound, bound),
         runtime_s=wall,
         metrics={**chosen.metrics, **metrics},
         notes=(*notes, *chosen.notes),

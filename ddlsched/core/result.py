@@ -157,7 +157,7 @@ SOLVER_BOUND = "solver-dual"
 as :class:`Result` records a ``best_bound`` given to it."""
 
 
-def _with_solver_bound(given: LowerBound | None, solver: float) -> LowerBound | None:
+def with_solver_bound(given: LowerBound | None, solver: float) -> LowerBound | None:
     """The larger of ``given`` and the solver's bound ``solver`` (``nan``: none), as one
     :class:`LowerBound`; on a tie ``given`` (its name and notes). When the solver's value
     wins, ``given``'s flow value (a valid bound on the flow time in its own right) is kept."""
@@ -217,8 +217,9 @@ class Result:
     -----
     The constructor also takes ``best_bound`` (sixth, as results have always been built;
     ``None``: not given): the value a backend proved, folded into :attr:`lower_bound`
-    (named :data:`SOLVER_BOUND`) when larger; given again (``dataclasses.replace(result,
-    best_bound=...)``, ``nan`` to withdraw it), it replaces the earlier solver bound.
+    (named :data:`SOLVER_BOUND`) when larger (:func:`with_solver_bound`, which a copy
+    with a new solver bound calls: ``dataclasses.replace(result,
+    lower_bound=with_solver_bound(result.lower_bound, value))``, ``nan`` to withdraw it).
     """
 
     method: str
@@ -264,7 +265,7 @@ class Result:
             "notes": notes,
             "lower_bound": lower_bound
             if best_bound is None
-            else _with_solver_bound(lower_bound, float(best_bound)),
+            else with_solver_bound(lower_bound, float(best_bound)),
         }
         for name, value in values.items():
             object.__setattr__(self, name, value)
