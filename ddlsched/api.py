@@ -641,7 +641,7 @@ def lower_bounds(
     >>> from ddlsched import lower_bounds
     >>> best = max(lower_bounds(instance), key=lambda bound: bound.value)
     >>> best.name, round(best.value, 3)  # the optimum (solve's example) is 19
-    ('lagrangian', 17.868)
+    ('rank', 18.0)
     """
     from ddlsched.formulations import lower_bounds as bounds
 
