@@ -128,9 +128,11 @@ floor ``a_(k)`` of ``a_i = r_i + p_i``, since ``C_i >= a_i`` job by job. Hence
 ``sum_i C_i >= sum_k max(a_(k), s_(k))``
 (:func:`ddlsched.core.virtual.rank_combined`, which also shows that it is the
 least ``sum C`` these two facts allow), at least both bound 1 and SRPT's bound 2.
-It charges a job congestion where the others charge a floor: when long narrow
-jobs finish early on the squashed machine, the jobs that take their ranks there
-cannot. With weights, the jobs are layered by weight: with levels ``u_1 < ... <
+Where long narrow jobs complete early on the squashed machine (small ``v_i``,
+late floor), SRPT's early completions and the late floors belong to the same jobs;
+matched by rank, the early completions meet the early floors and the late floors
+the late completions, so the congestion of the wide jobs is charged too. With
+weights, the jobs are layered by weight: with levels ``u_1 < ... <
 u_L`` (the distinct weights, or :data:`RANK_WEIGHT_LEVELS` of them, each job's
 weight rounded down to the largest level ``w'_i <= w_i``), ``w_i C_i = (w_i -
 w'_i) C_i + sum_{l: u_l <= w'_i} (u_l - u_{l-1}) C_i`` (``u_0 = 0``). The first
@@ -165,9 +167,9 @@ single run. Bound 3: keep the first ``p_i`` seconds of ``E_i`` as the fluid
 schedule's processing; a set of measure ``p_i`` inside ``(-inf, C_i]`` has mean
 at most ``C_i - p_i / 2``, so ``C_i >= M_i^fluid + p_i / 2`` still, and Goemans'
 theorem applies unchanged. Bound 5 combines the per-job inequalities of 1 and 3,
-so it holds too; bound 8 ranks the completions of bound 2's processor-sharing
-schedule, built from ``E_i`` as for bound 2, against SRPT's, with bound 1's floors,
-so it holds too. Bounds 4 and 7 and the MILP's dual bound (6) charge each job
+and bound 8 ranks the completions of bound 2's processor-sharing schedule (built
+from ``E_i``) against SRPT's, with bound 1's floors: both hold too. Bounds 4 and
+7 and the MILP's dual bound (6) charge each job
 one start and consecutive slots, which a preempted job does not have: they are
 bounds on ``OPT(A)`` only, as is the start-time Lagrangian bound of
 :mod:`ddlsched.formulations.start_lagrangian`.
@@ -899,8 +901,8 @@ TermsFunction = Callable[[BoundInputs], np.ndarray]
 
 BOUNDS: Registry[TermsFunction] = Registry("lower bound")
 """The fast bounds (``O(n log n)``) by name, each as its per-job terms (their sum is the
-bound on ``sum w C``; minus ``w_i r_i`` each, on the flow time); :func:`lp_bound` is
-separate (it needs settings)."""
+bound on ``sum w C``; minus ``w_i r_i`` each, on the flow time; bound 8's are shares by
+rank of release, not per-job bounds); :func:`lp_bound` is separate (it needs settings)."""
 BOUNDS.add("job", job_terms, "sum w (r + K alpha_min)")
 BOUNDS.add("squashed-area", squashed_area_terms, "SRPT / mean busy time on the squashed machine")
 BOUNDS.add("mean-busy-time", mean_busy_time_terms, "WSPT mean busy time plus half the duration")
