@@ -36,11 +36,12 @@ from typing import Any
 
 import numpy as np
 from ddlsched.algorithms.mapping import GraphMapper
-from ddlsched.algorithms.policies import StaticPriorityPolicy, tie_key
+from ddlsched.algorithms.policies import QueuePolicy, StaticPriorityPolicy, tie_key
 from ddlsched.algorithms.prediction.registry import make_predictor
 from ddlsched.algorithms.prediction.view import JobView
 from ddlsched.algorithms.protocol import Policy
 from ddlsched.algorithms.registry import build_policy
+from ddlsched.algorithms.reservation import ReservingPolicy
 from ddlsched.algorithms.simulator import simulate
 from ddlsched.proofs_checks.verifier import verify
 
@@ -55,6 +56,9 @@ SEARCH_JOB_BUDGET = 1_000_000
 
 MAX_SEARCH_EVALUATIONS = 200
 """The most local-search evaluations by default, whatever the instance's size."""
+
+RESERVING_SHARE = 3
+"""The reserving list schedules let one job in this many servers hold a reservation."""
 
 
 ListKey = Callable[[JobView], Any]
@@ -97,14 +101,21 @@ def _run(instance: Instance, policy: Policy, restart_cost: float) -> Candidate |
 
 
 def list_policy(
-    instance: Instance, name: str, key: ListKey, whole: bool = False
-) -> StaticPriorityPolicy:
+    instance: Instance, name: str, key: ListKey, whole: bool = False, reservations: int = 0
+) -> QueuePolicy:
     """A clairvoyant non-preemptive list schedule: ``key`` order, backfilling,
     A-SRPT's graph mapper, exact predictions (no prediction ever outrun);
     ``whole``: a job that fits one server starts only on one server, else
-    waits while the jobs behind it backfill."""
+    waits while the jobs behind it backfill; ``reservations`` above 0: jobs are
+    placed whole and the first jobs of the list that cannot start reserve
+    servers, at most that many at once, which backfilling never delays
+    (:class:`~ddlsched.algorithms.reservation.ReservingPolicy`)."""
     rng = np.random.default_rng(0)
     predictor = make_predictor("oracle", instance, rng, OnlineParams(predictor="oracle"))
+    if reservations:
+        return ReservingPolicy(
+            name, instance.cluster, predictor, GraphMapper(), key, reservations=reservations
+        )
     return StaticPriorityPolicy(
         name,
         instance.cluster,
@@ -128,19 +139,41 @@ def list_keys(instance: Instance) -> dict[str, ListKey]:
     }
 
 
-def list_variants(instance: Instance) -> dict[str, tuple[ListKey, bool]]:
-    """Each list schedule by name: its key and whether it places jobs whole."""
+@dataclass(frozen=True)
+class ListVariant:
+    """A list schedule: its key, whether it places jobs whole, and how many jobs may
+    hold a server reservation at once (0: none; see :func:`list_policy`)."""
+
+    key: ListKey
+    whole: bool = False
+    reservations: int = 0
+
+    def policy(self, instance: Instance, name: str, key: ListKey | None = None) -> QueuePolicy:
+        """This variant's policy on ``instance``, in ``key`` order if given."""
+        return list_policy(instance, name, key or self.key, self.whole, self.reservations)
+
+
+def reservations_for(instance: Instance) -> int:
+    """How many jobs may hold a reservation at once in the reserving list schedules:
+    a third of the servers (at least one)."""
+    return max(1, instance.cluster.num_servers // RESERVING_SHARE)
+
+
+def list_variants(instance: Instance) -> dict[str, ListVariant]:
+    """Each list schedule by name: on any free GPUs, ``:whole``, ``:reserve``."""
     variants = {}
+    reservations = reservations_for(instance)
     for name, key in list_keys(instance).items():
-        variants[name] = (key, False)
-        variants[f"{name}:whole"] = (key, True)
+        variants[name] = ListVariant(key)
+        variants[f"{name}:whole"] = ListVariant(key, whole=True)
+        variants[f"{name}:reserve"] = ListVariant(key, whole=True, reservations=reservations)
     return variants
 
 
 def _list_candidates(instance: Instance, restart_cost: float) -> list[Candidate | None]:
     found = [
-        _run(instance, list_policy(instance, name, key, whole), restart_cost)
-        for name, (key, whole) in list_variants(instance).items()
+        _run(instance, variant.policy(instance, name), restart_cost)
+        for name, variant in list_variants(instance).items()
     ]
     params = _oracle_params(restart_cost)
     for name in ("sjf", "asrpt-greedy"):
@@ -171,7 +204,7 @@ def local_search(
     instance: Instance,
     start: Candidate,
     order: Sequence[str],
-    whole: bool,
+    variant: ListVariant,
     evaluations: int,
     rng: np.random.Generator,
     restart_cost: float,
@@ -180,8 +213,8 @@ def local_search(
 
     A move takes a job and puts it at a random place within a window of
     positions around its own (the window grows with the instance, at most 64);
-    the list schedule of the new order (placing jobs whole when ``whole``) is
-    simulated, and kept when its total weighted completion time falls and the
+    the list schedule of the new order (``variant``'s, with the new order for
+    its key) is simulated, and kept when its total weighted completion time falls and the
     verifier accepts it. Stops after ``evaluations`` simulations.
     """
     best, current = start, list(order)
@@ -197,7 +230,7 @@ def local_search(
         trial = current.copy()
         trial.insert(target, trial.pop(origin))
         rank = {job_id: position for position, job_id in enumerate(trial)}
-        policy = list_policy(instance, f"search:{start.name}", rank_key(rank), whole)
+        policy = variant.policy(instance, f"search:{start.name}", rank_key(rank))
         found = _run(instance, policy, restart_cost)
         if found is not None and found.objective < best.objective:
             found = _verified(instance, found)
@@ -279,10 +312,10 @@ def best_upper_bound(
         start = best if best is not None and best.name in variants else None
         start = start or _best_verified(instance, listed)
     if start is not None:
-        key, whole = variants[start.name]
+        variant = variants[start.name]
         rng = np.random.default_rng(seed)
-        order = order_of(instance, key)
-        found = local_search(instance, start, order, whole, rounds, rng, cost)
+        order = order_of(instance, variant.key)
+        found = local_search(instance, start, order, variant, rounds, rng, cost)
         candidates.append(found)
         if best is None or found.objective < best.objective:
             best = found
