@@ -57,10 +57,13 @@ class SrptCeilingParams:
         times the least on the GPUs free to it.
     restart_factor
         A running job moves only if that saves more than this many restart delays.
+    by_area
+        Order the jobs by remaining GPU-seconds instead of remaining time.
     """
 
     tolerance: float = 1.0
     restart_factor: float = 2.0
+    by_area: bool = False
 
     def __post_init__(self) -> None:
         for name in ("tolerance", "restart_factor"):
@@ -147,7 +150,7 @@ class SrptCeiling:
         times = {
             job.job.name: self._table(job, state).remaining(job.progress) for job in state.jobs
         }
-        order = sorted(state.jobs, key=lambda job: float(times[job.job.name].min()))
+        order = sorted(state.jobs, key=lambda job: self._priority(times[job.job.name]))
         free = state.cluster.total_gpus
         widths: dict[str, int] = {}
         for job in order:
@@ -157,6 +160,14 @@ class SrptCeiling:
             widths[job.job.name] = width
             free -= width
         return self._place(state, widths)
+
+    def _priority(self, seconds: np.ndarray) -> float:
+        """The job's place in the order: its least remaining time, or with ``by_area`` its
+        remaining GPU-seconds at the width :meth:`_width` would pick on a free cluster."""
+        if not self.params.by_area:
+            return float(seconds.min())
+        width = int(np.argmax(seconds <= (1 + self.params.tolerance) * seconds.min())) + 1
+        return float(seconds[width - 1] * width)
 
     def _width(self, job: JobState, seconds: np.ndarray, restart: float) -> int:
         """The GPU count for ``job``, given its remaining ``seconds`` on ``1 .. free`` GPUs."""

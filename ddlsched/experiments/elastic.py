@@ -356,9 +356,13 @@ class ElasticSandwich:
 
     Attributes
     ----------
-    lower
-        The proven lower bound and its parts
+    bound
+        The fast bound and its parts
         (:class:`~ddlsched.formulations.elastic_bounds.ElasticFlowBound`).
+    lagrangian
+        The Lagrangian bound
+        (:func:`~ddlsched.formulations.elastic_lagrangian.elastic_lagrangian_bound`;
+        0 when not computed).
     totals
         Each schedule's total JCT (s), online policies and offline schedules, those
         whose run passed the independent check only.
@@ -370,11 +374,22 @@ class ElasticSandwich:
         Schedules whose run the check refused (not used as bounds).
     """
 
-    lower: ElasticFlowBound
+    bound: ElasticFlowBound
+    lagrangian: float
     totals: Mapping[str, float]
     upper_method: str
     best_online: str | None
     failed: tuple[str, ...] = ()
+
+    @property
+    def lower(self) -> float:
+        """The proven lower bound: the larger of the fast and the Lagrangian bound (s)."""
+        return max(self.bound.value, self.lagrangian)
+
+    @property
+    def lower_method(self) -> str:
+        """Which bound gives :attr:`lower`: ``"lagrangian"`` or ``"combined"``."""
+        return "lagrangian" if self.lagrangian > self.bound.value else "combined"
 
     @property
     def upper(self) -> float:
@@ -384,19 +399,22 @@ class ElasticSandwich:
     @property
     def ratio(self) -> float:
         """Upper over lower: the optimum lies within this factor of either end."""
-        return self.upper / self.lower.value if self.lower.value > 0 else math.inf
+        return self.upper / self.lower if self.lower > 0 else math.inf
 
     def to_dict(self) -> dict[str, Any]:
-        """The sandwich as a record: ``flow_lower_bound`` and its parts, ``flow_upper_bound``
-        and ``flow_upper_bound_method``, ``flow_upper_over_lower``, the best online policy
-        and its ratio to the lower bound, every schedule's total, the failed ones."""
-        low = self.lower.value
+        """The sandwich as a record: ``flow_lower_bound``, its method and parts,
+        ``flow_upper_bound`` and ``flow_upper_bound_method``, ``flow_upper_over_lower``, the
+        best online policy and its ratio to the lower bound, every schedule's total, the
+        failed ones."""
+        low = self.lower
         online = self.totals.get(self.best_online) if self.best_online else None
         return {
             "flow_lower_bound": low,
-            "lower_per_job": self.lower.per_job,
-            "lower_squashed": self.lower.squashed,
-            "lower_combined": self.lower.combined,
+            "flow_lower_bound_method": self.lower_method,
+            "lower_per_job": self.bound.per_job,
+            "lower_squashed": self.bound.squashed,
+            "lower_combined": self.bound.combined,
+            "lower_lagrangian": self.lagrangian,
             "flow_upper_bound": self.upper,
             "flow_upper_bound_method": self.upper_method,
             "flow_upper_over_lower": self.ratio if math.isfinite(self.ratio) else None,
@@ -414,6 +432,7 @@ def elastic_sandwich(
     policies: Sequence[str] | None = None,
     offline: Sequence[str] | None = None,
     progress: Callable[[int, int], None] | None = None,
+    lagrangian_steps: int = 60,
 ) -> ElasticSandwich:
     """A proven lower bound and the best checked run on the total JCT of ``workload``.
 
@@ -428,6 +447,8 @@ def elastic_sandwich(
         (default all).
     progress
         Called as ``progress(done, total)`` after each run.
+    lagrangian_steps
+        Subgradient steps of the Lagrangian bound (0: not computed).
 
     Raises
     ------
@@ -437,6 +458,7 @@ def elastic_sandwich(
     from ddlsched.algorithms.elastic import ELASTIC_POLICIES
     from ddlsched.algorithms.elastic.offline import OFFLINE_ELASTIC_SCHEDULES
     from ddlsched.formulations.elastic_bounds import elastic_flow_bound
+    from ddlsched.formulations.elastic_lagrangian import elastic_lagrangian_bound
 
     if cluster.typed:
         raise ValueError("elastic_sandwich: uniform clusters only (the offline schedule)")
@@ -456,12 +478,16 @@ def elastic_sandwich(
             progress(done, len(factories))
     if not totals:
         raise ValueError("elastic_sandwich: no run passed the independent check")
-    lower = elastic_flow_bound(
-        workload.jobs, cluster.total_gpus, params.round_length, params.restart_time
-    )
+    settings = (cluster.total_gpus, params.round_length, params.restart_time)
+    bound = elastic_flow_bound(workload.jobs, *settings)
+    lagrangian = 0.0
+    if lagrangian_steps > 0:
+        steps = lagrangian_steps
+        lagrangian = elastic_lagrangian_bound(workload.jobs, *settings, steps=steps).value
     checked_online = [name for name in online if name in totals]
     return ElasticSandwich(
-        lower,
+        bound,
+        lagrangian,
         MappingProxyType(totals),
         min(totals, key=totals.__getitem__),
         min(checked_online, key=totals.__getitem__) if checked_online else None,
