@@ -481,6 +481,14 @@ def to_schedule(
     return Schedule(tuple(entries), problem=problem)
 
 
+def pooled_list_schedule(instance: Instance) -> Schedule:
+    """Problem A1's best list schedule in real time (:func:`list_schedules`): an answer
+    that needs no solver, for a race stopped before either backend gave one."""
+    slotted = enumerate_modes(instance, Problem.A1, ExactParams())
+    releases = [job.release for job in instance.jobs]
+    return to_schedule(instance, Problem.A1, slotted, list_schedules(slotted, releases))
+
+
 @dataclass(frozen=True)
 class _Prepared:
     """The parent's side of one solve: modes, scale, the model's data and the incumbent."""

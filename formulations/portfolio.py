@@ -538,16 +538,22 @@ class _Watch:
         """A watch that has seen the caller's warm start, which must be a schedule of
         ``problem`` (an :class:`~ddlsched.core.model.InputError` otherwise: a schedule of
         the relaxation A2 would sit below the bounds on ``OPT(A)`` and "prove" itself). On
-        A2 it has seen preemptive SRPT instead (the backends of A2 take no warm start)."""
+        A2 it has seen preemptive SRPT instead (the backends of A2 take no warm start), and
+        on A1 without a warm start a list schedule, so that a race stopped before either
+        backend answers still returns a schedule (problem A's front door,
+        :func:`ddlsched.api.solve`, gives it the online policies' best as warm start)."""
         from ddlsched.formulations.admission import check_warm_start
+        from ddlsched.formulations.continuous import pooled_list_schedule
         from ddlsched.formulations.problem_a2 import single_machine, srpt_schedule
 
         check_warm_start(instance, problem, warm_start)
         watch = cls(instance, cancel, combinatorial, problem)
-        if problem is Problem.A2:  # an answer however early the race is stopped
+        if problem is Problem.A2:
             watch.schedule(srpt_schedule(single_machine(instance)), "preemptive SRPT")
         elif warm_start is not None:
             watch.schedule(warm_start, "the warm start")
+        elif problem is Problem.A1:
+            watch.schedule(pooled_list_schedule(instance), "a list schedule")
         return watch
 
     def schedule(self, schedule: Schedule, source: str) -> bool:
