@@ -16,6 +16,7 @@ import argparse
 import sys
 from typing import Any
 
+from ddlsched.cli.elastic_options import COMPARE_OPTIONS, ELASTIC_COMPARE_ONLY, SIMULATE_OPTIONS
 from ddlsched.cli.files import check_outputs, csv_output
 from ddlsched.cli.options import (
     EXIT_INTERRUPTED,
@@ -35,38 +36,6 @@ from ddlsched.cli.output import (
     write_csv,
 )
 from ddlsched.core.model import InputError
-
-SIMULATE_OPTIONS = (
-    "--trace",
-    "--policy",
-    "--servers",
-    "--gpus-per-server",
-    "--gpu-types",
-    "--limit",
-    "--out",
-    "--plot",
-    "--json",
-)
-"""The options of ``simulate`` an elastic run takes. Any other given is refused, not
-ignored: the workload's own columns and times are read as they are, the elastic simulator
-places and predicts nothing the user picks, and it draws nothing at random."""
-
-COMPARE_OPTIONS = (
-    "--trace",
-    "--policies",
-    "--servers",
-    "--gpus-per-server",
-    "--gpu-types",
-    "--limit",
-    "--out",
-    "--plot",
-    "--json",
-)
-"""The options of ``compare --trace``; the others (random instances, exact optima) are
-refused."""
-
-ELASTIC_COMPARE_ONLY = ("--policies", "--limit")
-"""Options of ``compare`` that only mean something with ``--trace``."""
 
 
 def explain_cluster_defaults(command: argparse.ArgumentParser) -> None:

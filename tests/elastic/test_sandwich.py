@@ -183,3 +183,21 @@ def test_the_sandwich_takes_the_best_checked_run(
     typed = ElasticCluster.from_type_counts([("v100", 1), ("k80", 1)], 4)
     with pytest.raises(ValueError, match="uniform"):
         elastic_sandwich(mixed_workload, typed, params, policies=["fifo"])
+
+
+def test_a_checked_run_is_its_own_upper_bound_in_the_summary(
+    mixed_workload: ElasticWorkload, small_cluster: ElasticCluster
+) -> None:
+    """ElasticRun.summary (what ``simulate --json`` prints on a Pollux workload) carries the
+    elastic model's interval: the run's own total JCT as ``flow_upper_bound`` once checked,
+    its policy as the method, and the upper end over the lower one."""
+    from ddlsched.experiments.elastic import run_elastic
+
+    run = run_elastic(
+        mixed_workload, ELASTIC_POLICIES["fifo"](), small_cluster, ElasticSimParams()
+    )
+    summary = run.summary()
+    assert run.verified and summary["flow_model"] == "elastic"
+    assert summary["flow_upper_bound"] == pytest.approx(summary["total_flow_time"])
+    assert summary["flow_upper_bound_method"] == "fifo"
+    assert summary["flow_upper_over_lower"] == pytest.approx(summary["flow_ratio"])
