@@ -36,18 +36,26 @@ HEADER = (
 )
 
 
-def row(number: int, policies: list[str] | None, steps: int) -> str:
-    """The sandwich of workload ``number`` as one Markdown row (``policies``: the online
-    ones to run, default all; ``steps``: the Lagrangian bound's)."""
+def row(number: int, policies: list[str] | None, offline: list[str] | None, steps: int) -> str:
+    """The sandwich of workload ``number`` as one Markdown row (``policies``, ``offline``:
+    the online policies and offline schedules to run, default all; ``steps``: the
+    Lagrangian bound's)."""
     workload = load_pollux_workload(data_path("pollux", "workloads", f"workload-{number}.csv"))
     started = time.perf_counter()
     sandwich = elastic_sandwich(
-        workload, ElasticCluster(16, 4), ElasticSimParams(), policies, lagrangian_steps=steps
+        workload,
+        ElasticCluster(16, 4),
+        ElasticSimParams(),
+        policies,
+        offline,
+        lagrangian_steps=steps,
     )
     seconds = time.perf_counter() - started
     record = sandwich.to_dict()
     assert not sandwich.failed, sandwich.failed
     assert all(total >= sandwich.lower for total in sandwich.totals.values())
+    totals = ", ".join(f"{name} {total:.0f}" for name, total in sandwich.totals.items())
+    print(f"<!-- workload {number}: {totals} -->", flush=True)
     return (
         f"| {number} | {record['flow_lower_bound']:.0f} | {record['lower_per_job']:.0f} "
         f"| {record['lower_squashed']:.0f} | {record['lower_combined']:.0f} "
@@ -62,11 +70,12 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--workloads", type=int, nargs="*", default=list(range(1, 9)))
     parser.add_argument("--policies", nargs="*", help="online policies to run (default all)")
+    parser.add_argument("--offline", nargs="*", help="offline schedules to run (default all)")
     parser.add_argument("--steps", type=int, default=60, help="Lagrangian subgradient steps")
     args = parser.parse_args()
     print(HEADER, flush=True)
     for number in args.workloads:
-        print(row(number, args.policies, args.steps), flush=True)
+        print(row(number, args.policies, args.offline, args.steps), flush=True)
 
 
 if __name__ == "__main__":
