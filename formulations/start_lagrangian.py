@@ -43,25 +43,39 @@ step, 1969).
 **Each job's minimum, bounded below in blocks.** The minimum over ``t >= R_i`` is
 taken over blocks of consecutive starts ``[R_i + o_k, R_i + o_k + l_k)``: single
 slots first, then blocks growing geometrically (:func:`block_offsets`), then the
-tail. Over a block every start ``t`` costs at least ``w_i max(Delta a, r_i)``
-(``a`` its first start) plus ``g_i`` times the multipliers of the slots every such
-start covers, ``[a + l - 1, a + d_i)`` (none when ``l > d_i``): a lower bound on the
-block's minimum, exact for single slots. Past the last block every start costs at
-least ``w_i (max(Delta a, r_i) + p_i)``. So each job's value is at most its true
-minimum and the theorem still holds, whatever the blocks. Their lengths trade
-strength for work: a block at most half as long as the job is charged at least half
-its slots, so blocks are capped at half the shortest duration of the job's class
-(durations within a factor 2, :func:`duration_classes`) for the first
-:attr:`StartLagrangianSettings.blocks` of them; the growth keeps the work per job
-independent of the horizon.
+tail. A start ``t`` in a block ``[a, a + l)`` covers the ``d_i - l + 1`` slots
+``[a + l - 1, a + d_i)`` every start of the block covers (none when ``l > d_i``) and
+``min(l - 1, d_i)`` others, all in ``[a, a + l - 1 + d_i)``; so it costs at least
+``w_i max(Delta a, r_i)`` plus ``g_i`` times the multipliers of the common slots plus
+``min(l - 1, d_i)`` times the least multiplier over ``[a, a + l - 1 + d_i)`` (a
+sparse table answers each such query in two look-ups): a lower bound on the block's
+minimum, exact for single slots. Past the last block every start costs at least
+``w_i (max(Delta a, r_i) + p_i)``. So each job's value is at most its true minimum
+and the theorem still holds, whatever the blocks. A job of no whole slot (``d_i =
+0``) costs only its wait, least at ``R_i``, its one start. The least multiplier
+keeps a job that would start long after its release, past the first blocks,
+charged for its slots where multipliers are smooth; the blocks' lengths trade the
+rest of the strength for work: blocks are capped at half the shortest duration of
+the job's class (durations within a factor 2, :func:`duration_classes`) for the
+first :attr:`StartLagrangianSettings.blocks` of them; the growth keeps the work per
+job independent of the horizon.
 
 **Multipliers.** Projected supergradient ascent (the load of each slot, from the
-chosen blocks, minus ``M``) with Polyak's step towards a target (an upper bound's
-objective, when given, but never above 1.5 times the best value so far), the step
-halved after five rounds without progress; a
-fixed count of rounds (:attr:`StartLagrangianSettings.rounds`), never a clock. Every
-``lambda`` tried gives a valid bound; the largest is kept. ``lambda = 0`` gives the
-job bound, where the method starts.
+chosen blocks, minus ``M``; a block's ``min(l - 1, d_i)`` other slots are loaded on
+its slot of least multiplier) over levels, coarse to fine
+(:attr:`StartLagrangianSettings.levels`): at a level of ``G`` slots the
+multipliers move by whole groups of ``G`` consecutive slots, along the supergradient
+summed over each group (the supergradient of ``L`` restricted to multipliers constant
+on the groups, a function of far fewer variables, whose ascent is far faster at
+trace scale; any such multipliers are still multipliers, so every value is still a
+bound), each level starting from the best multipliers so far. The step is Polyak's
+towards a target above the best value so far by a fraction (:data:`AMBITION` at
+first, raised after a gain, halved after a round without one; never above an upper
+bound's objective, when given), a variable-target rule in the spirit of Goffin and
+Kiwiel's level method (Math. Programming 85, 1999). A fixed count of rounds
+(:attr:`StartLagrangianSettings.rounds`), never a clock. Every ``lambda`` tried
+gives a valid bound; the largest is kept. ``lambda = 0`` gives the job bound, where
+the method starts.
 """
 
 from __future__ import annotations
@@ -74,6 +88,10 @@ import numpy as np
 from ddlsched.formulations.lower_bounds import SAFETY, BoundInputs
 
 from ddlsched.core.result import LowerBound
+
+AMBITION = 0.3
+"""Polyak's target at first: the best value so far raised by this fraction of itself (raised
+half again after each gain, at most doubled; halved after each round without one)."""
 
 NAME = "start-lagrangian"
 """The bound's name in :class:`~ddlsched.core.result.LowerBound`."""
@@ -105,16 +123,20 @@ class StartLagrangianSettings:
         Blocks per job, at most half the job's duration long, before they grow freely
         (default 400).
     chunk
-        Jobs evaluated together (memory: about ``chunk x blocks x 40`` bytes).
+        Jobs evaluated together (memory: about ``chunk x blocks x 100`` bytes).
+    levels
+        Group sizes, in slots, of the multipliers' levels, coarse to fine (default
+        2048, 256, 32, 4, 1): the rounds are shared out over them.
     """
 
     slot: float | None = None
     slots: int = 200_000
-    rounds: int = 150
+    rounds: int = 100
     single_starts: int = 32
     growth: float = 0.05
-    blocks: int = 400
-    chunk: int = 8_192
+    blocks: int = 200
+    chunk: int = 4_096
+    levels: tuple[int, ...] = (2048, 256, 32, 4, 1)
 
     def __post_init__(self) -> None:
         if self.slot is not None and not (math.isfinite(self.slot) and self.slot > 0):
@@ -123,6 +145,8 @@ class StartLagrangianSettings:
             value = getattr(self, name)
             if not isinstance(value, int) or value < (0 if name == "rounds" else 1):
                 raise ValueError(f"{name}: must be a positive integer, got {value!r}")
+        if not self.levels or not all(isinstance(size, int) and size >= 1 for size in self.levels):
+            raise ValueError(f"levels: must be positive integers, got {self.levels!r}")
         if not (math.isfinite(self.growth) and self.growth > 0):
             raise ValueError(f"growth: must be a finite number > 0, got {self.growth!r}")
 
@@ -189,8 +213,50 @@ def _slots(inputs: BoundInputs, settings: StartLagrangianSettings) -> _Slots:
         blocks = block_offsets(
             settings.single_starts, settings.growth, reach, cap, settings.blocks
         )
+        if kind == 0:  # no slot to charge: the wait alone, least at the release slot
+            blocks = (np.zeros(1, dtype=np.int64), np.ones(1, dtype=np.int64))
         classes.append((np.flatnonzero(kinds == kind), *blocks))
     return _Slots(delta, release_slot, duration, horizon, tuple(classes))
+
+
+class _RangeMin:
+    """The least multiplier over any range of slots, and where it is, by a sparse table
+    (``O(T log T)`` to build, two look-ups per query). Slot ``T`` (past the horizon) is
+    priced 0, so a range reaching past the horizon has minimum 0, as the proof has it."""
+
+    def __init__(self, multipliers: np.ndarray) -> None:
+        values = np.concatenate((multipliers, [0.0]))
+        where = np.arange(len(values))
+        levels_v, levels_i = [values], [where]
+        width = 1
+        while 2 * width <= len(values):
+            last_v, last_i = levels_v[-1], levels_i[-1]
+            right = np.concatenate((last_v[width:], np.full(width, np.inf)))
+            take = right < last_v
+            levels_v.append(np.where(take, right, last_v))
+            levels_i.append(np.where(take, np.roll(last_i, -width), last_i))
+            width *= 2
+        self.size = len(values)
+        self.values = np.concatenate(levels_v)
+        self.where = np.concatenate(levels_i)
+
+    def _ends(self, low: np.ndarray, high: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The two overlapping power-of-two windows covering ``[low, high)``, as
+        positions in the flat table."""
+        level = np.frexp(high - low)[1] - 1  # floor(log2(length)), exact on integers
+        row = level * self.size
+        return row + low, row + high - np.left_shift(1, level)
+
+    def least(self, low: np.ndarray, high: np.ndarray) -> np.ndarray:
+        """The least multiplier over each ``[low, high)`` (``high > low``)."""
+        left, right = self._ends(low, high)
+        return np.minimum(self.values[left], self.values[right])
+
+    def argleast(self, low: np.ndarray, high: np.ndarray) -> np.ndarray:
+        """A slot of least multiplier in each ``[low, high)`` (``high > low``)."""
+        left, right = self._ends(low, high)
+        take = self.values[right] < self.values[left]
+        return np.where(take, self.where[right], self.where[left])
 
 
 @dataclass
@@ -202,36 +268,101 @@ class _Evaluation:
     slope: np.ndarray
 
 
+def _block_charges(
+    rows: np.ndarray,
+    offsets: np.ndarray,
+    lengths: np.ndarray,
+    grid: _Slots,
+    prefix: np.ndarray,
+    least: _RangeMin,
+) -> tuple[np.ndarray, ...]:
+    """For jobs ``rows`` and each of their blocks (module docstring): the block's first
+    start, its charge, the slots every start covers (``[low, high)``), how many other
+    slots each start covers (``count``, charged the least multiplier over the slots some
+    start covers, ``[first, reach)``)."""
+    horizon = grid.horizon
+    duration = grid.duration[rows, None]
+    first = grid.release_slot[rows, None] + offsets[None, :]
+    spare = np.maximum(lengths - 1, 0)[None, :]
+    low = np.minimum(first + spare, horizon)
+    high = np.maximum(np.minimum(first + duration, horizon), low)
+    count = np.minimum(spare, duration)
+    charge = prefix[high] - prefix[low]
+    union_low = np.minimum(first, horizon)
+    reach = np.maximum(np.minimum(first + spare + duration, horizon + 1), union_low + 1)
+    multi = int(np.searchsorted(lengths[:-1], 2))  # lengths grow, so slots: multi on
+    charge[:, multi:] += count[:, multi:] * least.least(union_low[:, multi:], reach[:, multi:])
+    return first, charge, low, high, count, union_low, reach
+
+
 def _evaluate(
     multipliers: np.ndarray, grid: _Slots, inputs: BoundInputs, chunk: int
 ) -> _Evaluation:
-    """Each job's least cost over its blocks (module docstring), in chunks of jobs."""
+    """Each job's least cost over its blocks (module docstring), in chunks of jobs, and the
+    supergradient: the slots the chosen block covers for sure, plus its other slots'
+    count on the slot of least multiplier among those its starts cover."""
     horizon = grid.horizon
     prefix = np.concatenate(([0.0], np.cumsum(multipliers)))
+    least = _RangeMin(multipliers)
     w, r, g, p = inputs.weights, inputs.releases, inputs.gpus, inputs.processing
     costs = np.empty(len(r))
-    covered_from = np.full(len(r), horizon, dtype=np.int64)
-    covered_to = np.full(len(r), horizon, dtype=np.int64)
+    chosen = np.zeros((5, len(r)), dtype=np.int64)  # low, high, count, union_low, reach
     for jobs, offsets, lengths in grid.classes:
         for begin in range(0, len(jobs), chunk):
             rows = jobs[begin : begin + chunk]
-            first = grid.release_slot[rows, None] + offsets[None, :]
-            low = np.minimum(first + np.maximum(lengths - 1, 0)[None, :], horizon)
-            high = np.minimum(first + grid.duration[rows, None], horizon)
-            # The tail (length 0) and blocks longer than the job cover no slot for sure.
-            high = np.where((lengths > 0)[None, :], np.maximum(high, low), low)
-            waiting = np.maximum(grid.delta * first - r[rows, None], 0.0)
-            cost = w[rows, None] * waiting + g[rows, None] * (prefix[high] - prefix[low])
+            first, charge, *parts = _block_charges(rows, offsets, lengths, grid, prefix, least)
+            cost = w[rows, None] * np.maximum(grid.delta * first - r[rows, None], 0.0)
+            cost += g[rows, None] * charge
             best = np.argmin(cost, axis=1)
-            picked = np.arange(cost.shape[0])
+            picked = np.arange(len(rows))
             costs[rows] = cost[picked, best]
-            covered_from[rows] = low[picked, best]
-            covered_to[rows] = high[picked, best]
-    load = np.bincount(covered_from, weights=g, minlength=horizon + 1)
-    load -= np.bincount(covered_to, weights=g, minlength=horizon + 1)
-    slope = np.cumsum(load)[:horizon] - inputs.num_gpus
+            for k, part in enumerate(parts):
+                chosen[k, rows] = part[picked, best]
+    low, high, count, union_low, reach = chosen
+    load = np.bincount(low, weights=g, minlength=horizon + 1)
+    load -= np.bincount(high, weights=g, minlength=horizon + 1)
+    at = least.argleast(union_low, reach)
+    load = np.cumsum(load) + np.bincount(at, weights=g * count, minlength=horizon + 1)
     flow = math.fsum((costs + w * p).tolist()) - inputs.num_gpus * math.fsum(multipliers.tolist())
-    return _Evaluation(flow, slope)
+    return _Evaluation(flow, load[:horizon] - inputs.num_gpus)
+
+
+def _ascend(
+    grid: _Slots, inputs: BoundInputs, settings: StartLagrangianSettings, target: float | None
+) -> float:
+    """The largest ``L(lambda)`` met by the ascent (module docstring), from ``lambda = 0``.
+
+    The rounds are shared out over the levels; at each level the multipliers move by
+    groups of that many slots, with the supergradient summed over each group (the
+    supergradient of ``L`` restricted to prices constant on the groups). Each level starts
+    from the best multipliers so far.
+    """
+    multipliers = np.zeros(grid.horizon)
+    current = _evaluate(multipliers, grid, inputs, settings.chunk)
+    best, best_multipliers, best_slope = current.flow, multipliers, current.slope
+    ambition = AMBITION
+    shares = np.array_split(np.arange(settings.rounds), len(settings.levels))
+    for size, share in zip(settings.levels, shares, strict=True):
+        groups = np.arange(0, grid.horizon, size)
+        multipliers, current = best_multipliers, _Evaluation(best, best_slope)
+        ambition = max(ambition, AMBITION / 4)
+        for _ in share:
+            slope = np.add.reduceat(current.slope, groups)
+            norm = float(np.dot(slope, slope))
+            if norm == 0.0:
+                break
+            aim = best + ambition * abs(best)
+            if target is not None and best < target < aim:
+                aim = target
+            step = np.repeat((aim - current.flow) / norm * slope, size)[: grid.horizon]
+            multipliers = np.maximum(multipliers + step, 0.0)
+            current = _evaluate(multipliers, grid, inputs, settings.chunk)
+            if current.flow > best:
+                best, best_multipliers, best_slope = current.flow, multipliers, current.slope
+                ambition = min(1.5 * ambition, 1.0)
+            else:
+                ambition /= 2.0
+    return best
 
 
 def start_lagrangian_bound(
@@ -249,8 +380,8 @@ def start_lagrangian_bound(
         Slot, rounds and blocks (default :class:`StartLagrangianSettings`).
     upper_bound
         ``sum w C`` of any feasible schedule, a cap on the target of Polyak's step
-        (1.5 times the best value so far). It steers the search only: the bound
-        is valid whatever it is.
+        (module docstring). It steers the search only: the bound is valid whatever
+        it is.
 
     Returns
     -------
@@ -263,24 +394,7 @@ def start_lagrangian_bound(
     grid = _slots(inputs, settings)
     release_weight = inputs.release_weight
     target = None if upper_bound is None else upper_bound - release_weight
-    multipliers = np.zeros(grid.horizon)
-    evaluation = _evaluate(multipliers, grid, inputs, settings.chunk)
-    best, step, stalled = evaluation.flow, 1.0, 0
-    for _ in range(settings.rounds):
-        norm = float(np.dot(evaluation.slope, evaluation.slope))
-        if norm == 0.0:
-            break
-        aim = min(target, 1.5 * best) if target is not None and target > best else 1.5 * best
-        multipliers = np.maximum(
-            multipliers + step * (aim - evaluation.flow) / norm * evaluation.slope, 0.0
-        )
-        evaluation = _evaluate(multipliers, grid, inputs, settings.chunk)
-        if evaluation.flow > best:
-            best, stalled = evaluation.flow, 0
-        else:
-            stalled += 1
-            if stalled == 5:
-                step, stalled = step / 2.0, 0
+    best = _ascend(grid, inputs, settings, target)
     notes = (
         *inputs.notes(),
         f"slot {grid.delta:.6g} s, {grid.horizon} slots, "

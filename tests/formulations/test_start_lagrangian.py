@@ -233,24 +233,39 @@ def _dual_by_every_start(multipliers: np.ndarray, grid: Any, inputs: BoundInputs
     return total - inputs.num_gpus * float(multipliers.sum())
 
 
-@settings(max_examples=40, deadline=None, derandomize=True)
+@settings(max_examples=80, deadline=None, derandomize=True)
 @given(
     instance=weighted_instances(),
     seed=st.integers(0, 2**32 - 1),
     single=st.integers(1, 3),
     growth=st.sampled_from([0.5, 1.0, 2.0]),
+    shape=st.sampled_from(["random", "decreasing", "plateaus", "valley"]),
 )
 def test_each_block_is_charged_no_more_than_its_cheapest_start(
-    instance: Instance, seed: int, single: int, growth: float
+    instance: Instance, seed: int, single: int, growth: float, shape: str
 ) -> None:
-    """For any prices ``lambda >= 0`` the blocked dual value is at most the dual value with
-    every start priced one by one: a block may only charge the slots every one of its
-    starts occupies and the wait of its first start (a block charged from one slot early,
-    or its last start's wait, would break the bound's proof)."""
+    """For any prices ``lambda >= 0`` (random, decreasing as in a draining backlog,
+    constant on plateaus, or a cheap valley between dear slots) the blocked dual value
+    is at most the dual value with every start priced one by one: a block may only
+    charge the slots every one of its starts occupies, its other slots at the least
+    price over the slots its starts cover, and the wait of its first start (a block
+    charged from one slot early, or its last start's wait, would break the bound's
+    proof)."""
     inputs = BoundInputs.of(instance)
-    config = StartLagrangianSettings(slots=60, single_starts=single, growth=growth)
+    config = StartLagrangianSettings(
+        slots=60, single_starts=single, growth=growth, blocks=1 + seed % 3
+    )
     grid = _slots(inputs, config)
-    multipliers = np.random.default_rng(seed).exponential(2.0, grid.horizon)
+    rng = np.random.default_rng(seed)
+    multipliers = rng.exponential(2.0, grid.horizon)
+    if shape == "decreasing":
+        multipliers = np.sort(multipliers)[::-1] * 10.0
+    elif shape == "plateaus":
+        multipliers = np.repeat(rng.exponential(5.0, grid.horizon // 8 + 1), 8)[: grid.horizon]
+    elif shape == "valley":
+        low, high = np.sort(rng.integers(0, grid.horizon + 1, 2))
+        multipliers = np.full(grid.horizon, 100.0)
+        multipliers[low:high] = rng.uniform(0.5, 2.0)
     blocked = _evaluate(multipliers, grid, inputs, config.chunk).flow
     exact = _dual_by_every_start(multipliers, grid, inputs)
     assert blocked <= exact + 1e-7 * max(1.0, abs(exact)), (blocked, exact)
