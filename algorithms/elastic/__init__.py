@@ -10,6 +10,10 @@
 - :mod:`~ddlsched.algorithms.elastic.asrpt_elastic`: ``asrpt-elastic`` (Pollux's round
   weighted by SRPT on predicted remaining time, restarts priced, exact per round), with
   :mod:`~ddlsched.algorithms.elastic.remaining` (remaining time per option, epoch by epoch);
+- :mod:`~ddlsched.algorithms.elastic.offline`: offline clairvoyant schedules for upper bounds
+  (``srpt-ceiling``, ``marginal-ceiling``: any GPU count and batch, at the goodput ceiling),
+  in :data:`~ddlsched.algorithms.elastic.offline.OFFLINE_ELASTIC_SCHEDULES`, not among the
+  online policies;
 - :mod:`~ddlsched.algorithms.elastic.round_milp`: the per-round multiple-choice knapsack (HiGHS);
 - :mod:`~ddlsched.algorithms.elastic.packing`: placing GPU counts on nodes.
 
