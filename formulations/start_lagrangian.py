@@ -243,7 +243,7 @@ class _RangeMin:
     def _ends(self, low: np.ndarray, high: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """The two overlapping power-of-two windows covering ``[low, high)``, as
         positions in the flat table."""
-        level = np.frexp(high - low)[1] - 1  # floor(log2(length)), exact on integers
+        level = np.frexp(high - low)[1].astype(np.int64) - 1  # floor(log2), exact on integers
         row = level * self.size
         return row + low, row + high - np.left_shift(1, level)
 
