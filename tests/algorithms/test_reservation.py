@@ -236,3 +236,22 @@ def test_a_reservation_count_below_one_is_refused() -> None:
     plain = list_policy(STARVED, "plain", lambda view: 0.0)
     with pytest.raises(ValueError, match="reservations"):
         ReservingPolicy("r", STARVED.cluster, plain.predictor, plain.mapper, lambda v: 0.0, 0)
+
+
+def test_the_local_search_keeps_the_reservations_of_the_schedule_it_improves() -> None:
+    """The order search started from a reserving schedule simulates reserving schedules
+    (a variant's policy in another order still reserves); on the hand-worked instance,
+    from the list order by processing time, what it keeps is verified and at most the
+    start."""
+    import numpy as np
+    from ddlsched.algorithms.offline import _run, _verified, local_search, order_of
+
+    variant = list_variants(STARVED)["list:time:reserve"]
+    start = _verified(STARVED, _run(STARVED, variant.policy(STARVED, "start"), 1.0))
+    assert start is not None
+    order = order_of(STARVED, variant.key)
+    found = local_search(STARVED, start, order, variant, 30, np.random.default_rng(0), 1.0)
+    assert verify(STARVED, found.schedule).feasible
+    assert found.objective <= start.objective
+    reordered = variant.policy(STARVED, "search", key=lambda view: view.id)
+    assert isinstance(reordered, ReservingPolicy)
