@@ -10,8 +10,9 @@ model, given the upper side's objective as ``flow_sandwich`` gives it, and the l
 flow value kept by :func:`ddlsched.sandwich.best_flow_bound`). Per side: wall seconds, CPU
 seconds (user and system: what the side costs on an idle core, whatever else runs) and
 the child's peak resident memory (``ru_maxrss``, loading the trace included); per row
-``UB / LB`` on the total JCT, and every bound's flow value. A child that fails prints its
-error as its row; the run goes on.
+``UB / LB`` on the total JCT, and every bound's flow value (after the table, and on
+stderr as each row is done). A child that fails prints its error as its row; the run
+goes on.
 
     nice -n 10 python benchmarks/bench_sandwich.py --target-loads 0.9
 """
@@ -163,6 +164,7 @@ def main() -> None:
             lower = _child(args, "lower", load, preemptive, upper.get("objective"))
             print(_row(load, preemptive, upper, lower), flush=True)
             every.append((load, preemptive, lower.get("bounds", {})))
+            print(f"{load}, preemptive={preemptive}: {every[-1][2]}", file=sys.stderr, flush=True)
     print("\nEvery bound's flow value (total JCT, s):")
     for load, preemptive, bounds in every:
         listed = ", ".join(f"{name} {value:.5g}" for name, value in bounds.items())
