@@ -33,17 +33,41 @@ from ddlsched.core.result import SolveStatus
 
 
 def count_vectors(gpus: int, capacities: Sequence[int]) -> Iterator[tuple[int, ...]]:
-    """Every ``(n_1, .., n_H)`` with ``sum n_h = gpus`` and ``0 <= n_h <= cap_h``."""
-    if not capacities:
-        if gpus == 0:
-            yield ()
+    """Every ``(n_1, .., n_H)`` with ``sum n_h = gpus`` and ``0 <= n_h <= cap_h``, in
+    decreasing lexicographic order (the fullest first servers first).
+
+    Depth-first over the servers with an explicit stack, so that any number of servers
+    works (one recursion level per server stopped at a thousand servers)."""
+    servers = len(capacities)
+    room_after = [0] * (servers + 1)  # room_after[h]: GPUs servers h.. can still take
+    for h in range(servers - 1, -1, -1):
+        room_after[h] = room_after[h + 1] + capacities[h]
+    if gpus > room_after[0]:
         return
-    head, rest = capacities[0], capacities[1:]
-    room = sum(rest)
-    for n in range(min(head, gpus), -1, -1):
-        if gpus - n <= room:
-            for tail in count_vectors(gpus - n, rest):
-                yield (n, *tail)
+    counts = [0] * servers
+    # next_count[h]: the next count to try on server h, -1 once every count was tried
+    next_count = [0] * (servers + 1)
+    h, left = 0, gpus
+    next_count[0] = min(capacities[0], gpus) if servers else 0
+    while h >= 0:
+        if h == servers:
+            if left == 0:
+                yield tuple(counts)
+            h -= 1
+            if h >= 0:
+                left += counts[h]
+            continue
+        n = next_count[h]
+        if n < 0 or left - n > room_after[h + 1]:  # exhausted, or the rest cannot fit
+            h -= 1
+            if h >= 0:
+                left += counts[h]
+            continue
+        counts[h], next_count[h] = n, n - 1
+        left -= n
+        h += 1
+        if h < servers:
+            next_count[h] = min(capacities[h], left)
 
 
 def count_vectors_total(gpus: int, capacities: Sequence[int]) -> int:
@@ -67,6 +91,13 @@ slow mode leaves time to build and solve the model (a 64-GPU job on 16 x 4 GPUs 
 whole limit, 15 s of 15, for its one mode)."""
 
 
+MAX_MAPPING_CELLS = 200_000
+"""Most (node or edge) x server pairs of a mapping MILP :func:`best_mapping_for_counts`
+builds (its building is not interrupted by a deadline): a 500-GPU job on 1,000 servers
+(about a million pairs) kept ``solve --time-limit 10`` building for minutes. Past it the
+nodes fill the servers in order, unproven, as when the time is up."""
+
+
 def best_mapping_for_counts(
     job: Job,
     cluster: Cluster,
@@ -83,7 +114,8 @@ def best_mapping_for_counts(
     may be slower than the best: a duration built on it is not exact. With a
     ``deadline`` (a ``clock()`` value) the branch and bound stops there, the
     MILP gets at most :data:`MAPPING_SHARE` of the time left, and none once it
-    has passed (the nodes then fill the servers in order, unproven).
+    has passed or its model would exceed :data:`MAX_MAPPING_CELLS` (the nodes then fill
+    the servers in order, unproven).
     """
     used = sorted((h for h, n in enumerate(counts) if n > 0), key=lambda h: -counts[h])
     keep = None
@@ -93,6 +125,8 @@ def best_mapping_for_counts(
     found = extreme_cut(job, [counts[h] for h in used], maximize=False, keep=keep, give_up=give_up)
     if found is not None:
         return tuple(used[part] for part in found[1]), True
+    if (job.gpus + len(job.edges)) * cluster.num_servers > MAX_MAPPING_CELLS:
+        return _in_order(counts), False
     if deadline is not None:
         left = deadline - clock()
         if left <= 0:

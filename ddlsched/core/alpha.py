@@ -342,6 +342,12 @@ def min_cut_bound(job: Job, max_part: int) -> float:
 GIVE_UP_EVERY = 1_000
 """Branch nodes between two questions to :func:`extreme_cut`'s ``give_up`` (about 5 ms)."""
 
+MAX_SEARCH_DEPTH = 400
+"""Most GPUs of a job :func:`extreme_cut` searches: its branch and bound recurses two frames
+per node placed, and Python stops at 1,000 frames (a 500-GPU job ended in a RecursionError).
+A wider job is answered as an exhausted budget is (``None``: callers fall back to their
+bounds or to a mapping MILP)."""
+
 
 def extreme_cut(
     job: Job,
@@ -387,9 +393,10 @@ def extreme_cut(
     -------
     tuple or None
         ``(cut, mapping)`` for an optimal mapping, or ``None`` when the
-        budget ran out (or no mapping fits).
+        budget ran out (or no mapping fits, or the job has more than
+        :data:`MAX_SEARCH_DEPTH` GPUs).
     """
-    if sum(capacities) < job.gpus:
+    if sum(capacities) < job.gpus or job.gpus > MAX_SEARCH_DEPTH:
         return None
     search = _CutSearch(job, capacities, maximize, search_budget, keep, give_up)
     if not search.search(0, 0.0) or search.best_assignment is None:
