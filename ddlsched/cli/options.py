@@ -86,9 +86,11 @@ def name_list(text: str, option: str) -> tuple[str, ...]:
     return names
 
 
-def type_list(convert: Callable[[str], Any]) -> Callable[[str], tuple[tuple[str, Any], ...]]:
-    """An argparse type for ``name:value,name:value`` (GPU types), values by ``convert``;
-    each type is named once."""
+def type_list(
+    convert: Callable[[str], Any], pair: str = "type:value", example: str = "v100:2,k80:4"
+) -> Callable[[str], tuple[tuple[str, Any], ...]]:
+    """An argparse type for ``name:value,name:value`` (GPU types by default), values by
+    ``convert``; each name given once. ``pair`` and ``example`` word the error."""
 
     def parse(text: str) -> tuple[tuple[str, Any], ...]:
         pairs = []
@@ -96,7 +98,7 @@ def type_list(convert: Callable[[str], Any]) -> Callable[[str], tuple[tuple[str,
             name, colon, value = item.strip().partition(":")
             if not colon or not name:
                 raise argparse.ArgumentTypeError(
-                    f"expected type:value pairs separated by commas (v100:2,k80:4), got {item!r}"
+                    f"expected {pair} pairs separated by commas ({example}), got {item!r}"
                 )
             pairs.append((name, convert(value)))
         names = [name for name, _ in pairs]
