@@ -22,12 +22,14 @@ most ``C - s - restart`` seconds, so it holds at least ``restart + a(C - s - res
 GPU-seconds, all within ``[s, C]``.
 
 **Relaxation.** Time is cut into blocks of ``block`` seconds; in each, the jobs hold at
-most ``G`` times its length GPU-seconds. Every run satisfies, for every job: completion
-in the round ``[t, t + round)`` costs ``C >= max(t, s + floor)`` and needs at least
-``restart + a(t + round - s - restart)`` GPU-seconds inside ``[s, t + round]``, at most
-``G`` times the overlap in each block; or completion after the job's window, charged the
+most ``G`` times its length GPU-seconds. A job's possible completion times are cut into
+intervals of ``step`` seconds from its first round (finer than the rounds: completion is
+interpolated inside a round). Every run satisfies, for every job: completion in ``[t, t +
+step)`` costs ``C >= max(t, s + floor)`` and needs at least ``restart + a(t + step - s -
+restart)`` GPU-seconds inside ``[s, t + step]`` (``a`` is non-increasing), at most ``G``
+times the overlap in each block; or completion after the job's window, charged the
 window's end. Pricing each block's GPU-seconds at ``mu_b >= 0`` (Lagrange multipliers of
-the capacities), each job alone picks its cheapest round and spreads its GPU-seconds
+the capacities), each job alone picks its cheapest interval and spreads its GPU-seconds
 over the cheapest blocks of its window; for **every** ``mu >= 0``
 
 .. code-block:: text
@@ -164,14 +166,15 @@ def _pricing(
     need: JobNeeds,
     area: AreaCurve,
     window: float,
-    round_length: float,
+    step: float,
     restart: float,
     block: float,
 ) -> _Pricing:
-    """The job's rounds from its first to the end of ``window`` and what each costs."""
-    count = max(1, math.ceil(window / round_length))
-    starts = need.start + round_length * np.arange(count)
-    ends = starts + round_length
+    """The job's completion intervals of ``step`` seconds from its first round to the end
+    of ``window``, and what each costs."""
+    count = max(1, math.ceil(window / step))
+    starts = need.start + step * np.arange(count)
+    ends = starts + step
     charges = np.maximum(starts, need.start + need.floor)
     needs = restart + area(ends - need.start - restart)
     tail = max(float(ends[-1]), need.start + need.floor)
@@ -219,6 +222,7 @@ def elastic_lagrangian_bound(
     restart_time: float = 30.0,
     *,
     block: float = 300.0,
+    step: float = 15.0,
     steps: int = 60,
     windows: Sequence[float] | None = None,
     applications: Sequence[Application] | None = None,
@@ -231,6 +235,8 @@ def elastic_lagrangian_bound(
         The workload, the cluster's GPUs and the simulation's settings.
     block
         Seconds per capacity block (one multiplier each).
+    step
+        Seconds per completion interval (shorter: tighter and slower).
     steps
         Subgradient steps (any number gives a valid bound; more, a larger one).
     windows
@@ -247,8 +253,10 @@ def elastic_lagrangian_bound(
     if not jobs:
         return ElasticLagrangianBound(0.0, 0)
     check_bound_settings("elastic_lagrangian_bound", total_gpus, round_length, restart_time)
-    if not block > 0 or steps < 0 or (windows is not None and len(windows) != len(jobs)):
-        raise ValueError(f"elastic_lagrangian_bound: block {block}, steps {steps}, windows")
+    if not (block > 0 and step > 0) or steps < 0 or (windows and len(windows) != len(jobs)):
+        raise ValueError(
+            f"elastic_lagrangian_bound: block {block}, step {step}, steps {steps}, windows"
+        )
     apps = applications or [load_application(job.model, job.epochs) for job in jobs]
     needs = job_needs(jobs, total_gpus, round_length, restart_time, apps)
     curves: dict[int, AreaCurve] = {}
@@ -258,7 +266,7 @@ def elastic_lagrangian_bound(
     if windows is None:
         windows = [restart_time + float(curves[id(app)].durations[-1]) + 14400.0 for app in apps]
     problems = [
-        _pricing(need, curves[id(app)], window, round_length, restart_time, block)
+        _pricing(need, curves[id(app)], window, step, restart_time, block)
         for need, app, window in zip(needs, apps, windows, strict=True)
     ]
     released = math.fsum(job.submit_time for job in jobs)
