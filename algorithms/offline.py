@@ -41,7 +41,7 @@ from ddlsched.algorithms.prediction.registry import make_predictor
 from ddlsched.algorithms.prediction.view import JobView
 from ddlsched.algorithms.protocol import Policy
 from ddlsched.algorithms.registry import build_policy
-from ddlsched.algorithms.reservation import ReservingPolicy
+from ddlsched.algorithms.reservation import ReservingPolicy, default_reservations
 from ddlsched.algorithms.simulator import simulate
 from ddlsched.proofs_checks.verifier import verify
 
@@ -56,12 +56,6 @@ SEARCH_JOB_BUDGET = 1_000_000
 
 MAX_SEARCH_EVALUATIONS = 200
 """The most local-search evaluations by default, whatever the instance's size."""
-
-RESERVING_SHARE = 3 / 8
-"""The reserving list schedules let this share of the servers' count (rounded down, at
-least one) hold a reservation at once: on full Philly at 32 x 8, 8 holders gave 2.16 x
-the fast flow bound, 12 gave 2.03 and 16 2.07 (2.64 at load 0.9 for both 12 and 16)."""
-
 
 ListKey = Callable[[JobView], Any]
 """A list schedule's priority: smaller keys start first."""
@@ -155,16 +149,10 @@ class ListVariant:
         return list_policy(instance, name, key or self.key, self.whole, self.reservations)
 
 
-def reservations_for(instance: Instance) -> int:
-    """How many jobs may hold a reservation at once in the reserving list schedules
-    (:data:`RESERVING_SHARE`)."""
-    return max(1, int(instance.cluster.num_servers * RESERVING_SHARE))
-
-
 def list_variants(instance: Instance) -> dict[str, ListVariant]:
     """Each list schedule by name: on any free GPUs, ``:whole``, ``:reserve``."""
     variants = {}
-    reservations = reservations_for(instance)
+    reservations = default_reservations(instance.cluster)
     for name, key in list_keys(instance).items():
         variants[name] = ListVariant(key)
         variants[f"{name}:whole"] = ListVariant(key, whole=True)
