@@ -10,9 +10,11 @@ mapping are paid in full) and each checked by the independent verifier
   ranked by processing time ``K_i alpha_i^min`` or by GPU-area ``g_i K_i
   alpha_i^min`` (divided by ``w_i``: Smith's rule, W. E. Smith, *Various
   optimizers for single-stage production*, Naval Res. Logist. Q. 1956),
-  placed by A-SRPT's graph mapper on any free GPUs or (``:whole``) a job
-  that fits one server only on one server; ``sjf`` and ``asrpt-greedy`` with
-  exact predictions;
+  placed by A-SRPT's graph mapper on any free GPUs, or (``:whole``) a job
+  that fits one server only on one server, or (``:reserve``) whole and with
+  server reservations that backfilling never delays
+  (:mod:`ddlsched.algorithms.reservation`; on full Philly the best by far);
+  ``sjf`` and ``asrpt-greedy`` with exact predictions;
 - **local search over the order** of the best list schedule: a job moves
   to another place in the order, kept when the verified objective falls;
   bounded by a count of evaluations, never by a clock;
