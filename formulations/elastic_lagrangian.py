@@ -110,7 +110,8 @@ def area_curve(app: Application, most_gpus: int) -> AreaCurve:
     ceiling is infinite take no time and no GPU-seconds (as in the floors)."""
     works = np.diff(np.concatenate(([0.0], app.epoch_ends[: app.epochs])))
     fastest_time, fastest_area = 0.0, 0.0
-    slopes, lengths = [], []
+    slopes: list[float] = []
+    lengths: list[float] = []
     for epoch, work in enumerate(works):
         curve = rate_curve(app, epoch, most_gpus)
         if work <= 0 or not np.all(np.isfinite(curve)):
@@ -127,8 +128,8 @@ def area_curve(app: Application, most_gpus: int) -> AreaCurve:
     steps = np.asarray(lengths, dtype=float)[order]
     saved = steps * np.asarray(slopes, dtype=float)[order]
     durations = fastest_time + np.concatenate(([0.0], np.cumsum(steps)))
-    areas = np.maximum(fastest_area + np.concatenate(([0.0], np.cumsum(saved))), 0.0)
-    return AreaCurve(durations, areas)
+    least = np.maximum(fastest_area + np.concatenate(([0.0], np.cumsum(saved))), 0.0)
+    return AreaCurve(durations, least)
 
 
 @dataclass(frozen=True)
