@@ -29,4 +29,4 @@ def test_a_job_size_given_twice_is_refused(tmp_path, capsys) -> None:
     it, rather than two weights for one size."""
     out = str(tmp_path / "i.json")
     err = _error(["generate", "--size-weights", "1:1,01:2", "--out", out], capsys)
-    assert "1 GPUs named more than once" in err
+    assert "1 named more than once" in err

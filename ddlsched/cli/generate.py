@@ -53,14 +53,7 @@ def _pair(text: str) -> tuple[int, int]:
 
 def _size_weights(text: str) -> tuple[tuple[int, float], ...]:
     """``GPUS:WEIGHT,...``: whole GPU counts with positive weights."""
-    pairs = type_list(positive, "gpus:weight", "1:0.4,8:0.15")(text)
-    sizes = [count(gpus) for gpus, _ in pairs]
-    repeated = sorted({size for size in sizes if sizes.count(size) > 1})
-    if repeated:
-        raise argparse.ArgumentTypeError(
-            f"{', '.join(map(str, repeated))} GPUs named more than once"
-        )
-    return tuple((size, weight) for size, (_, weight) in zip(sizes, pairs, strict=True))
+    return type_list(positive, "gpus:weight", "1:0.4,8:0.15", name_of=count)(text)
 
 
 def add(commands: Any) -> None:

@@ -87,12 +87,16 @@ def name_list(text: str, option: str) -> tuple[str, ...]:
 
 
 def type_list(
-    convert: Callable[[str], Any], pair: str = "type:value", example: str = "v100:2,k80:4"
-) -> Callable[[str], tuple[tuple[str, Any], ...]]:
-    """An argparse type for ``name:value,name:value`` (GPU types by default), values by
-    ``convert``; each name given once. ``pair`` and ``example`` word the error."""
+    convert: Callable[[str], Any],
+    pair: str = "type:value",
+    example: str = "v100:2,k80:4",
+    name_of: Callable[[str], Any] = str,
+) -> Callable[[str], tuple[tuple[Any, Any], ...]]:
+    """An argparse type for ``name:value,name:value`` (GPU types by default), names by
+    ``name_of`` and values by ``convert``; each name given once (as converted: ``1`` and
+    ``01`` are one GPU count). ``pair`` and ``example`` word the error."""
 
-    def parse(text: str) -> tuple[tuple[str, Any], ...]:
+    def parse(text: str) -> tuple[tuple[Any, Any], ...]:
         pairs = []
         for item in text.split(","):
             name, colon, value = item.strip().partition(":")
@@ -100,9 +104,9 @@ def type_list(
                 raise argparse.ArgumentTypeError(
                     f"expected {pair} pairs separated by commas ({example}), got {item!r}"
                 )
-            pairs.append((name, convert(value)))
+            pairs.append((name_of(name), convert(value)))
         names = [name for name, _ in pairs]
-        repeated = sorted({name for name in names if names.count(name) > 1})
+        repeated = sorted({str(name) for name in names if names.count(name) > 1})
         if repeated:
             raise argparse.ArgumentTypeError(f"{', '.join(repeated)} named more than once")
         return tuple(pairs)
