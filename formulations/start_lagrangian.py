@@ -126,7 +126,7 @@ class StartLagrangianSettings:
         Jobs evaluated together (memory: about ``chunk x blocks x 100`` bytes).
     levels
         Group sizes, in slots, of the multipliers' levels, coarse to fine (default
-        2048, 256, 32, 4, 1): the rounds are shared out over them.
+        4096, 1024, 256, 64, 16, 4, 1): the rounds are shared out over them.
     """
 
     slot: float | None = None
@@ -136,7 +136,7 @@ class StartLagrangianSettings:
     growth: float = 0.05
     blocks: int = 200
     chunk: int = 4_096
-    levels: tuple[int, ...] = (2048, 256, 32, 4, 1)
+    levels: tuple[int, ...] = (4096, 1024, 256, 64, 16, 4, 1)
 
     def __post_init__(self) -> None:
         if self.slot is not None and not (math.isfinite(self.slot) and self.slot > 0):
