@@ -34,7 +34,7 @@ FLOORS: tuple[tuple[str, ...], ...] = (
         "elastic",
         "elastic_bounds",
     ),
-    ("mapping", "problem_a2", "start_lagrangian"),
+    ("mapping", "problem_a2", "start_lagrangian", "elastic_lagrangian"),
     ("modes",),
     ("prepared", "outcome"),
     ("certify",),
