@@ -411,8 +411,8 @@ CATALOGUE: tuple[Mutant, ...] = (
     Mutant(
         "cpsat: the pooled cumulative one GPU short",
         "formulations/cpsat.py",
-        "    model.AddCumulative(jobs, widths, sum(slotted.capacities))",
-        "    model.AddCumulative(jobs, widths, sum(slotted.capacities) - 1)",
+        "    model.add_cumulative(jobs, widths, sum(slotted.capacities))",
+        "    model.add_cumulative(jobs, widths, sum(slotted.capacities) - 1)",
         ("tests/formulations/test_cpsat.py",),
     ),
     Mutant(
