@@ -327,8 +327,11 @@ def realloc_factor(job: JobState, restart_delay: float) -> float:
 
     The share of the job's life not lost to restarts if it restarted once
     more (Pollux Section 4.2); it scales the value of every option that
-    would move the job.
+    would move the job. A job that has not yet run, with restarts free
+    (``delta = 0``), loses nothing: factor 1.
     """
+    if job.age + restart_delay <= 0:
+        return 1.0
     lost = job.num_restarts * restart_delay
     return max(job.age - lost, 0.0) / (job.age + restart_delay)
 

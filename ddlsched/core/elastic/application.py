@@ -222,8 +222,10 @@ class Application:
 
         The Pollux simulator's rule: split the per-GPU share into the fewest
         micro-batches within ``max_local_bsz``; a single GPU above ``M0``
-        accumulates at least once; never beyond ``max_batch_size`` in total.
+        accumulates at least once; never beyond ``max_batch_size`` in total
+        (a larger ``batch_size`` runs at ``max_batch_size``).
         """
+        batch_size = min(batch_size, self.max_batch_size)
         local = math.ceil(batch_size / replicas - 1e-8)
         accum = math.ceil(local / self.max_local_bsz - 1e-8) - 1
         if replicas == 1 and batch_size > self.init_batch_size:

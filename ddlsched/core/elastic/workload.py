@@ -146,7 +146,8 @@ class ElasticJob:
     asked_batch_size
         Total batch size the user asked for (what rigid policies use).
     epochs
-        Training budget in epochs; default the model's Pollux budget.
+        Training budget in epochs, from 1 to the model's Pollux budget (the epochs its
+        profile covers); default that budget.
     """
 
     name: str
@@ -173,8 +174,12 @@ class ElasticJob:
                 raise ValueError(f"ElasticJob.{name} must be a positive int, got {value!r}")
         if self.epochs == 0:
             object.__setattr__(self, "epochs", EPOCH_BUDGETS[self.model])
-        if not isinstance(self.epochs, int) or self.epochs < 1:
-            raise ValueError(f"ElasticJob.epochs must be a positive int, got {self.epochs!r}")
+        most = EPOCH_BUDGETS[self.model]
+        if not isinstance(self.epochs, int) or not 1 <= self.epochs <= most:
+            raise ValueError(
+                f"ElasticJob {self.name!r}: epochs must be in 1..{most} for model "
+                f"{self.model!r} (its profiled epochs), got {self.epochs!r}"
+            )
 
     def replace(self, **changes: Any) -> ElasticJob:
         """A copy with some fields changed (validated again)."""

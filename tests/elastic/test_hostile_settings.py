@@ -1,0 +1,73 @@
+"""Legal but extreme elastic settings and inputs: free restarts, oversized batches,
+budgets past a model's profile."""
+
+from __future__ import annotations
+
+import pytest
+from ddlsched.algorithms.elastic import ELASTIC_POLICIES
+from ddlsched.algorithms.elastic.simulator import ElasticSimParams, simulate_elastic
+from ddlsched.proofs_checks.elastic import check_elastic
+
+from ddlsched.core.elastic import (
+    ElasticCluster,
+    ElasticJob,
+    ElasticWorkload,
+    load_application,
+)
+
+
+@pytest.mark.parametrize("policy", sorted(ELASTIC_POLICIES.names()))
+def test_every_policy_runs_with_free_restarts(policy: str) -> None:
+    """Restart time 0 is a legal setting: every policy completes a one-job run (a fresh
+    job has age 0, so Pollux's re-allocation factor meets ``0 / 0``) and the run passes
+    the independent check."""
+    job = ElasticJob("a", "bert", 0.0, 1, 12, epochs=1)
+    result = simulate_elastic(
+        ElasticWorkload((job,)),
+        ELASTIC_POLICIES[policy](),
+        ElasticCluster(1, 2),
+        ElasticSimParams(restart_time=0.0),
+    )
+    assert check_elastic(result) == []
+    assert result.completion["a"] > 0
+
+
+def test_fifo_with_free_restarts_completes_at_the_hand_computed_time() -> None:
+    """BERT at its initial batch on one GPU with no restart cost: it starts at 0 and needs
+    ``target`` iterations of ``alpha_grad + 12 beta_grad`` seconds, nothing more."""
+    job = ElasticJob("a", "bert", 0.0, 1, 12, epochs=1)
+    result = simulate_elastic(
+        ElasticWorkload((job,)),
+        ELASTIC_POLICIES["fifo"](),
+        ElasticCluster(1, 2),
+        ElasticSimParams(restart_time=0.0),
+    )
+    app = load_application("bert", 1)
+    work = app.target_progress * (app.perf.alpha_grad + 12 * app.perf.beta_grad)
+    assert result.completion["a"] == pytest.approx(work, rel=1e-9)
+
+
+def test_a_batch_above_the_models_largest_runs_at_the_largest() -> None:
+    """A rigid job asking a batch far above its model's ``max_batch_size`` runs exactly
+    as one asking that largest batch (it completes, rather than running at zero speed)."""
+    runs = []
+    for batch in (999_999_999_999, load_application("bert").max_batch_size):
+        job = ElasticJob("a", "bert", 0.0, 1, batch, epochs=1)
+        result = simulate_elastic(
+            ElasticWorkload((job,)), ELASTIC_POLICIES["fifo"](), ElasticCluster(1, 2)
+        )
+        assert check_elastic(result) == []
+        runs.append(result.completion["a"])
+    assert runs[0] == runs[1]
+
+
+@pytest.mark.parametrize(("model", "most"), [("bert", 2), ("ncf", 10), ("cifar10", 100)])
+def test_epochs_past_the_models_profile_are_refused_naming_job_model_and_range(
+    model: str, most: int
+) -> None:
+    """A budget beyond the epochs the model's profile covers is refused when the job is
+    built, naming the job, the model and the allowed range; the last profiled epoch is
+    accepted."""
+    assert ElasticJob("j", model, 0.0, 1, 64, epochs=most).epochs == most
+    with pytest.raises(ValueError, match=rf"'j'.*1\.\.{most}.*'{model}'"):
+        ElasticJob("j", model, 0.0, 1, 64, epochs=most + 1)
