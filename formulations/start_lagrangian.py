@@ -76,6 +76,14 @@ Kiwiel's level method (Math. Programming 85, 1999). A fixed count of rounds
 (:attr:`StartLagrangianSettings.rounds`), never a clock. Every ``lambda`` tried
 gives a valid bound; the largest is kept. ``lambda = 0`` gives the job bound, where
 the method starts.
+
+**Flow time.** ``L(lambda)`` is computed on the flow time, each job's least cost minus
+``w_i r_i`` (the waits ``max(Delta t, r_i) - r_i``, never a difference of two sums near
+``10^12``), and made safe against rounding at the scale of the times as the fast bounds
+are: ``max(sum_i w_i p_i, L - A)`` with the allowance ``A`` of
+:func:`~ddlsched.formulations.lower_bounds.flow_allowance` ("Flow time" in
+:mod:`~ddlsched.formulations.lower_bounds`); each wait is one rounding of a time, well
+within it.
 """
 
 from __future__ import annotations
@@ -85,7 +93,7 @@ import time
 from dataclasses import dataclass
 
 import numpy as np
-from ddlsched.formulations.lower_bounds import SAFETY, BoundInputs
+from ddlsched.formulations.lower_bounds import SAFETY, BoundInputs, safe_flow_value
 
 from ddlsched.core.result import LowerBound
 
@@ -96,6 +104,11 @@ half again after each gain, at most doubled; halved after each round without one
 NAME = "start-lagrangian"
 """The bound's name in :class:`~ddlsched.core.result.LowerBound`."""
 
+
+MAX_SLOTS = 2_000_000
+"""Most slots over the horizon (ten times the default :attr:`StartLagrangianSettings.slots`):
+the sparse table of least multipliers takes about ``16 log2(T)`` bytes per slot (some 700 MB
+at this limit), so a finer ``slot`` is refused before anything is allocated."""
 
 SLOTS_PER_JOB = 50
 """Slots per job over the horizon (up to :attr:`StartLagrangianSettings.slots`): each round
@@ -109,9 +122,11 @@ class StartLagrangianSettings:
     Attributes
     ----------
     slot
-        ``Delta`` in seconds (``None``: the horizon over the slots below).
+        ``Delta`` in seconds (``None``: the horizon over the slots below); one giving
+        more than :data:`MAX_SLOTS` slots over the horizon is refused (``ValueError``).
     slots
-        Most slots over the horizon when ``slot`` is ``None`` (default 200,000); fewer
+        Most slots over the horizon when ``slot`` is ``None`` (default 200,000; at most
+        :data:`MAX_SLOTS`); fewer
         on small instances, :data:`SLOTS_PER_JOB` per job but at least 1,000.
     rounds
         Supergradient rounds (default 150): a count, never a clock.
@@ -145,6 +160,8 @@ class StartLagrangianSettings:
             value = getattr(self, name)
             if not isinstance(value, int) or value < (0 if name == "rounds" else 1):
                 raise ValueError(f"{name}: must be a positive integer, got {value!r}")
+        if self.slots > MAX_SLOTS:
+            raise ValueError(f"slots: must be at most {MAX_SLOTS:,}, got {self.slots!r}")
         if not self.levels or not all(isinstance(size, int) and size >= 1 for size in self.levels):
             raise ValueError(f"levels: must be positive integers, got {self.levels!r}")
         if not (math.isfinite(self.growth) and self.growth > 0):
@@ -204,7 +221,7 @@ def _slots(inputs: BoundInputs, settings: StartLagrangianSettings) -> _Slots:
     delta = settings.slot if settings.slot is not None else max(span, 1e-9) / count
     release_slot = np.floor(r / delta * (1 - 1e-12)).astype(np.int64)
     duration = np.floor(p / delta * (1 - 1e-12)).astype(np.int64)
-    horizon = max(1, math.ceil(span / delta))
+    horizon = _horizon(span, delta)
     reach = max(1, horizon - int(np.min(release_slot, initial=horizon)))
     kinds = duration_classes(duration)
     classes = []
@@ -217,6 +234,23 @@ def _slots(inputs: BoundInputs, settings: StartLagrangianSettings) -> _Slots:
             blocks = (np.zeros(1, dtype=np.int64), np.ones(1, dtype=np.int64))
         classes.append((np.flatnonzero(kinds == kind), *blocks))
     return _Slots(delta, release_slot, duration, horizon, tuple(classes))
+
+
+def _horizon(span: float, delta: float) -> int:
+    """The slots over ``span`` seconds (``ceil(span / delta)``, at least 1).
+
+    Raises
+    ------
+    ValueError
+        Past :data:`MAX_SLOTS`, naming ``slot`` and the least one allowed.
+    """
+    count = max(1.0, math.ceil(span / delta))
+    if count > MAX_SLOTS:
+        raise ValueError(
+            f"slot: {delta!r} s gives {count:.4g} slots over the horizon of {span:.6g} s, "
+            f"more than {MAX_SLOTS:,}; use a slot of at least {span / MAX_SLOTS:.6g} s"
+        )
+    return int(count)
 
 
 class _RangeMin:
@@ -401,6 +435,6 @@ def start_lagrangian_bound(
         f"{max(len(offsets) for _, offsets, _ in grid.classes)} blocks per job at most, "
         f"{settings.rounds} rounds",
     )
-    flow = best * SAFETY
+    flow = safe_flow_value(inputs, best)
     value = (best + release_weight) * SAFETY
     return LowerBound(value, NAME, True, time.perf_counter() - began, notes, flow)

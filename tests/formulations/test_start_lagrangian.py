@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 from ddlsched.formulations.lower_bounds import PREEMPTIVE_BOUNDS, BoundInputs
 from ddlsched.formulations.start_lagrangian import (
+    MAX_SLOTS,
     StartLagrangianSettings,
     _evaluate,
     _slots,
@@ -110,6 +111,22 @@ def test_bad_settings_name_the_field(field: str, value: float) -> None:
     """A bad setting is a one-line ValueError naming it."""
     with pytest.raises(ValueError, match=field):
         StartLagrangianSettings(**{field: value})  # type: ignore[arg-type]
+
+
+def test_a_slot_giving_too_many_slots_is_refused_before_allocating() -> None:
+    """One 1-GPU job of 10 s: the horizon is 20 s. A slot giving at most
+    :data:`MAX_SLOTS` slots over it is accepted; a finer one is a one-line ValueError naming
+    ``slot`` and the least slot allowed, raised before the grid is built."""
+    inputs = BoundInputs.of(Instance(Cluster((1,), 1.0, 1.0), (Job("a", 0.0, 1, 10.0, 1),)))
+    assert _slots(inputs, StartLagrangianSettings(slot=20.0 / (MAX_SLOTS - 1))).horizon <= (
+        MAX_SLOTS
+    )
+    with pytest.raises(ValueError, match=r"^slot: .* more than 2,000,000; .* at least 1e-05 s$"):
+        start_lagrangian_bound(inputs, StartLagrangianSettings(slot=20.0 / (MAX_SLOTS + 2)))
+    with pytest.raises(ValueError, match="^slot: 1e-06 s gives 2e\\+07 slots"):
+        start_lagrangian_bound(inputs, StartLagrangianSettings(slot=1e-6))
+    with pytest.raises(ValueError, match="^slots: must be at most"):
+        StartLagrangianSettings(slots=MAX_SLOTS + 1)
 
 
 def _preemptive_optimum(instance: Instance) -> float:
