@@ -10,10 +10,16 @@ does calls the instance integral, and the rounding then charges ``k + 1`` slots,
 from __future__ import annotations
 
 import math
+from fractions import Fraction
 
 import pytest
 from ddlsched.formulations.grid import on_grid, slots_needed
-from ddlsched.formulations.lower_bounds import LpSettings, lower_bounds, proven_grid
+from ddlsched.formulations.lower_bounds import BoundInputs, LpSettings, lower_bounds, proven_grid
+from ddlsched.formulations.start_lagrangian import (
+    StartLagrangianSettings,
+    _slots,
+    start_lagrangian_bound,
+)
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -68,6 +74,57 @@ def test_grid_bounds_stay_below_the_brute_force_optimum(instance: Instance) -> N
     for bound in lower_bounds(instance, lp=LpSettings(), pooled=LpSettings()):
         if bound.valid:
             assert bound.value <= optimum * (1 + 1e-9) + 1e-9, (bound, optimum)
+
+
+BELOW = st.sampled_from([0.0, 3e-13, 1e-12, 3e-10, 2e-9, 5e-8])
+"""Fractions of a slot taken off whole times: a hair below the grid, where rounding a
+ratio up by its float noise lands a whole slot later or longer."""
+
+
+@st.composite
+def below_grid_instances(draw: st.DrawFn) -> Instance:
+    """:func:`near_grid_instances`, but releases and compute times a hair *below* whole
+    numbers of slots (:data:`BELOW`), and durations up to 40 slots, so that a rounding
+    bias of ``1e-9`` (relative) moves a duration a whole slot."""
+    jobs = []
+    for index in range(draw(st.integers(1, 3))):
+        release = max(0.0, draw(st.integers(0, 2)) - draw(BELOW))
+        compute = draw(st.integers(1, 40)) - draw(BELOW)
+        weight = float(draw(st.integers(1, 3)))
+        jobs.append(Job(f"j{index}", release, 1, compute, 1, weight=weight))
+    servers = draw(st.integers(1, 2))
+    return Instance(Cluster((1,) * servers, 1.0, 1.0), tuple(jobs), slot=1.0)
+
+
+@settings(max_examples=60, deadline=None, derandomize=True)
+@given(st.one_of(near_grid_instances(), below_grid_instances()), st.sampled_from([1.0, 0.5]))
+def test_start_time_bound_never_rounds_a_job_later_or_longer(
+    instance: Instance, slot: float
+) -> None:
+    """On the start-time bound's grid each release slot and duration is at most the floor
+    of the exact ratio (checked in rationals), and at most one slot below it (the bias
+    against float error may round a whole ratio down): no job is released a slot later or
+    made a slot longer by float noise, whichever side of the grid its times lie."""
+    grid = _slots(BoundInputs.of(instance), StartLagrangianSettings(slot=slot))
+    for job, release_slot, duration in zip(
+        instance.jobs, grid.release_slot, grid.duration, strict=True
+    ):
+        for rounded, time in ((release_slot, job.release), (duration, job.compute_time)):
+            exact = math.floor(Fraction(time) / Fraction(slot))
+            assert exact - 1 <= rounded <= exact, (job, rounded, exact)
+
+
+@settings(max_examples=60, deadline=None, derandomize=True)
+@given(st.one_of(near_grid_instances(), below_grid_instances()))
+def test_start_time_bound_stays_below_the_brute_force_optimum(instance: Instance) -> None:
+    """The start-time Lagrangian bound on the instance's own grid, on ``sum w C`` and on the
+    flow time, is at most the optimum found by enumeration, on either side of the grid."""
+    optimum = brute_force_a(instance)
+    releases = sum(job.weight * job.release for job in instance.jobs)
+    inputs = BoundInputs.of(instance)
+    bound = start_lagrangian_bound(inputs, StartLagrangianSettings(slot=1.0, rounds=30))
+    assert bound.value <= optimum * (1 + 1e-9) + 1e-9, (bound, optimum)
+    assert bound.flow_value <= (optimum - releases) + 1e-9 * optimum, (bound, optimum)
 
 
 @pytest.mark.parametrize("method", ["milp", "cpsat", "exact"])
