@@ -77,6 +77,14 @@ TAIL = 1e4
 bound covers everything beyond it."""
 
 
+CURVE_CHUNK = 64
+"""GPU counts in the first chunk of :func:`rate_curve` (then doubling)."""
+
+MOST_CURVE_GPUS = 2**14
+"""Most GPU counts :func:`rate_curve` computes; a model whose ceiling still rises past it
+(synchronisation that does not grow with the GPUs) is refused on a larger cluster."""
+
+
 def _cell_gains(app: Application, row: int, low: np.ndarray, high: np.ndarray) -> np.ndarray:
     """Upper bounds on ``gain(M)`` for every ``M`` in each cell ``[low, high]``.
 
@@ -107,6 +115,15 @@ def _sync_floor(app: Application, replicas: np.ndarray) -> np.ndarray:
     return np.asarray(np.minimum(one_node, two_nodes), dtype=float)
 
 
+def _grid(app: Application, stop: float) -> tuple[np.ndarray, np.ndarray]:
+    """The cells ``[low, high]`` of the geometric grid of total batch sizes from 1 to
+    ``stop`` (:data:`GRID_STEP`), cut at every measured batch size."""
+    points = np.exp(np.arange(0.0, math.log(stop), math.log(GRID_STEP)))
+    points = np.unique(np.concatenate((points, app.batch_sizes.astype(float), [1.0, stop])))
+    points = points[points <= stop]
+    return points[:-1], points[1:]
+
+
 def _rate_ceilings(
     app: Application, row: int, replicas: np.ndarray, sync: np.ndarray
 ) -> np.ndarray:
@@ -118,10 +135,7 @@ def _rate_ceilings(
     perf = app.perf
     alpha, beta, gamma = perf.alpha_grad, perf.beta_grad, perf.gamma
     stop = TAIL * max(float(app.batch_sizes[-1]), float(replicas.max()))
-    points = np.exp(np.arange(0.0, math.log(stop), math.log(GRID_STEP)))
-    points = np.unique(np.concatenate((points, app.batch_sizes.astype(float), [1.0, stop])))
-    points = points[points <= stop]
-    low, high = points[:-1], points[1:]
+    low, high = _grid(app, stop)
     gains = _cell_gains(app, row, low, high)
     width = replicas.astype(float)[:, None]
     least = np.maximum(low[None, :], width)  # the smallest batch of the cell on R GPUs
@@ -132,6 +146,26 @@ def _rate_ceilings(
         end = ((alpha + beta * stop / width[:, 0]) ** gamma + sync**gamma) ** (1 / gamma)
         tail = beyond / end
     return np.asarray(np.maximum(cells, tail), dtype=float)
+
+
+def _wide_ceiling(app: Application, row: int, replicas: int) -> float:
+    """An upper bound on the progress per second of every allocation of ``replicas`` or
+    more GPUs (at least 2): the largest ``gain`` of any batch over the least iteration
+    time of any ``R >= replicas``, ``((alpha + beta)^gamma + s_replicas^gamma)^(1 /
+    gamma)`` (``M >= R`` and the synchronisation time never falls as ``R`` grows, its
+    coefficients being non-negative)."""
+    perf = app.perf
+    stop = TAIL * float(app.batch_sizes[-1])
+    low, high = _grid(app, stop)
+    gain = max(
+        float(_cell_gains(app, row, low, high).max()),
+        float(_cell_gains(app, row, np.array([stop]), np.array([math.inf]))[0]),
+    )
+    sync = float(_sync_floor(app, np.array([replicas]))[0])
+    least = ((perf.alpha_grad + perf.beta_grad) ** perf.gamma + sync**perf.gamma) ** (
+        1 / perf.gamma
+    )
+    return gain / least if least > 0 else math.inf
 
 
 def _statistics_row(app: Application, epoch: int) -> int:
@@ -149,20 +183,39 @@ def _statistics_row(app: Application, epoch: int) -> int:
 
 def rate_curve(app: Application, epoch: int, most_gpus: int) -> np.ndarray:
     """Upper bounds on the progress per second of ``app`` during ``epoch`` (0-based) on
-    ``R`` GPUs, for ``R = 1 .. most_gpus`` (entry ``R - 1``), over every placement and
-    batch configuration of ``R`` GPUs (module docstring); each is also at most ``R`` times
-    the per-GPU ceiling.
+    ``R`` GPUs, for ``R = 1 .. K`` (entry ``R - 1``), over every placement and batch
+    configuration of ``R`` GPUs (module docstring); each is also at most ``R`` times the
+    per-GPU ceiling.
+
+    ``K`` is ``most_gpus``, or fewer where more GPUs cannot beat the curve: the entries
+    are computed in chunks of doubling size (:data:`CURVE_CHUNK` first), and stop once
+    :func:`_wide_ceiling` shows that no allocation of ``K + 1`` or more GPUs can exceed
+    the curve's maximum. So a cluster of millions of GPUs costs what the model's
+    synchronisation allows, not its size.
 
     Raises
     ------
     ValueError
-        If the gradient statistics are negative (the ceilings assume they are not).
+        If the gradient statistics are negative (the ceilings assume they are not), or
+        if no cut is found within :data:`MOST_CURVE_GPUS` GPUs.
     """
     row = _statistics_row(app, epoch)
     per_gpu = float(_rate_ceilings(app, row, np.array([1]), np.zeros(1))[0])
-    replicas = np.arange(1, most_gpus + 1)
-    curve = _rate_ceilings(app, row, replicas, _sync_floor(app, replicas))
-    return np.asarray(np.minimum(curve, per_gpu * replicas), dtype=float)
+    pieces: list[np.ndarray] = []
+    done, best = 0, 0.0
+    while done < most_gpus:
+        if done >= MOST_CURVE_GPUS:
+            raise ValueError(
+                f"rate_curve: {app.name}: more GPUs keep raising the goodput ceiling past "
+                f"{MOST_CURVE_GPUS} GPUs (the limit); got a cluster of {most_gpus}"
+            )
+        replicas = np.arange(done + 1, min(most_gpus, max(2 * done, CURVE_CHUNK)) + 1)
+        ceilings = _rate_ceilings(app, row, replicas, _sync_floor(app, replicas))
+        pieces.append(np.minimum(ceilings, per_gpu * replicas))
+        done, best = int(replicas[-1]), max(best, float(pieces[-1].max()))
+        if done < most_gpus and _wide_ceiling(app, row, done + 1) <= best:
+            break
+    return np.asarray(np.concatenate(pieces), dtype=float)
 
 
 def goodput_ceilings(app: Application, epoch: int, most_gpus: int) -> tuple[float, float]:
