@@ -246,6 +246,33 @@ def search_evaluations(instance: Instance) -> int:
     return min(MAX_SEARCH_EVALUATIONS, SEARCH_JOB_BUDGET // max(1, instance.num_jobs))
 
 
+MAX_EVALUATIONS = 1_000_000
+"""The most local-search evaluations :func:`best_upper_bound` accepts."""
+
+
+def _is_int(value: object) -> bool:
+    return isinstance(value, (int, np.integer)) and not isinstance(value, bool)
+
+
+def _check_search(evaluations: object, seed: object, restart_cost: object) -> None:
+    """Refuse arguments of :func:`best_upper_bound` that are not what it documents."""
+    if evaluations is not None and not (
+        _is_int(evaluations) and 0 <= int(evaluations) <= MAX_EVALUATIONS  # type: ignore[call-overload]
+    ):
+        raise ValueError(
+            f"evaluations: must be an integer in [0, {MAX_EVALUATIONS}], got {evaluations!r}"
+        )
+    if not (_is_int(seed) and int(seed) >= 0):  # type: ignore[call-overload]
+        raise ValueError(f"seed: must be an integer >= 0, got {seed!r}")
+    if restart_cost is not None and not (
+        isinstance(restart_cost, (int, float, np.floating))
+        and not isinstance(restart_cost, bool)
+        and math.isfinite(restart_cost)
+        and restart_cost >= 0
+    ):
+        raise ValueError(f"restart_cost: must be a finite number >= 0, got {restart_cost!r}")
+
+
 def best_upper_bound(
     instance: Instance,
     *,
@@ -284,13 +311,11 @@ def best_upper_bound(
     Raises
     ------
     ValueError
-        On a negative ``evaluations`` or ``restart_cost``.
+        On ``evaluations`` not an integer in ``[0,`` :data:`MAX_EVALUATIONS` ``]``,
+        ``seed`` not an integer >= 0, or ``restart_cost`` not a finite number >= 0.
     """
     began = time.perf_counter()
-    if evaluations is not None and evaluations < 0:
-        raise ValueError(f"evaluations: must be >= 0, got {evaluations!r}")
-    if restart_cost is not None and not restart_cost >= 0:
-        raise ValueError(f"restart_cost: must be >= 0, got {restart_cost!r}")
+    _check_search(evaluations, seed, restart_cost)
     cost = DEFAULT_RESTART_COST if restart_cost is None else float(restart_cost)
     candidates = [c for c in _list_candidates(instance, cost) if c is not None]
     if preemptive:
@@ -395,11 +420,13 @@ def flow_interval(
         A verified schedule of the model (:func:`best_upper_bound`'s answer): the
         upper end is the better of it and the policy's own schedule, which counts
         once the verifier accepts it (in problem A only without preempted jobs).
+        Its total is recomputed from its schedule by the verifier, never read from it.
 
     Raises
     ------
     ValueError
-        When ``result`` has no schedule.
+        When ``result`` has no schedule, or ``offline`` has no schedule, one the
+        verifier rejects, or (``preemptive=False``) one that preempts a job.
     """
     if result.schedule is None:
         raise ValueError(f"result: {result.method!r} has no schedule to bound")
@@ -410,8 +437,10 @@ def flow_interval(
     )
     if own is not None and (preemptive or not pieces):
         upper, method = own.total_jct, result.method
-    if offline is not None and offline.total_jct < upper:
-        upper, method = offline.total_jct, offline.method
+    if offline is not None:
+        checked = _offline_total(instance, offline, preemptive)
+        if checked < upper:
+            upper, method = checked, offline.method
     bounds = [b for b in (result.flow_lower_bound, lower) if b is not None and math.isfinite(b)]
     return FlowInterval(
         "preemptive" if preemptive else "A",
@@ -420,3 +449,21 @@ def flow_interval(
         method,
         result.total_jct,
     )
+
+
+def _offline_total(instance: Instance, offline: Result, preemptive: bool) -> float:
+    """The verifier's total JCT of ``offline``'s schedule, refused unless it is one of
+    the model's verified schedules."""
+    schedule = offline.schedule
+    if schedule is None:
+        raise ValueError(f"offline: {offline.method!r} has no schedule to count")
+    if not preemptive and any(
+        entry.pieces is not None and len(entry.pieces) > 1 for entry in schedule.jobs
+    ):
+        raise ValueError(f"offline: {offline.method!r} preempts a job, not a problem-A schedule")
+    checked = _verified(
+        instance, Candidate(offline.method, schedule, offline.objective, offline.total_jct)
+    )
+    if checked is None:
+        raise ValueError(f"offline: the verifier rejects {offline.method!r}'s schedule")
+    return checked.total_jct

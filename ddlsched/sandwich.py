@@ -168,9 +168,20 @@ def flow_sandwich(
     -------
     Sandwich
         ``lower.flow_value <= optimal total JCT <= upper.total_jct``.
+
+    Raises
+    ------
+    ValueError
+        On ``preemptive`` not a bool, ``settings`` of another type, or an argument
+        :func:`~ddlsched.algorithms.offline.best_upper_bound` refuses.
     """
     from ddlsched.algorithms.offline import best_upper_bound
+    from ddlsched.formulations.start_lagrangian import StartLagrangianSettings
 
+    if not isinstance(preemptive, bool):
+        raise ValueError(f"preemptive: must be True or False, got {preemptive!r}")
+    if settings is not None and not isinstance(settings, StartLagrangianSettings):
+        raise ValueError(f"settings: must be a StartLagrangianSettings or None, got {settings!r}")
     upper = best_upper_bound(
         instance,
         preemptive=preemptive,
@@ -306,11 +317,15 @@ def job_table(
     Raises
     ------
     ValueError
-        As :func:`schedule_times`; and for a schedule that preempts a job given as one of
+        As :func:`schedule_times`; for a ``schedule`` that is not a :class:`Schedule`, one
+        the verifier rejects for ``instance``, or one that preempts a job given as one of
         problem A (``preemptive=False``).
     """
     from ddlsched.formulations.lower_bounds import BoundInputs
+    from ddlsched.proofs_checks.verifier import verify
 
+    if not isinstance(schedule, Schedule):
+        raise ValueError(f"schedule: must be a Schedule, got {type(schedule).__name__}")
     if not preemptive:
         for entry in schedule.jobs:
             if entry.pieces is not None and len(entry.pieces) > 1:
@@ -319,6 +334,11 @@ def job_table(
                     "(give preemptive=True)"
                 )
     table = schedule_times(instance, schedule)
+    report = verify(instance, schedule)
+    if not report.feasible:
+        raise ValueError(
+            f"schedule: not a feasible schedule of this instance ({report.violations[0]})"
+        )
     inputs = inputs or BoundInputs.of(instance)
     name, shares = per_job_flow_terms(instance, preemptive=preemptive, inputs=inputs)
     table["floor"] = inputs.processing
@@ -348,6 +368,10 @@ def _summary(table: pd.DataFrame, key: pd.Series | str) -> pd.DataFrame:
     return summary
 
 
+MAX_PERIODS = 10_000_000
+"""The most release periods :func:`by_period` splits a table into."""
+
+
 def by_period(table: pd.DataFrame, seconds: float = 86_400.0) -> pd.DataFrame:
     """The rows of :func:`job_table` summed over the jobs released in each period.
 
@@ -371,11 +395,20 @@ def by_period(table: pd.DataFrame, seconds: float = 86_400.0) -> pd.DataFrame:
     Raises
     ------
     ValueError
-        If ``seconds`` is not a finite number > 0.
+        If ``seconds`` is not a finite number > 0, or gives more than
+        :data:`MAX_PERIODS` periods.
     """
     if not (isinstance(seconds, (int, float)) and math.isfinite(seconds) and seconds > 0):
         raise ValueError(f"seconds: must be a finite number > 0, got {seconds!r}")
-    period = (table["release"] // seconds).astype(int).rename("period")
+    releases = table["release"].to_numpy(dtype=float)
+    last = float(releases.max()) if len(releases) else 0.0
+    if last / seconds > MAX_PERIODS:
+        raise ValueError(
+            f"seconds: {seconds!r} splits the releases into more than {MAX_PERIODS} periods"
+        )
+    period = pd.Series(
+        np.floor(releases / seconds).astype(np.int64), index=table.index, name="period"
+    )
     return _summary(table, period)
 
 
@@ -506,11 +539,19 @@ def decompose_jct(
     Raises
     ------
     ValueError
-        On an unknown policy, a cluster of several GPU types or a run without schedule.
+        On ``lower`` not a finite number >= 0, an unknown policy, a cluster of several
+        GPU types or a run without schedule.
     """
     from ddlsched.api import simulate
     from ddlsched.formulations.lower_bounds import BoundInputs
 
+    if not (
+        isinstance(lower, (int, float, np.floating))
+        and not isinstance(lower, bool)
+        and math.isfinite(lower)
+        and lower >= 0
+    ):
+        raise ValueError(f"lower: must be a finite number >= 0, got {lower!r}")
     pooled = pooled_instance(instance)
     if real is None:
         real = simulate(instance, policy, params=params, seed=seed, bound=False)

@@ -122,8 +122,8 @@ def run(args: argparse.Namespace) -> int:
         write_schedule(result.schedule, args.out)
     if args.plot and result.schedule is not None:
         save_figure("simulation_figure", args.plot, instance, result.schedule, args.policy)
+    result, interval = _interval(args, instance, result)
     summary = result.summary()
-    interval = _interval(args, instance, result)
     if interval is not None:
         summary.update(interval.to_dict())
         summary["problem"] = interval.model  # "preemptive" for a preemptive policy
@@ -171,27 +171,27 @@ def run(args: argparse.Namespace) -> int:
 _MODEL_NAMES = {"A": "problem A", "preemptive": "the preemptive model"}
 
 
-def _interval(args: argparse.Namespace, instance: Any, result: Any) -> Any:
-    """The policy's model's flow interval (``None`` for an interrupted run); with
-    ``--upper-bound`` narrowed by the model's sandwich (its bounds and best schedule)."""
+def _interval(args: argparse.Namespace, instance: Any, result: Any) -> tuple[Any, Any]:
+    """The run, and its model's flow interval (``None`` for an interrupted run); with
+    ``--upper-bound`` narrowed by the model's sandwich, whose lower bound becomes the
+    run's one bound when larger (so every ratio printed uses the same bound)."""
+    import dataclasses
+
     from ddlsched.algorithms.offline import flow_interval
     from ddlsched.algorithms.registry import PREEMPTIVE_POLICIES
 
     if result.schedule is None:
-        return None
+        return result, None
     preemptive = args.policy in PREEMPTIVE_POLICIES
     if not args.upper_bound:
-        return flow_interval(instance, result, preemptive=preemptive)
+        return result, flow_interval(instance, result, preemptive=preemptive)
     from ddlsched.sandwich import flow_sandwich
 
     sandwich = flow_sandwich(instance, preemptive=preemptive, restart_cost=args.restart_cost)
-    return flow_interval(
-        instance,
-        result,
-        preemptive=preemptive,
-        lower=sandwich.lower.flow_value,
-        offline=sandwich.upper,
-    )
+    if sandwich.lower.flow_value > result.flow_lower_bound:
+        result = dataclasses.replace(result, lower_bound=sandwich.lower)
+    interval = flow_interval(instance, result, preemptive=preemptive, offline=sandwich.upper)
+    return result, interval
 
 
 def _print(

@@ -252,3 +252,179 @@ def test_a_whole_list_schedule_waits_for_one_server_and_backfills_behind() -> No
         pair = schedule.by_id()["pair"]
         assert pair.start == pytest.approx(start)
         assert len(set(pair.mapping)) == servers
+
+
+def _faked_offline(instance: Instance):
+    """Problem A's offline schedule of ``instance`` with its totals replaced by 18.5."""
+    import dataclasses
+
+    offline = best_upper_bound(instance, preemptive=False, evaluations=0)
+    return dataclasses.replace(offline, total_jct=18.5, objective=18.5, method="fake")
+
+
+def test_an_offline_total_is_recomputed_from_its_schedule() -> None:
+    """An offline result whose total was altered (below the proven optimum) does not lower
+    the interval: its total is the verifier's recomputation from its schedule, so the
+    upper end stays at or above the exact optimum's total JCT."""
+    from ddlsched.core.generators import GeneratorConfig
+
+    instance = generate(GeneratorConfig.exact_friendly(4, 2, 2), 0)
+    run = simulate(instance, build_policy("sjf", instance))
+    optimum = solve(instance, method="exact")
+    assert optimum.proven_optimal
+    interval = flow_interval(instance, run, preemptive=False, offline=_faked_offline(instance))
+    assert interval.upper >= optimum.total_jct * (1 - 1e-9)
+    assert interval.upper == pytest.approx(
+        min(verify(instance, run.schedule).total_jct, _checked_total(instance))
+    )
+
+
+def _checked_total(instance: Instance) -> float:
+    offline = best_upper_bound(instance, preemptive=False, evaluations=0)
+    return verify(instance, offline.schedule).total_jct
+
+
+def test_an_offline_schedule_the_model_does_not_allow_is_refused() -> None:
+    """flow_interval refuses an offline result without schedule, one the verifier
+    rejects, and a preemptive one offered as problem A's, naming ``offline``."""
+    import dataclasses
+
+    from ddlsched.core.model import Schedule, ScheduledJob
+
+    instance = generate(TINY_INTEGRAL.replace(num_jobs=6), 5)
+    run = simulate(instance, build_policy("sjf", instance))
+    offline = best_upper_bound(instance, preemptive=False, evaluations=0)
+    cheat = Schedule(
+        tuple(
+            ScheduledJob(e.id, e.start, e.start + 1e-3, e.mapping) for e in offline.schedule.jobs
+        )
+    )
+    for bad in (
+        dataclasses.replace(offline, schedule=None),
+        dataclasses.replace(offline, schedule=cheat),
+    ):
+        with pytest.raises(ValueError, match=r"^offline: "):
+            flow_interval(instance, run, preemptive=False, offline=bad)
+    preempted, preempting = _preempting_run()
+    with pytest.raises(ValueError, match=r"^offline: .* preempts"):
+        flow_interval(preempted, preempting, preemptive=False, offline=preempting)
+
+
+def _preempting_run():
+    """An instance and a ``srpt-area`` run of it that preempts a job (asserted): the long
+    job is stopped when the short one arrives."""
+    instance = Instance(
+        Cluster((1,), 1.0, 1.0),
+        (
+            Job(id="long", release=0.0, iterations=500, compute_time=1.0, gpus=1),
+            Job(id="short", release=5.0, iterations=2, compute_time=1.0, gpus=1),
+        ),
+    )
+    from ddlsched.api import simulate as simulate_named
+
+    run = simulate_named(instance, "srpt-area")
+    assert any(e.pieces is not None and len(e.pieces) > 1 for e in run.schedule.jobs)
+    return instance, run
+
+
+def test_a_preempted_run_is_never_problem_as_upper_end() -> None:
+    """A run that preempts a job is a schedule of the preemptive model only: problem A's
+    interval has no upper end from it, the preemptive model's has it."""
+    instance, run = _preempting_run()
+    assert flow_interval(instance, run, preemptive=False).upper_method == "none"
+    assert math.isinf(flow_interval(instance, run, preemptive=False).upper)
+    assert flow_interval(instance, run, preemptive=True).upper_method == "srpt-area"
+
+
+@pytest.mark.parametrize(
+    ("argument", "value"),
+    [
+        ("evaluations", 1.5),
+        ("evaluations", math.nan),
+        ("evaluations", math.inf),
+        ("evaluations", "3"),
+        ("evaluations", 10**12),
+        ("evaluations", True),
+        ("seed", -1),
+        ("seed", 0.5),
+        ("restart_cost", math.inf),
+        ("restart_cost", math.nan),
+        ("restart_cost", "1"),
+    ],
+)
+def test_arguments_of_the_wrong_kind_are_refused_by_name(argument: str, value: object) -> None:
+    """best_upper_bound refuses a non-integer, huge or negative evaluation count or seed
+    and a non-finite or non-numeric restart cost with a one-line ValueError naming it,
+    before any simulation."""
+    instance = generate(TINY_INTEGRAL, 0)
+    with pytest.raises(ValueError, match=f"^{argument}: ") as caught:
+        best_upper_bound(instance, preemptive=False, **{argument: value})
+    assert "\n" not in str(caught.value)
+
+
+def test_list_keys_divide_by_the_weight() -> None:
+    """Smith's rule: of two jobs alike but for the weight, the heavier comes first in both
+    list orders (processing time and GPU-area over the weight)."""
+    from ddlsched.algorithms.offline import list_keys
+    from ddlsched.algorithms.prediction.view import JobView
+
+    light = Job(id="light", release=0.0, iterations=10, compute_time=1.0, gpus=2, weight=1.0)
+    heavy = light.replace(id="heavy", weight=3.0)
+    instance = Instance(Cluster((4,), 2.0, 1.0), (light, heavy))
+    for name, key in list_keys(instance).items():
+        assert key(JobView.of(heavy)) < key(JobView.of(light)), name
+
+
+def _reversed_start(instance: Instance):
+    """The list:time schedule of ``instance`` in the reverse of its key order, verified."""
+    from ddlsched.algorithms.offline import _run, _verified, list_variants, order_of, rank_key
+
+    variant = list_variants(instance)["list:time"]
+    order = order_of(instance, variant.key)[::-1]
+    rank = {job_id: k for k, job_id in enumerate(order)}
+    start = _verified(
+        instance, _run(instance, variant.policy(instance, "list:time", rank_key(rank)), 1.0)
+    )
+    assert start is not None
+    return start, order, variant
+
+
+REVERSED = Instance(
+    Cluster((2,), 2.0, 1.0),
+    tuple(
+        Job(id=f"j{k}", release=0.0, iterations=it, compute_time=1.0, gpus=1)
+        for k, it in enumerate((1, 2, 4, 8, 16, 32))
+    ),
+)
+"""Six 1-GPU jobs released together on 2 GPUs: the longest-first order is far from the
+shortest-first optimum, so any improving move is found within a few evaluations."""
+
+
+def test_the_search_leaves_a_bad_order_for_a_better_verified_one() -> None:
+    """From the longest-first order the local search finds a schedule of lower verified
+    total (it moves), whose figures are the verifier's."""
+    import numpy as np
+    from ddlsched.algorithms.offline import local_search
+
+    start, order, variant = _reversed_start(REVERSED)
+    found = local_search(REVERSED, start, order, variant, 40, np.random.default_rng(0), 1.0)
+    assert found.objective < start.objective
+    assert found.objective == pytest.approx(verify(REVERSED, found.schedule).total_completion_time)
+
+
+def test_the_search_keeps_no_move_the_verifier_rejects(monkeypatch) -> None:
+    """With a verifier that rejects every schedule, the local search keeps its start,
+    however much better the simulator scores a move."""
+    import types
+
+    import numpy as np
+    from ddlsched.algorithms import offline
+
+    start, order, variant = _reversed_start(REVERSED)
+    monkeypatch.setattr(
+        offline, "verify", lambda *a, **k: types.SimpleNamespace(feasible=False, violations=["x"])
+    )
+    found = offline.local_search(
+        REVERSED, start, order, variant, 40, np.random.default_rng(0), 1.0
+    )
+    assert found is start

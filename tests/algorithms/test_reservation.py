@@ -257,3 +257,65 @@ def test_the_local_search_keeps_the_reservations_of_the_schedule_it_improves() -
     assert found.objective <= start.objective
     reordered = variant.policy(STARVED, "search", key=lambda view: view.id)
     assert isinstance(reordered, ReservingPolicy)
+
+
+class _Counting(ReservingPolicy):
+    """A reserving policy that notes the most jobs holding a reservation at once."""
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.most = 0
+
+    def dispatch(self, now: float, free):
+        for started in super().dispatch(now, free):
+            self.most = max(self.most, len(self.holders))
+            yield started
+        self.most = max(self.most, len(self.holders))
+
+
+TWO_WIDE = Instance(
+    Cluster((3, 3), 2.0, 1.0),
+    (
+        _job("s0", 0.0, 4, gpus=2),
+        _job("s1", 0.0, 9, gpus=2),
+        _job("w1", 1.0, 1, gpus=3),
+        _job("w2", 1.5, 1, gpus=3),
+        _job("late", 2.0, 1),
+    ),
+)
+"""Two servers of 3 GPUs, two of them busy to 4 and 9 (one GPU free on each); two 3-GPU
+jobs arrive at 1 and 1.5 and a 1-GPU job at 2: each wide job can claim one server while
+GPUs are free, so two may hold reservations."""
+
+
+@pytest.mark.parametrize("reservations", [1, 2, 3])
+def test_no_more_jobs_hold_reservations_than_allowed(reservations: int) -> None:
+    """On the instance where two wide jobs can each claim a server, the most holders at
+    once is exactly min(reservations, 2): the cap is reached and never exceeded."""
+    plain = list_policy(TWO_WIDE, "plain", lambda view: 0.0)
+    rank = {job_id: k for k, job_id in enumerate(["s0", "s1", "w1", "w2", "late"])}
+    policy = _Counting(
+        "counting",
+        TWO_WIDE.cluster,
+        plain.predictor,
+        plain.mapper,
+        lambda view: rank[view.id],
+        reservations=reservations,
+    )
+    schedule = simulate(TWO_WIDE, policy).schedule
+    assert schedule is not None and verify(TWO_WIDE, schedule).feasible
+    assert policy.most == min(reservations, 2)
+
+
+@pytest.mark.parametrize(("servers", "expected"), [(1, 1), (2, 1), (3, 1), (8, 3), (32, 12)])
+def test_the_default_holder_count_is_three_eighths_of_the_servers(
+    servers: int, expected: int
+) -> None:
+    """default_reservations: 3/8 of the servers rounded down, at least one (worked by
+    hand: 8 servers give 3, 32 give 12)."""
+    from ddlsched.algorithms.reservation import default_reservations
+
+    assert default_reservations(Cluster((4,) * servers, 2.0, 1.0)) == expected
+    cluster = Cluster((4,) * servers, 2.0, 1.0)
+    policy = ReservingPolicy("r", cluster, None, None, lambda view: 0)  # type: ignore[arg-type]
+    assert policy.reservations == expected
