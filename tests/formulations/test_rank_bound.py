@@ -237,3 +237,17 @@ def test_rank_bound_is_exact_and_safe_at_trace_times() -> None:
     allowance = flow_allowance(BoundInputs.of(late))
     assert 0.0 < allowance < 1e-5
     assert flow == pytest.approx((11.0 - allowance) * SAFETY, rel=1e-12)
+
+
+def test_rank_shares_go_to_the_jobs_by_order_of_release() -> None:
+    """A long narrow job at 0 (one GPU, 10 s, floor 10) and a short wide one at 1 (two GPUs,
+    2 s, floor 3) on one 2-GPU server: squashed sizes 5 and 2, SRPT completes them at 7 and
+    3. Ranks: ``max(3, 3) = 3`` and ``max(10, 7) = 10``; the first by release (the narrow
+    job) takes 3, the second 10, so the flow shares are 3 and 9 (by floor they would be 10
+    and 2). With weights 1 and 2 the wide job's layer alone adds ``max(3, 3) = 3``."""
+    narrow = Job("narrow", 0.0, 1, 10.0, 1)
+    wide = Job("wide", 1.0, 1, 2.0, 2)
+    instance = Instance(Cluster((2,), 1.0, 1.0), (narrow, wide))
+    assert rank_terms(BoundInputs.of(instance)).tolist() == pytest.approx([3.0, 10.0])
+    weighted = instance.replace(jobs=(narrow, wide.replace(weight=2.0)))
+    assert rank_terms(BoundInputs.of(weighted)).tolist() == pytest.approx([3.0, 13.0])
