@@ -117,3 +117,12 @@ MIXED_EXAMPLE = {
 (B_intra 8) and a K80 server (B_intra 4), B_inter 1. By hand: both workers on the
 V100 server 1 + 8/8 = 2 s per iteration; on the K80 server 3 + 8/4 = 5; split,
 the slower type's 3 + 8/1 = 11. So alpha_min = 2, alpha_max = 11, rho = 5.5."""
+
+
+def two_blockers() -> Instance:
+    """Two 2-GPU jobs of 4 s on one 2-GPU server, both at 0: one waits for the other.
+    OPT = 4 + 8 = 12; the job bound counts no waiting (8)."""
+    jobs = tuple(
+        Job(id=f"j{k}", release=0.0, iterations=4, compute_time=1.0, gpus=2) for k in (0, 1)
+    )
+    return Instance(cluster=Cluster((2,), bandwidth_intra=1.0, bandwidth_inter=1.0), jobs=jobs)

@@ -13,6 +13,9 @@
 - :func:`brute_force_a2`: dynamic programming over unit slots of the
   preemptive single machine (which job runs in each slot), exact on
   integral data where an optimal schedule switches only at slot boundaries.
+- :func:`preemptive_optimum_by_seconds`: dynamic programming over seconds of the
+  preemptive model with pooled GPUs (which jobs run in each second), for edgeless
+  jobs with whole-second data; an upper estimate of the preemptive optimum.
 """
 
 from __future__ import annotations
@@ -181,3 +184,38 @@ def brute_force_a2(instance: Instance) -> float:
         return best
 
     return cost(0, tuple(sizes))
+
+
+def preemptive_optimum_by_seconds(instance: Instance) -> float:
+    """The least ``sum w C`` of the preemptive model over schedules preempting only at whole
+    seconds, restart cost 0, by dynamic programming over seconds. Jobs have no edges
+    (their duration ``K_i`` times the compute time whatever the mapping) and whole-second
+    releases and durations; GPUs are pooled, which servers do not restrict here since
+    every mapping of an edgeless job is as fast. An upper estimate of the preemptive
+    optimum: a bound above it is certainly above the optimum."""
+    jobs = instance.jobs
+    capacity = instance.cluster.num_gpus
+    sizes = tuple(round(job.iterations * job.compute_time) for job in jobs)
+    horizon = max(job.release for job in jobs) + sum(sizes)  # idling past it never pays
+
+    @cache
+    def best(now: int, left: tuple[int, ...]) -> float:
+        if not any(left):
+            return 0.0
+        if now >= horizon:
+            return float("inf")
+        ready = [k for k, job in enumerate(jobs) if left[k] and job.release <= now]
+        choices = [
+            subset
+            for size in range(len(ready) + 1)
+            for subset in itertools.combinations(ready, size)
+            if sum(jobs[k].gpus for k in subset) <= capacity
+        ]
+        found = float("inf")
+        for subset in choices:
+            after = tuple(n - (k in subset) for k, n in enumerate(left))
+            done = sum(jobs[k].weight * (now + 1) for k in subset if after[k] == 0)
+            found = min(found, done + best(now + 1, after))
+        return found
+
+    return best(0, sizes)

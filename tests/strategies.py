@@ -318,3 +318,24 @@ def small_elastic_workloads(
         arrival = draw(st.floats(0.0, 200.0)) if spread else 0.0
         jobs.append(ElasticJob(f"{model}-{k}", model, arrival, draw(st.integers(1, 8)), batch, 1))
     return ElasticWorkload(tuple(jobs))
+
+
+@st.composite
+def edgeless_instances(draw: st.DrawFn) -> Instance:
+    """Up to 3 edgeless jobs of 1-4 GPUs and 1-3 s on 1-2 servers, weights fractional or
+    not, releases batch (all 0) or spread over 0-3 s."""
+    servers = draw(st.integers(1, 2))
+    cluster = Cluster((2,) * servers, bandwidth_intra=1.0, bandwidth_inter=1.0)
+    batch = draw(st.booleans())
+    jobs = tuple(
+        Job(
+            id=f"j{k}",
+            release=0.0 if batch else float(draw(st.integers(0, 3))),
+            iterations=draw(st.integers(1, 3)),
+            compute_time=1.0,
+            gpus=draw(st.integers(1, cluster.num_gpus)),
+            weight=draw(st.sampled_from((1.0, 2.0, *FRACTIONAL_WEIGHTS))),
+        )
+        for k in range(draw(st.integers(1, 3)))
+    )
+    return Instance(cluster=cluster, jobs=jobs)

@@ -22,13 +22,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ddlsched.core.model import Cluster, Instance, Job
-from tests.formulations.test_start_lagrangian import (
-    _preemptive_optimum,
-    _two_blockers,
-    edgeless_instances,
-)
-from tests.oracles import brute_force_a
-from tests.strategies import hand_instances, weighted_instances
+from tests.examples import two_blockers
+from tests.oracles import brute_force_a, preemptive_optimum_by_seconds
+from tests.strategies import edgeless_instances, hand_instances, weighted_instances
 
 
 def _unit(instance: Instance) -> Instance:
@@ -79,7 +75,7 @@ def test_rank_bound_by_hand_beats_every_other_fast_bound() -> None:
     assert values["rank"] == pytest.approx(13.0)
     assert max(v for name, v in values.items() if name != "rank") <= 12.0 + 1e-9
     assert brute_force_a(instance) == pytest.approx(16.0)
-    assert _preemptive_optimum(instance) == pytest.approx(16.0)
+    assert preemptive_optimum_by_seconds(instance) == pytest.approx(16.0)
     assert _rank(instance)[1] == pytest.approx(11.0)
 
 
@@ -102,7 +98,7 @@ def test_ranks_are_matched_in_sorted_order_not_job_by_job() -> None:
     which a job-by-job maximum of floor and SRPT completion would overshoot."""
     instance = _side_by_side()
     assert brute_force_a(instance) == pytest.approx(10.0)
-    assert _preemptive_optimum(instance) == pytest.approx(10.0)
+    assert preemptive_optimum_by_seconds(instance) == pytest.approx(10.0)
     assert _rank(instance)[0] == pytest.approx(10.0)
     _assert_below(instance, 10.0)
 
@@ -119,7 +115,7 @@ def test_weights_between_levels_are_rounded_down(monkeypatch: pytest.MonkeyPatch
         Job(id="light", release=100.0, iterations=1, compute_time=1.0, gpus=1, weight=0.5),
         Job(id="heavy", release=200.0, iterations=1, compute_time=1.0, gpus=1, weight=2.0),
     )
-    blockers = _two_blockers()
+    blockers = two_blockers()
     layered = blockers.replace(jobs=(*blockers.jobs, *far))
     optimum = brute_force_a(layered)
     assert optimum == pytest.approx(12.0 + 0.5 * 101.0 + 2.0 * 201.0)
@@ -162,12 +158,12 @@ def test_rank_bound_below_the_optimum_on_typed_weighted_instances(instance: Inst
 
 @settings(max_examples=40, deadline=None)
 @given(edgeless_instances(), st.booleans())
-def test_rank_bound_below_the_preemptive_optimum(instance: Instance, unit: bool) -> None:
+def test_rank_bound_below_thepreemptive_optimum_by_seconds(instance: Instance, unit: bool) -> None:
     """At most the best preemptive schedule found by dynamic programming over seconds
     (multi-GPU jobs on one or two servers, batch and spread releases; unit weights and
     fractional ones)."""
     chosen = _unit(instance) if unit else instance
-    _assert_below(chosen, _preemptive_optimum(chosen))
+    _assert_below(chosen, preemptive_optimum_by_seconds(chosen))
 
 
 @settings(max_examples=40, deadline=None)

@@ -3,7 +3,6 @@ their model (brute force sharing no code with them), and stronger where it shoul
 
 from __future__ import annotations
 
-import functools
 import itertools
 import math
 from typing import Any
@@ -24,8 +23,9 @@ from hypothesis import strategies as st
 
 from ddlsched.core.model import Cluster, Instance, Job
 from ddlsched.sandwich import model_lower_bounds
-from tests.oracles import brute_force_a
-from tests.strategies import FRACTIONAL_WEIGHTS, hand_instances, weighted_instances
+from tests.examples import two_blockers
+from tests.oracles import brute_force_a, preemptive_optimum_by_seconds
+from tests.strategies import edgeless_instances, hand_instances, weighted_instances
 
 SMALL = StartLagrangianSettings(slots=400, rounds=40, single_starts=4, growth=0.3)
 """Coarse blocks and few rounds: the block lower bounds and the tail are exercised."""
@@ -75,20 +75,11 @@ def test_start_lagrangian_below_the_optimum_on_batch_arrivals(instance: Instance
     _below(batch, brute_force_a(batch))
 
 
-def _two_blockers() -> Instance:
-    """Two 2-GPU jobs of 4 s on one 2-GPU server, both at 0: one waits for the other.
-    OPT = 4 + 8 = 12; the job bound counts no waiting (8)."""
-    jobs = tuple(
-        Job(id=f"j{k}", release=0.0, iterations=4, compute_time=1.0, gpus=2) for k in (0, 1)
-    )
-    return Instance(cluster=Cluster((2,), bandwidth_intra=1.0, bandwidth_inter=1.0), jobs=jobs)
-
-
 def test_start_lagrangian_counts_the_wait_of_a_blocked_job() -> None:
     """On the two blockers the bound counts most of the wait the job bound (8) misses and
     stays at most the optimum 12."""
     bound = start_lagrangian_bound(
-        BoundInputs.of(_two_blockers()), StartLagrangianSettings(slot=1.0, rounds=200)
+        BoundInputs.of(two_blockers()), StartLagrangianSettings(slot=1.0, rounds=200)
     )
     assert 10.5 <= bound.value <= 12.0
 
@@ -129,68 +120,12 @@ def test_a_slot_giving_too_many_slots_is_refused_before_allocating() -> None:
         StartLagrangianSettings(slots=MAX_SLOTS + 1)
 
 
-def _preemptive_optimum(instance: Instance) -> float:
-    """The least ``sum w C`` of the preemptive model over schedules preempting only at whole
-    seconds, restart cost 0, by dynamic programming over seconds. Jobs have no edges
-    (their duration ``K_i`` times the compute time whatever the mapping) and whole-second
-    releases and durations; GPUs are pooled, which servers do not restrict here since
-    every mapping of an edgeless job is as fast. An upper estimate of the preemptive
-    optimum: a bound above it is certainly above the optimum."""
-    jobs = instance.jobs
-    capacity = instance.cluster.num_gpus
-    sizes = tuple(round(job.iterations * job.compute_time) for job in jobs)
-    horizon = max(job.release for job in jobs) + sum(sizes)  # idling past it never pays
-
-    @functools.cache
-    def best(now: int, left: tuple[int, ...]) -> float:
-        if not any(left):
-            return 0.0
-        if now >= horizon:
-            return float("inf")
-        ready = [k for k, job in enumerate(jobs) if left[k] and job.release <= now]
-        choices = [
-            subset
-            for size in range(len(ready) + 1)
-            for subset in itertools.combinations(ready, size)
-            if sum(jobs[k].gpus for k in subset) <= capacity
-        ]
-        found = float("inf")
-        for subset in choices:
-            after = tuple(n - (k in subset) for k, n in enumerate(left))
-            done = sum(jobs[k].weight * (now + 1) for k in subset if after[k] == 0)
-            found = min(found, done + best(now + 1, after))
-        return found
-
-    return best(0, sizes)
-
-
-@st.composite
-def edgeless_instances(draw: st.DrawFn) -> Instance:
-    """Up to 3 edgeless jobs of 1-4 GPUs and 1-3 s on 1-2 servers, weights fractional or
-    not, releases batch (all 0) or spread over 0-3 s."""
-    servers = draw(st.integers(1, 2))
-    cluster = Cluster((2,) * servers, bandwidth_intra=1.0, bandwidth_inter=1.0)
-    batch = draw(st.booleans())
-    jobs = tuple(
-        Job(
-            id=f"j{k}",
-            release=0.0 if batch else float(draw(st.integers(0, 3))),
-            iterations=draw(st.integers(1, 3)),
-            compute_time=1.0,
-            gpus=draw(st.integers(1, cluster.num_gpus)),
-            weight=draw(st.sampled_from((1.0, 2.0, *FRACTIONAL_WEIGHTS))),
-        )
-        for k in range(draw(st.integers(1, 3)))
-    )
-    return Instance(cluster=cluster, jobs=jobs)
-
-
 @settings(max_examples=40, deadline=None)
 @given(edgeless_instances())
-def test_preemptive_bounds_below_the_preemptive_optimum(instance: Instance) -> None:
+def test_preemptive_bounds_below_thepreemptive_optimum_by_seconds(instance: Instance) -> None:
     """Every bound offered for the preemptive model is at most the best preemptive
     schedule found by brute force (weighted, batch and spread, multi-GPU, two servers)."""
-    optimum = _preemptive_optimum(instance)
+    optimum = preemptive_optimum_by_seconds(instance)
     for bound in model_lower_bounds(instance, preemptive=True):
         assert bound.name in PREEMPTIVE_BOUNDS
         assert bound.value <= optimum * (1 + 1e-9), (bound, optimum, instance)
@@ -201,7 +136,7 @@ def test_the_preemptive_model_gets_no_time_indexed_bound() -> None:
     """The preemptive model is offered only the bounds proved for it: none that charges a
     job one start and consecutive slots (the start-time Lagrangian, the LP, the pooled
     bound), while problem A gets the start-time Lagrangian too."""
-    instance = _two_blockers()
+    instance = two_blockers()
     preemptive = {b.name for b in model_lower_bounds(instance, preemptive=True)}
     assert preemptive == set(PREEMPTIVE_BOUNDS)
     assert not preemptive & {"start-lagrangian", "lp", "pooled", "milp-dual"}
