@@ -22,7 +22,9 @@ most ``C - s - restart`` seconds, so it holds at least ``restart + a(C - s - res
 GPU-seconds, all within ``[s, C]``.
 
 **Relaxation.** Time is cut into blocks of ``block`` seconds; in each, the jobs hold at
-most ``G`` times its length GPU-seconds. A job's possible completion times are cut into
+most ``G`` times its length GPU-seconds. Only the blocks some job's window covers get a
+price (the others hold nothing, so their price would stay 0), so the cost follows the
+jobs' windows, not the span of their arrivals. A job's possible completion times are cut into
 intervals of ``step`` seconds from its first round (finer than the rounds: completion is
 interpolated inside a round). Every run satisfies, for every job: completion in ``[t, t +
 step)`` costs ``C >= max(t, s + floor)`` and needs at least ``restart + a(t + step - s -
@@ -186,13 +188,12 @@ def _pricing(
 
 
 def _price_job(
-    job: _Pricing, prices: np.ndarray, gpus: int, block: float
-) -> tuple[float, np.ndarray, int]:
-    """The job's least ``charge + priced GPU-seconds`` over its rounds and the tail, the
-    GPU-seconds it puts in each of its blocks, and its first block."""
+    job: _Pricing, price: np.ndarray, gpus: int, block: float
+) -> tuple[float, np.ndarray]:
+    """The job's least ``charge + priced GPU-seconds`` over its rounds and the tail, and
+    the GPU-seconds it puts in each of its blocks (``price``: its blocks' prices)."""
     edges = (job.first_block + np.arange(job.blocks + 1)) * block
     low, high = np.maximum(edges[:-1], job.start), edges[1:]
-    price = prices[job.first_block : job.first_block + job.blocks]
     order = np.argsort(price, kind="stable")
     room = gpus * np.clip(
         np.minimum(high[order][None, :], job.ends[:, None]) - low[order], 0, None
@@ -210,10 +211,34 @@ def _price_job(
     best = int(np.argmin(total))
     usage = np.zeros(job.blocks)
     if total[best] >= job.tail:
-        return job.tail, usage, job.first_block
+        return job.tail, usage
     take = np.minimum(room[best], np.maximum(job.needs[best] - (filled[best] - room[best]), 0.0))
     usage[order] = take
-    return float(total[best]), usage, job.first_block
+    return float(total[best]), usage
+
+
+def _covered_blocks(problems: list[_Pricing]) -> np.ndarray:
+    """Where each job's blocks start among the blocks some job's window covers, in time
+    order. A block no window covers holds no GPU-seconds, so its price stays 0 and it
+    adds nothing to ``L``; leaving it out makes the prices' length the jobs' windows,
+    not the span of the arrivals."""
+    covered = np.unique(np.concatenate([p.first_block + np.arange(p.blocks) for p in problems]))
+    return np.searchsorted(covered, [p.first_block for p in problems])
+
+
+def _dual_value(
+    problems: list[_Pricing], firsts: np.ndarray, prices: np.ndarray, gpus: int, block: float
+) -> tuple[float, np.ndarray]:
+    """``L(mu)`` at the covered blocks' ``prices`` (each job's blocks from ``firsts``): the
+    jobs' cheapest choices less every block's priced capacity ``mu_b G |b|``; and the
+    GPU-seconds the choices put in each block."""
+    usage = np.zeros(len(prices))
+    value = -float(prices.sum()) * gpus * block
+    for problem, first in zip(problems, firsts, strict=True):
+        cost, used = _price_job(problem, prices[first : first + problem.blocks], gpus, block)
+        value += cost
+        usage[first : first + len(used)] += used
+    return value, usage
 
 
 def elastic_lagrangian_bound(
@@ -279,17 +304,12 @@ def _ascend(problems: list[_Pricing], gpus: int, block: float, steps: int) -> fl
     """Subgradient ascent on the block prices from 0, each price moved by
     :data:`STEP_SIZE` times its block's relative excess of GPU-seconds over ``gpus
     sqrt(k)`` at step ``k`` (a diminishing step); the best ``L`` met."""
-    count = max(p.first_block + p.blocks for p in problems)
-    prices = np.zeros(count)
+    firsts = _covered_blocks(problems)
+    prices = np.zeros(max(int(f) + p.blocks for f, p in zip(firsts, problems, strict=True)))
     capacity = gpus * block
     best = -math.inf
     for step in range(steps + 1):
-        usage = np.zeros(count)
-        value = -float(prices.sum()) * capacity
-        for problem in problems:
-            cost, used, first = _price_job(problem, prices, gpus, block)
-            value += cost
-            usage[first : first + len(used)] += used
+        value, usage = _dual_value(problems, firsts, prices, gpus, block)
         best = max(best, value)
         if step < steps:
             excess = (usage - capacity) / capacity
