@@ -1,30 +1,18 @@
 """The goodput ceilings at their limits: clusters of millions of GPUs, and gradient
-statistics with no signal (``grad_sqr = 0``, so the gain grows without bound)."""
+statistics with no signal (``grad_sqr = 0``, so the gain grows without bound). The
+synthetic application (M0 = 2, g(a) = 1 + 0.5 a) is the flow-bound tests'."""
 
 from __future__ import annotations
+
+import dataclasses
 
 import numpy as np
 import pytest
 from ddlsched.formulations import elastic_bounds
 from ddlsched.formulations.elastic_bounds import goodput_ceilings, rate_curve
 
-from ddlsched.core.elastic import Application, FitError, PerfParams, load_application
-
-
-def _synthetic(sqr: float, perf: PerfParams) -> Application:
-    """M0 = 2, one measured noise ratio, two epochs of 10 (as the flow-bound tests')."""
-    return Application(
-        name="synthetic",
-        perf=perf,
-        fit=FitError(0.0, 0.0, 0),
-        batch_sizes=np.array([2, 64]),
-        grad_sqr=np.full((2, 2), sqr),
-        grad_var=np.full((2, 2), 1.0),
-        epoch_ends=np.array([10.0, 20.0]),
-        epochs=2,
-        min_local_bsz=1,
-        max_local_bsz=32,
-    )
+from ddlsched.core.elastic import Application, PerfParams, load_application
+from tests.elastic.test_flow_bound import _synthetic
 
 
 def test_a_cluster_of_millions_costs_a_bounded_count_of_ceilings(
@@ -60,7 +48,7 @@ def test_a_ceiling_that_keeps_rising_is_refused_naming_the_limit(
     """With synchronisation that does not grow with the GPUs, the ceiling rises with
     every GPU added, so no cut exists: past the limit the curve is refused in one line
     naming it, not computed for every GPU."""
-    app = _synthetic(1.0, PerfParams(1.0, 0.5, 0.1, 0.0, 0.2, 0.0, 1.0))
+    app = dataclasses.replace(_synthetic(), perf=PerfParams(1.0, 0.5, 0.1, 0.0, 0.2, 0.0, 1.0))
     monkeypatch.setattr(elastic_bounds, "MOST_CURVE_GPUS", 256)
     with pytest.raises(ValueError, match=r"synthetic.*256 GPUs"):
         rate_curve(app, 0, 1_000_000)
@@ -71,7 +59,7 @@ def test_ceilings_without_gradient_signal_cover_huge_batches() -> None:
     """With ``grad_sqr = 0`` the gain is ``M / M0`` (unbounded), so one GPU's goodput
     ``(a / 2) / (1 + a / 2)`` tends to 1 as its batch ``a`` grows; the per-GPU and job
     ceilings must hold for a batch of 10^8, beyond every cell's smallest batch."""
-    app = _synthetic(0.0, PerfParams(1.0, 0.5, 0.1, 0.1, 0.2, 0.2, 1.0))
+    app = _synthetic(sqr=0.0)
     job, per_gpu = goodput_ceilings(app, 0, 4)
     huge = float(app.goodput(1, 1, 10**8, 0, 0))
     assert huge == pytest.approx(1.0, abs=1e-7)
