@@ -9,9 +9,10 @@ import dataclasses
 import numpy as np
 import pytest
 from ddlsched.formulations import elastic_bounds
-from ddlsched.formulations.elastic_bounds import goodput_ceilings, rate_curve
+from ddlsched.formulations.elastic_bounds import elastic_flow_bound, goodput_ceilings, rate_curve
+from ddlsched.formulations.elastic_lagrangian import elastic_lagrangian_bound
 
-from ddlsched.core.elastic import Application, PerfParams, load_application
+from ddlsched.core.elastic import Application, ElasticJob, PerfParams, load_application
 from tests.elastic.test_flow_bound import _synthetic
 
 
@@ -65,3 +66,13 @@ def test_ceilings_without_gradient_signal_cover_huge_batches() -> None:
     assert huge == pytest.approx(1.0, abs=1e-7)
     assert per_gpu >= huge
     assert job >= huge
+
+
+def test_both_bounds_on_millions_of_gpus_equal_those_past_every_cut() -> None:
+    """The flow bound and the Lagrangian on 8 million GPUs, for jobs 10^9 s apart, are
+    those on 2048 GPUs (past where either model's curve stops on these epochs), so the
+    huge cluster is answered, not refused or run out of memory."""
+    jobs = [ElasticJob("a", "cifar10", 0.0, 1, 128, 2), ElasticJob("b", "bert", 1e9, 1, 12, 1)]
+    assert elastic_flow_bound(jobs, 8_000_000).value == elastic_flow_bound(jobs, 2048).value
+    huge = elastic_lagrangian_bound(jobs, 8_000_000, steps=3).value
+    assert huge == elastic_lagrangian_bound(jobs, 2048, steps=3).value
