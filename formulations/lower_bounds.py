@@ -207,7 +207,11 @@ durations are below an ulp of the releases. As sums of the same terms,
 per-job floors (``sum w_i p_i``, each job's least processing time), the
 fluid relaxations and the Lagrangian combination of both are all compared on flow as on
 ``sum C``: the largest is the best for both. The LP's flow value is its
-objective minus ``sum w_i r_i`` (both computed once).
+objective minus ``sum w_i r_i`` (both computed once), made safe by the same rule.
+This allowance covers the rounding of times, not a solver's tolerances: where the
+objective is near ``10^12``, HiGHS's relative tolerances are worth more than a
+flow bound of milliseconds, and bounds 4 and 7 are no better there than
+``sum_i w_i p_i``.
 """
 
 from __future__ import annotations
@@ -622,7 +626,7 @@ def time_indexed_bound(
     if objective is None:
         return LowerBound(math.nan, name, False, time.perf_counter() - began, notes), None
     objective = _on_grid_multiple(objective + constant, grid, inputs, settings)
-    flow = (objective - inputs.release_weight) * SAFETY
+    flow = safe_flow_value(inputs, objective - inputs.release_weight)
     bound = LowerBound(objective * SAFETY, name, True, time.perf_counter() - began, notes, flow)
     return bound, _integral_starts(model, grid, settings)
 
@@ -862,7 +866,7 @@ def _fixed_bound(
     capacity holds."""
     fits = bool(np.all(rhs >= -1e-9))
     fixed = constant * SAFETY if fits else math.nan
-    flow = (constant - inputs.release_weight) * SAFETY if fits else math.nan
+    flow = safe_flow_value(inputs, constant - inputs.release_weight) if fits else math.nan
     return LowerBound(fixed, name, fits, time.perf_counter() - began, notes, flow)
 
 

@@ -15,6 +15,7 @@ import math
 
 from ddlsched.formulations.lower_bounds import (
     BoundInputs,
+    LpSettings,
     flow_allowance,
     lower_bounds,
 )
@@ -27,9 +28,13 @@ from tests.oracles import brute_force_a
 from tests.strategies import FRACTIONAL_WEIGHTS
 
 
-def _flow_bounds(instance: Instance) -> dict[str, float]:
-    """Every fast bound's flow value and the start-time Lagrangian's, by name."""
-    flows = {bound.name: bound.flow_value for bound in lower_bounds(instance)}
+def _flow_bounds(instance: Instance, time_indexed: bool = False) -> dict[str, float]:
+    """Every fast bound's flow value and the start-time Lagrangian's, by name, and with
+    ``time_indexed`` the LP's and the pooled bound's (each some 0.8 s on a horizon of
+    ``10^11`` s: their grid has some ``4 10^5`` slots)."""
+    settings = LpSettings() if time_indexed else None
+    found = lower_bounds(instance, lp=settings, pooled=settings)
+    flows = {bound.name: bound.flow_value for bound in found if bound.valid}
     flows["start-lagrangian"] = start_lagrangian_bound(BoundInputs.of(instance)).flow_value
     return flows
 
@@ -37,11 +42,13 @@ def _flow_bounds(instance: Instance) -> dict[str, float]:
 def test_twenty_tiny_jobs_at_1e11_stay_below_the_hand_worked_flow() -> None:
     """One GPU, 20 jobs released at ``10^11`` s, each 7.7e-6 s (under an ulp there): the
     optimal flow time is ``7.7e-6 (1 + ... + 20) = 0.001617`` (shortest first, all equal);
-    no bound's flow value passes it (the mean busy time's rounded clock once gave 0.00305)."""
+    no bound's flow value (fast, LP, pooled, start-time Lagrangian) passes it (the mean busy time's rounded clock once gave 0.00305)."""
     jobs = tuple(Job(f"j{k}", 1e11, 1, 7.7e-6, 1) for k in range(20))
     instance = Instance(Cluster((1,), 1.0, 1.0), jobs)
     optimum = 7.7e-6 * 210
-    for name, flow in _flow_bounds(instance).items():
+    flows = _flow_bounds(instance, time_indexed=True)
+    assert {"lp", "pooled", "rank", "start-lagrangian"} <= set(flows)
+    for name, flow in flows.items():
         assert 0.0 < flow <= optimum, (name, flow)
 
 
@@ -75,7 +82,7 @@ def test_flow_bounds_at_late_releases_stay_below_the_enumerated_optimum(
     case: tuple[Instance, Instance, float],
 ) -> None:
     """Releases near ``10^9``-``10^11`` s with durations around an ulp there, typed by
-    weight and width: every flow bound (fast ones, rank and start-time Lagrangian) is at
+    weight and width: every fast flow bound (rank included) and the start-time Lagrangian's is at
     most the optimal flow time, enumerated on the exactly shifted instance."""
     instance, shifted, shift_weight = case
     optimum = brute_force_a(shifted) - shift_weight
