@@ -991,9 +991,7 @@ def lower_bounds(
                 True,
                 shared + time.perf_counter() - start,
                 inputs.notes(),
-                flow_value=safe_flow_value(
-                    inputs, math.fsum(_flow_terms(inputs, terms).tolist())
-                ),
+                flow_value=safe_flow_value(inputs, math.fsum(_flow_terms(inputs, terms).tolist())),
             )
         )
     if lp is not None:

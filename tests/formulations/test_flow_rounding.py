@@ -42,7 +42,8 @@ def _flow_bounds(instance: Instance, time_indexed: bool = False) -> dict[str, fl
 def test_twenty_tiny_jobs_at_1e11_stay_below_the_hand_worked_flow() -> None:
     """One GPU, 20 jobs released at ``10^11`` s, each 7.7e-6 s (under an ulp there): the
     optimal flow time is ``7.7e-6 (1 + ... + 20) = 0.001617`` (shortest first, all equal);
-    no bound's flow value (fast, LP, pooled, start-time Lagrangian) passes it (the mean busy time's rounded clock once gave 0.00305)."""
+    no bound's flow value (fast, LP, pooled, start-time Lagrangian) passes it (the mean
+    busy time's rounded clock once gave 0.00305)."""
     jobs = tuple(Job(f"j{k}", 1e11, 1, 7.7e-6, 1) for k in range(20))
     instance = Instance(Cluster((1,), 1.0, 1.0), jobs)
     optimum = 7.7e-6 * 210

@@ -114,9 +114,9 @@ def test_a_slot_giving_too_many_slots_is_refused_before_allocating() -> None:
     )
     with pytest.raises(ValueError, match=r"^slot: .* more than 2,000,000; .* at least 1e-05 s$"):
         start_lagrangian_bound(inputs, StartLagrangianSettings(slot=20.0 / (MAX_SLOTS + 2)))
-    with pytest.raises(ValueError, match="^slot: 1e-06 s gives 2e\\+07 slots"):
+    with pytest.raises(ValueError, match=r"^slot: 1e-06 s gives 2e\+07 slots"):
         start_lagrangian_bound(inputs, StartLagrangianSettings(slot=1e-6))
-    with pytest.raises(ValueError, match="^slots: must be at most"):
+    with pytest.raises(ValueError, match=r"^slots: must be at most"):
         StartLagrangianSettings(slots=MAX_SLOTS + 1)
 
 
