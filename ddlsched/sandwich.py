@@ -209,8 +209,11 @@ def per_job_flow_terms(
     """The per-job terms of the largest bound of :data:`PER_JOB_BOUNDS` valid for the model,
     on the flow time: ``t_i - w_i r_i`` for each job, in the instance's order.
 
-    Their sum times ``1 - 1e-9`` is that bound's
-    :attr:`~ddlsched.core.result.LowerBound.flow_value`. A job's term is its *share* of a
+    Their sum is that bound's flow value before it is made safe: the reported
+    :attr:`~ddlsched.core.result.LowerBound.flow_value` subtracts a rounding allowance of a
+    few ulps of the instance's largest time per job and multiplies by ``1 - 1e-9``
+    (:func:`ddlsched.formulations.lower_bounds.safe_flow_value`), so near the float limit
+    (tiny jobs released near ``10^11`` s) the shares may add up to more than it. A job's term is its *share* of a
     bound on the total, not a bound on the job: in an optimal schedule a job may complete
     before its share (another job then lies above its own). Only sums over jobs are
     compared with a schedule's JCT (:func:`by_period`, :func:`by_gpus`).
