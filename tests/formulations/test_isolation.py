@@ -53,7 +53,7 @@ def test_crashed_milp_is_an_error_result(monkeypatch: pytest.MonkeyPatch) -> Non
         return run_isolated(_segfault)
 
     monkeypatch.setattr(exact, "run_isolated", crashing)
-    result = exact.solve_milp(ring_instance(), "A", ExactParams(time_limit=600))
+    result = exact.solve_milp(ring_instance(), "A", ExactParams(time_limit=None))
     assert result.status == "error" and result.schedule is None
     assert "SIGSEGV" in result.notes[0]
 
@@ -64,8 +64,8 @@ def test_same_optimum_in_process_and_isolated() -> None:
     from tests.examples import ring_instance
 
     instance = ring_instance()
-    isolated = solve_milp(instance, "A", ExactParams(time_limit=600))
-    local = solve_milp(instance, "A", ExactParams(time_limit=600, isolate=False))
+    isolated = solve_milp(instance, "A", ExactParams(time_limit=None))
+    local = solve_milp(instance, "A", ExactParams(time_limit=None, isolate=False))
     assert isolated.status == local.status == "optimal"
     assert isolated.objective == local.objective
 
@@ -79,7 +79,7 @@ def test_a_script_without_a_main_guard_can_solve(tmp_path) -> None:  # type: ign
     script.write_text(
         "from ddlsched import ExactParams, GeneratorConfig, generate, solve\n"
         "instance = generate(GeneratorConfig.exact_friendly(4, 2, 4, 1.0), 0)\n"
-        "print(solve(instance, 'milp', params=ExactParams(time_limit=600)).status.value)\n"
+        "print(solve(instance, 'milp', params=ExactParams(time_limit=None)).status.value)\n"
     )
     done = subprocess.run(
         [sys.executable, str(script)], capture_output=True, text=True, timeout=300, check=False
@@ -106,7 +106,7 @@ def test_crashed_cpsat_returns_the_list_schedule(monkeypatch: pytest.MonkeyPatch
 
     monkeypatch.setattr(cpsat, "run_isolated", crashing)
     instance = ring_instance()
-    result = cpsat.solve_cpsat(instance, "A", ExactParams(time_limit=600))
+    result = cpsat.solve_cpsat(instance, "A", ExactParams(time_limit=None))
     assert result.status == "error" and "SIGSEGV" in " ".join(result.notes)
     assert result.schedule is not None and verify(instance, result.schedule).feasible
 
