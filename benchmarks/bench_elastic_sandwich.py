@@ -87,7 +87,7 @@ def main() -> None:
     parser.add_argument("--workloads", type=int, nargs="*", default=list(range(1, 9)))
     parser.add_argument("--policies", nargs="*", help="online policies to run (default all)")
     parser.add_argument("--offline", nargs="*", help="offline schedules to run (default all)")
-    parser.add_argument("--steps", type=int, default=60, help="Lagrangian subgradient steps")
+    parser.add_argument("--steps", type=int, default=100, help="Lagrangian supergradient steps")
     parser.add_argument("--lower-only", action="store_true", help="the lower bounds only")
     args = parser.parse_args()
     if args.lower_only:

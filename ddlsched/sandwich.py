@@ -213,9 +213,9 @@ def per_job_flow_terms(
     :attr:`~ddlsched.core.result.LowerBound.flow_value` subtracts a rounding allowance of a
     few ulps of the instance's largest time per job and multiplies by ``1 - 1e-9``
     (:func:`ddlsched.formulations.lower_bounds.safe_flow_value`), so near the float limit
-    (tiny jobs released near ``10^11`` s) the shares may add up to more than it. A job's term is its *share* of a
-    bound on the total, not a bound on the job: in an optimal schedule a job may complete
-    before its share (another job then lies above its own). Only sums over jobs are
+    (tiny jobs released near ``10^11`` s) the shares may add up to more than it. A job's
+    term is its *share* of a bound on the total, not a bound on the job: in an optimal
+    schedule a job may complete before its share (another job then lies above its own). Only sums over jobs are
     compared with a schedule's JCT (:func:`by_period`, :func:`by_gpus`).
 
     Parameters

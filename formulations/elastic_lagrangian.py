@@ -39,9 +39,12 @@ over the cheapest blocks of its window; for **every** ``mu >= 0``
    L(mu) = sum_j min_t [ max(t, s_j + floor_j) + cheapest GPU-seconds ] - sum_b mu_b G |b|
 
 is at most the least ``sum_j C_j`` of any run (weak duality), so the bound is the best
-``L`` met by a fixed number of subgradient steps (deterministic, no clock), less the
-releases. Releases, restarts after the first, node boundaries, epoch order and the tie
-between a job's GPU-seconds and the times it runs are relaxed. With ``mu = 0`` it is
+``L`` met by a fixed number of projected supergradient steps (deterministic, no clock),
+less the releases. The step is Polyak's towards a target above the best value so far
+(:data:`AMBITION`, adapted after each step; never above a known run's total, when given:
+Goffin and Kiwiel's variable target, Math. Programming 85, 1999). Releases, restarts
+after the first, node boundaries, epoch order and the tie between a job's GPU-seconds
+and the times it runs are relaxed. With ``mu = 0`` it is
 the per-job floors. (Lagrangian relaxation of capacity with one pricing problem per job:
 Fisher, *The Lagrangian relaxation method for solving integer programming problems*,
 Management Science 1981; the time-indexed form for parallel machines: van den Akker,
@@ -66,9 +69,9 @@ from ddlsched.formulations.elastic_bounds import (
 
 from ddlsched.core.elastic import Application, ElasticJob, load_application
 
-STEP_SIZE = 0.6
-"""Scale of the subgradient step (0.3 and 0.6 measured within 0.7 % after 100 steps on
-workload 3; 3 and more oscillate)."""
+AMBITION = 0.1
+"""Polyak's target at first: the best value so far raised by this fraction of it (raised
+half again after a step that gains, at most doubled; halved after one that does not)."""
 
 __all__ = ["AreaCurve", "ElasticLagrangianBound", "area_curve", "elastic_lagrangian_bound"]
 
@@ -191,30 +194,73 @@ def _price_job(
     job: _Pricing, price: np.ndarray, gpus: int, block: float
 ) -> tuple[float, np.ndarray]:
     """The job's least ``charge + priced GPU-seconds`` over its rounds and the tail, and
-    the GPU-seconds it puts in each of its blocks (``price``: its blocks' prices)."""
+    the GPU-seconds it puts in each of its blocks (``price``: its blocks' prices).
+
+    A completion interval ending in block ``m`` may use blocks ``0 .. m - 1`` whole and
+    block ``m`` up to the interval's end; its GPU-seconds go to the cheapest first (a
+    fractional knapsack). The intervals are taken block by block: the whole blocks sorted
+    once per ``m``, each interval's cost read from their running sums."""
     edges = (job.first_block + np.arange(job.blocks + 1)) * block
     low, high = np.maximum(edges[:-1], job.start), edges[1:]
-    order = np.argsort(price, kind="stable")
-    room = gpus * np.clip(
-        np.minimum(high[order][None, :], job.ends[:, None]) - low[order], 0, None
-    )
-    filled = np.cumsum(room, axis=1)
-    paid = np.cumsum(room * price[order][None, :], axis=1)
-    enough = filled[:, -1] >= job.needs * (1 + 1e-12)
-    rows = np.arange(len(job.needs))
-    last = np.minimum((filled < job.needs[:, None]).sum(axis=1), job.blocks - 1)
-    before = np.where(last > 0, filled[rows, last - 1], 0.0)
-    cost_before = np.where(last > 0, paid[rows, last - 1], 0.0)
-    with np.errstate(invalid="ignore"):  # rounds too short for the job: need inf, cost inf
-        cost = cost_before + price[order][last] * (job.needs - before)
-    total = np.where(enough & np.isfinite(job.needs), job.charges + cost, np.inf)
+    whole = gpus * (high - low)
+    where = np.minimum(np.searchsorted(high, job.ends, side="left"), job.blocks - 1)
+    bounds = np.searchsorted(where, np.arange(job.blocks + 1), side="left")
+    cost = np.full(len(job.needs), np.inf)
+    for m in np.flatnonzero(bounds[1:] > bounds[:-1]):
+        first, last = bounds[m], bounds[m + 1]
+        cost[first:last] = _interval_costs(
+            price[:m],
+            whole[:m],
+            price[m],
+            gpus * (job.ends[first:last] - low[m]),
+            job.needs[first:last],
+        )
+    total = job.charges + cost
     best = int(np.argmin(total))
     usage = np.zeros(job.blocks)
     if total[best] >= job.tail:
         return job.tail, usage
-    take = np.minimum(room[best], np.maximum(job.needs[best] - (filled[best] - room[best]), 0.0))
-    usage[order] = take
+    order = np.argsort(price, kind="stable")
+    room = gpus * np.clip(np.minimum(high[order], job.ends[best]) - low[order], 0, None)
+    before = np.cumsum(room) - room
+    usage[order] = np.clip(job.needs[best] - before, 0.0, room)
     return float(total[best]), usage
+
+
+def _interval_costs(
+    prices: np.ndarray,
+    rooms: np.ndarray,
+    partial_price: float,
+    partial: np.ndarray,
+    needs: np.ndarray,
+) -> np.ndarray:
+    """The least priced GPU-seconds of ``needs`` from whole blocks (``prices``,
+    ``rooms``) and one more block with room ``partial`` at ``partial_price``, cheapest
+    first; ``inf`` where they do not hold the need."""
+    order = np.argsort(prices, kind="stable")
+    sorted_prices = prices[order]
+    held = np.concatenate(([0.0], np.cumsum(rooms[order])))
+    paid = np.concatenate(([0.0], np.cumsum(rooms[order] * sorted_prices)))
+    cheaper = int(np.searchsorted(sorted_prices, partial_price, side="right"))
+
+    def from_whole(amount: np.ndarray) -> np.ndarray:
+        if len(prices) == 0:
+            return np.zeros_like(amount)
+        k = np.clip(np.searchsorted(held, amount, side="left"), 1, len(prices))
+        return paid[k - 1] + sorted_prices[k - 1] * (amount - held[k - 1])
+
+    with np.errstate(invalid="ignore"):  # a need of inf: cost inf, masked below
+        cost = np.where(
+            needs <= held[cheaper],
+            from_whole(np.minimum(needs, held[cheaper])),
+            np.where(
+                needs <= held[cheaper] + partial,
+                paid[cheaper] + partial_price * (needs - held[cheaper]),
+                partial_price * partial + from_whole(np.clip(needs - partial, 0.0, held[-1])),
+            ),
+        )
+        enough = (held[-1] + partial >= needs * (1 + 1e-12)) & np.isfinite(needs)
+    return np.where(enough, cost, np.inf)
 
 
 def _covered_blocks(problems: list[_Pricing]) -> np.ndarray:
@@ -249,9 +295,10 @@ def elastic_lagrangian_bound(
     *,
     block: float = 300.0,
     step: float = 15.0,
-    steps: int = 60,
+    steps: int = 100,
     windows: Sequence[float] | None = None,
     applications: Sequence[Application] | None = None,
+    upper: float | None = None,
 ) -> ElasticLagrangianBound:
     """The Lagrangian bound of the module docstring on the total JCT of any run.
 
@@ -270,6 +317,9 @@ def elastic_lagrangian_bound(
         charged the window's end); default: four hours after its least-area duration.
     applications
         Each job's :class:`Application` (default: loaded for its model and budget).
+    upper
+        The total JCT of some run, if known: caps the target of Polyak's step. It
+        steers the search only; the bound is valid whatever it is.
 
     Raises
     ------
@@ -283,6 +333,8 @@ def elastic_lagrangian_bound(
         raise ValueError(
             f"elastic_lagrangian_bound: block {block}, step {step}, steps {steps}, windows"
         )
+    if upper is not None and not math.isfinite(upper):
+        raise ValueError(f"elastic_lagrangian_bound: upper must be finite, got {upper!r}")
     apps = applications or [load_application(job.model, job.epochs) for job in jobs]
     needs = job_needs(jobs, total_gpus, round_length, restart_time, apps)
     curves: dict[int, AreaCurve] = {}
@@ -296,22 +348,36 @@ def elastic_lagrangian_bound(
         for need, app, window in zip(needs, apps, windows, strict=True)
     ]
     released = math.fsum(job.submit_time for job in jobs)
-    best = _ascend(problems, total_gpus, block, steps)
+    target = None if upper is None else upper + released
+    best = _ascend(problems, total_gpus, block, steps, target)
     return ElasticLagrangianBound(max(best - released, 0.0) * SAFETY, steps)
 
 
-def _ascend(problems: list[_Pricing], gpus: int, block: float, steps: int) -> float:
-    """Subgradient ascent on the block prices from 0, each price moved by
-    :data:`STEP_SIZE` times its block's relative excess of GPU-seconds over ``gpus
-    sqrt(k)`` at step ``k`` (a diminishing step); the best ``L`` met."""
+def _ascend(
+    problems: list[_Pricing], gpus: int, block: float, steps: int, target: float | None
+) -> float:
+    """Projected supergradient ascent on the block prices from 0 (module docstring): the
+    supergradient is each block's GPU-seconds used less its capacity, without the parts
+    that would push a zero price below zero; the step is Polyak's towards the best value
+    so far raised by the ambition (capped at ``target``); the best ``L`` met."""
     firsts = _covered_blocks(problems)
     prices = np.zeros(max(int(f) + p.blocks for f, p in zip(firsts, problems, strict=True)))
     capacity = gpus * block
-    best = -math.inf
-    for step in range(steps + 1):
+    value, usage = _dual_value(problems, firsts, prices, gpus, block)
+    best, ambition = value, AMBITION
+    for _ in range(steps):
+        slope = usage - capacity
+        slope[(prices <= 0.0) & (slope < 0.0)] = 0.0
+        norm = float(slope @ slope)
+        if norm == 0.0:
+            break  # every block's capacity binds exactly or holds a zero price: optimal
+        aim = best + ambition * abs(best)
+        if target is not None and best < target < aim:
+            aim = target
+        prices = np.maximum(prices + (aim - value) / norm * slope, 0.0)
         value, usage = _dual_value(problems, firsts, prices, gpus, block)
-        best = max(best, value)
-        if step < steps:
-            excess = (usage - capacity) / capacity
-            prices = np.maximum(prices + STEP_SIZE * excess / (gpus * math.sqrt(step + 1)), 0.0)
+        if value > best:
+            best, ambition = value, min(1.5 * ambition, 2 * AMBITION)
+        else:
+            ambition /= 2.0
     return best

@@ -432,7 +432,7 @@ def elastic_sandwich(
     policies: Sequence[str] | None = None,
     offline: Sequence[str] | None = None,
     progress: Callable[[int, int], None] | None = None,
-    lagrangian_steps: int = 60,
+    lagrangian_steps: int = 100,
 ) -> ElasticSandwich:
     """A proven lower bound and the best checked run on the total JCT of ``workload``.
 
@@ -448,7 +448,8 @@ def elastic_sandwich(
     progress
         Called as ``progress(done, total)`` after each run.
     lagrangian_steps
-        Subgradient steps of the Lagrangian bound (0: not computed).
+        Supergradient steps of the Lagrangian bound (0: not computed), aimed at the
+        best checked run's total (it steers the steps, never the bound's validity).
 
     Raises
     ------
@@ -482,8 +483,9 @@ def elastic_sandwich(
     bound = elastic_flow_bound(workload.jobs, *settings)
     lagrangian = 0.0
     if lagrangian_steps > 0:
-        steps = lagrangian_steps
-        lagrangian = elastic_lagrangian_bound(workload.jobs, *settings, steps=steps).value
+        lagrangian = elastic_lagrangian_bound(
+            workload.jobs, *settings, steps=lagrangian_steps, upper=min(totals.values())
+        ).value
     checked_online = [name for name in online if name in totals]
     return ElasticSandwich(
         bound,

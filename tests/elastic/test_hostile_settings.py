@@ -3,9 +3,12 @@ budgets past a model's profile."""
 
 from __future__ import annotations
 
+import math
+
 import pytest
 from ddlsched.algorithms.elastic import ELASTIC_POLICIES
 from ddlsched.algorithms.elastic.simulator import ElasticSimParams, simulate_elastic
+from ddlsched.formulations.elastic_lagrangian import elastic_lagrangian_bound
 from ddlsched.proofs_checks.elastic import check_elastic
 
 from ddlsched.core.elastic import (
@@ -71,3 +74,12 @@ def test_epochs_past_the_models_profile_are_refused_naming_job_model_and_range(
     assert ElasticJob("j", model, 0.0, 1, 64, epochs=most).epochs == most
     with pytest.raises(ValueError, match=rf"'j'.*1\.\.{most}.*'{model}'"):
         ElasticJob("j", model, 0.0, 1, 64, epochs=most + 1)
+
+
+@pytest.mark.parametrize("upper", [math.nan, math.inf, -math.inf])
+def test_a_lagrangian_target_that_is_no_number_is_refused(upper: float) -> None:
+    """The Lagrangian bound's ``upper`` (the target of its steps) must be finite: a nan
+    target would turn every step into nan prices, and the bound with them."""
+    jobs = [ElasticJob("a", "bert", 0.0, 1, 12, 1)]
+    with pytest.raises(ValueError, match="upper must be finite"):
+        elastic_lagrangian_bound(jobs, 4, steps=3, upper=upper)

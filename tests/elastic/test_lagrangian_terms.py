@@ -15,6 +15,8 @@ from ddlsched.formulations.elastic_lagrangian import (
     _pricing,
     elastic_lagrangian_bound,
 )
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from ddlsched.core.elastic import ElasticJob
 
@@ -100,3 +102,62 @@ def test_far_apart_arrivals_price_only_the_blocks_their_windows_cover(
         bounds.append(elastic_lagrangian_bound(jobs, 4, steps=5).value)
     assert max(lengths) < 1000
     assert bounds[0] == pytest.approx(bounds[1], rel=1e-9)
+
+
+def _greedy_costs(job: elastic_lagrangian._Pricing, prices: np.ndarray, gpus: int) -> list[float]:
+    """Each completion interval's charge plus its GPU-seconds bought cheapest first, one
+    interval and one block at a time, straight from the definition: block ``b`` holds at
+    most ``gpus`` times its overlap with ``[start, end)`` (``inf`` when the blocks cannot
+    hold the need)."""
+    costs = []
+    for charge, need, end in zip(job.charges, job.needs, job.ends, strict=True):
+        rooms = []
+        for b in range(job.blocks):
+            low = max((job.first_block + b) * BLOCK, job.start)
+            high = min((job.first_block + b + 1) * BLOCK, end)
+            rooms.append((prices[b], gpus * max(high - low, 0.0)))
+        left, paid = float(need), 0.0
+        for price, room in sorted(rooms):
+            take = min(room, left)
+            paid, left = paid + price * take, left - take
+        held = math.isfinite(need) and left <= 1e-9 * max(need, 1.0)
+        costs.append(charge + paid if held else math.inf)
+    return costs
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    start=st.floats(0.0, 35.0),
+    step=st.floats(0.7, 23.0),
+    window=st.floats(1.0, 60.0),
+    restart=st.floats(0.0, 6.0),
+    slope=st.floats(0.0, 4.0),
+    gpus=st.integers(1, 5),
+    data=st.data(),
+)
+def test_each_jobs_price_is_its_cheapest_interval_bought_block_by_block(
+    start: float, step: float, window: float, restart: float, slope: float, gpus: int, data
+) -> None:
+    """Against :func:`_greedy_costs` for random jobs (start inside a block, intervals that
+    do not divide the blocks, ends inside blocks and on their edges) and prices (zeros,
+    ties, far apart): the job's price is the least of the intervals' costs and the tail,
+    and the GPU-seconds it places fit each block's room, sum to the chosen need and cost
+    the chosen price."""
+    area = AreaCurve(np.array([2.0, 2.0 + 10 * slope + 1e-3]), np.array([30.0, 12.0]))
+    job = _pricing(JobNeeds(start, 3.0, 12.0), area, window, step, restart, BLOCK)
+    levels = st.sampled_from([0.0, 0.0, 0.25, 0.5, 1.0, 3.0, 1e-7])
+    prices = np.array(data.draw(st.lists(levels, min_size=job.blocks, max_size=job.blocks)))
+    cost, usage = elastic_lagrangian._price_job(job, prices, gpus, BLOCK)
+    expected = min(min(_greedy_costs(job, prices, gpus)), job.tail)
+    assert cost == pytest.approx(expected, rel=1e-9, abs=1e-9)
+    edges = (job.first_block + np.arange(job.blocks + 1)) * BLOCK
+    rooms = gpus * (edges[1:] - np.maximum(edges[:-1], job.start))
+    assert np.all(usage >= 0) and np.all(usage <= rooms * (1 + 1e-12) + 1e-12)
+    if cost < job.tail:
+        placed = job.charges + float(usage @ prices)
+        assert any(
+            math.isclose(usage.sum(), need, rel_tol=1e-9) and math.isclose(at, cost, abs_tol=1e-9)
+            for need, at in zip(job.needs, placed, strict=True)
+        )
+    else:
+        assert usage.sum() == 0.0

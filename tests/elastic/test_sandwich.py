@@ -105,7 +105,8 @@ def test_no_checked_run_beats_the_lagrangian_bound(
         chooser = ELASTIC_POLICIES[policy]()
     result = simulate_elastic(mixed_workload, chooser, small_cluster)
     assert check_elastic(result) == []
-    bound = elastic_lagrangian_bound(mixed_workload.jobs, small_cluster.total_gpus, steps=15)
+    gpus = small_cluster.total_gpus
+    bound = elastic_lagrangian_bound(mixed_workload.jobs, gpus, steps=15, upper=_flow(result))
     floors = elastic_flow_bound(mixed_workload.jobs, small_cluster.total_gpus)
     assert floors.per_job * (1 - 1e-9) <= bound.value <= _flow(result)
 
@@ -142,8 +143,11 @@ def test_every_bound_is_below_the_slotted_optimum(workload: ElasticWorkload, dat
     optimum = solve_malleable(instance)
     assert optimum.optimal
     flow = optimum.objective - math.fsum(job.submit_time for job in workload.jobs)
-    steps = data.draw(st.sampled_from((0, 5, 20)))
-    lagrangian = elastic_lagrangian_bound(workload.jobs, 4, steps=steps).value
+    steps = data.draw(st.sampled_from((0, 5, 20, 60)))
+    # the target steers the steps only: a total far below or above the optimum, or the
+    # optimum itself, must leave the bound below the optimum
+    upper = data.draw(st.sampled_from((None, 0.0, 0.5 * flow, flow, 10 * flow)))
+    lagrangian = elastic_lagrangian_bound(workload.jobs, 4, steps=steps, upper=upper).value
     combined = elastic_flow_bound(workload.jobs, 4).value
     assert max(lagrangian, combined) <= flow * (1 + 1e-7)
 
