@@ -215,8 +215,8 @@ def per_job_flow_terms(
     (:func:`ddlsched.formulations.lower_bounds.safe_flow_value`), so near the float limit
     (tiny jobs released near ``10^11`` s) the shares may add up to more than it. A job's
     term is its *share* of a bound on the total, not a bound on the job: in an optimal
-    schedule a job may complete before its share (another job then lies above its own). Only sums over jobs are
-    compared with a schedule's JCT (:func:`by_period`, :func:`by_gpus`).
+    schedule a job may complete before its share (another job then lies above its own).
+    Only sums over jobs are compared with a schedule's JCT (:func:`by_period`, :func:`by_gpus`).
 
     Parameters
     ----------
