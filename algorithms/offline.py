@@ -15,9 +15,16 @@ mapping are paid in full) and each checked by the independent verifier
   server reservations that backfilling never delays
   (:mod:`ddlsched.algorithms.reservation`; on full Philly the best by far);
   ``sjf`` and ``asrpt-greedy`` with exact predictions;
+- a **grid of reserving list schedules** (:func:`grid_variants`): keys
+  between the two, ``g_i^beta K_i alpha_i^min / w_i`` for ``beta`` in
+  :data:`GRID_EXPONENTS`, and holder counts from :data:`GRID_SHARES` of the
+  servers, nearest the defaults first; on full Philly the objective is
+  rugged in both (neighbouring points differ by several per cent), so each
+  point is a fresh draw of the same kind of schedule;
 - **local search over the order** of the best list schedule: a job moves
   to another place in the order, kept when the verified objective falls;
-  bounded by a count of evaluations, never by a clock;
+  the grid and the search share one count of evaluations
+  (:func:`search_evaluations`, the grid first), never a clock;
 - for the **preemptive model** also ``srpt-area`` (SRPT by remaining GPU-area,
   server-aware placement, the restart cost paid on every resume; after the
   pooled SRPT rule of Schrage, Oper. Res. 1968) and ``asrpt-preemptive``
@@ -58,6 +65,14 @@ SEARCH_JOB_BUDGET = 1_000_000
 
 MAX_SEARCH_EVALUATIONS = 200
 """The most local-search evaluations by default, whatever the instance's size."""
+
+GRID_EXPONENTS = (1.0, 0.75, 0.5, 0.25, 0.0)
+"""``beta`` of the grid's keys ``g^beta K alpha^min / w``: 1 is ``list:area``, 0 ``list:time``."""
+
+GRID_SHARES = (3 / 8, 7 / 16, 5 / 16, 1 / 2, 1 / 4)
+"""Shares of the servers that may hold a reservation at once in the grid, nearest the default
+(:data:`~ddlsched.algorithms.reservation.RESERVING_SHARE`) first; counts that repeat are
+tried once."""
 
 ListKey = Callable[[JobView], Any]
 """A list schedule's priority: smaller keys start first."""
@@ -125,16 +140,20 @@ def list_policy(
     )
 
 
-def list_keys(instance: Instance) -> dict[str, ListKey]:
-    """The list schedules' keys by name: fastest processing time and GPU-area,
-    each over the job's weight (Smith's rule), ties by release."""
+def list_keys(instance: Instance, exponents: Sequence[float] = (0.0, 1.0)) -> dict[str, ListKey]:
+    """The list schedules' keys by name: ``g^beta`` times the fastest processing time
+    over the job's weight (Smith's rule), ties by release, for each ``beta`` of
+    ``exponents``: ``list:time`` (0), ``list:area`` (1), else ``list:g<beta>``."""
     fastest = AlphaMinCache(instance.cluster)
     processing = {job.id: job.iterations * fastest(job)[0] for job in instance.jobs}
     gpus = {job.id: job.gpus for job in instance.jobs}
-    return {
-        "list:time": lambda v: (tie_key(processing[v.id] / v.weight), v.release),
-        "list:area": lambda v: (tie_key(gpus[v.id] * processing[v.id] / v.weight), v.release),
-    }
+
+    def key(beta: float) -> ListKey:
+        size = {job_id: float(count) ** beta for job_id, count in gpus.items()}
+        return lambda v: (tie_key(size[v.id] * processing[v.id] / v.weight), v.release)
+
+    names = {0.0: "list:time", 1.0: "list:area"}
+    return {names.get(beta, f"list:g{beta:g}"): key(beta) for beta in exponents}
 
 
 @dataclass(frozen=True)
@@ -160,6 +179,22 @@ def list_variants(instance: Instance) -> dict[str, ListVariant]:
         variants[f"{name}:whole"] = ListVariant(key, whole=True)
         variants[f"{name}:reserve"] = ListVariant(key, whole=True, reservations=reservations)
     return variants
+
+
+def grid_variants(instance: Instance) -> dict[str, ListVariant]:
+    """The grid's reserving list schedules by name (``<key>:reserve<holders>``), in the
+    order they are tried: by share (:data:`GRID_SHARES`), then exponent
+    (:data:`GRID_EXPONENTS`), without the defaults of :func:`list_variants`."""
+    keys = list_keys(instance, GRID_EXPONENTS)
+    default = default_reservations(instance.cluster)
+    counts = dict.fromkeys(max(1, int(instance.cluster.num_servers * s)) for s in GRID_SHARES)
+    grid = {}
+    for count in counts:
+        for name, key in keys.items():
+            if count == default and name in ("list:time", "list:area"):
+                continue
+            grid[f"{name}:reserve{count}"] = ListVariant(key, whole=True, reservations=count)
+    return grid
 
 
 def _list_candidates(instance: Instance, restart_cost: float) -> list[Candidate | None]:
@@ -294,8 +329,9 @@ def best_upper_bound(
         Seconds of restoring per resume (``None``: the simulator's default,
         :data:`~ddlsched.core.params.DEFAULT_RESTART_COST`).
     evaluations
-        Local-search simulations (``None``: :func:`search_evaluations`; 0:
-        none).
+        Simulations beyond the fixed candidates: the grid's
+        (:func:`grid_variants`, first, up to its size), then the local search's
+        (``None``: :func:`search_evaluations`; 0: neither).
     seed
         Seeds the local search's moves.
 
@@ -320,9 +356,15 @@ def best_upper_bound(
     candidates = [c for c in _list_candidates(instance, cost) if c is not None]
     if preemptive:
         candidates += [c for c in _preemptive_candidates(instance, cost) if c is not None]
-    best = _best_verified(instance, candidates)
     rounds = search_evaluations(instance) if evaluations is None else evaluations
     variants = list_variants(instance)
+    grid = list(grid_variants(instance).items())[:rounds]
+    rounds -= len(grid)
+    for name, variant in grid:
+        variants[name] = variant
+        ran = _run(instance, variant.policy(instance, name), cost)
+        candidates += [] if ran is None else [ran]
+    best = _best_verified(instance, candidates)
     listed = [c for c in candidates if c.name in variants]
     start = None
     if rounds:

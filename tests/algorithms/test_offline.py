@@ -428,3 +428,77 @@ def test_the_search_keeps_no_move_the_verifier_rejects(monkeypatch) -> None:
         REVERSED, start, order, variant, 40, np.random.default_rng(0), 1.0
     )
     assert found is start
+
+
+def test_the_grid_keys_interpolate_between_time_and_area_by_hand() -> None:
+    """Three jobs on one 16-GPU server without communication (alpha_min is the compute
+    time): A 1 GPU x 16 s, B 4 GPUs x 6 s, C 16 GPUs x 2 s. By time (beta 0): C 2, B 6,
+    A 16. By area (beta 1): A 16, B 24, C 32. At beta 0.5: C 8, B 12, A 16. At beta
+    0.75: A 16, C 16, B 16.97; A and C tie, the earlier release (A) first."""
+    from ddlsched.algorithms.offline import list_keys, order_of
+
+    jobs = (
+        Job(id="A", release=0.0, iterations=16, compute_time=1.0, gpus=1),
+        Job(id="B", release=1.0, iterations=6, compute_time=1.0, gpus=4),
+        Job(id="C", release=2.0, iterations=2, compute_time=1.0, gpus=16),
+    )
+    instance = Instance(Cluster((16,), 1e9, 1.0), jobs)
+    assert [alpha_min(job, instance.cluster).value for job in jobs] == [1.0, 1.0, 1.0]
+    keys = list_keys(instance, (0.0, 1.0, 0.5, 0.75))
+    assert set(keys) == {"list:time", "list:area", "list:g0.5", "list:g0.75"}
+    assert order_of(instance, keys["list:time"]) == ["C", "B", "A"]
+    assert order_of(instance, keys["list:area"]) == ["A", "B", "C"]
+    assert order_of(instance, keys["list:g0.5"]) == ["C", "B", "A"]
+    assert order_of(instance, keys["list:g0.75"]) == ["A", "C", "B"]
+
+
+@pytest.mark.parametrize("servers", [1, 2, 3, 8, 16, 32])
+def test_the_grid_tries_each_key_and_holder_count_once_past_the_defaults(servers: int) -> None:
+    """Names unique, holder counts from the shares (at least one; counts that repeat on
+    small clusters tried once), the default count first, and the two default reserving
+    schedules of list_variants never repeated."""
+    from ddlsched.algorithms.offline import GRID_EXPONENTS, GRID_SHARES, grid_variants
+    from ddlsched.algorithms.reservation import default_reservations
+
+    cluster = Cluster((4,) * servers, 2.0, 1.0)
+    job = Job(id="a", release=0.0, iterations=3, compute_time=1.0, gpus=2)
+    instance = Instance(cluster, (job,))
+    grid = grid_variants(instance)
+    counts = list(dict.fromkeys(max(1, int(servers * share)) for share in GRID_SHARES))
+    assert counts[0] == default_reservations(cluster)
+    assert len(grid) == len(counts) * len(GRID_EXPONENTS) - 2
+    assert [v.reservations for v in grid.values()][0] == counts[0]
+    assert {v.reservations for v in grid.values()} == set(counts)
+    assert all(v.whole for v in grid.values())
+    default = f":reserve{counts[0]}"
+    assert f"list:time{default}" not in grid and f"list:area{default}" not in grid
+
+
+@pytest.mark.parametrize("evaluations", [0, 1, 5, 40])
+def test_the_grid_comes_first_and_shares_the_evaluations(
+    evaluations: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With ``evaluations`` simulations, the first ``min(evaluations, grid size)`` points of
+    the grid run (each reported among the candidates) and no later one, and the local
+    search gets the rest; the result is verified and never above the best of them."""
+    from ddlsched.algorithms import offline
+    from ddlsched.algorithms.offline import grid_variants
+
+    searched: list[int] = []
+    original = offline.local_search
+
+    def counting(instance, start, order, variant, rounds, rng, cost):  # type: ignore[no-untyped-def]
+        searched.append(rounds)
+        return original(instance, start, order, variant, rounds, rng, cost)
+
+    monkeypatch.setattr(offline, "local_search", counting)
+    instance = generate(TINY_INTEGRAL.replace(num_jobs=10, servers=4), 3)
+    names = list(grid_variants(instance))
+    found = best_upper_bound(instance, preemptive=False, evaluations=evaluations)
+    ran = [name for name in names if f"total_jct:{name}" in found.metrics]
+    assert ran == names[: min(evaluations, len(names))]
+    rest = evaluations - len(ran)
+    assert searched == ([rest] if rest else [])
+    assert all(found.total_jct <= found.metrics[f"total_jct:{n}"] * (1 + 1e-9) for n in ran)
+    report = verify(instance, found.schedule)
+    assert report.feasible and found.total_jct == pytest.approx(report.total_jct, rel=1e-9)
