@@ -467,7 +467,7 @@ def test_the_grid_tries_each_key_and_holder_count_once_past_the_defaults(servers
     counts = list(dict.fromkeys(max(1, int(servers * share)) for share in GRID_SHARES))
     assert counts[0] == default_reservations(cluster)
     assert len(grid) == len(counts) * len(GRID_EXPONENTS) - 2
-    assert [v.reservations for v in grid.values()][0] == counts[0]
+    assert next(v.reservations for v in grid.values()) == counts[0]
     assert {v.reservations for v in grid.values()} == set(counts)
     assert all(v.whole for v in grid.values())
     default = f":reserve{counts[0]}"
