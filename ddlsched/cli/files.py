@@ -44,12 +44,19 @@ def check_outputs(
                 raise InputError(f"{option} and {other}: the same file {path}")
 
 
+def output_extension(option: str, path: str | None, extension: str, written: str) -> None:
+    """Refuse, before any work, an output ``path`` of ``option`` that does not end in
+    ``extension`` (any case): the file is written in that format only, and a wrong name (a
+    figure's ``.png``, a sweep's ``.sqlite``) would be given content it does not name.
+    ``written`` says what is written, for the one-line :class:`InputError`."""
+    if path and not path.lower().endswith(extension):
+        raise InputError(f"{option} {path}: expected a {extension} file ({written})")
+
+
 def csv_output(option: str, path: str | None) -> None:
     """Refuse an output ``path`` of ``option`` that does not end in ``.csv`` (any case): rows
-    are written as CSV, and a wrong name (a sweep's ``.sqlite``, a ``.json``) would be
-    replaced by them."""
-    if path and not path.lower().endswith(".csv"):
-        raise InputError(f"{option} {path}: expected a .csv file (rows are written as CSV)")
+    are written as CSV (see :func:`output_extension`)."""
+    output_extension(option, path, ".csv", "rows are written as CSV")
 
 
 def _same_file(first: str, second: str) -> bool:

@@ -8,7 +8,7 @@ import math
 import sys
 from typing import Any
 
-from ddlsched.cli.files import check_outputs, read_instance_file
+from ddlsched.cli.files import check_outputs, output_extension, read_instance_file
 from ddlsched.cli.options import (
     EXIT_NO,
     EXIT_OK,
@@ -65,7 +65,7 @@ def add(commands: Any) -> None:
     solve.add_argument("--warm-start", help="schedule file to start from (exact methods)")
     add_online(solve, " (online methods)")
     add_seed(solve)
-    solve.add_argument("--out", help="write the schedule here")
+    solve.add_argument("--out", help="write the schedule here (JSON: a .json file)")
     add_json(solve)
     solve.add_argument("--verbose", action="store_true", help="show the solver log")
     solve.set_defaults(handler=run)
@@ -111,6 +111,7 @@ def run(args: argparse.Namespace) -> int:
     from ddlsched.core.result import SolveStatus
 
     check_outputs({"--out": args.out}, [args.instance, args.warm_start])
+    output_extension("--out", args.out, ".json", "the schedule is written as JSON")
     if args.method in exact_method_names():
         refuse_given(args, ONLINE_ONLY, f"only for online policies; {args.method!r} is exact")
     else:
