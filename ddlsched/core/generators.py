@@ -125,8 +125,8 @@ class GeneratorConfig:
         offered load ``lambda * E[g_i * K_i * alpha_min_i] / M`` equals
         ``load`` (estimated from the drawn jobs).
     size_weights
-        ``(gpus, weight)`` pairs; sizes above ``max_job_gpus`` or the
-        cluster are dropped and the rest renormalised.
+        ``(gpus, weight)`` pairs, each size once; sizes above ``max_job_gpus``
+        or the cluster are dropped and the rest renormalised.
     max_job_gpus
         Widest job drawn (default: the whole cluster).
     models
@@ -153,8 +153,8 @@ class GeneratorConfig:
         ``(type, GB/s)`` pairs: intra-server bandwidth of a type (others use
         ``bandwidth_intra``).
     type_slowdown
-        ``(type, factor)`` pairs: a user's own type computes every model
-        ``factor`` times slower than the zoo's (V100) time.
+        ``(type, factor)`` pairs, each type once: a user's own type computes
+        every model ``factor`` times slower than the zoo's (V100) time.
     from_trace
         A trace (a path or a shipped name such as ``philly_jobs.csv``): the instance is
         ``num_jobs`` real jobs of it on :meth:`cluster`
@@ -273,7 +273,7 @@ class GeneratorConfig:
             raise InputError("size_weights: no job size fits the cluster and max_job_gpus")
 
     def _check_draw_settings(self) -> None:
-        """``models`` a list of names, ``size_weights`` (GPUs, weight) pairs,
+        """``models`` a list of names, ``size_weights`` (GPUs, weight) pairs, each size once,
         ``duration_slots`` a pair of whole numbers, ``slot`` within the model's range and,
         in integral mode, short enough that a job's compute time stays within its limit;
         each error names the setting (a TOML value of the wrong shape failed deep inside)."""
@@ -291,6 +291,12 @@ class GeneratorConfig:
                 raise InputError(
                     f"size_weights: expected (GPUs >= 1, weight >= 0) pairs, got {pair!r}"
                 )
+        repeated = _repeated([size for size, _ in self.size_weights])
+        if repeated:
+            raise InputError(
+                f"size_weights: GPU size {repeated[0]} listed more than once; "
+                "give each size one weight"
+            )
         slots = self.duration_slots
         if not (isinstance(slots, tuple) and len(slots) == 2 and all(map(_whole, slots))):
             raise InputError(
@@ -316,6 +322,12 @@ class GeneratorConfig:
                 isinstance(pair, tuple) and len(pair) == 2 for pair in value
             ):
                 raise InputError(f"{name}: expected (type, number) pairs, got {value!r}")
+        repeated = _repeated([name for name, _ in self.type_slowdown])
+        if repeated:
+            raise InputError(
+                f"type_slowdown: GPU type {repeated[0]!r} listed more than once; "
+                "give each type one factor"
+            )
         if not self.gpu_types:
             return
         for name, count in self.gpu_types:
@@ -397,6 +409,11 @@ class GeneratorConfig:
             raise InputError(f"{path}: [generator] must be a table")
         where = f"{path}: generator"
         return from_table(cls, with_tuples(with_preset(table, f"{where}.preset")), where)
+
+
+def _repeated(keys: list[Any]) -> list[Any]:
+    """The keys listed more than once, in the order of their second listing."""
+    return [key for index, key in enumerate(keys) if key in keys[:index]]
 
 
 def _whole(value: Any) -> bool:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 import math
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -208,3 +209,78 @@ def test_a_config_naming_a_trace_generates_its_sample(tmp_path) -> None:  # type
         config.replace(arrivals="poisson")
     with pytest.raises(InputError, match="from_trace: expected a trace"):
         GeneratorConfig(from_trace="  ")
+
+
+@st.composite
+def _distinct_size_weights(draw: st.DrawFn) -> list[tuple[int, float]]:
+    """Distinct GPU sizes from 1..8 in any order with weights from 0 to 5 (size 1's
+    positive, so some size fits 2 x 4 GPUs)."""
+    wider = draw(st.lists(st.integers(2, 8), max_size=4, unique=True))
+    pairs = [(1, draw(st.floats(0.1, 5.0))), *((s, draw(st.floats(0.0, 5.0))) for s in wider)]
+    return list(draw(st.permutations(pairs)))
+
+
+@given(_distinct_size_weights(), st.data(), st.integers(0, 2**32 - 1))
+def test_a_gpu_size_listed_twice_is_refused_by_name(
+    pairs: list[tuple[int, float]], data: st.DataObject, seed: int
+) -> None:
+    """Distinct ``size_weights`` are taken and the jobs drawn have only sizes listed with a
+    positive weight; one of those sizes listed again, anywhere, with any weight, is
+    refused when the settings are made, naming the setting and the size (both weights
+    were drawn from, so the size got their sum, whichever the user meant)."""
+    instance = generate(GeneratorConfig(num_jobs=4, size_weights=tuple(pairs)), seed)
+    drawn = {job.gpus for job in instance.jobs}
+    assert drawn <= {size for size, weight in pairs if weight > 0 and size <= 8}
+    size = data.draw(st.sampled_from([s for s, _ in pairs]))
+    at = data.draw(st.integers(0, len(pairs)))
+    repeated = [*pairs[:at], (size, data.draw(st.floats(0.0, 5.0))), *pairs[at:]]
+    with pytest.raises(
+        InputError, match=rf"^size_weights: GPU size {size} listed more than once;"
+    ):
+        GeneratorConfig(num_jobs=4, size_weights=tuple(repeated))
+
+
+def test_a_repeat_is_refused_whatever_the_integer_type() -> None:
+    """``2`` and ``numpy.int64(2)`` are one GPU size (a NumPy-built setting repeats too)."""
+    with pytest.raises(InputError, match="size_weights: GPU size 2 listed more than once"):
+        GeneratorConfig(size_weights=((2, 1.0), (np.int64(2), 3.0)))  # type: ignore[arg-type]
+
+
+def test_a_gpu_type_given_two_slowdowns_is_refused_by_name() -> None:
+    """``type_slowdown`` naming one type twice is refused, naming the type (the last
+    factor was used without a word)."""
+    with pytest.raises(InputError, match="type_slowdown: GPU type 't4' listed more than once"):
+        GeneratorConfig(
+            servers=2,
+            gpu_types=(("v100", 1), ("t4", 1)),
+            type_slowdown=(("t4", 1.5), ("t4", 2.0)),
+        )
+
+
+@pytest.mark.parametrize(
+    ("table", "named"),
+    [
+        ("size_weights = [[2, 1.0], [2, 3.0]]", "size_weights: GPU size 2"),
+        ("size_weights = [[1, 0.5], [4, 0.5], [1, 0.0]]", "size_weights: GPU size 1"),
+        (
+            'servers = 2\ngpu_types = [["v100", 1], ["t4", 1]]\n'
+            'type_slowdown = [["t4", 1.5], ["t4", 1.5]]',
+            "type_slowdown: GPU type 't4'",
+        ),
+    ],
+)
+def test_a_repeat_in_a_toml_generator_table_is_refused(
+    tmp_path: Path, table: str, named: str
+) -> None:
+    """A ``[generator]`` table repeating a size or a type is refused when read, naming the
+    file, the setting and the repeat, from :meth:`GeneratorConfig.from_toml` and from a
+    sweep file alike (one check, in the settings themselves)."""
+    from ddlsched.sweep import read_sweep
+
+    path = tmp_path / "gen.toml"
+    path.write_text(f"[generator]\n{table}\n")
+    with pytest.raises(InputError, match=rf"^{path}: generator: {named} listed more than once"):
+        GeneratorConfig.from_toml(path)
+    path.write_text(f'[sweep]\nmethods = ["fifo"]\nseeds = 1\n[generator]\n{table}\n')
+    with pytest.raises(InputError, match=f"{named} listed more than once"):
+        read_sweep(path)
