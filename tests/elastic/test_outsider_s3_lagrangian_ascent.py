@@ -9,6 +9,7 @@ its bound must be the same number).
 
 from __future__ import annotations
 
+import itertools
 import math
 
 import pytest
@@ -49,7 +50,7 @@ def test_more_steps_never_lower_the_bound() -> None:
     jobs = _moved(0.0)
     values = [elastic_lagrangian_bound(jobs, GPUS, steps=n).value for n in range(9)]
     assert values[0] == pytest.approx(elastic_flow_bound(jobs, GPUS).per_job, rel=1e-8)
-    assert all(later >= earlier for earlier, later in zip(values, values[1:], strict=False))
+    assert all(later >= earlier for earlier, later in itertools.pairwise(values))
     assert values[-1] > values[0]
 
 
