@@ -4,10 +4,10 @@ A trace whose header is Pollux's workload format (``name,time,application,num_re
 batch_size``) holds elastic jobs (a model, an epoch budget, the GPUs and batch size the user
 asked for). ``simulate`` then runs one policy of
 :data:`ddlsched.algorithms.elastic.ELASTIC_POLICIES` through :func:`ddlsched.api.simulate_elastic`
-(``--out`` saves every job and round, ``--plot`` draws the JCT CDF and the GPUs in use,
-``--limit`` keeps the first jobs); ``compare --trace`` runs several side by side through
-:func:`ddlsched.api.compare_elastic` (``--out``: their rows as CSV). Every run is checked by
-the independent :func:`ddlsched.proofs_checks.elastic.check_elastic`.
+(``--out``, a ``.json`` file, saves every job and round, ``--plot`` draws the JCT CDF and
+the GPUs in use, ``--limit`` keeps the first jobs); ``compare --trace`` runs several side by
+side through :func:`ddlsched.api.compare_elastic` (``--out``: their rows as CSV). Every run is
+checked by the independent :func:`ddlsched.proofs_checks.elastic.check_elastic`.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ import sys
 from typing import Any
 
 from ddlsched.cli.elastic_options import COMPARE_OPTIONS, ELASTIC_COMPARE_ONLY, SIMULATE_OPTIONS
-from ddlsched.cli.files import check_outputs, csv_output
+from ddlsched.cli.files import check_outputs, csv_output, output_extension
 from ddlsched.cli.options import (
     EXIT_INTERRUPTED,
     EXIT_NO,
@@ -129,6 +129,7 @@ def run(args: argparse.Namespace) -> int:
         )
     _refuse_others(args, SIMULATE_OPTIONS, f"not available for elastic jobs ({args.trace})")
     _outputs(args, args.out)
+    output_extension("--out", args.out, ".json", "the run is written as JSON")
     done = simulate_elastic(args.trace, args.policy, cluster=_cluster(args), limit=args.limit)
     if args.out:
         done.write(args.out)

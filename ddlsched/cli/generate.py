@@ -6,7 +6,7 @@ import argparse
 import sys
 from typing import Any
 
-from ddlsched.cli.files import check_outputs
+from ddlsched.cli.files import check_outputs, output_extension
 from ddlsched.cli.options import (
     EXIT_OK,
     add_gpu_types,
@@ -129,7 +129,7 @@ def add(commands: Any) -> None:
         "simulate --help' (default zoo-data-parallel, as compare --from-trace; simulate and "
         "bound default to data-parallel)",
     )
-    gen.add_argument("--out", required=True, help="instance file to write")
+    gen.add_argument("--out", required=True, help="instance file to write (JSON: a .json file)")
     gen.set_defaults(handler=run)
 
 
@@ -177,6 +177,7 @@ def run(args: argparse.Namespace) -> int:
     from ddlsched.core.io import write_instance
 
     check_outputs({"--out": args.out}, [args.config])
+    output_extension("--out", args.out, ".json", "the instance is written as JSON")
     if args.from_trace:
         return _from_trace(args)
     if args.arrivals or args.unnamed:

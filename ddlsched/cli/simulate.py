@@ -7,7 +7,7 @@ import math
 import sys
 from typing import Any
 
-from ddlsched.cli.files import check_outputs
+from ddlsched.cli.files import check_outputs, output_extension
 from ddlsched.cli.options import (
     EXIT_INTERRUPTED,
     EXIT_OK,
@@ -63,7 +63,9 @@ def add(commands: Any) -> None:
         "the policy's own run)",
     )
     sim.add_argument(
-        "--out", help="write the schedule here (a Pollux workload: the run, every job and round)"
+        "--out",
+        help="write the schedule here as JSON, a .json file (a Pollux workload: the run, every "
+        "job and round)",
     )
     sim.add_argument(
         "--plot",
@@ -96,6 +98,7 @@ def run(args: argparse.Namespace) -> int:
             "pollux/workloads/workload-6.csv"
         )
     check_outputs({"--out": args.out, "--plot": args.plot}, [args.trace])
+    output_extension("--out", args.out, ".json", "the schedule is written as JSON")
     if args.plot:
         figure_format("--plot", args.plot)
     loaded, instance, factor, load = load_replay(args)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from ddlsched.cli.files import check_outputs
+from ddlsched.cli.files import check_outputs, csv_output
 from ddlsched.cli.options import (
     EXIT_INTERRUPTED,
     EXIT_NO,
@@ -97,6 +97,7 @@ def run_results(args: argparse.Namespace) -> int:
     from ddlsched.sweep import load_results, producers, ratio_samples, summarise
 
     check_outputs({"--csv": args.csv, "--plot": args.plot}, [args.results])
+    csv_output("--csv", args.csv)
     if args.plot:
         figure_format("--plot", args.plot)
     frame = load_results(args.results)
