@@ -253,6 +253,14 @@ def _horizon(span: float, delta: float) -> int:
     return int(count)
 
 
+def _table_ends(low: np.ndarray, high: np.ndarray, size: int) -> tuple[np.ndarray, np.ndarray]:
+    """The positions, in a :class:`_RangeMin` table over ``size`` values, of the two
+    overlapping power-of-two windows covering each ``[low, high)`` (``high > low``)."""
+    level = np.frexp(high - low)[1].astype(np.int64) - 1  # floor(log2), exact on integers
+    row = level * size
+    return row + low, row + high - np.left_shift(1, level)
+
+
 class _RangeMin:
     """The least multiplier over any range of slots, and where it is, by a sparse table
     (``O(T log T)`` to build, two look-ups per query). Slot ``T`` (past the horizon) is
@@ -277,9 +285,11 @@ class _RangeMin:
     def _ends(self, low: np.ndarray, high: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """The two overlapping power-of-two windows covering ``[low, high)``, as
         positions in the flat table."""
-        level = np.frexp(high - low)[1].astype(np.int64) - 1  # floor(log2), exact on integers
-        row = level * self.size
-        return row + low, row + high - np.left_shift(1, level)
+        return _table_ends(low, high, self.size)
+
+    def least_at(self, left: np.ndarray, right: np.ndarray) -> np.ndarray:
+        """:meth:`least` of ranges given by their windows' positions (:func:`_table_ends`)."""
+        return np.minimum(self.values[left], self.values[right])
 
     def least(self, low: np.ndarray, high: np.ndarray) -> np.ndarray:
         """The least multiplier over each ``[low, high)`` (``high > low``)."""
@@ -302,6 +312,27 @@ class _Evaluation:
     slope: np.ndarray
 
 
+def _block_spans(
+    release: np.ndarray,
+    duration: np.ndarray,
+    offsets: np.ndarray,
+    lengths: np.ndarray,
+    horizon: int,
+) -> tuple[np.ndarray, ...]:
+    """For jobs released at slot ``release`` of ``duration`` slots and blocks at
+    ``offsets`` of ``lengths`` (broadcast together): each block's first start, the slots
+    every start covers (``[low, high)``), how many other slots each start covers
+    (``count``) and the slots some start covers (``[union_low, reach)``)."""
+    first = release + offsets
+    spare = np.maximum(lengths - 1, 0)
+    low = np.minimum(first + spare, horizon)
+    high = np.maximum(np.minimum(first + duration, horizon), low)
+    count = np.minimum(spare, duration)
+    union_low = np.minimum(first, horizon)
+    reach = np.maximum(np.minimum(first + spare + duration, horizon + 1), union_low + 1)
+    return first, low, high, count, union_low, reach
+
+
 def _block_charges(
     rows: np.ndarray,
     offsets: np.ndarray,
@@ -314,44 +345,107 @@ def _block_charges(
     start, its charge, the slots every start covers (``[low, high)``), how many other
     slots each start covers (``count``, charged the least multiplier over the slots some
     start covers, ``[first, reach)``)."""
-    horizon = grid.horizon
-    duration = grid.duration[rows, None]
-    first = grid.release_slot[rows, None] + offsets[None, :]
-    spare = np.maximum(lengths - 1, 0)[None, :]
-    low = np.minimum(first + spare, horizon)
-    high = np.maximum(np.minimum(first + duration, horizon), low)
-    count = np.minimum(spare, duration)
+    first, low, high, count, union_low, reach = _class_spans(grid, rows, offsets, lengths)
     charge = prefix[high] - prefix[low]
-    union_low = np.minimum(first, horizon)
-    reach = np.maximum(np.minimum(first + spare + duration, horizon + 1), union_low + 1)
     multi = int(np.searchsorted(lengths[:-1], 2))  # lengths grow, so slots: multi on
     charge[:, multi:] += count[:, multi:] * least.least(union_low[:, multi:], reach[:, multi:])
     return first, charge, low, high, count, union_low, reach
 
 
+@dataclass(frozen=True)
+class _Chunk:
+    """What the multipliers do not change for a chunk of jobs of one class: each block's
+    waiting cost, its sure slots ``[low, high)``, and, from the first block of several
+    starts (``multi``) on, its other slots' count and the positions of its least
+    multiplier's range in the :class:`_RangeMin` table."""
+
+    rows: np.ndarray
+    offsets: np.ndarray
+    lengths: np.ndarray
+    wait: np.ndarray
+    low: np.ndarray
+    high: np.ndarray
+    multi: int
+    count: np.ndarray
+    left: np.ndarray
+    right: np.ndarray
+
+
+def _chunks(grid: _Slots, inputs: BoundInputs, chunk: int) -> list[_Chunk]:
+    """The :class:`_Chunk` of every ``chunk`` jobs of each class, computed once for all
+    rounds (indices as 32-bit integers: the table has under ``2^31`` entries)."""
+    w, r = inputs.weights, inputs.releases
+    size = grid.horizon + 1
+    small = np.int32 if size * (size.bit_length() + 1) < 2**31 else np.int64
+    found = []
+    for jobs, offsets, lengths in grid.classes:
+        multi = int(np.searchsorted(lengths[:-1], 2))
+        for begin in range(0, len(jobs), chunk):
+            rows = jobs[begin : begin + chunk]
+            first, low, high, count, union_low, reach = _class_spans(grid, rows, offsets, lengths)
+            wait = w[rows, None] * np.maximum(grid.delta * first - r[rows, None], 0.0)
+            left, right = _table_ends(union_low[:, multi:], reach[:, multi:], size)
+            found.append(
+                _Chunk(
+                    rows,
+                    offsets,
+                    lengths,
+                    wait,
+                    low.astype(small),
+                    high.astype(small),
+                    multi,
+                    count[:, multi:].astype(small),
+                    left.astype(small),
+                    right.astype(small),
+                )
+            )
+    return found
+
+
+def _class_spans(
+    grid: _Slots, rows: np.ndarray, offsets: np.ndarray, lengths: np.ndarray
+) -> tuple[np.ndarray, ...]:
+    """:func:`_block_spans` of jobs ``rows`` and every block of their class."""
+    return _block_spans(
+        grid.release_slot[rows, None],
+        grid.duration[rows, None],
+        offsets[None, :],
+        lengths[None, :],
+        grid.horizon,
+    )
+
+
 def _evaluate(
-    multipliers: np.ndarray, grid: _Slots, inputs: BoundInputs, chunk: int
+    multipliers: np.ndarray,
+    grid: _Slots,
+    inputs: BoundInputs,
+    chunk: int,
+    chunks: list[_Chunk] | None = None,
 ) -> _Evaluation:
     """Each job's least cost over its blocks (module docstring), in chunks of jobs, and the
     supergradient: the slots the chosen block covers for sure, plus its other slots'
-    count on the slot of least multiplier among those its starts cover."""
+    count on the slot of least multiplier among those its starts cover (``chunks``:
+    :func:`_chunks`, computed here when not given)."""
     horizon = grid.horizon
     prefix = np.concatenate(([0.0], np.cumsum(multipliers)))
     least = _RangeMin(multipliers)
-    w, r, g, p = inputs.weights, inputs.releases, inputs.gpus, inputs.processing
-    costs = np.empty(len(r))
-    chosen = np.zeros((5, len(r)), dtype=np.int64)  # low, high, count, union_low, reach
-    for jobs, offsets, lengths in grid.classes:
-        for begin in range(0, len(jobs), chunk):
-            rows = jobs[begin : begin + chunk]
-            first, charge, *parts = _block_charges(rows, offsets, lengths, grid, prefix, least)
-            cost = w[rows, None] * np.maximum(grid.delta * first - r[rows, None], 0.0)
-            cost += g[rows, None] * charge
-            best = np.argmin(cost, axis=1)
-            picked = np.arange(len(rows))
-            costs[rows] = cost[picked, best]
-            for k, part in enumerate(parts):
-                chosen[k, rows] = part[picked, best]
+    w, g, p = inputs.weights, inputs.gpus, inputs.processing
+    costs = np.empty(len(w))
+    chosen = np.zeros((5, len(w)), dtype=np.int64)  # low, high, count, union_low, reach
+    for part in _chunks(grid, inputs, chunk) if chunks is None else chunks:
+        charge = prefix[part.high] - prefix[part.low]
+        charge[:, part.multi :] += part.count * least.least_at(part.left, part.right)
+        cost = part.wait + g[part.rows, None] * charge
+        best = np.argmin(cost, axis=1)
+        costs[part.rows] = cost[np.arange(len(part.rows)), best]
+        spans = _block_spans(
+            grid.release_slot[part.rows],
+            grid.duration[part.rows],
+            part.offsets[best],
+            part.lengths[best],
+            horizon,
+        )
+        chosen[:, part.rows] = spans[1:]
     low, high, count, union_low, reach = chosen
     load = np.bincount(low, weights=g, minlength=horizon + 1)
     load -= np.bincount(high, weights=g, minlength=horizon + 1)
@@ -372,7 +466,8 @@ def _ascend(
     from the best multipliers so far.
     """
     multipliers = np.zeros(grid.horizon)
-    current = _evaluate(multipliers, grid, inputs, settings.chunk)
+    chunks = _chunks(grid, inputs, settings.chunk)
+    current = _evaluate(multipliers, grid, inputs, settings.chunk, chunks)
     best, best_multipliers, best_slope = current.flow, multipliers, current.slope
     ambition = AMBITION
     shares = np.array_split(np.arange(settings.rounds), len(settings.levels))
@@ -390,7 +485,7 @@ def _ascend(
                 aim = target
             step = np.repeat((aim - current.flow) / norm * slope, size)[: grid.horizon]
             multipliers = np.maximum(multipliers + step, 0.0)
-            current = _evaluate(multipliers, grid, inputs, settings.chunk)
+            current = _evaluate(multipliers, grid, inputs, settings.chunk, chunks)
             if current.flow > best:
                 best, best_multipliers, best_slope = current.flow, multipliers, current.slope
                 ambition = min(1.5 * ambition, 1.0)
