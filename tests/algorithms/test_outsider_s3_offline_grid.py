@@ -89,3 +89,31 @@ def test_no_more_simulations_than_the_candidates_and_the_evaluations(
     best_upper_bound(instance, preemptive=preemptive, evaluations=evaluations)
     fixed = len(list_variants(instance)) + 2 + (2 if preemptive else 0)
     assert fixed <= len(calls) <= fixed + evaluations
+
+
+def test_the_search_starts_from_a_grid_point_that_beats_every_list_schedule(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """With the list schedules cut to one poor order (longest job first), a point of the
+    grid is the best list-like schedule, and the local search starts from it: the grid's
+    points are list schedules the search may reorder, not bystanders."""
+    from ddlsched.algorithms.offline import ListVariant, grid_variants
+
+    instance = generate(TINY_INTEGRAL.replace(num_jobs=8, servers=2), 3)
+    longest = {job.id: -job.iterations * job.compute_time for job in instance.jobs}
+    poor = {"list:longest": ListVariant(lambda view: (longest[view.id], view.release))}
+    monkeypatch.setattr(offline, "list_variants", lambda _: dict(poor))
+    starts: list[str] = []
+    original = offline.local_search
+
+    def recording(instance, start, order, variant, rounds, rng, cost):  # type: ignore[no-untyped-def]
+        starts.append(start.name)
+        return original(instance, start, order, variant, rounds, rng, cost)
+
+    monkeypatch.setattr(offline, "local_search", recording)
+    grid = grid_variants(instance)
+    found = best_upper_bound(instance, preemptive=False, evaluations=len(grid) + 2)
+    totals = {name: found.metrics[f"total_jct:{name}"] for name in [*poor, *grid]}
+    assert all(job.weight == 1 for job in instance.jobs)
+    assert min(totals, key=totals.__getitem__) in grid
+    assert starts == [min(totals, key=totals.__getitem__)]
