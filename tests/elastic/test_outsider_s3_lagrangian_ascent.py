@@ -90,3 +90,25 @@ def test_an_infinite_block_is_refused_or_bounds_by_a_number() -> None:
         assert "block" in str(error)
     else:
         assert math.isfinite(value)
+
+
+def test_every_price_the_ascent_tries_is_non_negative(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Weak duality holds for prices ``mu >= 0`` only (a negative price rewards holding
+    GPU-seconds in a block): every price vector the ascent evaluates on a crowded node,
+    with or without a known run's total, has no negative entry, while some are positive."""
+    from ddlsched.formulations import elastic_lagrangian
+
+    lowest: list[float] = []
+    highest: list[float] = []
+    original = elastic_lagrangian._dual_value
+
+    def recording(problems, firsts, prices, gpus, block):  # type: ignore[no-untyped-def]
+        lowest.append(float(prices.min()))
+        highest.append(float(prices.max()))
+        return original(problems, firsts, prices, gpus, block)
+
+    monkeypatch.setattr(elastic_lagrangian, "_dual_value", recording)
+    for upper in (None, 6000.0):
+        elastic_lagrangian_bound(_moved(0.0), GPUS, steps=25, upper=upper)
+    assert min(lowest) >= 0.0
+    assert max(highest) > 0.0
