@@ -112,3 +112,22 @@ def test_every_price_the_ascent_tries_is_non_negative(monkeypatch: pytest.Monkey
         elastic_lagrangian_bound(_moved(0.0), GPUS, steps=25, upper=upper)
     assert min(lowest) >= 0.0
     assert max(highest) > 0.0
+
+
+@pytest.mark.xfail(strict=True, reason="steps reports the steps asked, not those taken")
+def test_the_steps_reported_are_the_steps_taken(monkeypatch: pytest.MonkeyPatch) -> None:
+    """One job alone on 64 GPUs leaves every block slack at zero prices: the supergradient
+    projects to zero and the ascent stops before its first step, so the result's ``steps``
+    ("steps taken") is the number of price vectors evaluated after the first, 0."""
+    from ddlsched.formulations import elastic_lagrangian
+
+    evaluated: list[int] = []
+    original = elastic_lagrangian._dual_value
+
+    def counting(problems, firsts, prices, gpus, block):  # type: ignore[no-untyped-def]
+        evaluated.append(len(prices))
+        return original(problems, firsts, prices, gpus, block)
+
+    monkeypatch.setattr(elastic_lagrangian, "_dual_value", counting)
+    bound = elastic_lagrangian_bound(_moved(0.0)[:1], 64, steps=50)
+    assert bound.steps == len(evaluated) - 1
