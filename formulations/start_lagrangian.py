@@ -129,16 +129,19 @@ class StartLagrangianSettings:
         :data:`MAX_SLOTS`); fewer
         on small instances, :data:`SLOTS_PER_JOB` per job but at least 1,000.
     rounds
-        Supergradient rounds (default 150): a count, never a clock.
+        Supergradient rounds (default 300; on full Philly about 160 s of CPU): a count,
+        never a clock.
     single_starts
         Starts taken one slot at a time before the blocks grow (default 32).
     growth
         Each further block's length over its offset (default 0.05).
     blocks
         Blocks per job, at most half the job's duration long, before they grow freely
-        (default 400).
+        (default 200).
     chunk
-        Jobs evaluated together (memory: about ``chunk x blocks x 100`` bytes).
+        Jobs evaluated together (memory: about ``chunk x blocks x 100`` bytes per
+        round, beside the tables kept for all rounds, about 30 bytes per job and block:
+        some 450 MB on full Philly).
     levels
         Group sizes, in slots, of the multipliers' levels, coarse to fine (default
         4096, 1024, 256, 64, 16, 4, 1): the rounds are shared out over them.
@@ -146,7 +149,7 @@ class StartLagrangianSettings:
 
     slot: float | None = None
     slots: int = 200_000
-    rounds: int = 100
+    rounds: int = 300
     single_starts: int = 32
     growth: float = 0.05
     blocks: int = 200
