@@ -73,6 +73,12 @@ AMBITION = 0.1
 """Polyak's target at first: the best value so far raised by this fraction of it (raised
 half again after a step that gains, at most doubled; halved after one that does not)."""
 
+MAX_INTERVALS = 5_000_000
+"""Most (job, completion interval) and (job, block) pairs in all: the pricing problems
+hold a few numbers per pair, so a tiny ``step`` or ``block`` (or a huge window) is
+refused before anything is allocated (the eight Pollux workloads at the defaults use
+about 300,000)."""
+
 __all__ = ["AreaCurve", "ElasticLagrangianBound", "area_curve", "elastic_lagrangian_bound"]
 
 
@@ -147,7 +153,8 @@ class ElasticLagrangianBound:
         The best ``L(mu)`` met, less the releases (made safe by
         :data:`~ddlsched.formulations.elastic_bounds.SAFETY`); at least the per-job floors.
     steps
-        Subgradient steps taken.
+        Supergradient steps taken (fewer than asked when the prices reached the
+        maximum of ``L``: no block over or under its capacity at a positive price).
     """
 
     value: float
@@ -324,17 +331,14 @@ def elastic_lagrangian_bound(
     Raises
     ------
     ValueError
-        On bad settings, ``block <= 0``, ``steps < 0`` or windows that do not match.
+        On bad settings (``block``, ``step`` or a window not a finite number > 0,
+        ``steps`` not an integer >= 0, windows not one per job, ``upper`` not finite),
+        or more than :data:`MAX_INTERVALS` intervals or blocks.
     """
     if not jobs:
         return ElasticLagrangianBound(0.0, 0)
     check_bound_settings("elastic_lagrangian_bound", total_gpus, round_length, restart_time)
-    if not (block > 0 and step > 0) or steps < 0 or (windows and len(windows) != len(jobs)):
-        raise ValueError(
-            f"elastic_lagrangian_bound: block {block}, step {step}, steps {steps}, windows"
-        )
-    if upper is not None and not math.isfinite(upper):
-        raise ValueError(f"elastic_lagrangian_bound: upper must be finite, got {upper!r}")
+    _check_settings(len(jobs), block, step, steps, windows, upper)
     apps = applications or [load_application(job.model, job.epochs) for job in jobs]
     needs = job_needs(jobs, total_gpus, round_length, restart_time, apps)
     curves: dict[int, AreaCurve] = {}
@@ -343,35 +347,83 @@ def elastic_lagrangian_bound(
             curves[id(app)] = area_curve(app, total_gpus)
     if windows is None:
         windows = [restart_time + float(curves[id(app)].durations[-1]) + 14400.0 for app in apps]
+    _check_size(windows, step, block)
     problems = [
         _pricing(need, curves[id(app)], window, step, restart_time, block)
         for need, app, window in zip(needs, apps, windows, strict=True)
     ]
     released = math.fsum(job.submit_time for job in jobs)
-    target = None if upper is None else upper + released
-    best = _ascend(problems, total_gpus, block, steps, target)
-    return ElasticLagrangianBound(max(best - released, 0.0) * SAFETY, steps)
+    best, taken = _ascend(problems, total_gpus, block, steps, released, upper)
+    return ElasticLagrangianBound(max(best - released, 0.0) * SAFETY, taken)
+
+
+def _check_settings(
+    jobs: int,
+    block: float,
+    step: float,
+    steps: object,
+    windows: Sequence[float] | None,
+    upper: float | None,
+) -> None:
+    """Refuse settings that are not finite, positive numbers where they must be, in one
+    line naming the setting."""
+    name = "elastic_lagrangian_bound"
+    for label, value in (("block", block), ("step", step)):
+        if not (isinstance(value, (int, float)) and math.isfinite(value) and value > 0):
+            raise ValueError(f"{name}: {label} must be a finite number > 0, got {value!r}")
+    if not isinstance(steps, int) or isinstance(steps, bool) or steps < 0:
+        raise ValueError(f"{name}: steps must be an integer >= 0, got {steps!r}")
+    if windows is not None:
+        if len(windows) != jobs:
+            raise ValueError(f"{name}: {len(windows)} windows for {jobs} jobs")
+        bad = [w for w in windows if not (math.isfinite(w) and w > 0)]
+        if bad:
+            raise ValueError(f"{name}: windows must be finite numbers > 0, got {bad[0]!r}")
+    if upper is not None and not math.isfinite(upper):
+        raise ValueError(f"{name}: upper must be finite, got {upper!r}")
+
+
+def _check_size(windows: Sequence[float], step: float, block: float) -> None:
+    """Refuse, before allocating, settings that give more than :data:`MAX_INTERVALS`
+    (job, interval) or (job, block) pairs (a job's intervals reach at most a step past its
+    window, its blocks cover that and one more at each end)."""
+    intervals = sum(max(1.0, math.ceil(w / step)) for w in windows)
+    blocks = sum((max(w, step) + step) / block + 2 for w in windows)
+    if max(intervals, blocks) > MAX_INTERVALS:
+        raise ValueError(
+            f"elastic_lagrangian_bound: step {step!r} s and block {block!r} s give "
+            f"{intervals:.3g} completion intervals and {blocks:.3g} blocks over the jobs' "
+            f"windows, more than {MAX_INTERVALS:,}; use a longer step, block or window"
+        )
 
 
 def _ascend(
-    problems: list[_Pricing], gpus: int, block: float, steps: int, target: float | None
-) -> float:
+    problems: list[_Pricing],
+    gpus: int,
+    block: float,
+    steps: int,
+    released: float,
+    upper: float | None,
+) -> tuple[float, int]:
     """Projected supergradient ascent on the block prices from 0 (module docstring): the
     supergradient is each block's GPU-seconds used less its capacity, without the parts
     that would push a zero price below zero; the step is Polyak's towards the best value
-    so far raised by the ambition (capped at ``target``); the best ``L`` met."""
+    so far raised by the ambition times the best flow time (the value less the
+    ``released`` sum: where the clock starts changes nothing), capped at ``upper`` (a
+    run's total JCT) plus the releases. The best ``L`` met and the steps taken."""
     firsts = _covered_blocks(problems)
     prices = np.zeros(max(int(f) + p.blocks for f, p in zip(firsts, problems, strict=True)))
     capacity = gpus * block
     value, usage = _dual_value(problems, firsts, prices, gpus, block)
     best, ambition = value, AMBITION
-    for _ in range(steps):
+    target = None if upper is None else upper + released
+    for taken in range(steps):
         slope = usage - capacity
         slope[(prices <= 0.0) & (slope < 0.0)] = 0.0
         norm = float(slope @ slope)
         if norm == 0.0:
-            break  # every block's capacity binds exactly or holds a zero price: optimal
-        aim = best + ambition * abs(best)
+            return best, taken  # no block over or under capacity at a positive price
+        aim = best + ambition * abs(best - released)
         if target is not None and best < target < aim:
             aim = target
         prices = np.maximum(prices + (aim - value) / norm * slope, 0.0)
@@ -380,4 +432,4 @@ def _ascend(
             best, ambition = value, min(1.5 * ambition, 2 * AMBITION)
         else:
             ambition /= 2.0
-    return best
+    return best, steps

@@ -4,10 +4,12 @@ budgets past a model's profile."""
 from __future__ import annotations
 
 import math
+import re
 
 import pytest
 from ddlsched.algorithms.elastic import ELASTIC_POLICIES
 from ddlsched.algorithms.elastic.simulator import ElasticSimParams, simulate_elastic
+from ddlsched.formulations import elastic_lagrangian
 from ddlsched.formulations.elastic_lagrangian import elastic_lagrangian_bound
 from ddlsched.proofs_checks.elastic import check_elastic
 
@@ -83,3 +85,46 @@ def test_a_lagrangian_target_that_is_no_number_is_refused(upper: float) -> None:
     jobs = [ElasticJob("a", "bert", 0.0, 1, 12, 1)]
     with pytest.raises(ValueError, match="upper must be finite"):
         elastic_lagrangian_bound(jobs, 4, steps=3, upper=upper)
+
+
+@pytest.mark.parametrize(
+    ("settings", "named"),
+    [
+        ({"block": math.inf}, "block must be a finite number > 0, got inf"),
+        ({"block": 0.0}, "block must be"),
+        ({"step": math.inf}, "step must be a finite number > 0, got inf"),
+        ({"step": -1.0}, "step must be"),
+        ({"windows": [math.nan]}, "windows must be finite numbers > 0, got nan"),
+        ({"windows": [math.inf]}, "windows must be finite"),
+        ({"windows": []}, "0 windows for 1 jobs"),
+        ({"windows": [100.0, 100.0]}, "2 windows for 1 jobs"),
+        ({"steps": 2.5}, "steps must be an integer >= 0, got 2.5"),
+        ({"steps": True}, "steps must be an integer >= 0, got True"),
+        ({"steps": -1}, "steps must be an integer >= 0"),
+    ],
+)
+def test_lagrangian_settings_that_are_no_length_are_refused_by_name(
+    settings: dict[str, object], named: str
+) -> None:
+    """Each setting of the elastic Lagrangian bound that is not a finite positive length
+    (or a step count, or one window per job) is refused in one line naming it, never a
+    nan bound or a conversion error from deep inside."""
+    jobs = [ElasticJob("a", "bert", 0.0, 1, 12, 1)]
+    keywords = {"steps": 2, **settings}
+    with pytest.raises(ValueError, match=re.escape(named)) as caught:
+        elastic_lagrangian_bound(jobs, 4, **keywords)  # type: ignore[arg-type]
+    assert "\n" not in str(caught.value)
+
+
+@pytest.mark.parametrize(("step", "block"), [(0.01, 300.0), (15.0, 0.01), (1e7, 300.0)])
+def test_lagrangian_settings_past_the_size_limit_are_refused_before_allocating(
+    step: float, block: float, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A tiny step (many completion intervals), a tiny block or a step far past the window
+    (many blocks) is refused naming step and block once the pairs exceed the limit (set
+    low here, so a missing check would only cost a small allocation)."""
+    monkeypatch.setattr(elastic_lagrangian, "MAX_INTERVALS", 50_000)
+    jobs = [ElasticJob("a", "bert", 0.0, 1, 12, 1)]
+    with pytest.raises(ValueError, match=f"step {step!r} s and block {block!r} s give"):
+        elastic_lagrangian_bound(jobs, 4, step=step, block=block, steps=1)
+    assert elastic_lagrangian_bound(jobs, 4, steps=1).value > 0

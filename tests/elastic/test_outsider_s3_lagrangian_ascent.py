@@ -64,11 +64,6 @@ def test_a_known_runs_total_is_read_against_the_jobs_releases() -> None:
     assert bounds[0].value > 1.05 * elastic_flow_bound(_moved(0.0), GPUS).per_job
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="the step's target is the best value raised by a share of it, and the value "
-    "counts the releases: late arrivals make every step overshoot",
-)
 @pytest.mark.parametrize("shift", SHIFTS)
 def test_the_bound_does_not_depend_on_where_the_clock_starts(shift: float) -> None:
     """The same workload moved by a multiple of the block, round and step is the same
@@ -79,7 +74,6 @@ def test_the_bound_does_not_depend_on_where_the_clock_starts(shift: float) -> No
     assert later == pytest.approx(here, rel=1e-6)
 
 
-@pytest.mark.xfail(strict=True, reason="an infinite block passes the settings check")
 def test_an_infinite_block_is_refused_or_bounds_by_a_number() -> None:
     """``block=inf`` is no usable block length: the bound either refuses it naming
     ``block`` or returns a finite value (a nan 'bound' would be a promise it cannot keep)."""
@@ -114,7 +108,6 @@ def test_every_price_the_ascent_tries_is_non_negative(monkeypatch: pytest.Monkey
     assert max(highest) > 0.0
 
 
-@pytest.mark.xfail(strict=True, reason="steps reports the steps asked, not those taken")
 def test_the_steps_reported_are_the_steps_taken(monkeypatch: pytest.MonkeyPatch) -> None:
     """One job alone on 64 GPUs leaves every block slack at zero prices: the supergradient
     projects to zero and the ascent stops before its first step, so the result's ``steps``
