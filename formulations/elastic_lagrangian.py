@@ -69,9 +69,11 @@ from ddlsched.formulations.elastic_bounds import (
 
 from ddlsched.core.elastic import Application, ElasticJob, load_application
 
-AMBITION = 0.1
-"""Polyak's target at first: the best value so far raised by this fraction of it (raised
-half again after a step that gains, at most doubled; halved after one that does not)."""
+AMBITION = 1.0
+"""Polyak's target at first: the best value so far raised by this fraction of the best flow
+time (the value less the releases; raised half again after a step that gains, at most
+doubled; halved after one that does not). Bold first steps pay here: on workload 8, 1.0
+gave 0.6 % more than 0.1 after 100 steps."""
 
 MAX_INTERVALS = 5_000_000
 """Most (job, completion interval) and (job, block) pairs in all: the pricing problems

@@ -57,6 +57,16 @@ POLICY_TESTS = (
     "tests/algorithms/test_policies.py",
 )
 
+ELASTIC_BOUND_TESTS = (
+    "tests/elastic/test_lagrangian_terms.py",
+    "tests/elastic/test_outsider_s3_lagrangian_ascent.py",
+    "tests/elastic/test_sandwich.py",
+)
+OFFLINE_TESTS = (
+    "tests/algorithms/test_offline.py",
+    "tests/algorithms/test_outsider_s3_offline_grid.py",
+)
+
 CATALOGUE: tuple[Mutant, ...] = (
     # proofs_checks/verifier.py
     Mutant(
@@ -406,6 +416,67 @@ CATALOGUE: tuple[Mutant, ...] = (
         "    typed = {t: max(1, round(c * scale)) * unit for t, c in typed.items()}",
         "    typed = {t: c * scale * unit for t, c in typed.items()}",
         ("tests/core/test_generators.py",),
+    ),
+    # the elastic Lagrangian bound: pricing and ascent
+    Mutant(
+        "elastic lagrangian: prices may go below zero",
+        "formulations/elastic_lagrangian.py",
+        "        prices = np.maximum(prices + (aim - value) / norm * slope, 0.0)",
+        "        prices = prices + (aim - value) / norm * slope",
+        ELASTIC_BOUND_TESTS,
+    ),
+    Mutant(
+        "elastic lagrangian: the partial block's room measured from its edge",
+        "formulations/elastic_lagrangian.py",
+        "gpus * (job.ends[first:last] - low[m])",
+        "gpus * (high[m] - low[m]) + 0 * job.ends[first:last]",
+        ELASTIC_BOUND_TESTS,
+    ),
+    Mutant(
+        "elastic lagrangian: the last value returned, not the best",
+        "formulations/elastic_lagrangian.py",
+        "    return best, steps\n",
+        "    return value, steps\n",
+        ELASTIC_BOUND_TESTS,
+    ),
+    Mutant(
+        "elastic lagrangian: the target counts the releases",
+        "formulations/elastic_lagrangian.py",
+        "        aim = best + ambition * abs(best - released)",
+        "        aim = best + ambition * abs(best)",
+        ELASTIC_BOUND_TESTS,
+    ),
+    # the start-time Lagrangian's tables kept across rounds
+    Mutant(
+        "start-lagrangian: a block's least-price range one slot longer in the tables",
+        "formulations/start_lagrangian.py",
+        "            left, right = _table_ends(union_low[:, multi:], reach[:, multi:], size)",
+        "            left, right = _table_ends(\n                union_low[:, multi:],\n"
+        "                reach[:, multi:] + (reach[:, multi:] - union_low[:, multi:] > 1),\n"
+        "                size,\n            )",
+        EXACT_TESTS,
+    ),
+    # the grid of best_upper_bound
+    Mutant(
+        "offline grid: the grid outside the evaluation budget",
+        "algorithms/offline.py",
+        "    grid = list(grid_variants(instance).items())[:rounds]",
+        "    grid = list(grid_variants(instance).items())",
+        OFFLINE_TESTS,
+    ),
+    Mutant(
+        "offline grid: the local search keeps the grid's evaluations",
+        "algorithms/offline.py",
+        "    rounds -= len(grid)",
+        "    rounds -= 0",
+        OFFLINE_TESTS,
+    ),
+    Mutant(
+        "offline grid: the exponent multiplies the GPU count",
+        "algorithms/offline.py",
+        "float(count) ** beta",
+        "float(count) * beta",
+        OFFLINE_TESTS,
     ),
     # CP-SAT
     Mutant(
