@@ -336,25 +336,6 @@ def _block_spans(
     return first, low, high, count, union_low, reach
 
 
-def _block_charges(
-    rows: np.ndarray,
-    offsets: np.ndarray,
-    lengths: np.ndarray,
-    grid: _Slots,
-    prefix: np.ndarray,
-    least: _RangeMin,
-) -> tuple[np.ndarray, ...]:
-    """For jobs ``rows`` and each of their blocks (module docstring): the block's first
-    start, its charge, the slots every start covers (``[low, high)``), how many other
-    slots each start covers (``count``, charged the least multiplier over the slots some
-    start covers, ``[first, reach)``)."""
-    first, low, high, count, union_low, reach = _class_spans(grid, rows, offsets, lengths)
-    charge = prefix[high] - prefix[low]
-    multi = int(np.searchsorted(lengths[:-1], 2))  # lengths grow, so slots: multi on
-    charge[:, multi:] += count[:, multi:] * least.least(union_low[:, multi:], reach[:, multi:])
-    return first, charge, low, high, count, union_low, reach
-
-
 @dataclass(frozen=True)
 class _Chunk:
     """What the multipliers do not change for a chunk of jobs of one class: each block's
@@ -373,6 +354,14 @@ class _Chunk:
     left: np.ndarray
     right: np.ndarray
 
+    def charges(self, prefix: np.ndarray, least: _RangeMin) -> np.ndarray:
+        """Each block's charge (module docstring) at the multipliers of cumulative sums
+        ``prefix`` and range minima ``least``: its sure slots' multipliers, plus its other
+        slots' count times the least multiplier over the slots some start covers."""
+        charge = prefix[self.high] - prefix[self.low]
+        charge[:, self.multi :] += self.count * least.least_at(self.left, self.right)
+        return charge
+
 
 def _chunks(grid: _Slots, inputs: BoundInputs, chunk: int) -> list[_Chunk]:
     """The :class:`_Chunk` of every ``chunk`` jobs of each class, computed once for all
@@ -385,7 +374,13 @@ def _chunks(grid: _Slots, inputs: BoundInputs, chunk: int) -> list[_Chunk]:
         multi = int(np.searchsorted(lengths[:-1], 2))
         for begin in range(0, len(jobs), chunk):
             rows = jobs[begin : begin + chunk]
-            first, low, high, count, union_low, reach = _class_spans(grid, rows, offsets, lengths)
+            first, low, high, count, union_low, reach = _block_spans(
+                grid.release_slot[rows, None],
+                grid.duration[rows, None],
+                offsets[None, :],
+                lengths[None, :],
+                grid.horizon,
+            )
             wait = w[rows, None] * np.maximum(grid.delta * first - r[rows, None], 0.0)
             left, right = _table_ends(union_low[:, multi:], reach[:, multi:], size)
             found.append(
@@ -403,19 +398,6 @@ def _chunks(grid: _Slots, inputs: BoundInputs, chunk: int) -> list[_Chunk]:
                 )
             )
     return found
-
-
-def _class_spans(
-    grid: _Slots, rows: np.ndarray, offsets: np.ndarray, lengths: np.ndarray
-) -> tuple[np.ndarray, ...]:
-    """:func:`_block_spans` of jobs ``rows`` and every block of their class."""
-    return _block_spans(
-        grid.release_slot[rows, None],
-        grid.duration[rows, None],
-        offsets[None, :],
-        lengths[None, :],
-        grid.horizon,
-    )
 
 
 def _evaluate(
@@ -436,9 +418,7 @@ def _evaluate(
     costs = np.empty(len(w))
     chosen = np.zeros((5, len(w)), dtype=np.int64)  # low, high, count, union_low, reach
     for part in _chunks(grid, inputs, chunk) if chunks is None else chunks:
-        charge = prefix[part.high] - prefix[part.low]
-        charge[:, part.multi :] += part.count * least.least_at(part.left, part.right)
-        cost = part.wait + g[part.rows, None] * charge
+        cost = part.wait + g[part.rows, None] * part.charges(prefix, least)
         best = np.argmin(cost, axis=1)
         costs[part.rows] = cost[np.arange(len(part.rows)), best]
         spans = _block_spans(

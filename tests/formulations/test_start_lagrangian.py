@@ -13,7 +13,7 @@ from ddlsched.formulations.lower_bounds import PREEMPTIVE_BOUNDS, BoundInputs
 from ddlsched.formulations.start_lagrangian import (
     MAX_SLOTS,
     StartLagrangianSettings,
-    _block_charges,
+    _block_spans,
     _chunks,
     _evaluate,
     _RangeMin,
@@ -232,10 +232,11 @@ def test_the_rounds_tables_give_what_each_block_is_charged_afresh(
     instance: Instance, seed: int, chunk: int
 ) -> None:
     """The ascent computes each chunk's waits, sure slots and least-price ranges once
-    (``_chunks``) and reuses them every round: for any prices and any chunk size the value
-    and supergradient are those of the blocks charged afresh by ``_block_charges``, job
-    by job (a table of one chunk read for another's jobs, or a block's range shifted,
-    would differ)."""
+    (``_chunks``) and reuses them every round: for any prices and any chunk size every
+    block's charge is its definition's, summed and minimised slot by slot over its spans
+    (no range-minimum table), and the value and supergradient are those of each job's
+    cheapest block so charged (a table of one chunk read for another's jobs, or a
+    block's range shifted or lengthened, would differ)."""
     inputs = BoundInputs.of(instance)
     grid = _slots(inputs, StartLagrangianSettings(slots=60, single_starts=2, growth=0.5, blocks=2))
     multipliers = np.random.default_rng(seed).exponential(2.0, grid.horizon)
@@ -243,25 +244,34 @@ def test_the_rounds_tables_give_what_each_block_is_charged_afresh(
     found = _evaluate(multipliers, grid, inputs, chunk, chunks)
     prefix = np.concatenate(([0.0], np.cumsum(multipliers)))
     least = _RangeMin(multipliers)
+    padded = np.concatenate((multipliers, [0.0]))  # slot T, past the horizon, priced 0
     w, r, g, p = inputs.weights, inputs.releases, inputs.gpus, inputs.processing
-    for part in chunks:  # every block's charge, chosen or not, read from the tables
-        fresh = _block_charges(part.rows, part.offsets, part.lengths, grid, prefix, least)[1]
-        tabled = prefix[part.high] - prefix[part.low]
-        tabled[:, part.multi :] += part.count * least.least_at(part.left, part.right)
-        assert tabled == pytest.approx(fresh, rel=1e-12, abs=1e-9)
     total, load = 0.0, np.zeros(grid.horizon + 1)
-    for jobs, offsets, lengths in grid.classes:
-        for job in jobs:
-            first, charge, low, high, count, union_low, reach = _block_charges(
-                np.array([job]), offsets, lengths, grid, prefix, least
+    for part in chunks:
+        tabled = part.charges(prefix, least)
+        for row, job in enumerate(part.rows):
+            first, low, high, count, union_low, reach = _block_spans(
+                grid.release_slot[job],
+                grid.duration[job],
+                part.offsets,
+                part.lengths,
+                grid.horizon,
             )
-            cost = w[job] * np.maximum(grid.delta * first[0] - r[job], 0.0) + g[job] * charge[0]
+            fresh = np.array(
+                [
+                    padded[low[k] : high[k]].sum()
+                    + (count[k] * padded[union_low[k] : reach[k]].min() if count[k] else 0.0)
+                    for k in range(len(first))
+                ]
+            )
+            assert tabled[row] == pytest.approx(fresh, rel=1e-9, abs=1e-9)
+            cost = w[job] * np.maximum(grid.delta * first - r[job], 0.0) + g[job] * fresh
             k = int(np.argmin(cost))
             total += float(cost[k]) + w[job] * p[job]
-            load[low[0, k] : high[0, k]] += g[job]
-            if count[0, k]:
-                at = least.argleast(union_low[0, k : k + 1], reach[0, k : k + 1])[0]
-                load[at] += g[job] * count[0, k]
+            load[low[k] : high[k]] += g[job]
+            if count[k]:
+                where = union_low[k] + int(np.argmin(padded[union_low[k] : reach[k]]))
+                load[where] += g[job] * count[k]
     total -= inputs.num_gpus * float(multipliers.sum())
     assert found.flow == pytest.approx(total, rel=1e-9, abs=1e-6)
     assert found.slope == pytest.approx(load[: grid.horizon] - inputs.num_gpus, abs=1e-6)

@@ -4,12 +4,14 @@ is the dual of (solved by HiGHS from a model built here), and its determinism.""
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 import numpy as np
 import pytest
 from ddlsched.formulations.lower_bounds import BoundInputs
 from ddlsched.formulations.start_lagrangian import (
     StartLagrangianSettings,
-    _block_charges,
+    _chunks,
     _RangeMin,
     _Slots,
     _slots,
@@ -87,15 +89,16 @@ def test_a_block_is_charged_at_most_its_cheapest_start(
         "increasing": np.sort(rng.exponential(3.0, horizon)) + 1.0,
         "decreasing": np.sort(rng.exponential(3.0, horizon))[::-1] + 1.0,
     }[shape]
-    grid = _Slots(1.0, np.array([release]), np.array([duration]), horizon, ())
     offsets, lengths = block_offsets(single, growth, max(1, horizon - release), cap, 2)
+    classes = ((np.array([0]), offsets, lengths),)
+    grid = _Slots(1.0, np.array([release]), np.array([duration]), horizon, classes)
+    one_job = SimpleNamespace(weights=np.ones(1), releases=np.array([float(release)]))
     prefix = np.concatenate(([0.0], np.cumsum(prices)))
-    first, charge, *_ = _block_charges(
-        np.array([0]), offsets, lengths, grid, prefix, _RangeMin(prices)
-    )
+    (part,) = _chunks(grid, one_job, 1)  # type: ignore[arg-type]
+    charge = part.charges(prefix, _RangeMin(prices))
     padded = np.concatenate((prices, np.zeros(horizon + 200)))
     for k, length in enumerate(lengths):
-        starts = range(int(first[0, k]), int(first[0, k]) + max(int(length), 1))
+        starts = range(release + int(offsets[k]), release + int(offsets[k]) + max(int(length), 1))
         cheapest = min(padded[t : t + duration].sum() for t in starts)
         assert charge[0, k] <= cheapest + 1e-9 * (1 + cheapest), (k, charge[0, k], cheapest)
         if length == 1:
