@@ -15,6 +15,23 @@ def mixed_workload() -> ElasticWorkload:
 
 
 @pytest.fixture
+def priced_blocks(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """How many block prices each evaluation of the elastic Lagrangian's dual saw, one
+    entry per evaluation, in order (the dual itself runs unchanged)."""
+    from ddlsched.formulations import elastic_lagrangian
+
+    seen: list[int] = []
+    original = elastic_lagrangian._dual_value
+
+    def counting(problems, firsts, prices, gpus, block):  # type: ignore[no-untyped-def]
+        seen.append(len(prices))
+        return original(problems, firsts, prices, gpus, block)
+
+    monkeypatch.setattr(elastic_lagrangian, "_dual_value", counting)
+    return seen
+
+
+@pytest.fixture
 def small_cluster() -> ElasticCluster:
     """Two nodes of four GPUs: small enough that the jobs above compete."""
     return ElasticCluster(num_nodes=2, gpus_per_node=4)
