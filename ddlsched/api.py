@@ -22,7 +22,7 @@ import os
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from ddlsched.core.model import InputError, Instance, Problem, Schedule, as_instance
+from ddlsched.core.model import InputError, Instance, Problem, Schedule, as_instance, is_whole
 from ddlsched.core.params import ExactParams, OnlineParams, bind_part_names
 from ddlsched.core.result import LowerBound, Result, SolveStatus
 
@@ -84,9 +84,9 @@ for _kind in ("predictor", "mapper"):  # OnlineParams checks its names on constr
 
 
 def _seed(seed: Any) -> int:
-    if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**63:
+    if not is_whole(seed) or not 0 <= seed < 2**63:
         raise ValueError(f"seed: expected a whole number >= 0, got {seed!r}")
-    return seed
+    return int(seed)
 
 
 def _switches_and_progress(progress: Any, **switches: Any) -> None:
@@ -567,7 +567,7 @@ def _elastic_inputs(
             f"{type(workload).__name__}"
         )
     if limit is not None:
-        if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
+        if not is_whole(limit) or limit < 1:
             raise ValueError(f"limit: expected a whole number >= 1, got {limit!r}")
         workload = workload.replace(jobs=workload.jobs[:limit])
     cluster = ElasticCluster() if cluster is None else cluster

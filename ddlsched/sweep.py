@@ -68,7 +68,7 @@ from ddlsched.core.generators import (
     with_tuples,
 )
 from ddlsched.core.io import check_regular_file
-from ddlsched.core.model import InputError
+from ddlsched.core.model import InputError, is_whole
 from ddlsched.core.params import PLACEMENTS, ExactParams, OnlineParams, read_toml
 from ddlsched.provenance import UNKNOWN, Producer, current_producer
 
@@ -245,14 +245,11 @@ def _try_each_setting(config: SweepConfig) -> None:
 
 
 def _seeds(value: Any, path: str | Path) -> tuple[int, ...]:
-    def whole(v: Any) -> bool:
-        return isinstance(v, int) and not isinstance(v, bool)
-
-    if whole(value) and value > MAX_TASKS:
+    if is_whole(value) and value > MAX_TASKS:
         raise InputError(f"{path}: sweep.seeds: at most {MAX_TASKS:,}, got {value:,}")
-    if whole(value) and value >= 1:
+    if is_whole(value) and value >= 1:
         return tuple(range(value))
-    if isinstance(value, list) and value and all(whole(v) and 0 <= v < 2**63 for v in value):
+    if isinstance(value, list) and value and all(is_whole(v) and 0 <= v < 2**63 for v in value):
         repeated = sorted({seed for seed in value if value.count(seed) > 1})
         if repeated:
             raise InputError(

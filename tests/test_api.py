@@ -234,3 +234,23 @@ def test_more_wrong_arguments_say_what_was_expected(tmp_path: Path) -> None:
         ddlsched.generate(config, -1)
     with pytest.raises(TypeError, match="config: expected a GeneratorConfig, got dict"):
         ddlsched.generate({"num_jobs": 2}, 0)  # type: ignore[arg-type]
+
+
+def test_numpy_integers_are_accepted_wherever_an_int_is() -> None:
+    """A NumPy integer (``np.int64``, what arithmetic on arrays gives) is accepted as a
+    count, a seed or a limit, and means the same as the Python int; a bool is still
+    refused. Guards against integer checks that test ``isinstance(value, int)``."""
+    import numpy as np
+
+    config = ddlsched.GeneratorConfig(num_jobs=np.int64(3), servers=np.int32(2))
+    assert config == ddlsched.GeneratorConfig(num_jobs=3, servers=2)
+    assert type(config.num_jobs) is int  # stored as an int: sweeps write it as JSON
+    instance = ddlsched.generate(config, seed=0)
+    by_numpy = ddlsched.solve(instance, "fifo", seed=np.int64(1))
+    assert by_numpy.objective == ddlsched.solve(instance, "fifo", seed=1).objective
+    run = ddlsched.simulate_elastic("workload-6.csv", "fifo", limit=np.int64(2))
+    assert len(run.result.completion) == 2
+    with pytest.raises(ValueError, match="seed"):
+        ddlsched.solve(instance, "fifo", seed=np.bool_(True))
+    with pytest.raises(ValueError, match="num_jobs"):
+        ddlsched.GeneratorConfig(num_jobs=True)

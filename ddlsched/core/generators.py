@@ -58,6 +58,7 @@ from ddlsched.core.model import (
     Job,
     Parallelism,
     expand_types,
+    is_whole,
 )
 from ddlsched.core.params import from_table, read_toml
 from ddlsched.core.zoo import DRAWN_MODELS, MEASURED_TYPES, ZOO, ModelProfile, type_compute_times
@@ -220,10 +221,11 @@ class GeneratorConfig:
             raise InputError(f"integral: must be true or false, got {self.integral!r}")
         for name, most in GENERATOR_LIMITS.items():
             value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            if not is_whole(value) or value < 1:
                 raise InputError(f"{name}: must be an integer >= 1, got {value!r}")
             if value > most:
                 raise InputError(f"{name}: must be at most {most:,}, got {value:,}")
+            object.__setattr__(self, name, int(value))  # a NumPy integer kept as an int
         for name in ("load", "slot", "iteration_sigma"):
             value = getattr(self, name)
             if isinstance(value, float) and not math.isfinite(value):
@@ -283,7 +285,7 @@ class GeneratorConfig:
             if not (
                 isinstance(pair, tuple)
                 and len(pair) == 2
-                and _whole(pair[0])
+                and is_whole(pair[0])
                 and pair[0] >= 1
                 and _real_number(pair[1])
                 and pair[1] >= 0
@@ -298,7 +300,7 @@ class GeneratorConfig:
                 "give each size one weight"
             )
         slots = self.duration_slots
-        if not (isinstance(slots, tuple) and len(slots) == 2 and all(map(_whole, slots))):
+        if not (isinstance(slots, tuple) and len(slots) == 2 and all(map(is_whole, slots))):
             raise InputError(
                 f"duration_slots: expected two whole numbers [low, high], got {slots!r}"
             )
@@ -331,7 +333,7 @@ class GeneratorConfig:
         if not self.gpu_types:
             return
         for name, count in self.gpu_types:
-            if isinstance(count, bool) or not isinstance(count, int) or count < 1:
+            if not is_whole(count) or count < 1:
                 raise InputError(
                     f"gpu_types.{name}: servers must be an integer >= 1, got {count!r}"
                 )
@@ -414,11 +416,6 @@ class GeneratorConfig:
 def _repeated(keys: list[Any]) -> list[Any]:
     """The keys listed more than once, in the order of their second listing."""
     return [key for index, key in enumerate(keys) if key in keys[:index]]
-
-
-def _whole(value: Any) -> bool:
-    """Whether ``value`` is an integer (not a bool)."""
-    return isinstance(value, int | np.integer) and not isinstance(value, bool)
 
 
 def _real_number(value: Any) -> bool:
@@ -602,12 +599,13 @@ def generate(config: GeneratorConfig, seed: int | np.random.Generator) -> Instan
     if not isinstance(config, GeneratorConfig):
         raise TypeError(f"config: expected a GeneratorConfig, got {type(config).__name__}")
     if not isinstance(seed, np.random.Generator):
-        if isinstance(seed, bool) or not isinstance(seed, int | np.integer):
+        if not is_whole(seed):
             raise TypeError(
                 f"seed: expected a whole number or a numpy Generator, got {type(seed).__name__}"
             )
         if seed < 0:
             raise ValueError(f"seed: expected a whole number >= 0, got {seed}")
+        seed = int(seed)
     if config.from_trace is not None:
         return _trace_jobs(config, seed)
     rng = np.random.default_rng(seed)

@@ -23,7 +23,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 from types import MappingProxyType
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, TypeGuard
 
 import numpy as np
 
@@ -68,9 +68,15 @@ MAX_GPUS = 1_000_000
 """Largest GPU count of a server or a job, and largest number of servers."""
 
 
+def is_whole(value: object) -> TypeGuard[int | np.integer]:
+    """Whether ``value`` is an integer: a Python ``int`` or a NumPy integer (``np.int64``,
+    what arithmetic on arrays gives), never a bool (``True`` is an int in Python, and a
+    ``"gpus": true`` in a file is a mistake). Every integer setting is checked with it."""
+    return isinstance(value, int | np.integer) and not isinstance(value, bool | np.bool_)
+
+
 def _check_int(value: Any, path: str, minimum: int, maximum: int | None = None) -> int:
-    # bool is an int in Python; a "gpus": true in a file is a mistake.
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+    if not is_whole(value):
         raise _fail(path, f"expected an integer, got {_short(value)}")
     if value < minimum:
         raise _fail(path, f"must be >= {minimum}, got {_short(value)}")

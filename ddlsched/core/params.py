@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from ddlsched.core.io import check_regular_file
-from ddlsched.core.model import InputError
+from ddlsched.core.model import InputError, is_whole
 
 P = TypeVar("P")
 
@@ -39,7 +39,7 @@ def _number(value: object, name: str, minimum: float, *, strict: bool) -> None:
 
 def _count(value: object, name: str, minimum: int) -> None:
     """Raise a ``ValueError`` naming ``name`` unless ``value`` is an integer ``>= minimum``."""
-    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+    if not is_whole(value) or value < minimum:
         raise ValueError(f"{name}: must be an integer >= {minimum}, got {value!r}")
 
 
@@ -113,9 +113,7 @@ class ExactParams:
             or not 0 <= self.mip_gap < 1
         ):
             raise ValueError(f"mip_gap: must be in [0, 1), got {self.mip_gap!r}")
-        if self.threads is not None and (
-            isinstance(self.threads, bool) or not isinstance(self.threads, int) or self.threads < 1
-        ):
+        if self.threads is not None and (not is_whole(self.threads) or self.threads < 1):
             raise ValueError(f"threads: must be a positive integer, got {self.threads!r}")
         if self.node_limit is not None:
             _count(self.node_limit, "node_limit", minimum=0)

@@ -38,7 +38,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ddlsched.core.model import Cluster, InputError, Instance
+from ddlsched.core.model import Cluster, InputError, Instance, is_whole
 from ddlsched.core.zoo import DRAWN_MODELS, ZOO
 
 DATASETS = ("imagenet", "cifar10", "squad", "wikitext", "coco", "librispeech", "private")
@@ -61,7 +61,7 @@ class WorkloadConfig:
     def __post_init__(self) -> None:
         for name in ("jobs", "users"):
             value = getattr(self, name)
-            if not isinstance(value, int) or value < 1:
+            if not is_whole(value) or value < 1:
                 raise InputError(f"{name}: must be an integer >= 1, got {value!r}")
         for name in ("groups_per_user", "rate"):
             if not getattr(self, name) > 0:

@@ -73,6 +73,7 @@ from ddlsched.core.model import (
     Job,
     Parallelism,
     Schedule,
+    is_whole,
 )
 from ddlsched.core.zoo import DRAWN_MODELS, ZOO, ModelProfile, type_compute_times
 
@@ -784,7 +785,7 @@ def trace_sample(
         Bad arguments, an unreadable trace, or fewer usable jobs than ``jobs``.
     """
     _check_load_arguments(path, cluster, seed, None, None)
-    if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
+    if not is_whole(jobs) or jobs < 1:
         raise InputError(f"jobs: expected a whole number >= 1, got {jobs!r}")
     if arrivals not in ARRIVALS:
         raise InputError(f"arrivals: expected one of {', '.join(ARRIVALS)}, got {arrivals!r}")
@@ -959,7 +960,7 @@ def _check_load_arguments(
     for name, value, least in (("seed", seed, 0), ("limit", limit, 1)):
         if value is None and name == "limit":
             continue
-        if isinstance(value, bool) or not isinstance(value, int):
+        if not is_whole(value):
             raise TypeError(f"{name}: expected a whole number, got {type(value).__name__}")
         if value < least:
             raise ValueError(f"{name}: expected a whole number >= {least}, got {value}")

@@ -12,7 +12,7 @@ from typing import Any
 from ddlsched.core.data import resolve_trace
 from ddlsched.core.elastic.application import EPOCH_BUDGETS, MODELS
 from ddlsched.core.elastic.gpu_types import ELASTIC_GPU_TYPES
-from ddlsched.core.model import MAX_TIME, InputError
+from ddlsched.core.model import MAX_TIME, InputError, is_whole
 
 __all__ = [
     "WORKLOAD_COLUMNS",
@@ -54,8 +54,9 @@ class ElasticCluster:
     def __post_init__(self) -> None:
         for name in ("num_nodes", "gpus_per_node"):
             value = getattr(self, name)
-            if not isinstance(value, int) or value < 1:
+            if not is_whole(value) or value < 1:
                 raise ValueError(f"ElasticCluster.{name} must be a positive int, got {value!r}")
+            object.__setattr__(self, name, int(value))
         if isinstance(self.node_types, str):
             raise ValueError(
                 f"ElasticCluster.node_types must be a sequence of type names, got "
@@ -91,12 +92,12 @@ class ElasticCluster:
         if repeated:
             raise ValueError(f"ElasticCluster: GPU type {repeated[0]!r} named more than once")
         for name, number in pairs:
-            if isinstance(number, bool) or not isinstance(number, int) or number < 1:
+            if not is_whole(number) or number < 1:
                 raise ValueError(
                     f"ElasticCluster: nodes of type {name!r} must be a positive int, got "
                     f"{number!r}"
                 )
-        types = tuple(name for name, number in pairs for _ in range(number))
+        types = tuple(name for name, number in pairs for _ in range(int(number)))
         if not types:
             raise ValueError("ElasticCluster: no GPU types given")
         return cls(len(types), gpus_per_node, types)
@@ -170,16 +171,18 @@ class ElasticJob:
             )
         for name in ("asked_replicas", "asked_batch_size"):
             value = getattr(self, name)
-            if not isinstance(value, int) or value < 1:
+            if not is_whole(value) or value < 1:
                 raise ValueError(f"ElasticJob.{name} must be a positive int, got {value!r}")
+            object.__setattr__(self, name, int(value))
         if self.epochs == 0:
             object.__setattr__(self, "epochs", EPOCH_BUDGETS[self.model])
         most = EPOCH_BUDGETS[self.model]
-        if not isinstance(self.epochs, int) or not 1 <= self.epochs <= most:
+        if not is_whole(self.epochs) or not 1 <= self.epochs <= most:
             raise ValueError(
                 f"ElasticJob {self.name!r}: epochs must be in 1..{most} for model "
                 f"{self.model!r} (its profiled epochs), got {self.epochs!r}"
             )
+        object.__setattr__(self, "epochs", int(self.epochs))
 
     def replace(self, **changes: Any) -> ElasticJob:
         """A copy with some fields changed (validated again)."""
