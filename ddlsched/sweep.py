@@ -806,7 +806,9 @@ def load_results(path: str | Path) -> pd.DataFrame:
         with contextlib.closing(
             sqlite3.connect(f"{file.resolve().as_uri()}?mode=ro", uri=True)
         ) as connection:
-            frame = pd.read_sql_query("SELECT * FROM results ORDER BY finished_at", connection)
+            frame = pd.read_sql_query(
+                "SELECT rowid AS row_number, * FROM results ORDER BY finished_at", connection
+            )
     except (sqlite3.DatabaseError, pd.errors.DatabaseError) as error:
         reason = str(error).split(": ")[-1]
         raise InputError(f"{path}: not a ddlsched results database ({reason})") from None
@@ -814,17 +816,93 @@ def load_results(path: str | Path) -> pd.DataFrame:
     for column, missing in (("version", UNKNOWN), ("revision", UNKNOWN), ("mixed", 0)):
         frame[column] = frame[column].fillna(missing) if column in frame else missing
     frame["mixed"] = frame["mixed"].astype(int)
-    settings = [json.loads(p) for p in frame["params"]]
-    frame["command"] = [
-        generate_command(GeneratorConfig(**with_tuples(one)), int(seed), f"seed{int(seed)}.json")
-        for one, seed in zip(settings, frame["seed"], strict=True)
-    ]
+    settings, commands = [], []
+    for row in frame.itertuples():
+        where = f"{path}: row {row.row_number} (key {row.key})"
+        one, config = _row_settings(row.params, where)
+        seed = _row_seed(row.seed, where)
+        settings.append(one)
+        commands.append(generate_command(config, seed, f"seed{seed}.json"))
+    frame = frame.drop(columns=["row_number"])
+    frame["command"] = commands
     params = pd.json_normalize(settings)
     shown = {"num_jobs", "servers", "gpus_per_server"} | {
         c for c in params.columns if params[c].astype(str).nunique() > 1
     }
     columns = [c for c in params.columns if c in shown]
     return with_ratios(pd.concat([frame.drop(columns=["params"]), params[columns]], axis=1))
+
+
+def _row_settings(text: Any, where: str) -> tuple[dict[str, Any], GeneratorConfig]:
+    """A row's ``params`` cell read: the generator settings and their configuration.
+
+    Raises
+    ------
+    InputError
+        Naming ``where`` (the file, row and key) and ``params``: a cell that is empty, not
+        JSON, not an object, or settings the generator refuses.
+    """
+    if text is None or (isinstance(text, float) and math.isnan(text)):  # NULL
+        raise InputError(f"{where}: params: empty (expected the generator settings as JSON)")
+    if not isinstance(text, str):
+        raise InputError(f"{where}: params: expected JSON text, got {text!r:.60}")
+    try:
+        settings = json.loads(text)
+    except ValueError as error:
+        raise InputError(f"{where}: params: not JSON ({error})") from None
+    if not isinstance(settings, dict):
+        raise InputError(
+            f"{where}: params: expected a JSON object of generator settings, got a "
+            f"{_json_kind(settings)}"
+        )
+    known = {field.name for field in dataclasses.fields(GeneratorConfig)}
+    unknown = sorted(name for name in settings if name not in known)
+    if unknown:
+        raise InputError(f"{where}: params: {unknown[0]}: not a generator setting")
+    try:
+        return settings, GeneratorConfig(**with_tuples(settings))
+    except (ValueError, TypeError) as error:
+        raise InputError(f"{where}: params: {' '.join(str(error).split())}") from None
+
+
+def _json_kind(value: Any) -> str:
+    """The JSON name of ``value``'s type (``list``, ``string``, ``number``, ...)."""
+    kinds = ((list, "list"), (str, "string"), (bool, "boolean"), (int | float, "number"))
+    return next((name for kind, name in kinds if isinstance(value, kind)), "null")
+
+
+def _row_seed(value: Any, where: str) -> int:
+    """A row's ``seed`` cell as an int.
+
+    Raises
+    ------
+    InputError
+        Naming ``where`` and ``seed`` when it is not a whole number from 0 to 2^63 - 1.
+    """
+    whole = isinstance(value, float) and value.is_integer()
+    if not (is_whole(value) or whole) or not 0 <= value < 2**63:
+        raise InputError(f"{where}: seed: expected a whole number >= 0, got {value!r}")
+    return int(value)
+
+
+def invalid_numbers(objective: Any, bound: Any) -> str:
+    """Why a row's ``objective`` and ``best_bound`` cannot be ratios, or ``""`` when they
+    can: each, when recorded (not NULL), must be a finite number > 0, and the bound (a
+    lower bound on the objective) at most the objective."""
+    values = {}
+    for name, value in (("objective", objective), ("bound", bound)):
+        if value is None or (isinstance(value, float) and math.isnan(value)):
+            continue
+        try:
+            number = float(value)
+        except (TypeError, ValueError):
+            return f"{name} {value!r:.40} is not a number"
+        if not (math.isfinite(number) and number > 0):
+            return f"{name} {number:g} is not a finite number > 0"
+        values[name] = number
+    if len(values) == 2 and values["bound"] > values["objective"] * (1 + 1e-9):
+        return f"bound {values['bound']:g} is above the objective {values['objective']:g}"
+    return ""
 
 
 def with_ratios(frame: pd.DataFrame) -> pd.DataFrame:
@@ -840,22 +918,40 @@ def with_ratios(frame: pd.DataFrame) -> pd.DataFrame:
     preemptive rows, whose ``best_bound`` is the best fast bound
     (:func:`~ddlsched.formulations.certify.combinatorial_bound`, the bounds of
     :data:`~ddlsched.formulations.lower_bounds.PREEMPTIVE_BOUNDS`). Its ``C/OPT`` is
-    still the ratio to ``OPT(A)`` and may be below 1."""
+    still the ratio to ``OPT(A)`` and may be below 1.
+
+    ``invalid`` says why a row's numbers cannot be ratios (:func:`invalid_numbers`: an
+    objective or bound that is not a finite number > 0, a bound above the objective), ``""``
+    when they can: an invalid row has no ratio and gives no optimum nor bound to the
+    other rows of its instance."""
     from ddlsched.algorithms.registry import PREEMPTIVE_POLICIES
 
+    invalid = pd.Series(
+        [
+            invalid_numbers(objective, bound)
+            for objective, bound in zip(frame["objective"], frame["best_bound"], strict=True)
+        ],
+        index=frame.index,
+        dtype=object,
+    )
+    valid = invalid == ""
+    objective = pd.to_numeric(frame["objective"], errors="coerce").where(valid)
+    numbers = frame.assign(objective=objective, best_bound=pd.to_numeric(
+        frame["best_bound"], errors="coerce").where(valid))  # fmt: skip
     preemptive = frame["method"].isin(PREEMPTIVE_POLICIES)
-    proven = frame[frame["status"] == "optimal"].groupby("command")["objective"].min()
-    bound = frame.groupby("command")["best_bound"].max()
-    relaxed = frame[preemptive].groupby("command")["best_bound"].max()
+    proven = numbers[numbers["status"] == "optimal"].groupby("command")["objective"].min()
+    bound = numbers.groupby("command")["best_bound"].max()
+    relaxed = numbers[preemptive].groupby("command")["best_bound"].max()
     out = frame.assign(
+        invalid=invalid,
         opt=frame["command"].map(proven).astype(float),
         bound=frame["command"]
         .map(bound)
         .astype(float)
         .where(~preemptive, frame["command"].map(relaxed).astype(float)),
     )
-    out["C/OPT"] = out["objective"] / out["opt"]
-    out["C/LB"] = out["objective"] / out["bound"].where(out["bound"] > 0)
+    out["C/OPT"] = objective / out["opt"]
+    out["C/LB"] = objective / out["bound"].where(out["bound"] > 0)
     return out
 
 
@@ -875,7 +971,7 @@ def producers(frame: pd.DataFrame) -> pd.DataFrame:
 GRID_KEYS = ("method", "num_jobs", "servers", "gpus_per_server", "load")
 """The columns :func:`summarise` groups by first (those present)."""
 
-RESULT_COLUMNS = frozenset(COLUMNS) | {"command", "opt", "bound", "C/OPT", "C/LB"}
+RESULT_COLUMNS = frozenset(COLUMNS) | {"command", "invalid", "opt", "bound", "C/OPT", "C/LB"}
 """Columns of :func:`load_results`'s frame that are not generator settings."""
 
 
@@ -899,10 +995,11 @@ def _hashable(frame: pd.DataFrame, columns: list[str]) -> pd.DataFrame:
 
 def summarise(frame: pd.DataFrame) -> pd.DataFrame:
     """One row per method and grid point (the :func:`grid_settings` of ``frame``): tasks,
-    verified, proven optimal, failed, the mean objective, the ratios to the optimum and to
-    the bound (mean, standard deviation and worst over the grid point's instances), mean
-    runtime, and the versions that produced them (``version@revision``, revisions cut to
-    12 digits).
+    verified, proven optimal, failed, invalid (rows whose numbers cannot be ratios, see
+    :func:`with_ratios`: left out of every mean), the mean objective, the ratios to the
+    optimum and to the bound (mean, standard deviation and worst over the grid point's
+    instances), mean runtime, and the versions that produced them (``version@revision``,
+    revisions cut to 12 digits).
 
     ``ddlsched results`` prints this table.
     """
@@ -910,13 +1007,19 @@ def summarise(frame: pd.DataFrame) -> pd.DataFrame:
     producer = frame["version"] + "@" + frame["revision"].str.slice(0, 12)
     return (
         _hashable(frame, settings)
-        .assign(producer=producer)
+        .assign(
+            producer=producer,
+            objective=pd.to_numeric(frame["objective"], errors="coerce").where(
+                frame["invalid"] == ""
+            ),
+        )
         .groupby(["method", *settings], dropna=False)
         .agg(
             tasks=("key", "count"),
             verified=("verified", "sum"),
             optimal=("status", lambda s: int((s == "optimal").sum())),
             failed=("status", lambda s: int((s == FAILED).sum())),
+            invalid=("invalid", lambda s: int((s != "").sum())),
             mean_objective=("objective", "mean"),
             **{
                 f"{ratio} {name}": (ratio, how)

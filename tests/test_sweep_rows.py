@@ -129,3 +129,81 @@ def test_a_file_written_the_old_way_still_gives_commands_and_ratios(tmp_path: Pa
     assert frame.loc["k2", "command"] == frame.loc["k1", "command"]
     assert "--seed 3" in frame.loc["k2", "command"]
     assert frame.loc["k2", "C/OPT"] == 1.25 and frame.loc["k2", "C/LB"] == 1.25
+
+
+def _old_file(
+    tmp_path: Path, rows: list[tuple[str, str, object, str, float, float | None]]
+) -> Path:
+    """A results file in the old schema holding ``(key, method, params, status, objective,
+    bound)`` rows, each of seed 3."""
+    db = tmp_path / "hand.sqlite"
+    with sqlite3.connect(db) as connection:
+        connection.execute(OLD_SCHEMA)
+        for key, method, params, status, objective, bound in rows:
+            connection.execute(
+                "INSERT INTO results VALUES (?, ?, ?, 3, ?, ?, 1.0, ?, NULL, 0.1, 1, 1.0, NULL)",
+                (key, method, params, status, objective, bound),
+            )
+    connection.close()
+    return db
+
+
+FRIENDLY = json.dumps(dataclasses.asdict(GeneratorConfig.exact_friendly(4, 2, 4)), sort_keys=True)
+"""The generator settings of a valid row."""
+
+
+@pytest.mark.parametrize(
+    ("params", "expected"),
+    [
+        ("{not json", "params: not JSON"),
+        (None, "params: empty"),
+        ("[1, 2]", "params: expected a JSON object of generator settings, got a list"),
+        ('{"num_jobs": 0}', "params: num_jobs: must be an integer >= 1"),
+        ('{"colour": 1}', "params: colour: not a generator setting"),
+    ],
+)
+def test_a_row_whose_settings_cannot_be_read_is_named_with_its_field(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], params: str | None, expected: str
+) -> None:
+    """``results`` on a file whose ``params`` cell is not JSON, NULL, a list, or settings
+    the generator refuses is bad input (exit 2), one line naming the file, the row and the
+    field; never an internal error."""
+    db = _old_file(
+        tmp_path,
+        [
+            ("k1", "milp", FRIENDLY, "optimal", 20.0, 20.0),
+            ("k2", "fifo", params, "feasible", 25.0, None),
+        ],  # type: ignore[list-item]
+    )
+    assert main(["results", str(db)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1
+    assert f"{db}: row 2 (key k2): {expected}" in err
+
+
+def test_rows_whose_objective_or_bound_is_not_a_finite_positive_number_are_invalid(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A row with objective -5, or a bound of 1e300 above its own objective, or an
+    infinite objective, is reported as an invalid row: it gets no ratio, gives no optimum
+    nor bound to the other rows of its instance, and is counted apart, not averaged
+    (a C/OPT of -0.001 was averaged before)."""
+    db = _old_file(
+        tmp_path,
+        [
+            ("k1", "milp", FRIENDLY, "optimal", 20.0, 20.0),
+            ("k2", "fifo", FRIENDLY, "feasible", -5.0, None),
+            ("k3", "milp-2", FRIENDLY, "feasible", 30.0, 1e300),
+            ("k4", "sjf", FRIENDLY, "feasible", 25.0, None),
+        ],
+    )
+    frame = load_results(db).set_index("key")
+    assert list(frame["invalid"] != "") == [False, True, True, False]
+    assert frame[["C/OPT", "C/LB"]].loc[["k2", "k3"]].isna().all().all()
+    assert frame.loc["k4", "C/OPT"] == 1.25 and frame.loc["k4", "C/LB"] == 1.25
+    table = summarise(load_results(db)).set_index("method")
+    assert table.loc["fifo", "invalid"] == 1 and math.isnan(table.loc["fifo", "C/OPT mean"])
+    assert main(["results", str(db)]) == 0
+    out = capsys.readouterr().out
+    assert "invalid: fifo seed 3 (key k2): objective -5 is not a finite number > 0" in out
+    assert "invalid: milp-2 seed 3 (key k3): bound 1e+300 is above the objective 30" in out

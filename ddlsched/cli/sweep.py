@@ -121,6 +121,11 @@ def run_results(args: argparse.Namespace) -> int:
         print(f"  failed: {row.method} seed {row.seed}: {row.message}")
     if len(failed) > 10:
         print(f"  ... and {len(failed) - 10} more failed tasks")
+    invalid = frame[frame["invalid"] != ""]
+    for row in invalid.head(10).itertuples():
+        print(f"  invalid: {row.method} seed {row.seed} (key {row.key}): {row.invalid}")
+    if len(invalid) > 10:
+        print(f"  ... and {len(invalid) - 10} more invalid rows (left out of the ratios)")
     for option, path in (("rows", args.csv), ("figure", args.plot)):
         if path:
             print(f"{option} written to {path}")
