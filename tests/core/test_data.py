@@ -460,3 +460,47 @@ def test_the_data_command_names_the_files_a_user_folder_replaces(
     table = capsys.readouterr().out
     assert "replaces 1 of these" in table
     assert f"traces/muri_trace1.csv: read from {mine / 'traces' / 'muri_trace1.csv'}" in table
+
+
+GAVEL_HEADER = "gpu_type,model,batch_size,scale_factor,steps_per_second"
+
+
+@pytest.mark.parametrize(
+    ("row", "expected"),
+    [
+        ("v100,ResNet-18,16,1,abc", "line 2: column steps_per_second: not a number: 'abc'"),
+        ("v100,ResNet-18,16,1,inf", "line 2: column steps_per_second: expected a finite"),
+        ("v100,ResNet-18,16,1,0", "line 2: column steps_per_second: 0 on a one-GPU row"),
+        ("v100,ResNet-18,16,x,2.5", "line 2: column scale_factor: not a number: 'x'"),
+    ],
+)
+def test_a_bad_user_throughput_file_is_named_by_file_line_and_column(
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    row: str,
+    expected: str,
+) -> None:
+    """A user's ``profiles/gavel_throughputs.csv`` (``DDLSCHED_DATA``) with a word, an
+    infinity or a zero speed where a typed elastic run divides by it, or a bad scale factor,
+    is bad input (exit 2) in one line naming the file, line and column; never an internal
+    error (a ValueError from float('abc') was exit 3)."""
+    from ddlsched.cli import main
+    from ddlsched.core.elastic import gpu_types
+
+    shipped = data_path("profiles", "gavel_throughputs.csv").read_text().splitlines()[1:]
+    mine = tmp_path / "mine"
+    (mine / "profiles").mkdir(parents=True)
+    path = mine / "profiles" / "gavel_throughputs.csv"
+    path.write_text("\n".join([GAVEL_HEADER, row, *shipped]) + "\n")
+    monkeypatch.setenv("DDLSCHED_DATA", str(mine))
+    gpu_types.clear_caches()
+    try:
+        command = ["simulate", "--trace", "workload-6.csv", "--policy", "fifo", "--limit", "2",
+                   "--gpu-types", "v100:1,k80:1"]  # fmt: skip
+        assert main(command) == 2
+    finally:
+        gpu_types.clear_caches()
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1
+    assert f"{path}: {expected}" in err

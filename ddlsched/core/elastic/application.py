@@ -284,15 +284,15 @@ def load_profile_rows(model: str, root: Path | None = None) -> ProfileRows:
         line and column).
     """
     base = root or _model_root(model)
-    placements = _read_table(
+    placements = read_table(
         base / "profiles" / f"pollux_{model}_placements.csv",
-        {"placement": _placement, "local_bsz": _count, "step_time": _seconds,
-         "sync_time": _seconds},
+        {"placement": _placement, "local_bsz": whole_count, "step_time": finite_non_negative,
+         "sync_time": finite_non_negative},
     )  # fmt: skip
-    scalability = _read_table(
+    scalability = read_table(
         base / "pollux" / "scalability" / f"{model}.csv",
-        {"num_nodes": _count, "num_replicas": _count, "local_bsz": _count,
-         "step_time": _seconds, "sync_time": _seconds},
+        {"num_nodes": whole_count, "num_replicas": whole_count, "local_bsz": whole_count,
+         "step_time": finite_non_negative, "sync_time": finite_non_negative},
     )  # fmt: skip
     nodes = [len(p) for p in placements["placement"]] + scalability["num_nodes"]
     reps = [sum(map(int, p)) for p in placements["placement"]] + scalability["num_replicas"]
@@ -347,22 +347,26 @@ def _placement(text: str) -> str:
     return text
 
 
-def _count(text: str) -> int:
+def whole_count(text: str) -> int:
+    """A cell of :func:`read_table` that must be a whole number >= 1."""
     value = int(text)
     if value < 1:
         raise ValueError("expected a whole number >= 1")
     return value
 
 
-def _seconds(text: str) -> float:
+def finite_non_negative(text: str) -> float:
+    """A cell of :func:`read_table` that must be a finite number >= 0 (a time, a speed)."""
     value = float(text)
     if not math.isfinite(value) or value < 0:
         raise ValueError("expected a finite number >= 0")
     return value
 
 
-def _read_table(path: Path, columns: Mapping[str, Callable[[str], Any]]) -> dict[str, list[Any]]:
-    """The typed values of ``columns`` (name to converter) of a CSV file, by column.
+def read_table(path: Path, columns: Mapping[str, Callable[[str], Any]]) -> dict[str, list[Any]]:
+    """The typed values of ``columns`` (name to converter) of a CSV file, by column, and
+    under ``"line"`` each row's line (the reader of every data table: the Pollux profiles
+    and Gavel's throughputs).
 
     Raises
     ------
@@ -373,12 +377,14 @@ def _read_table(path: Path, columns: Mapping[str, Callable[[str], Any]]) -> dict
     if not path.is_file():
         raise InputError(f"{path}: no such data file")
     values: dict[str, list[Any]] = {column: [] for column in columns}
+    lines = []
     with path.open(newline="", encoding="utf-8") as handle:
         reader = csv.DictReader(handle)
         missing = [c for c in columns if c not in (reader.fieldnames or [])]
         if missing:
             raise InputError(f"{path}: line 1: missing column(s) {missing}")
         for row in reader:
+            lines.append(reader.line_num)
             for column, convert in columns.items():
                 text = (row.get(column) or "").strip()
                 try:
@@ -388,9 +394,9 @@ def _read_table(path: Path, columns: Mapping[str, Callable[[str], Any]]) -> dict
                     raise InputError(
                         f"{path}: line {reader.line_num}: column {column}: {reason}: {text!r}"
                     ) from None
-    if not next(iter(values.values())):
+    if not lines:
         raise InputError(f"{path}: no rows")
-    return values
+    return {**values, "line": lines}
 
 
 def _efficiency_tables(model: str, base: Path) -> tuple[NDArray, NDArray, NDArray, NDArray]:
@@ -399,8 +405,13 @@ def _efficiency_tables(model: str, base: Path) -> tuple[NDArray, NDArray, NDArra
     for path in sorted((base / "pollux" / "efficiency").glob(f"{model}_*.csv")):
         match = pattern.match(path.name)
         if match:
-            runs[int(match.group(1))] = _read_table(
-                path, {"progress": _seconds, "grad_sqr": _seconds, "grad_var": _seconds}
+            runs[int(match.group(1))] = read_table(
+                path,
+                {
+                    "progress": finite_non_negative,
+                    "grad_sqr": finite_non_negative,
+                    "grad_var": finite_non_negative,
+                },
             )
     if not runs:
         raise InputError(f"{base / 'pollux' / 'efficiency'}: no {model}_BATCH.csv files")

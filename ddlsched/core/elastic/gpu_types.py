@@ -27,14 +27,15 @@ in its own communication costs, which the Pollux model already has.
 
 from __future__ import annotations
 
-import csv
 import functools
 import math
 from collections import defaultdict
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from types import MappingProxyType
+from typing import Any
 
 from ddlsched.core.data import data_path
+from ddlsched.core.elastic.application import finite_non_negative, read_table, whole_count
 from ddlsched.core.model import InputError
 
 __all__ = [
@@ -70,16 +71,43 @@ DeepSpeech 2 the LSTM language model's, the convolutional YOLOv3 ResNet-50's).""
 
 @functools.cache
 def _gavel_rows() -> Mapping[tuple[str, str], Mapping[str, float]]:
-    """``(Gavel model, batch size) -> {type: steps per second}`` of the one-GPU rows."""
+    """``(Gavel model, batch size) -> {type: steps per second}`` of the one-GPU rows.
+
+    Raises
+    ------
+    InputError
+        Naming the file, line and column: a missing column, a scale factor that is not a
+        whole number >= 1, a speed that is not a finite number >= 0, or a speed of 0 on a
+        one-GPU row of a known type (a type's slowdown divides by it; Gavel's file holds
+        zeros only on multi-GPU rows it could not run).
+    """
     path = data_path("profiles", "gavel_throughputs.csv")
+    columns: dict[str, Callable[[str], Any]] = {
+        "gpu_type": str,
+        "model": str,
+        "batch_size": str,
+        "scale_factor": whole_count,
+        "steps_per_second": finite_non_negative,
+    }
+    read = read_table(path, columns)
     table: dict[tuple[str, str], dict[str, float]] = defaultdict(dict)
-    with path.open(newline="", encoding="utf-8") as handle:
-        for row in csv.DictReader(handle):
-            if row["scale_factor"].strip() == "1" and row["gpu_type"] in ELASTIC_GPU_TYPES:
-                table[(row["model"], row["batch_size"])][row["gpu_type"]] = float(
-                    row["steps_per_second"]
-                )
+    rows = zip(*(read[name] for name in [*columns, "line"]), strict=True)
+    for gpu_type, model, batch_size, scale, speed, line in rows:
+        if scale != 1 or gpu_type not in ELASTIC_GPU_TYPES:
+            continue
+        if speed == 0:
+            raise InputError(
+                f"{path}: line {line}: column steps_per_second: 0 on a one-GPU row of "
+                f"{gpu_type} (a type's slowdown divides by it)"
+            )
+        table[(model, batch_size)][gpu_type] = speed
     return MappingProxyType(dict(table))
+
+
+def clear_caches() -> None:
+    """Forget the speeds read (for a process that changes ``DDLSCHED_DATA``)."""
+    _gavel_rows.cache_clear()
+    type_slowdowns.cache_clear()
 
 
 def _ratios(model: str, gpu_type: str) -> list[float]:
