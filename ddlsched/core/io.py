@@ -353,6 +353,7 @@ def write_bytes_atomic(path: str | os.PathLike[str], data: bytes) -> None:
     if target.exists() and not target.is_file():
         kind = "a folder" if target.is_dir() else "not a regular file"
         raise InputError(f"{path}: cannot write there: it is {kind}")
+    _refuse_dangling_link(path, target)
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
         handle, temporary = tempfile.mkstemp(
@@ -373,6 +374,29 @@ def write_bytes_atomic(path: str | os.PathLike[str], data: bytes) -> None:
     except BaseException:
         Path(temporary).unlink(missing_ok=True)
         raise
+
+
+def _refuse_dangling_link(path: str | os.PathLike[str], target: Path) -> None:
+    """Refuse to create folders a dangling link points to: when ``path`` is one, or the
+    nearest entry above it that exists is one, and the folder it leads to does not exist. The missing
+    folders of a path without links are created (under a folder that exists); through a
+    dangling link they would be made wherever it points, anywhere on disk.
+
+    Raises
+    ------
+    InputError
+        Naming the link and where it points.
+    """
+    if target.parent.is_dir():
+        return
+    entry = Path(os.path.abspath(path))
+    while not os.path.lexists(entry) and entry != entry.parent:
+        entry = entry.parent
+    if entry.is_symlink() and not entry.exists():
+        raise InputError(
+            f"{entry}: a link to {os.readlink(entry)}, which does not exist; create its "
+            "folder first (folders are never created through a link)"
+        )
 
 
 def _mode_for(target: Path) -> int:

@@ -225,3 +225,30 @@ def test_never_replaces_what_is_not_a_file(tmp_path, ring_instance, where: str) 
     with pytest.raises(InputError, match=f"cannot write there.*{says}"):
         write_instance(ring_instance, path)
     assert Path("/dev/null").is_char_device()
+
+
+@pytest.mark.parametrize("link", ["file", "folder"])
+def test_a_dangling_link_never_creates_the_folders_it_points_to(
+    tmp_path: Path, ring_instance: Instance, link: str
+) -> None:
+    """Writing through a link whose target's folder does not exist (the file is a dangling
+    link, or a folder on the way is one) is refused in one line naming the link, and no
+    folder is created anywhere; a dangling link whose target's folder exists is written
+    through, and folders of a path without links are still created. Guards against
+    ``--out`` creating a link target's folders anywhere on disk."""
+    elsewhere = tmp_path / "elsewhere"
+    if link == "file":
+        path = tmp_path / "out.json"
+        path.symlink_to(elsewhere / "deep" / "x.json")
+    else:
+        (tmp_path / "out").symlink_to(elsewhere / "deep")
+        path = tmp_path / "out" / "more" / "x.json"
+    with pytest.raises(InputError, match=rf"{tmp_path}/out.*: a link to .*elsewhere/deep"):
+        write_instance(ring_instance, path)
+    assert not elsewhere.exists()
+    (elsewhere / "deep").mkdir(parents=True)
+    write_instance(ring_instance, path)
+    assert read_instance(path) == ring_instance and (elsewhere / "deep").is_dir()
+    plain = tmp_path / "new" / "folders" / "x.json"
+    write_instance(ring_instance, plain)
+    assert read_instance(plain) == ring_instance
