@@ -378,9 +378,9 @@ def write_bytes_atomic(path: str | os.PathLike[str], data: bytes) -> None:
 
 def _refuse_dangling_link(path: str | os.PathLike[str], target: Path) -> None:
     """Refuse to create folders a dangling link points to: when ``path`` is one, or the
-    nearest entry above it that exists is one, and the folder it leads to does not exist. The missing
-    folders of a path without links are created (under a folder that exists); through a
-    dangling link they would be made wherever it points, anywhere on disk.
+    nearest entry above it that exists is one, and the folder it leads to does not exist.
+    The missing folders of a path without links are created (under a folder that exists);
+    through a dangling link they would be made wherever it points, anywhere on disk.
 
     Raises
     ------
