@@ -168,10 +168,6 @@ CONFLICTS = [
          "--results", "{results}"],
         "--workers: only for the local cluster; --scheduler names one",
     ),
-    (
-        ["compare", "--from-trace", "philly_jobs.csv", "--load", "5"],
-        "--load: not with --from-trace (its jobs keep their submissions)",
-    ),
     (["compare", "--arrivals", "sampled"], "--arrivals: only with --from-trace"),
     (
         ["compare", "--out", "{results}"],

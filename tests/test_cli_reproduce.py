@@ -191,3 +191,21 @@ def test_a_missing_optimum_is_explained_and_the_bounds_still_printed(
     assert any(line.startswith("lower bounds: the best is at least") for line in lines)
     fifo = next(line for line in lines if line.startswith("| fifo |")).split("|")
     assert fifo[2].strip() == "not proven" and float(fifo[7]) >= 1.0
+
+
+def test_a_trace_sample_at_a_load_on_a_mixed_cluster_is_reproduced(tmp_path: Path) -> None:
+    """A trace sample with a load and GPU types (what a sweep row of ``from_trace`` with a
+    ``load`` axis records) is accepted by ``generate`` and written byte for byte by its
+    printed command, and each load gives its own instance. Guards against a recorded
+    command that ``generate`` refuses (``--load`` beside ``--from-trace``)."""
+    base = GeneratorConfig(
+        num_jobs=5, servers=2, gpu_types=(("v100", 1), ("k80", 1)),
+        from_trace="philly_jobs.csv", arrivals="sampled",
+    )  # fmt: skip
+    written = []
+    for load in (0.5, 1.0):
+        config = base.replace(load=load)
+        assert "--load" in config.command(4) and "--gpu-types" in config.command(4)
+        written.append(_run_printed(config.command(4), tmp_path))
+        assert written[-1] == _expected(config, 4)
+    assert written[0] != written[1]

@@ -80,7 +80,9 @@ def add(commands: Any) -> None:
         "--load",
         type=non_negative,
         default=defaults.load,
-        help="Poisson arrival load (0: all jobs released at time 0)",
+        help="Poisson arrival load; with --from-trace, each sample's recorded arrivals "
+        "scaled to this offered load (0: generated jobs all released at time 0, a trace's "
+        "as recorded)",
     )
     cmp_.add_argument(
         "--predictor",
@@ -100,7 +102,8 @@ def add(commands: Any) -> None:
         help="real jobs: each instance is --jobs jobs of this trace (a path or a shipped name "
         "such as philly_jobs.csv) with their recorded durations, a row naming no model a "
         "zoo model drawn among the pure data-parallel ones (generate's --unnamed "
-        "zoo-data-parallel); --load does not apply (default: generated exact-friendly jobs)",
+        "zoo-data-parallel), on the cluster asked (--gpu-types too), at --load "
+        "(default: generated exact-friendly jobs)",
     )
     cmp_.add_argument(
         "--arrivals",
@@ -135,9 +138,7 @@ def run(args: argparse.Namespace) -> int:
     if args.plot:
         figure_format("--plot", args.plot)
     csv_output("--out", args.out)
-    if args.from_trace:
-        refuse_given(args, ("--load",), "not with --from-trace (its jobs keep their submissions)")
-    else:
+    if not args.from_trace:
         refuse_given(args, ("--arrivals",), "only with --from-trace")
     config = _config(args)
     progress, close = progress_bar(config.instances, "compare")
@@ -191,7 +192,11 @@ def _print(config: Any, summary: dict[str, Any]) -> None:
     last_seed = config.seed + summary["instances"] - 1
     stopped = " - interrupted" if summary["interrupted"] else ""
     kind, arrivals = (
-        (f"samples of {config.from_trace}", config.arrivals)
+        (
+            f"samples of {config.from_trace}",
+            config.arrivals
+            + (", as recorded" if config.load is None else f" at load {config.load}"),
+        )
         if config.from_trace
         else (
             "exact-friendly instances",

@@ -27,10 +27,8 @@ from ddlsched.core.traces import ARRIVALS, UNNAMED_RULES
 DRAWN_ONLY = (
     "--preset",
     "--integral",
-    "--load",
     "--parallelism",
     "--max-job-gpus",
-    "--gpu-types",
     "--config",
     "--size-weights",
     "--models",
@@ -39,7 +37,8 @@ DRAWN_ONLY = (
     "--iteration-sigma",
     "--users",
 )
-"""Options that shape drawn jobs: a trace's jobs are what they were."""
+"""Options that shape drawn jobs: a trace's jobs are what they were (the cluster, the slot
+and ``--load``, which scales a sample's arrivals, apply to both)."""
 
 
 def _pair(text: str) -> tuple[int, int]:
@@ -84,7 +83,8 @@ def add(commands: Any) -> None:
     gen.add_argument(
         "--load",
         type=positive,
-        help="Poisson arrivals at this offered load (default: all jobs released at 0)",
+        help="Poisson arrivals at this offered load; with --from-trace, the sample's recorded "
+        "arrivals scaled to it (default: all jobs released at 0; a trace's as recorded)",
     )
     gen.add_argument(
         "--bandwidth-intra",
@@ -253,22 +253,23 @@ def _config(args: argparse.Namespace) -> Any:
 
 
 def _from_trace(args: argparse.Namespace) -> int:
-    """Write ``--jobs`` real jobs of ``--from-trace`` on a uniform cluster."""
-    from ddlsched.core.data import resolve_trace
-    from ddlsched.core.generators import GeneratorConfig
+    """Write ``--jobs`` real jobs of ``--from-trace`` on the cluster asked, their arrivals
+    scaled to ``--load`` if given (:func:`~ddlsched.core.generators.sample_trace`)."""
+    from ddlsched.core.generators import GeneratorConfig, sample_trace
     from ddlsched.core.io import write_instance
-    from ddlsched.core.traces import trace_sample
 
     given = [o for o in DRAWN_ONLY if getattr(args, o[2:].replace("-", "_"))]
     if given:
         raise InputError(f"{', '.join(given)}: not with --from-trace (a trace's jobs are real)")
     settings = {
         "num_jobs": args.jobs,
-        "servers": args.servers,
+        "servers": servers(args, GeneratorConfig.servers) if args.gpu_types else args.servers,
         "gpus_per_server": args.gpus_per_server,
         "bandwidth_intra": args.bandwidth_intra,
         "bandwidth_inter": args.bandwidth_inter,
         "slot": args.slot,
+        "load": args.load,
+        "gpu_types": args.gpu_types,
         "type_bandwidth": args.type_bandwidth,
         "type_slowdown": args.type_slowdown,
     }
@@ -277,21 +278,15 @@ def _from_trace(args: argparse.Namespace) -> int:
         arrivals=args.arrivals,
         **{k: v for k, v in settings.items() if v is not None},
     )
-    cluster = config.cluster()
-    trace = resolve_trace(args.from_trace)
-    instance = trace_sample(
-        trace,
-        cluster,
-        config.num_jobs,
-        seed=args.seed,
-        arrivals=args.arrivals or ARRIVALS[0],
-        unnamed=args.unnamed or "zoo-data-parallel",
-        slot=config.slot,
-    )
+    instance = sample_trace(config, args.seed, args.unnamed or "zoo-data-parallel")
     write_instance(instance, args.out)
+    cluster = instance.cluster
+    load = "" if config.load is None else f", load {config.load:g}"
     print(
-        f"wrote {args.out}: {instance.num_jobs} jobs of {trace} ({args.arrivals or ARRIVALS[0]}, "
-        f"seed {args.seed}) on {cluster.num_servers} servers x {cluster.max_gpus_per_server} GPUs",
+        f"wrote {args.out}: {instance.num_jobs} jobs of {args.from_trace} "
+        f"({config.arrivals or ARRIVALS[0]}{load}, seed {args.seed}) on "
+        f"{cluster.num_servers} servers x {cluster.max_gpus_per_server} GPUs"
+        f"{types_text(cluster)}",
         file=sys.stderr,
     )
     return EXIT_OK

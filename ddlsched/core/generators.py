@@ -122,9 +122,11 @@ class GeneratorConfig:
     integral
         Make the instance integral (see the module docstring).
     load
-        ``None``: every job released at 0. Otherwise Poisson arrivals whose
-        offered load ``lambda * E[g_i * K_i * alpha_min_i] / M`` equals
-        ``load`` (estimated from the drawn jobs).
+        ``None``: every job released at 0 (a trace's jobs: as recorded). Otherwise
+        Poisson arrivals whose offered load ``lambda * E[g_i * K_i * alpha_min_i] / M``
+        equals ``load`` (estimated from the drawn jobs); with ``from_trace``, the
+        sample's recorded arrivals scaled to offered load ``load``
+        (:func:`~ddlsched.core.offered_load.at_load`).
     size_weights
         ``(gpus, weight)`` pairs, each size once; sizes above ``max_job_gpus``
         or the cluster are dropped and the rest renormalised.
@@ -160,7 +162,9 @@ class GeneratorConfig:
         A trace (a path or a shipped name such as ``philly_jobs.csv``): the instance is
         ``num_jobs`` real jobs of it on :meth:`cluster`
         (:func:`~ddlsched.core.traces.trace_sample`) instead of drawn ones; the settings
-        that shape drawn jobs do not apply, and ``integral`` must be false.
+        that shape drawn jobs do not apply, and ``integral`` must be false. The cluster's
+        settings (``gpu_types`` and the type settings included), ``slot``, ``load`` and
+        ``arrivals`` do (:func:`sample_trace`).
     arrivals
         With ``from_trace``: ``"consecutive"`` (the default, ``None``) or ``"sampled"``.
     """
@@ -204,6 +208,11 @@ class GeneratorConfig:
                 )
         if self.from_trace is not None and self.integral:
             raise InputError("integral: not with from_trace (a trace's durations are real)")
+        if self.from_trace is not None and self.load is not None and self.num_jobs < 2:
+            raise InputError(
+                "load: needs at least 2 jobs from a trace (one job's arrivals have no span "
+                "to scale)"
+            )
 
     def cluster(self) -> Cluster:
         """The cluster this configuration draws jobs for (validated)."""
@@ -549,17 +558,39 @@ def _integral_terms(
     return max(1, round(compute * scale)) * unit, typed, grid_edges
 
 
-def _trace_jobs(config: GeneratorConfig, seed: int | np.random.Generator) -> Instance:
-    """``config.num_jobs`` real jobs of ``config.from_trace`` (a generator seed is turned
-    into an integer one by one draw)."""
+def sample_trace(
+    config: GeneratorConfig,
+    seed: int | np.random.Generator,
+    unnamed: str = "zoo-data-parallel",
+) -> Instance:
+    """``config.num_jobs`` real jobs of ``config.from_trace`` on :meth:`~GeneratorConfig.
+    cluster` (:func:`~ddlsched.core.traces.trace_sample`, with the configuration's
+    arrivals, slot, load and type slowdowns); what :func:`generate` gives for a trace, and
+    ``generate --from-trace`` with its ``--unnamed`` rule (a generator seed is turned into
+    an integer one by one draw).
+
+    Raises
+    ------
+    InputError
+        No ``from_trace``, an unreadable trace, too few usable jobs, or a ``load`` for a
+        sample whose jobs all arrive at once.
+    """
     from ddlsched.core.data import resolve_trace
     from ddlsched.core.traces import trace_sample
 
+    if config.from_trace is None:
+        raise InputError("from_trace: not given (the trace to sample)")
     whole = int(seed.integers(2**32)) if isinstance(seed, np.random.Generator) else int(seed)
-    trace = resolve_trace(str(config.from_trace))
-    arrivals = config.arrivals or "consecutive"
     return trace_sample(
-        trace, config.cluster(), config.num_jobs, seed=whole, arrivals=arrivals, slot=config.slot
+        resolve_trace(str(config.from_trace)),
+        config.cluster(),
+        config.num_jobs,
+        seed=whole,
+        arrivals=config.arrivals or "consecutive",
+        unnamed=unnamed,
+        slot=config.slot,
+        load=config.load,
+        slowdown=dict(config.type_slowdown),
     )
 
 
@@ -607,7 +638,7 @@ def generate(config: GeneratorConfig, seed: int | np.random.Generator) -> Instan
             raise ValueError(f"seed: expected a whole number >= 0, got {seed}")
         seed = int(seed)
     if config.from_trace is not None:
-        return _trace_jobs(config, seed)
+        return sample_trace(config, seed)
     rng = np.random.default_rng(seed)
     cluster = config.cluster()
     slowdown = dict(config.type_slowdown)

@@ -600,12 +600,15 @@ def zoo_job(
     iterations: int | None,
     duration: float | None,
     features: dict[str, str | int | float | bool],
+    slowdown: Mapping[str, float] | None = None,
 ) -> Job:
     """A job of zoo ``model`` on ``gpus`` GPUs (rules 2-3 of the module docstring).
 
     With ``duration``, times are scaled so that ``K * alpha_packed`` equals
     it (and ``K`` is derived when ``iterations`` is ``None``); without it the
-    zoo's own times are kept and ``iterations`` is required.
+    zoo's own times are kept and ``iterations`` is required. On a cluster of GPU types,
+    ``slowdown`` gives types other than the measured ones their factor
+    (:func:`~ddlsched.core.zoo.type_compute_times`).
     """
     profile = ZOO[model]
     parallelism = _parallelism(profile, gpus, cluster.max_gpus_per_server)
@@ -615,12 +618,12 @@ def zoo_job(
     if cluster.server_types:
         # GPU types: the zoo's per-type times (V100 = the zoo's); a recorded duration is
         # read as the job's consolidated duration on the types' fastest bandwidth *(choice)*.
-        every = type_compute_times(model, compute)
+        every = type_compute_times(model, compute, slowdown)
         unknown = [t for t in cluster.types if t not in every]
         if unknown:
             raise InputError(
                 f"GPU type {unknown[0]!r}: no measured compute times for trace jobs "
-                f"(measured: {', '.join(every)})"
+                f"(measured: {', '.join(every)}); give it a type_slowdown"
             )
         typed = {t: every[t] for t in cluster.types}
         fastest = max(cluster.intra_of(t) for t in cluster.types)
@@ -765,6 +768,8 @@ def trace_sample(
     arrivals: str = ARRIVALS[0],
     unnamed: str = "zoo-data-parallel",
     slot: float = 1.0,
+    load: float | None = None,
+    slowdown: Mapping[str, float] | None = None,
 ) -> Instance:
     """A small instance of real jobs from a trace: ``jobs`` jobs with their recorded
     durations and GPU counts, on ``cluster``, for exact optima on real job mixes.
@@ -778,11 +783,16 @@ def trace_sample(
     a random consecutive window (the trace's own arrival pattern). Rows that name no zoo
     model follow ``unnamed`` (default: a zoo model drawn among those that are pure data
     parallel at the row's GPU count, so the mix has the zoo's communication patterns).
+    With ``load``, the sample's arrivals are then scaled so that its offered load is
+    ``load`` (:func:`~ddlsched.core.offered_load.at_load`: the same jobs, the gaps between
+    their releases multiplied by one factor). On a cluster of GPU types, each job has the
+    zoo's per-type compute times, ``slowdown`` giving a type of one's own its factor.
 
     Raises
     ------
     InputError
-        Bad arguments, an unreadable trace, or fewer usable jobs than ``jobs``.
+        Bad arguments, an unreadable trace, fewer usable jobs than ``jobs``, or a ``load``
+        for a sample whose jobs all arrive at once.
     """
     _check_load_arguments(path, cluster, seed, None, None)
     if not is_whole(jobs) or jobs < 1:
@@ -807,7 +817,31 @@ def trace_sample(
             drafts[k]._replace(row=dataclasses.replace(drafts[k].row, submit=time))
             for k, time in zip(picked, times, strict=True)
         ]
-    return _trace_instance(where, cluster, _zoo_jobs(window, cluster), slot)
+    instance = _trace_instance(where, cluster, _zoo_jobs(window, cluster, slowdown), slot)
+    return instance if load is None else _at_load(instance, load, where)
+
+
+def _at_load(instance: Instance, load: float, where: str) -> Instance:
+    """``instance`` with its arrivals scaled to offered load ``load``.
+
+    Raises
+    ------
+    InputError
+        Naming the trace and ``load``: a sample whose jobs all arrive at once (no span to
+        scale), or a load so low that the last arrival passes the time limit.
+    """
+    from ddlsched.core.offered_load import at_load
+
+    if len({job.release for job in instance.jobs}) < 2:
+        raise InputError(
+            f"{where}: load {load:g}: the {instance.num_jobs} jobs of the sample all arrive "
+            "at once, so their arrivals cannot be scaled to a load (another seed or more "
+            "jobs, or no load: the recorded arrivals)"
+        )
+    try:
+        return at_load(instance, load)[0]
+    except ValueError as error:
+        raise InputError(f"{where}: load {load:g}: {error}") from None
 
 
 def _drafts(
@@ -915,8 +949,11 @@ def _unmatched_models(drafts: list[_Draft]) -> dict[str, int]:
     return unmatched
 
 
-def _zoo_jobs(drafts: list[_Draft], cluster: Cluster) -> list[Job]:
-    """The drafts as zoo jobs named ``t<line>``, released relative to the first submit."""
+def _zoo_jobs(
+    drafts: list[_Draft], cluster: Cluster, slowdown: Mapping[str, float] | None = None
+) -> list[Job]:
+    """The drafts as zoo jobs named ``t<line>``, released relative to the first submit
+    (``slowdown``: see :func:`zoo_job`)."""
     first = drafts[0].row.submit
     return [
         zoo_job(
@@ -928,6 +965,7 @@ def _zoo_jobs(drafts: list[_Draft], cluster: Cluster) -> list[Job]:
             draft.row.iterations,
             draft.row.duration,
             draft.features,
+            slowdown,
         )
         for draft in drafts
     ]

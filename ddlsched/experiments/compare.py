@@ -54,7 +54,9 @@ class CompareConfig:
     time_limit
         Seconds per MILP.
     load
-        Poisson arrivals at this load, or all released at 0 (``None``).
+        Poisson arrivals at this load, or all released at 0 (``None``); with
+        ``from_trace``, each sample's recorded arrivals scaled to this offered load, or
+        kept as recorded (``None``).
     predictor
         Iteration predictor of the online methods.
     exact
@@ -65,9 +67,8 @@ class CompareConfig:
         ``servers``); empty: one GPU type.
     from_trace
         A trace (a path or a shipped name): each instance is ``jobs`` real jobs of it
-        (:func:`~ddlsched.core.traces.trace_sample`, seeded by the instance's seed) on a
-        uniform cluster, instead of generated integral jobs; ``load`` and ``gpu_types``
-        do not apply.
+        (:func:`~ddlsched.core.generators.sample_trace`, seeded by the instance's seed) on
+        the same cluster (``gpu_types`` included), instead of generated integral jobs.
     arrivals
         How the trace's jobs are taken (:data:`~ddlsched.core.traces.ARRIVALS`).
     """
@@ -102,8 +103,6 @@ class CompareConfig:
                 f"instances: seeds {self.seed}..{self.seed + self.instances - 1} pass "
                 f"2^63 - 1, the largest seed; give a smaller seed or fewer instances"
             )
-        if self.from_trace is not None and self.gpu_types:
-            raise ValueError("gpu_types: not with from_trace (a trace's jobs run on one type)")
         self.generator()  # bad sizes or GPU types fail here, before any solve
 
     def instance(self, seed: int) -> Instance:
@@ -118,9 +117,7 @@ class CompareConfig:
         ).replace(gpu_types=self.gpu_types)
         if self.from_trace is None:
             return config
-        return config.replace(
-            integral=False, load=None, from_trace=self.from_trace, arrivals=self.arrivals
-        )
+        return config.replace(integral=False, from_trace=self.from_trace, arrivals=self.arrivals)
 
     def command(self, seed: int) -> str:
         """The ``ddlsched generate`` command writing the instance of ``seed``."""

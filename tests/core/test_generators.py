@@ -284,3 +284,60 @@ def test_a_repeat_in_a_toml_generator_table_is_refused(
     path.write_text(f'[sweep]\nmethods = ["fifo"]\nseeds = 1\n[generator]\n{table}\n')
     with pytest.raises(InputError, match=f"{named} listed more than once"):
         read_sweep(path)
+
+
+def _small_trace(folder: Path) -> Path:
+    """Nine jobs of 1-3 GPUs submitted 5 s apart, with distinct durations."""
+    trace = folder / "t.csv"
+    trace.write_text(
+        "submit_time,duration,num_gpus\n"
+        + "".join(f"{5 * k},{30.25 + 7.5 * k},{1 + k % 3}\n" for k in range(9))
+    )
+    return trace
+
+
+def test_a_trace_sample_is_scaled_to_the_load_asked(tmp_path: Path) -> None:
+    """With ``from_trace``, ``load`` scales the sample's recorded arrivals so that its offered
+    load is ``load`` (``offered_load.at_load``): the same jobs, other releases, one instance
+    per load; ``None`` keeps the recorded arrivals. A sample whose jobs all arrive at once,
+    or of one job, cannot be scaled and is refused naming ``load``. Guards against a load
+    silently dropped beside a trace (every load gave the same instance)."""
+    from ddlsched.core.offered_load import at_load, offered_load
+    from ddlsched.core.traces import trace_sample
+
+    trace = _small_trace(tmp_path)
+    config = GeneratorConfig(num_jobs=4, from_trace=str(trace))
+    recorded = generate(config, 2)
+    assert recorded == trace_sample(trace, config.cluster(), 4, seed=2)
+    for load in (0.5, 2.0):
+        scaled = generate(config.replace(load=load), 2)
+        assert scaled == at_load(recorded, load)[0]
+        assert math.isclose(offered_load(scaled), load)
+        assert [job.id for job in scaled.jobs] == [job.id for job in recorded.jobs]
+    assert generate(config.replace(load=0.5), 2) != generate(config.replace(load=2.0), 2)
+    with pytest.raises(InputError, match="load: needs at least 2 jobs"):
+        config.replace(num_jobs=1, load=1.0)
+    same_time = tmp_path / "same.csv"
+    same_time.write_text("submit_time,duration,num_gpus\n" + "7,30,1\n" * 3)
+    with pytest.raises(InputError, match=r"same\.csv: load 1: the 3 jobs of the sample"):
+        generate(GeneratorConfig(num_jobs=3, from_trace=str(same_time), load=1.0), 0)
+
+
+def test_a_trace_sample_runs_on_a_mixed_cluster(tmp_path: Path) -> None:
+    """``gpu_types`` with ``from_trace`` gives the trace's jobs per-type compute times on the
+    typed cluster (Gavel's measured slowdowns, a user type's ``type_slowdown``), as drawn
+    jobs get them. Guards against the types being accepted by one door and refused or
+    ignored by another."""
+    from ddlsched.core.zoo import type_compute_times
+
+    trace = _small_trace(tmp_path)
+    config = GeneratorConfig(
+        num_jobs=3, servers=2, gpu_types=(("v100", 1), ("t4", 1)),
+        type_slowdown=(("t4", 1.5),), from_trace=str(trace),
+    )  # fmt: skip
+    instance = generate(config, 1)
+    assert instance.cluster.types == ("v100", "t4")
+    for job in instance.jobs:
+        assert math.isclose(job.compute_on("t4"), 1.5 * job.compute_on("v100"))
+        measured = type_compute_times(str(job.features["model"]), 1.0)
+        assert job.compute_on("v100") == pytest.approx(job.compute_time * measured["v100"])

@@ -13,6 +13,7 @@ matplotlib.use("Agg")
 
 import pytest
 
+from ddlsched.core.generators import generate
 from ddlsched.experiments import CompareConfig, compare
 
 
@@ -150,5 +151,31 @@ def test_compare_on_a_trace_uses_each_seeds_sample_of_real_jobs(tmp_path: Path) 
         expected = trace_sample(trace, config.generator().cluster(), 3, seed=row.seed)
         assert [job.id for job in row.instance.jobs] == [job.id for job in expected.jobs]
         assert all(row.verified.values())
-    with pytest.raises(ValueError, match="gpu_types: not with from_trace"):
-        CompareConfig(from_trace=str(trace), servers=2, gpu_types=(("v100", 1), ("k80", 1)))
+
+
+def test_compare_on_a_trace_honours_the_load_and_the_gpu_types(tmp_path: Path) -> None:
+    """With ``from_trace``, ``load`` scales each sample's arrivals to that offered load
+    (``None``: as recorded) and ``gpu_types`` gives the typed cluster, as ``generate`` and
+    sweeps do: each instance is ``generate(config.generator(), seed)`` and its ``command``
+    names both. Guards against a comparison that drops the load or refuses the types that
+    the API and sweeps accept."""
+    from ddlsched.core.offered_load import offered_load
+
+    trace = tmp_path / "t.csv"
+    trace.write_text(
+        "submit_time,duration,num_gpus\n"
+        + "".join(f"{7 * k},{20.5 + 11.75 * k},{1 + k % 2}\n" for k in range(10))
+    )
+    typed = (("v100", 1), ("k80", 1))
+    for load in (0.5, None):
+        config = CompareConfig(
+            jobs=3, servers=2, gpus_per_server=2, gpu_types=typed, from_trace=str(trace),
+            load=load,
+        )  # fmt: skip
+        instance = config.instance(4)
+        assert instance == generate(config.generator(), 4)
+        assert instance.cluster.types == ("v100", "k80")
+        assert ("--load" in config.command(4)) == (load is not None)
+        assert "--gpu-types v100:1,k80:1" in config.command(4)
+        if load is not None:
+            assert offered_load(instance) == pytest.approx(load)
