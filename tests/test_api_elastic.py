@@ -360,3 +360,34 @@ def test_the_policy_names_are_the_registry_s() -> None:
     assert "typed-greedy" in elastic_policy_names()
     assert elastic_policy_names(["fifo", "sia"]) == ("fifo", "sia")
     assert "elastic_policy_names" in (ddlsched.simulate_elastic.__doc__ or "")
+
+
+def test_a_row_asking_more_gpus_than_a_job_can_hold_is_capped_with_a_warning(
+    tmp_path: Path,
+) -> None:
+    """A Pollux workload row asking 100,000 replicas on the 64-GPU cluster is capped to the
+    most GPUs one job can hold, with one warning naming the file, the field and the job, the
+    same for every policy (the rigid ones used to cap it silently, the elastic ones to
+    ignore it); a comparison warns once, not once per policy."""
+    from ddlsched.core.elastic import AskedReplicasCapped, fit_to_cluster
+
+    path = tmp_path / "w.csv"
+    path.write_text(
+        "name,time,application,num_replicas,batch_size\n"
+        "huge,0,cifar10,100000,128\nsmall,30,cifar10,2,128\n"
+    )
+    for policy in ("fifo", "pollux"):
+        with pytest.warns(AskedReplicasCapped) as caught:
+            ddlsched.simulate_elastic(str(path), policy)
+        assert len(caught) == 1
+        message = str(caught[0].message)
+        assert f"{path}: num_replicas: job 'huge' asks 100,000 GPUs" in message
+        assert "capped to 64" in message
+    with pytest.warns(AskedReplicasCapped) as caught:
+        ddlsched.compare_elastic(str(path), ["fifo", "las-pollux"])
+    assert len(caught) == 1
+    typed = ElasticCluster.from_type_counts([("v100", 2), ("k80", 1)])
+    workload = ddlsched.load_pollux_workload(path)
+    with pytest.warns(AskedReplicasCapped, match="capped to 8"):
+        fitted = fit_to_cluster(workload, typed, str(path))
+    assert [job.asked_replicas for job in fitted.jobs] == [8, 2]

@@ -295,7 +295,9 @@ def run_elastic(
     params: ElasticSimParams,
     source: str | None = None,
 ) -> ElasticRun:
-    """Simulate ``policy`` on ``workload``, check the run and bound its total JCT.
+    """Simulate ``policy`` on ``workload`` (jobs asking more GPUs than one job can hold
+    capped, with a warning: :func:`~ddlsched.core.elastic.fit_to_cluster`), check the run
+    and bound its total JCT.
 
     Parameters
     ----------
@@ -313,9 +315,11 @@ def run_elastic(
         ``params.max_rounds``.
     """
     from ddlsched.algorithms.elastic import simulate_elastic
+    from ddlsched.core.elastic import fit_to_cluster
     from ddlsched.formulations.elastic_bounds import elastic_flow_bound
     from ddlsched.proofs_checks.elastic import check_elastic
 
+    workload = fit_to_cluster(workload, cluster, source or "workload")
     result = simulate_elastic(workload, policy, cluster, params)
     bound = elastic_flow_bound(
         workload.jobs, cluster.total_gpus, params.round_length, params.restart_time
@@ -338,7 +342,9 @@ def compare_elastic(
     comparison holds the runs finished so far and says it was interrupted.
     """
     from ddlsched.algorithms.elastic import ELASTIC_POLICIES
+    from ddlsched.core.elastic import fit_to_cluster
 
+    workload = fit_to_cluster(workload, cluster, source or "workload")  # warned once
     runs: list[ElasticRun] = []
     try:
         for name in policies:

@@ -34,9 +34,11 @@ from ddlsched.core.elastic.throughput import (
 )
 from ddlsched.core.elastic.workload import (
     WORKLOAD_COLUMNS,
+    AskedReplicasCapped,
     ElasticCluster,
     ElasticJob,
     ElasticWorkload,
+    fit_to_cluster,
     load_pollux_workload,
 )
 
@@ -48,6 +50,7 @@ __all__ = [
     "MODELS",
     "WORKLOAD_COLUMNS",
     "Application",
+    "AskedReplicasCapped",
     "BatchChoice",
     "ElasticCluster",
     "ElasticJob",
@@ -57,6 +60,7 @@ __all__ = [
     "ProfileRows",
     "fit_error",
     "fit_perf_params",
+    "fit_to_cluster",
     "goodput_scale",
     "load_application",
     "load_pollux_workload",

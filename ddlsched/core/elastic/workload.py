@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import math
+import warnings
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -16,9 +17,11 @@ from ddlsched.core.model import MAX_TIME, InputError, is_whole
 
 __all__ = [
     "WORKLOAD_COLUMNS",
+    "AskedReplicasCapped",
     "ElasticCluster",
     "ElasticJob",
     "ElasticWorkload",
+    "fit_to_cluster",
     "load_pollux_workload",
 ]
 
@@ -128,6 +131,12 @@ class ElasticCluster:
     def gpus_of(self, gpu_type: str | None) -> int:
         """GPUs of ``gpu_type`` (every GPU when untyped)."""
         return len(self.nodes_of(gpu_type)) * self.gpus_per_node
+
+    @property
+    def most_gpus_per_job(self) -> int:
+        """The most GPUs one job can hold: every GPU, or on a typed cluster those of the
+        type with most (a job runs on one type at a time)."""
+        return max(self.gpus_of(gpu_type) for gpu_type in self.gpu_types)
 
 
 @dataclass(frozen=True)
@@ -287,3 +296,40 @@ def _job_from_row(row: dict[str, str], where: str) -> ElasticJob:
         asked_replicas=number("num_replicas", int),
         asked_batch_size=number("batch_size", int),
     )
+
+
+class AskedReplicasCapped(UserWarning):
+    """Jobs asked more GPUs than one job can hold on the cluster: :func:`fit_to_cluster`
+    capped them (the message names the jobs)."""
+
+
+SHOWN_JOBS = 3
+"""Capped jobs a warning names (then how many more)."""
+
+
+def fit_to_cluster(
+    workload: ElasticWorkload, cluster: ElasticCluster, where: str = "workload"
+) -> ElasticWorkload:
+    """``workload`` with each job's asked GPUs capped to the most one job can hold on
+    ``cluster`` (:attr:`ElasticCluster.most_gpus_per_job`), with one
+    :class:`AskedReplicasCapped` warning naming ``where`` (the file), the field and the
+    jobs. Every elastic run starts from it, so every policy sees the same jobs (a rigid
+    policy runs a job at its asked GPUs; an elastic one chooses its own)."""
+    most = cluster.most_gpus_per_job
+    capped = [job for job in workload.jobs if job.asked_replicas > most]
+    if not capped:
+        return workload
+    named = ", ".join(
+        f"job {job.name!r} asks {job.asked_replicas:,} GPUs" for job in capped[:SHOWN_JOBS]
+    )
+    more = f" (and {len(capped) - SHOWN_JOBS} more)" if len(capped) > SHOWN_JOBS else ""
+    warnings.warn(
+        f"{where}: num_replicas: {named}{more}; capped to {most}, the most GPUs one job can "
+        "hold on this cluster, for every policy",
+        AskedReplicasCapped,
+        stacklevel=2,
+    )
+    jobs = tuple(
+        job.replace(asked_replicas=min(job.asked_replicas, most)) for job in workload.jobs
+    )
+    return workload.replace(jobs=jobs)
