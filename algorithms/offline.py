@@ -107,7 +107,7 @@ def _verified(instance: Instance, candidate: Candidate | None) -> Candidate | No
 
 def _run(instance: Instance, policy: Policy, restart_cost: float) -> Candidate | None:
     """The policy's simulated schedule as a candidate (not yet verified)."""
-    result = simulate(instance, policy, restart_cost=restart_cost)
+    result = simulate(instance, policy, restart_cost=restart_cost, check=False)
     if result.schedule is None:
         return None
     return Candidate(policy.name, result.schedule, result.objective, result.total_jct)

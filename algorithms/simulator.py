@@ -18,6 +18,15 @@ jobs waiting and nothing due, the pass is retried at the same instant
 (:data:`IDLE_RETRIES` times) before the run stops with an error naming the
 deadlock.
 
+A preempting policy's run is bounded: it stops with :class:`RunawaySimulation`
+after ``max_preemptions`` preemptions (:data:`MAX_PREEMPTIONS` by default,
+about 0.5 GB of pieces), or after :data:`FRUITLESS_LIMIT` preemptions in a
+row of pieces still paying their restart cost while no job completes (a
+restart cost the policy never lets a job outlast). A finished run's schedule
+is checked by the independent verifier
+(:func:`ddlsched.proofs_checks.verifier.verify`): the status is ``feasible``
+only when the verifier accepts it.
+
 Cost per event is ``O(log n)`` in the number of waiting jobs for the
 policies of :mod:`ddlsched.algorithms.policies` (heaps and per-size buckets), plus
 the mapping of started jobs.
@@ -36,9 +45,18 @@ import numpy as np
 from ddlsched.algorithms.mapping import FreeGPUs
 from ddlsched.algorithms.prediction.view import JobView
 from ddlsched.algorithms.protocol import Policy, check_policy
+from ddlsched.proofs_checks.verifier import verify
 
 from ddlsched.core.alpha import AlphaMinCache, alpha
-from ddlsched.core.model import Instance, Job, Piece, Problem, Schedule, ScheduledJob
+from ddlsched.core.model import (
+    Instance,
+    Job,
+    Piece,
+    Problem,
+    Schedule,
+    ScheduledJob,
+    is_whole,
+)
 from ddlsched.core.params import DEFAULT_RESTART_COST
 from ddlsched.core.result import Result, SolveStatus
 
@@ -50,6 +68,22 @@ SAME_INSTANT_LIMIT = 10_000
 IDLE_RETRIES = 3
 """Passes retried at one instant when the cluster is idle and jobs wait, before
 the run stops as deadlocked (a mapper that refused once may place next time)."""
+
+
+MAX_PREEMPTIONS = 2_000_000
+"""Default cap on the preemptions of one run (``max_preemptions`` of :func:`simulate`):
+each keeps a piece, an event and the verifier's check of it, about 250 bytes in all, so the
+cap holds a run under about 0.5 GB; a policy that preempts every round on an instance
+near the horizon cap (:data:`~ddlsched.core.model.MAX_HORIZON`) asks for billions."""
+
+FRUITLESS_LIMIT = 10_000
+"""Preemptions in a row, with no job completing, of pieces that ended before their
+restart cost was paid, before the run stops: no job makes progress."""
+
+
+class RunawaySimulation(ValueError):
+    """A run that would not end, or not within its limits: more preemptions than
+    ``max_preemptions``, or preemptions that never let a restart finish."""
 
 
 REPORTED_METRICS = (
@@ -123,11 +157,16 @@ class _Simulation:
         policy: Policy,
         restart_cost: float,
         progress: ProgressCallback | None,
+        max_preemptions: int,
     ) -> None:
         self.instance = instance
         self.policy = policy
         self.restart_cost = restart_cost
         self.progress = progress
+        self.max_preemptions = max_preemptions
+        self.preemptions = 0
+        self.fruitless = 0  # preemptions in a row of pieces still restoring
+        self.stale = 0  # completion entries of preempted pieces left in the heap
         self.jobs = instance.jobs
         self.views = {job.id: JobView.of(job) for job in self.jobs}
         self.by_id = {job.id: job for job in self.jobs}
@@ -200,6 +239,7 @@ class _Simulation:
                 tuple(run.pieces) if len(run.pieces) > 1 else None,
             )
             self.policy.on_completion(run.view, self.by_id[job_id].iterations, end)
+            self.fruitless = 0
             acted = True
         return acted
 
@@ -221,15 +261,54 @@ class _Simulation:
         acted = False
         for job_id in self.policy.preempt(now, self.running.keys()):
             run = self.running.pop(job_id)
+            self._count_preemption(now - run.piece_start - run.restart > 0.0, now)
             run.remaining -= max(0.0, now - run.piece_start - run.restart) / run.alpha
             run.busy += len(run.mapping) * (now - run.piece_start)
             run.pieces.append(Piece(run.piece_start, now, run.mapping))
             run.version += 1
+            self._forget_completion()
             self.free.give(run.mapping)
             self.suspended[job_id] = run
             self.policy.on_preempt(run.view, now)
             acted = True
         return acted
+
+    def _forget_completion(self) -> None:
+        """A preempted job's completion entry goes stale; once the stale outnumber the
+        running jobs the heap keeps only the live ones (left to reach the top, the stale
+        entries of long jobs held about 150 bytes per preemption for the whole run)."""
+        self.stale += 1
+        if self.stale > max(1024, len(self.running)):
+            self.completions = [
+                entry
+                for entry in self.completions
+                if entry[2] in self.running and self.running[entry[2]].version == entry[3]
+            ]
+            heapq.heapify(self.completions)
+            self.stale = 0
+
+    def _count_preemption(self, progressed: bool, now: float) -> None:
+        """Count a preemption against the run's limits (:class:`RunawaySimulation`)."""
+        self.preemptions += 1
+        self.fruitless = 0 if progressed else self.fruitless + 1
+        name = self.policy.name
+        if self.preemptions > self.max_preemptions:
+            raise RunawaySimulation(
+                f"max_preemptions: policy {name!r} preempted more than "
+                f"{self.max_preemptions:,} times by t={now:g} s with "
+                f"{len(self.jobs) - len(self.records):,} of {len(self.jobs):,} jobs left "
+                "(each preemption keeps a piece in memory); raise max_preemptions "
+                "(--max-preemptions) or run fewer jobs"
+            )
+        if self.fruitless > FRUITLESS_LIMIT:
+            length = getattr(self.policy, "round_length", None)
+            rounds = f" (rounds of {length:g} s)" if isinstance(length, float) else ""
+            raise RunawaySimulation(
+                f"restart_cost: {self.restart_cost:g} s is more than policy {name!r}{rounds} "
+                f"lets a resumed job run: {FRUITLESS_LIMIT:,} preemptions in a row came "
+                f"before the restart was over and no job completed (t={now:g} s), so no job "
+                f"makes progress; give a restart cost below {'the round' if rounds else 'that'}"
+            )
 
     def _dispatched(self, item: object) -> tuple[JobView, tuple[int, ...], Job]:
         """One ``(job view, mapping)`` pair the policy dispatched, checked: a pair, the
@@ -365,6 +444,8 @@ def simulate(
     progress: ProgressCallback | None = None,
     alpha_min_budget: int = 2_000,
     restart_cost: float | None = None,
+    max_preemptions: int | None = None,
+    check: bool = True,
 ) -> Result:
     """Run ``policy`` on ``instance`` and measure it.
 
@@ -388,25 +469,41 @@ def simulate(
         ``None``: the policy's ``restart_cost`` attribute if it has one that
         is not ``None`` (its reference's value), else
         :data:`~ddlsched.core.params.DEFAULT_RESTART_COST`.
+    max_preemptions
+        The most preemptions the run may make (``None``: :data:`MAX_PREEMPTIONS`);
+        each keeps a piece in memory until the end.
+    check
+        Verify the schedule (:func:`ddlsched.proofs_checks.verifier.verify`) before
+        calling it feasible; ``False`` for a caller that verifies it itself.
 
     Returns
     -------
     Result
         With the schedule (problem A; preempted jobs as pieces) and metrics
-        (see :func:`metrics`). A run interrupted by Ctrl-C returns what
-        completed, status ERROR and a note saying so.
+        (see :func:`metrics`). A schedule the verifier rejects keeps status
+        ERROR, its schedule, and a note naming the first violation. A run
+        interrupted by Ctrl-C returns what completed, status ERROR, no
+        schedule and a note saying so.
 
     Raises
     ------
     TypeError
         If ``policy`` lacks a method of the protocol.
+    RunawaySimulation
+        (a ``ValueError``) If the run preempts more than ``max_preemptions``
+        times, or :data:`FRUITLESS_LIMIT` times in a row pieces still paying
+        their restart cost while no job completes.
     """
     check_policy(policy)
     began = time.perf_counter()
     if restart_cost is None:
         own = getattr(policy, "restart_cost", None)
         restart_cost = DEFAULT_RESTART_COST if own is None else float(own)
-    run = _Simulation(instance, policy, restart_cost, progress)
+    if max_preemptions is None:
+        max_preemptions = MAX_PREEMPTIONS
+    if not is_whole(max_preemptions) or max_preemptions < 0:
+        raise ValueError(f"max_preemptions: must be an integer >= 0, got {max_preemptions!r}")
+    run = _Simulation(instance, policy, restart_cost, progress, int(max_preemptions))
     interrupted = False
     try:
         run.run()
@@ -433,10 +530,12 @@ def simulate(
             ),
             restart_cost=restart_cost,
         )
+        if check:
+            notes = _rejection(instance, schedule)
     return Result(
         method=policy.name,
         problem=Problem.A,
-        status=SolveStatus.ERROR if interrupted else SolveStatus.FEASIBLE,
+        status=SolveStatus.ERROR if interrupted or notes else SolveStatus.FEASIBLE,
         objective=measured["total_completion_time"] if not interrupted else math.nan,
         total_jct=measured["total_jct"] if not interrupted else math.nan,
         best_bound=math.nan,
@@ -445,6 +544,15 @@ def simulate(
         metrics=measured,
         notes=notes,
     )
+
+
+def _rejection(instance: Instance, schedule: Schedule) -> tuple[str, ...]:
+    """A note naming the verifier's first violation of ``schedule``, or none."""
+    violations = verify(instance, schedule).violations
+    if not violations:
+        return ()
+    more = f" (and {len(violations) - 1} more)" if len(violations) > 1 else ""
+    return (f"the verifier rejects the schedule: {violations[0]}{more}",)
 
 
 def metrics(

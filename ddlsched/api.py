@@ -307,10 +307,18 @@ def simulate(
         prints such partial metrics; code that goes on with the result, such
         as a warm start or an upper bound, must not take it for a schedule).
 
+    Returns
+    -------
+    Result
+        Status ``feasible`` when the independent verifier accepts the schedule, else
+        ``error`` with the schedule and a note naming the first violation.
+
     Raises
     ------
     ValueError
-        On an unknown policy, predictor or mapper name.
+        On an unknown policy, predictor or mapper name; a run past its limits
+        (:class:`~ddlsched.algorithms.simulator.RunawaySimulation`: more preemptions than
+        ``params.max_preemptions``, or a restart cost no job outlasts).
     TypeError
         If ``instance`` is not an instance, ``params`` not
         :class:`OnlineParams`, or a policy, predictor or mapper object lacks
@@ -334,13 +342,19 @@ def simulate(
     seed = _seed(seed)
     _switches_and_progress(progress, bound=bound, partial=partial)
     chosen = _chosen_policy(policy, instance, params, seed, predictor, mapper)
-    result = run(instance, chosen, progress, restart_cost=params.restart_cost)
-    if result.status is SolveStatus.ERROR and not partial:
+    result = run(
+        instance,
+        chosen,
+        progress,
+        restart_cost=params.restart_cost,
+        max_preemptions=params.max_preemptions,
+    )
+    if result.schedule is None and not partial:
         # The simulator keeps what completed when Ctrl-C arrives; a caller that goes on
         # (a warm start, an upper bound, a comparison) would go on without it.
         raise KeyboardInterrupt
-    if not bound or result.schedule is None:
-        return result
+    if not bound or result.status is not SolveStatus.FEASIBLE:
+        return result  # a schedule the verifier rejects gets no certified ratio
     from ddlsched.formulations.certify import combinatorial_bound
 
     return dataclasses.replace(result, lower_bound=combinatorial_bound(instance))

@@ -10,10 +10,12 @@ from typing import Any
 from ddlsched.cli.files import check_outputs, output_extension
 from ddlsched.cli.options import (
     EXIT_INTERRUPTED,
+    EXIT_NO,
     EXIT_OK,
     add_json,
     add_online,
     add_seed,
+    big_count,
     new_command,
     non_negative,
 )
@@ -25,6 +27,7 @@ from ddlsched.core.model import InputError
 def add(commands: Any) -> None:
     """Register the command."""
     from ddlsched.algorithms.registry import POLICIES
+    from ddlsched.algorithms.simulator import MAX_PREEMPTIONS
     from ddlsched.core.params import DEFAULT_RESTART_COST, PLACEMENTS, OnlineParams
 
     sim = new_command(commands, "simulate", "replay a real trace with an online policy")
@@ -47,6 +50,12 @@ def add(commands: Any) -> None:
         type=non_negative,
         help="seconds a preempted job restores on resuming (None: the policy's reference "
         f"value: 0 for las-tiresias, else {DEFAULT_RESTART_COST:g})",
+    )
+    sim.add_argument(
+        "--max-preemptions",
+        type=big_count,
+        help="stop a preemptive run with an error past this many preemptions (each keeps a "
+        f"piece in memory; default {MAX_PREEMPTIONS:,}, under 1 GB)",
     )
     sim.add_argument(
         "--placement",
@@ -112,6 +121,7 @@ def run(args: argparse.Namespace) -> int:
                 mapper=args.mapper,
                 restart_cost=args.restart_cost,
                 placement=args.placement,
+                max_preemptions=args.max_preemptions,
             ),
             seed=args.seed,
             progress=progress,
@@ -165,9 +175,12 @@ def run(args: argparse.Namespace) -> int:
         for what, path in (("schedule", args.out), ("figure", args.plot)):
             if path and result.schedule is not None:
                 print(f"{what} written to {path}")
-    if result.status is SolveStatus.ERROR:  # Ctrl-C: the metrics above are partial
+    if result.schedule is None:  # Ctrl-C: the metrics above are partial
         print("ddlsched: interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
+    if result.status is not SolveStatus.FEASIBLE:  # the verifier rejects the schedule
+        print(f"ddlsched: error: {result.notes[0]}", file=sys.stderr)
+        return EXIT_NO
     return EXIT_OK
 
 
@@ -182,8 +195,9 @@ def _interval(args: argparse.Namespace, instance: Any, result: Any) -> tuple[Any
 
     from ddlsched.algorithms.offline import flow_interval
     from ddlsched.algorithms.registry import PREEMPTIVE_POLICIES
+    from ddlsched.core.result import SolveStatus
 
-    if result.schedule is None:
+    if result.status is not SolveStatus.FEASIBLE:  # interrupted, or rejected by the verifier
         return result, None
     preemptive = args.policy in PREEMPTIVE_POLICIES
     if not args.upper_bound:

@@ -189,6 +189,10 @@ class OnlineParams:
     outrun_factor
         The adaptive rule of A-SRPT *(choice)*: a job still running at its
         predicted end has its prediction multiplied by this (default 2).
+    max_preemptions
+        The most preemptions a run may make before it stops with an error (each
+        keeps a piece in memory); ``None`` (default): the simulator's cap,
+        ``ddlsched.algorithms.simulator.MAX_PREEMPTIONS``.
     """
 
     predictor: str = "oracle"
@@ -197,6 +201,7 @@ class OnlineParams:
     restart_cost: float | None = None
     outrun_factor: float = 2.0
     placement: str = "any"
+    max_preemptions: int | None = None
 
     def __post_init__(self) -> None:
         for kind, value in (("predictor", self.predictor), ("mapper", self.mapper)):
@@ -215,6 +220,8 @@ class OnlineParams:
                 f"placement: expected one of {', '.join(PLACEMENTS)}, got {self.placement!r}"
             )
         _number(self.outrun_factor, "outrun_factor", 1, strict=True)
+        if self.max_preemptions is not None:
+            _count(self.max_preemptions, "max_preemptions", 0)
 
     def replace(self, **changes: Any) -> OnlineParams:
         """A copy with ``changes`` applied (validated again)."""

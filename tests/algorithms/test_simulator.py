@@ -391,3 +391,135 @@ def test_progress_is_reported_as_completed_out_of_total() -> None:
     assert calls and all(total == 6 for _, total in calls)
     done = [d for d, _ in calls]
     assert done == sorted(done) and done[-1] <= 6
+
+
+def _long_resumed_past_float_resolution() -> Instance:
+    """One GPU: 'long' (999 iterations of 0.337 s) is preempted at t=1 by 'short'; with a
+    restart cost of 1e12 s it resumes and ends near 1e12 s, where consecutive floats lie
+    1.2e-4 s apart, so no end time gives its pieces exactly 999 iterations of work (the
+    nearest float gives 999.000109, outside the verifier's tolerance)."""
+    cluster = Cluster((1,), 10.0, 1.0)
+    return Instance(
+        cluster, (Job("long", 0.0, 999, 0.3373493975903615, 1), Job("short", 1.0, 1, 1.0, 1))
+    )
+
+
+@pytest.mark.parametrize("name", ["srpt-area", "asrpt-preemptive"])
+def test_a_schedule_the_verifier_rejects_is_not_called_feasible(name: str) -> None:
+    """The simulator's status is ``feasible`` only when the independent verifier accepts
+    the schedule; a rejected one comes back as ``error``, with its schedule (to inspect)
+    and a note naming the verifier's first violation."""
+    from ddlsched.algorithms.registry import build_policy
+    from ddlsched.proofs_checks.verifier import verify
+
+    from ddlsched.core.params import OnlineParams
+    from ddlsched.core.result import SolveStatus
+
+    instance = _long_resumed_past_float_resolution()
+    policy = build_policy(name, instance, OnlineParams(restart_cost=1e12))
+    result = simulate(instance, policy, restart_cost=1e12)
+    assert result.schedule is not None
+    report = verify(instance, result.schedule)
+    assert not report.feasible, "the instance no longer exercises a rejected schedule"
+    assert result.status is SolveStatus.ERROR
+    assert any("the verifier rejects" in note and "'long'" in note for note in result.notes)
+
+
+def test_a_schedule_the_verifier_accepts_is_feasible() -> None:
+    """The same instance at an ordinary restart cost: the verifier accepts, the status is
+    ``feasible`` and no note is added."""
+    from ddlsched.algorithms.registry import build_policy
+    from ddlsched.proofs_checks.verifier import verify
+
+    from ddlsched.core.result import SolveStatus
+
+    instance = _long_resumed_past_float_resolution()
+    result = simulate(instance, build_policy("srpt-area", instance), restart_cost=1.0)
+    assert result.schedule is not None and verify(instance, result.schedule).feasible
+    assert result.status is SolveStatus.FEASIBLE and result.notes == ()
+
+
+def _two_long_jobs_on_one_gpu(duration_iterations: int = 100_000) -> Instance:
+    """Two one-GPU jobs of 100,000 one-second iterations on one GPU, both released at 0:
+    a round-based policy takes turns between them every round."""
+    cluster = Cluster((1,), 10.0, 1.0)
+    return Instance(
+        cluster,
+        tuple(Job(name, 0.0, duration_iterations, 1.0, 1) for name in ("a", "b")),
+    )
+
+
+def test_a_restart_cost_longer_than_gavels_round_stops_naming_cost_policy_and_round() -> None:
+    """Gavel hands the GPU over every 360 s round; with a restart cost of 1000 s every
+    resumed job is preempted before its restart is over, so no job ever progresses. The
+    run stops (a ``ValueError``) with one line naming the restart cost, the policy and
+    its round, instead of preempting forever."""
+    from ddlsched.algorithms.gavel import HeterogeneityAwareRounds
+    from ddlsched.algorithms.simulator import RunawaySimulation
+
+    instance = _two_long_jobs_on_one_gpu()
+    policy = HeterogeneityAwareRounds(instance.cluster)
+    with pytest.raises(RunawaySimulation) as caught:
+        simulate(instance, policy, restart_cost=1000.0)
+    message = str(caught.value)
+    assert message.startswith("restart_cost: 1000 s")
+    assert "'gavel' (rounds of 360 s)" in message and "\n" not in message
+
+
+def test_a_restart_cost_shorter_than_the_round_lets_every_job_finish() -> None:
+    """The same two jobs with a restart cost of 100 s (under the 360 s round): each resumed
+    piece makes progress and both jobs complete, verified."""
+    from ddlsched.algorithms.gavel import HeterogeneityAwareRounds
+
+    from ddlsched.core.result import SolveStatus
+
+    instance = _two_long_jobs_on_one_gpu(2_000)
+    result = simulate(instance, HeterogeneityAwareRounds(instance.cluster), restart_cost=100.0)
+    assert result.status is SolveStatus.FEASIBLE
+    assert result.metrics["jobs_completed"] == 2
+
+
+def _long_job_interrupted_by_short_ones() -> Instance:
+    """One GPU: 'long' (40,000 one-second iterations) from t=0, and 60 jobs of 100 s
+    released every 400 s from t=4,000: LAS and SRPT preempt 'long' (past LAS's first
+    threshold) at each arrival, Gavel at the next round."""
+    cluster = Cluster((1,), 10.0, 1.0)
+    short = tuple(Job(f"s{k}", 4_000.0 + 400.0 * k, 100, 1.0, 1) for k in range(60))
+    return Instance(cluster, (Job("long", 0.0, 40_000, 1.0, 1), *short))
+
+
+@pytest.mark.parametrize("name", ["gavel", "las", "las-tiresias", "srpt-area"])
+def test_a_run_past_its_preemption_cap_stops_in_one_line(name: str) -> None:
+    """A long job preempted by each of 60 short ones (near the horizon cap, such runs
+    preempt billions of times, each preemption keeping a piece in memory). With the cap
+    lowered to 20 through ``OnlineParams.max_preemptions`` the run stops with a
+    ``ValueError`` naming the setting, the cap and the policy; with the cap above what
+    the run needs it completes, verified."""
+    from ddlsched.api import simulate as run
+    from ddlsched.core.params import OnlineParams
+    from ddlsched.core.result import SolveStatus
+
+    instance = _long_job_interrupted_by_short_ones()
+    with pytest.raises(ValueError) as caught:
+        run(instance, name, params=OnlineParams(max_preemptions=20), bound=False)
+    message = str(caught.value)
+    assert message.startswith(f"max_preemptions: policy {name!r} preempted more than 20 ")
+    assert "\n" not in message
+    result = run(instance, name, params=OnlineParams(max_preemptions=10_000), bound=False)
+    assert result.status is SolveStatus.FEASIBLE
+    assert result.metrics["preempted_jobs"] > 0
+
+
+def test_stale_completion_entries_do_not_pile_up_with_preemptions() -> None:
+    """Each preemption leaves its piece's completion entry stale in the event heap; the heap
+    is compacted, so after thousands of preemptions of two jobs it holds a few entries, not
+    one per preemption."""
+    from ddlsched.algorithms.gavel import HeterogeneityAwareRounds
+    from ddlsched.algorithms.simulator import _Simulation
+
+    instance = _two_long_jobs_on_one_gpu(2_000_000)
+    run = _Simulation(instance, HeterogeneityAwareRounds(instance.cluster), 1.0, None, 5_000)
+    with pytest.raises(ValueError, match="max_preemptions"):
+        run.run()
+    assert run.preemptions == 5_001
+    assert len(run.completions) <= 1025
