@@ -20,7 +20,7 @@ deadlock.
 
 A preempting policy's run is bounded: it stops with :class:`RunawaySimulation`
 after ``max_preemptions`` preemptions (:data:`MAX_PREEMPTIONS` by default,
-about 0.5 GB of pieces), or after :data:`FRUITLESS_LIMIT` preemptions in a
+under 1 GB of pieces), or after :data:`FRUITLESS_LIMIT` preemptions in a
 row of pieces still paying their restart cost while no job completes (a
 restart cost the policy never lets a job outlast). A finished run's schedule
 is checked by the independent verifier
@@ -70,11 +70,13 @@ IDLE_RETRIES = 3
 the run stops as deadlocked (a mapper that refused once may place next time)."""
 
 
-MAX_PREEMPTIONS = 2_000_000
-"""Default cap on the preemptions of one run (``max_preemptions`` of :func:`simulate`):
-each keeps a piece, an event and the verifier's check of it, about 250 bytes in all, so the
-cap holds a run under about 0.5 GB; a policy that preempts every round on an instance
-near the horizon cap (:data:`~ddlsched.core.model.MAX_HORIZON`) asks for billions."""
+MAX_PREEMPTIONS = 5_000_000
+"""Default cap on the preemptions of one run (``max_preemptions`` of :func:`simulate`).
+Each keeps a piece in memory, about 180 bytes: a run stopped at the cap holds under
+1 GB, where a policy that preempts every round on an instance near the horizon cap
+(:data:`~ddlsched.core.model.MAX_HORIZON`) asks for billions. A run that completes needs
+about 1 KB per piece for its schedule and the verifier's check (full Philly under
+``gavel``: 1.9 million pieces, 2 GB)."""
 
 FRUITLESS_LIMIT = 10_000
 """Preemptions in a row, with no job completing, of pieces that ended before their

@@ -55,7 +55,7 @@ def add(commands: Any) -> None:
         "--max-preemptions",
         type=big_count,
         help="stop a preemptive run with an error past this many preemptions (each keeps a "
-        f"piece in memory; default {MAX_PREEMPTIONS:,}, under 1 GB)",
+        f"piece in memory: a run stopped at the default {MAX_PREEMPTIONS:,} holds under 1 GB)",
     )
     sim.add_argument(
         "--placement",
