@@ -430,6 +430,7 @@ def simulate_elastic(
     cluster: ElasticCluster | None = None,
     params: ElasticSimParams | None = None,
     limit: int | None = None,
+    progress: ProgressCallback | None = None,
 ) -> ElasticRun:
     """Run an elastic policy on a workload of elastic jobs, round by round, and check the run.
 
@@ -456,6 +457,8 @@ def simulate_elastic(
         restarts, Pollux's settings).
     limit
         Only the first ``limit`` jobs by submission.
+    progress
+        Called as ``progress(completed, total)`` after every round.
 
     Returns
     -------
@@ -487,7 +490,7 @@ def simulate_elastic(
     from ddlsched.experiments.elastic import run_elastic
 
     workload, cluster, params, source = _elastic_inputs(workload, cluster, params, limit)
-    return run_elastic(workload, _elastic_policy(policy), cluster, params, source)
+    return run_elastic(workload, _elastic_policy(policy), cluster, params, source, progress)
 
 
 def compare_elastic(

@@ -81,3 +81,29 @@ def test_a_preemptive_run_past_max_preemptions_is_refused_in_one_line(
     assert err.startswith("ddlsched: error: max_preemptions: policy 'gavel' preempted more ")
     assert "50 times" in err and "--max-preemptions" in err and "\n" not in err
     assert main([*args, "--max-preemptions", "1000"]) == 0
+
+
+def test_an_elastic_run_reports_its_jobs_done_as_it_goes(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``simulate`` on a Pollux workload opens the same progress report as a rigid run
+    (a bar on a terminal, a line every few seconds otherwise) for the jobs of the run, and
+    the simulator feeds it after every round, up to every job done; the report is closed
+    at the end."""
+    import ddlsched.cli.elastic as command
+
+    calls: list[tuple[int, int]] = []
+    opened: list[tuple[int, str]] = []
+    closed: list[bool] = []
+
+    def recording_bar(total: int, label: str, unit: str = "instance") -> tuple[object, object]:
+        opened.append((total, unit))
+        return (lambda done, of: calls.append((done, of))), (lambda: closed.append(True))
+
+    monkeypatch.setattr(command, "progress_bar", recording_bar)
+    args = ["simulate", "--trace", "workload-6.csv", "--servers", "2", "--gpus-per-server"]
+    assert main([*args, "4", "--limit", "4", "--policy", "pollux"]) == 0
+    capsys.readouterr()
+    assert opened == [(4, "job")] and closed == [True]
+    done = [d for d, _ in calls]
+    assert len(calls) > 1 and done == sorted(done) and calls[-1] == (4, 4)

@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import math
 import time as clock
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from numbers import Integral
 from types import MappingProxyType
@@ -400,6 +400,7 @@ def simulate_elastic(
     policy: ElasticPolicy,
     cluster: ElasticCluster | None = None,
     params: ElasticSimParams | None = None,
+    progress: Callable[[int, int], None] | None = None,
 ) -> ElasticResult:
     """Run ``policy`` on ``workload`` round by round until every job is done.
 
@@ -413,6 +414,8 @@ def simulate_elastic(
         Default 16 nodes x 4 GPUs.
     params
         Round length, restart time, safety stop.
+    progress
+        Called as ``progress(completed, total)`` after every round.
 
     Returns
     -------
@@ -453,6 +456,8 @@ def simulate_elastic(
         records.append(_record(now, allocations, active))
         for name in [n for n, r in active.items() if r.completion is not None]:
             completion[name] = active.pop(name).completion  # type: ignore[assignment]
+        if progress is not None:
+            progress(len(completion), len(runs))
         index += 1
     else:
         raise ValueError(f"simulate_elastic: not done after {params.max_rounds} rounds")

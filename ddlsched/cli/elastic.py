@@ -121,6 +121,7 @@ def run(args: argparse.Namespace) -> int:
     the files asked for."""
     from ddlsched.algorithms.elastic import ELASTIC_POLICIES
     from ddlsched.api import simulate_elastic
+    from ddlsched.core.elastic import load_pollux_workload
 
     if args.policy not in ELASTIC_POLICIES:
         raise InputError(
@@ -130,7 +131,15 @@ def run(args: argparse.Namespace) -> int:
     _refuse_others(args, SIMULATE_OPTIONS, f"not available for elastic jobs ({args.trace})")
     _outputs(args, args.out)
     output_extension("--out", args.out, ".json", "the run is written as JSON")
-    done = simulate_elastic(args.trace, args.policy, cluster=_cluster(args), limit=args.limit)
+    jobs = len(load_pollux_workload(args.trace).jobs)  # read again by the run: milliseconds
+    total = min(jobs, args.limit) if args.limit else jobs
+    progress, close = progress_bar(total, args.policy, unit="job")
+    try:
+        done = simulate_elastic(
+            args.trace, args.policy, cluster=_cluster(args), limit=args.limit, progress=progress
+        )
+    finally:
+        close()
     if args.out:
         done.write(args.out)
     if args.plot:

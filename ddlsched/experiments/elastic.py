@@ -294,6 +294,7 @@ def run_elastic(
     cluster: ElasticCluster,
     params: ElasticSimParams,
     source: str | None = None,
+    progress: Callable[[int, int], None] | None = None,
 ) -> ElasticRun:
     """Simulate ``policy`` on ``workload`` (jobs asking more GPUs than one job can hold
     capped, with a warning: :func:`~ddlsched.core.elastic.fit_to_cluster`), check the run
@@ -307,6 +308,8 @@ def run_elastic(
         A fresh policy object.
     source
         Where the workload came from (kept in :meth:`ElasticRun.settings`).
+    progress
+        Called as ``progress(completed, total)`` after every round.
 
     Raises
     ------
@@ -320,7 +323,7 @@ def run_elastic(
     from ddlsched.proofs_checks.elastic import check_elastic
 
     workload = fit_to_cluster(workload, cluster, source or "workload")
-    result = simulate_elastic(workload, policy, cluster, params)
+    result = simulate_elastic(workload, policy, cluster, params, progress)
     bound = elastic_flow_bound(
         workload.jobs, cluster.total_gpus, params.round_length, params.restart_time
     )
