@@ -30,7 +30,14 @@ from collections.abc import Sequence
 from ddlsched.formulations.lower_bounds import best_lower_bound, lower_bounds
 
 from ddlsched.core.model import Instance, Problem
-from ddlsched.core.result import LowerBound, Result, SolveStatus, with_solver_bound
+from ddlsched.core.result import (
+    LowerBound,
+    Result,
+    SolveStatus,
+    fixed_part,
+    gap_closed,
+    with_solver_bound,
+)
 
 
 def combinatorial_bound(instance: Instance, extra: Sequence[LowerBound] = ()) -> LowerBound | None:
@@ -71,8 +78,6 @@ def with_best_bound(
     InadmissibleSchedule
         When the schedule is not one of A (:func:`admitted_schedule`).
     """
-    from ddlsched.formulations.solver import gap_closed
-
     if result.problem is not Problem.A or result.schedule is None:
         return result
     if result.status not in (SolveStatus.OPTIMAL, SolveStatus.FEASIBLE):
@@ -91,7 +96,9 @@ def with_best_bound(
         )
         bound = best.value
     status = result.status
-    if status is SolveStatus.FEASIBLE and gap_closed(result.objective, bound):
+    if status is SolveStatus.FEASIBLE and gap_closed(
+        result.objective, bound, fixed_part(instance)
+    ):
         status = SolveStatus.OPTIMAL
         notes.insert(
             0,
@@ -195,7 +202,6 @@ def pooled_bound_and_schedules(
     from ddlsched.formulations.lower_bounds import BoundInputs, LpSettings, time_indexed_bound
     from ddlsched.formulations.modes import problem_a
     from ddlsched.formulations.outcome import objectives, schedule_from_plan
-    from ddlsched.formulations.solver import gap_closed
     from ddlsched.formulations.timeindexed import improve_order
 
     began = time.perf_counter()
@@ -215,6 +221,7 @@ def pooled_bound_and_schedules(
     order = sorted(range(instance.num_jobs), key=lambda i: (starts[i], inputs.processing[i], i))
 
     best = [math.inf]
+    fixed = fixed_part(instance)
 
     def better(plan: list[tuple[int, int]]) -> None:
         schedule = schedule_from_plan(instance, Problem.A, slotted, plan)
@@ -223,7 +230,7 @@ def pooled_bound_and_schedules(
 
     def done() -> bool:
         """Out of time, or a schedule met the bound (a proof: nothing left to find)."""
-        proven = bound.valid and gap_closed(best[0], bound.value)
+        proven = bound.valid and gap_closed(best[0], bound.value, fixed)
         return proven or time.perf_counter() - began > time_limit
 
     improve_order(slotted, order, iterations, seed, done, better, POOLED_PATIENCE)

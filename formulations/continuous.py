@@ -25,7 +25,7 @@ answer exact by a *bracket*:
   (each job's real interval inside its rounded one) starts every job no later than the
   plan does, by induction over the order;
 - the result is ``optimal`` only when the real objective of that schedule meets the
-  rounded-down bound within :data:`ddlsched.formulations.solver.CLOSED_GAP` (the project's one
+  rounded-down bound within :data:`ddlsched.core.result.CLOSED_GAP` (the project's one
   definition of a closed gap), else ``feasible`` with the certified bound; the scale makes
   the rounding worth about ``n / MAX_UNITS`` of the objective. A mode whose duration is not
   proven (a time-limited mapping MILP) or modes not all enumerated withdraw the bound
@@ -58,6 +58,7 @@ import threading
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
+from fractions import Fraction
 from typing import Any
 
 from ddlsched.formulations.cpsat import (
@@ -72,7 +73,7 @@ from ddlsched.formulations.timeindexed import SlottedProblem, sorted_within_clas
 
 from ddlsched.core.model import Instance, Problem, Schedule, ScheduledJob
 from ddlsched.core.params import ExactParams
-from ddlsched.core.result import ExactFacts, Result, SolveStatus
+from ddlsched.core.result import ExactFacts, Result, SolveStatus, fixed_part, gap_closed
 
 METHOD = "cpsat-continuous"
 """The method's name in :data:`ddlsched.formulations.registry.EXACT_METHODS` and in results."""
@@ -80,7 +81,7 @@ METHOD = "cpsat-continuous"
 MAX_UNITS = 1e9
 """Most time units of a model's horizon: CP-SAT's integers stay far from overflow (objective
 terms up to about 1e9 times the integer weights), and the rounding costs about ``n / 1e9`` of
-the objective, well inside :data:`ddlsched.formulations.solver.CLOSED_GAP`."""
+the objective, well inside :data:`ddlsched.core.result.CLOSED_GAP`."""
 
 Plan = list[tuple[int, int]]  # (mode, start in units) per job
 
@@ -152,17 +153,29 @@ def covering_seconds(slotted: SlottedProblem, releases: Sequence[float]) -> floa
     return max(releases) + longest
 
 
+def units_since(seconds: float, origin: float, scale: float) -> int:
+    """``floor((seconds - origin) * scale)``, exact: a difference of two doubles rounds,
+    and rounded up across a whole unit it would make the model a job's release later than
+    the instance's."""
+    return math.floor((Fraction(seconds) - Fraction(origin)) * Fraction(scale))
+
+
 def relaxed_units(
     slotted: SlottedProblem,
     releases: Sequence[float],
     scale: float,
     weights: list[int],
     anchors: tuple[int, ...],
+    origin: float = 0.0,
 ) -> Units:
-    """The rounded-DOWN problem on ``scale`` (module docstring): a relaxation of the
-    instance, so its optimum divided by the scale bounds the real one from below."""
+    """The rounded-DOWN problem on ``scale`` with time 0 at ``origin`` (module docstring):
+    a relaxation of the instance, so its optimum divided by the scale, plus ``origin``
+    times the weights, bounds the real one from below. :func:`prepare` takes the earliest
+    release as ``origin`` when that makes the unit finer: no schedule starts before it, so
+    the units then cover only the time a schedule controls (releases all shifted by 1e7 s
+    left a unit of 1/64 s, too coarse to prove anything)."""
     return Units(
-        [math.floor(r * scale) for r in releases],
+        [units_since(r, origin, scale) for r in releases],
         [[math.floor(mode.duration * scale) for mode in job.modes] for job in slotted.jobs],
         [[mode.usage for mode in job.modes] for job in slotted.jobs],
         slotted.capacities,
@@ -499,6 +512,7 @@ class _Prepared:
     units: Units
     incumbent: list[tuple[int, float]]
     hint: Plan
+    origin: float = 0.0
 
 
 def prepare(
@@ -518,15 +532,19 @@ def prepare(
     weights = _integer_weights([j.id for j in slotted.jobs], [j.weight for j in slotted.jobs])
     usable = problem is Problem.A and not slotted.unenumerated
     anchors = choose_anchors(slotted) if usable else ()
-    scale = choose_scale(covering_seconds(slotted, releases), max_units)
-    units = relaxed_units(slotted, releases, scale, weights, anchors)
+    cover = covering_seconds(slotted, releases)
+    origin = min(releases)
+    scale = choose_scale(cover - origin, max_units)
+    if scale == choose_scale(cover, max_units):
+        origin = 0.0  # the same unit: the model as on the clock (CP-SAT's search differs)
+    units = relaxed_units(slotted, releases, scale, weights, anchors, origin)
     incumbent = list_schedules(slotted, releases)
     given = None if warm_start is None else plan_of_schedule(instance, slotted, warm_start)
     if given is not None and weighted_total(slotted, given) < weighted_total(slotted, incumbent):
         incumbent = given
-    on_units = [(m, math.floor(start * scale)) for m, start in incumbent]
+    on_units = [(m, units_since(start, origin, scale)) for m, start in incumbent]
     hint = relabel_for_anchor(slotted, on_units, anchors)
-    return _Prepared(slotted, releases, scale, units, incumbent, hint)
+    return _Prepared(slotted, releases, scale, units, incumbent, hint, origin)
 
 
 def _run_child(task: _Task, cancel: threading.Event | None, last: list[Plan]) -> _Answer:
@@ -580,7 +598,7 @@ def solve_continuous(
         dropped,
         pairs,
         hint if valid else None,
-        params.replace(mip_gap=params.mip_gap / 2),  # room for the rounding in the bracket
+        params.replace(mip_gap=model_gap(units, params.mip_gap / 2)),  # room for rounding
         seed,
         ends,
     )
@@ -591,10 +609,27 @@ def solve_continuous(
     return with_best_bound(result, instance)
 
 
-def _bound_seconds(units: Units, slotted: SlottedProblem, scale: float, bound: float) -> float:
-    """CP-SAT's bound on the model (units times integer weights) in seconds times weights."""
-    weights = math.fsum(job.weight for job in slotted.jobs)
-    return bound * weights / (scale * sum(units.weights))
+def model_gap(units: Units, gap: float) -> float:
+    """CP-SAT's relative gap limit for a gap of ``gap`` on the part of the objective a
+    schedule controls (:func:`ddlsched.core.result.gap_closed`): CP-SAT measures its gap
+    against the whole objective, releases included (as HiGHS does,
+    :func:`ddlsched.formulations.solver.highs_gaps`)."""
+    rows = zip(units.weights, units.releases, units.durations, strict=True)
+    fixed = floor = 0
+    for weight, release, durations in rows:
+        fixed += weight * release
+        floor += weight * min(durations)
+    if fixed <= 0:
+        return gap
+    return gap * floor / (floor + fixed)
+
+
+def _bound_seconds(prepared: _Prepared, bound: float) -> float:
+    """CP-SAT's bound on the model (units times integer weights, from the origin) in
+    seconds times weights."""
+    weights = math.fsum(job.weight for job in prepared.slotted.jobs)
+    shifted = bound * weights / (prepared.scale * sum(prepared.units.weights))
+    return shifted + prepared.origin * weights
 
 
 def _result(
@@ -610,7 +645,6 @@ def _result(
     (CP-SAT's, else the last it reported), the rounded-down bound in seconds, ``optimal``
     only when the two meet (the bracket of the module docstring)."""
     from ddlsched.formulations.outcome import honest_status, objectives
-    from ddlsched.formulations.solver import gap_closed
 
     slotted, releases = prepared.slotted, prepared.releases
     notes = [f"CP-SAT in continuous time ({prepared.scale:g} units per second): {answer.status}"]
@@ -621,7 +655,7 @@ def _result(
     real = min(candidates, key=lambda p: weighted_total(slotted, p))
     bound = math.nan
     if answer.plan is not None:
-        bound = _bound_seconds(prepared.units, slotted, prepared.scale, answer.bound)
+        bound = _bound_seconds(prepared, answer.bound)
     failed = answer.status.startswith("ERROR") or answer.status == "INFEASIBLE"
     status = SolveStatus.ERROR if failed else SolveStatus.FEASIBLE
     if plan is None:
@@ -631,7 +665,7 @@ def _result(
     )
     schedule = to_schedule(instance, problem, slotted, real)
     objective, total_jct = objectives(instance, schedule)
-    closed = status is SolveStatus.FEASIBLE and gap_closed(objective, bound)
+    closed = status is SolveStatus.FEASIBLE and gap_closed(objective, bound, fixed_part(instance))
     if closed:
         status = SolveStatus.OPTIMAL
         notes.insert(0, "optimal: the schedule's real objective meets the rounded-down bound")

@@ -68,7 +68,7 @@ from ddlsched.formulations.timeindexed import SlottedProblem, sorted_within_clas
 
 from ddlsched.core.model import Instance, Problem, Schedule
 from ddlsched.core.params import ExactParams
-from ddlsched.core.result import ExactFacts, Result, SolveStatus
+from ddlsched.core.result import ExactFacts, Result, SolveStatus, settled_status
 
 
 def _integer_weights(ids: Sequence[str], weights: Sequence[float]) -> list[int]:
@@ -419,6 +419,8 @@ def _result(
     schedule = schedule_of(plan)
     status, bound, caveats = honest_status(status, bound, exact, unproven, unenumerated)
     objective, total_jct = objectives(instance, schedule)
+    status, unsettled = settled_status(status, objective, total_jct, bound)
+    caveats += unsettled
     return Result(
         method="cpsat",
         problem=problem,

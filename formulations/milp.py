@@ -52,7 +52,7 @@ from ddlsched.formulations.timeindexed import (
 
 from ddlsched.core.model import Instance, Problem, Schedule
 from ddlsched.core.params import ExactParams
-from ddlsched.core.result import ExactFacts, Result, SolveStatus
+from ddlsched.core.result import ExactFacts, Result, SolveStatus, settled_status
 
 TIME_INDEXED_HIGHS_OPTIONS: dict[str, object] = {"presolve": "off"}
 """HiGHS options for the time-indexed models of A and A1. HiGHS's presolve spent most of
@@ -160,7 +160,16 @@ def solve_built(
         hooks: MipHooks | None = _exchange(built, stop_at)
     else:
         hooks = None if stop_at is None else MipHooks(variables=(), stop_at=stop_at)
-    outcome = solve_model(built.model, options, warm_start=warm, highs_options=extra, hooks=hooks)
+    fixed, floor = _fixed_and_floor(built)
+    outcome = solve_model(
+        built.model,
+        options,
+        warm_start=warm,
+        highs_options=extra,
+        hooks=hooks,
+        fixed=fixed,
+        floor=floor,
+    )
     notes: list[str] = []
     schedule = None
     if outcome.has_solution:
@@ -185,6 +194,8 @@ def solve_built(
     )
     notes += caveats
     objective, total_jct = objectives(built.instance, schedule)
+    status, unsettled = settled_status(status, objective, total_jct, bound)
+    notes += unsettled
     return Result(
         method="milp",
         problem=built.problem,
@@ -209,6 +220,21 @@ def solve_built(
         ).as_dict(),
         notes=(*notes, f"HiGHS: {outcome.message}"),
     )
+
+
+def _fixed_and_floor(built: BuiltModel) -> tuple[float, float]:
+    """The part of the model's objective no solution changes (each job's weight times its
+    release, as the model reads it) and a lower bound on the rest (each job's weight times
+    its shortest mode), against which the solver judges its gap."""
+    if built.single is not None:
+        single = built.single
+        weighted = zip(single.weights, single.release_slots, strict=True)
+        return single.delta * math.fsum(w * e for w, e in weighted), 0.0
+    slotted = built.slotted
+    assert slotted is not None  # built models hold one of the two
+    fixed = slotted.slot * math.fsum(job.weight * job.release_slot for job in slotted.jobs)
+    floor = slotted.slot * math.fsum(job.weight * job.min_slots for job in slotted.jobs)
+    return fixed, floor
 
 
 def _exchange(built: BuiltModel, stop_at: float | None) -> MipHooks:

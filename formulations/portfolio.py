@@ -62,7 +62,15 @@ from ddlsched.formulations.isolation import Cancelled
 
 from ddlsched.core.model import Instance, Problem, Schedule
 from ddlsched.core.params import ExactParams
-from ddlsched.core.result import ExactFacts, LowerBound, Result, SolveStatus, with_solver_bound
+from ddlsched.core.result import (
+    ExactFacts,
+    LowerBound,
+    Result,
+    SolveStatus,
+    fixed_part,
+    gap_closed,
+    with_solver_bound,
+)
 
 if TYPE_CHECKING:
     from ddlsched.formulations.prepared import ModelTooLarge
@@ -517,6 +525,7 @@ class _Watch:
         problem: Problem = Problem.A,
     ) -> None:
         self.instance = instance
+        self.fixed = fixed_part(instance)
         self.problem = problem
         self.cancel = cancel
         self.lock = threading.Lock()
@@ -593,12 +602,10 @@ class _Watch:
                 self._check()
 
     def _check(self) -> None:
-        from ddlsched.formulations.solver import gap_closed
-
         if self.proof is not None or self.best is None or not self.bounds:
             return
         best = max(self.bounds, key=lambda b: b.value)
-        if gap_closed(self.objective, best.value):
+        if gap_closed(self.objective, best.value, self.fixed):
             self.proof = (self.best[0], self.best[1], best)
             self.cancel.set()
 
@@ -664,7 +671,6 @@ def _with_watched_schedule(result: Result, instance: Instance, watch: _Watch) ->
     bound's search) when that beats the backends' own, status ``feasible`` until a bound
     meets it (:func:`ddlsched.formulations.certify.with_best_bound`)."""
     from ddlsched.formulations.outcome import objectives
-    from ddlsched.formulations.solver import gap_closed
 
     if watch.refused:
         result = dataclasses.replace(result, notes=(*result.notes, *watch.refusal_notes()))
@@ -672,7 +678,8 @@ def _with_watched_schedule(result: Result, instance: Instance, watch: _Watch) ->
         return result
     schedule, source = watch.best
     if math.isfinite(result.objective) and (
-        watch.objective >= result.objective or gap_closed(result.objective, watch.objective)
+        watch.objective >= result.objective
+        or gap_closed(result.objective, watch.objective, fixed_part(instance))
     ):
         return result
     objective, total_jct = objectives(instance, schedule)
@@ -732,8 +739,6 @@ def _combine(
     wall: float,
 ) -> Result:
     """One result from the backends' outcomes (the module docstring's rules)."""
-    from ddlsched.formulations.solver import gap_closed
-
     results = {name: r for name, r in outcomes.items() if isinstance(r, Result)}
     errors = {name: e for name, e in outcomes.items() if not isinstance(e, Result)}
     if not results:
@@ -754,7 +759,7 @@ def _combine(
         if with_schedule:
             chosen = min(with_schedule, key=lambda r: r.objective)
             status = SolveStatus.FEASIBLE
-            if gap_closed(chosen.objective, bound):
+            if gap_closed(chosen.objective, bound, chosen.objective - chosen.total_jct):
                 status = SolveStatus.OPTIMAL
                 notes.insert(0, "optimal, proven jointly: the best bound meets the best schedule")
         else:

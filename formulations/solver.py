@@ -25,7 +25,7 @@ from pyomo.contrib.appsi.base import TerminationCondition
 from pyomo.contrib.appsi.solvers.highs import Highs
 
 from ddlsched.core.params import ExactParams
-from ddlsched.core.result import SolveStatus
+from ddlsched.core.result import SolveStatus, gap_closed
 
 
 @dataclass(frozen=True)
@@ -109,6 +109,8 @@ def solve_model(
     warm_start: bool = False,
     highs_options: dict[str, object] | None = None,
     hooks: MipHooks | None = None,
+    fixed: float = 0.0,
+    floor: float = 0.0,
 ) -> SolveOutcome:
     """Solve ``model`` with HiGHS and load the solution if there is one.
 
@@ -127,15 +129,23 @@ def solve_model(
     hooks
         Incumbents out, solutions in and a hard stop while HiGHS runs
         (:class:`MipHooks`).
+    fixed
+        The part of the objective no solution changes (``sum_i w_i r_i`` of a
+        scheduling model): the gap is judged on the rest
+        (:func:`ddlsched.core.result.gap_closed`), and so are HiGHS's own gaps
+        (:func:`highs_gaps`).
+    floor
+        A lower bound on the rest, ``objective - fixed`` (0 when none is known).
     """
     solver = Highs()
     solver.config.load_solution = False
     solver.config.stream_solver = options.verbose
     solver.config.warmstart = warm_start
-    solver.config.mip_gap = options.mip_gap
+    relative, absolute = highs_gaps(options.mip_gap, fixed, floor)
+    solver.config.mip_gap = relative
     if options.time_limit is not None:
         solver.config.time_limit = options.time_limit
-    translated: dict[str, object] = {"random_seed": 0}
+    translated: dict[str, object] = {"random_seed": 0, "mip_abs_gap": absolute}
     if options.threads is not None:
         translated["threads"] = options.threads
         # HiGHS keeps one thread scheduler per process, sized by the first solve that runs;
@@ -172,7 +182,7 @@ def solve_model(
         # unknown and gives no incumbent: read it from HiGHS itself.
         condition = TerminationCondition.maxTimeLimit
         objective, bound = _read_interrupted(solver)
-    if condition == TerminationCondition.optimal and gap_closed(objective, bound):
+    if condition == TerminationCondition.optimal and gap_closed(objective, bound, fixed):
         status = SolveStatus.OPTIMAL
     elif condition == TerminationCondition.optimal:  # stopped at a gap of mip_gap
         status = SolveStatus.FEASIBLE
@@ -187,18 +197,23 @@ def solve_model(
     return SolveOutcome(status, objective, bound, runtime, condition.name)
 
 
-CLOSED_GAP = 1e-6
-"""The gap that counts as closed: ``objective - bound <= CLOSED_GAP * max(1, |objective|)``
-(HiGHS's default relative and absolute MIP gaps, and so what its proofs leave at the default
-``mip_gap``). A solve stopped at a larger ``mip_gap`` is ``feasible``, not ``optimal``."""
+def highs_gaps(mip_gap: float, fixed: float, floor: float) -> tuple[float, float]:
+    """HiGHS's relative and absolute MIP gaps for a gap of ``mip_gap`` on ``objective -
+    fixed``, given ``floor <= objective - fixed``.
 
-
-def gap_closed(objective: float, bound: float) -> bool:
-    """Whether ``bound`` proves ``objective`` optimal (:data:`CLOSED_GAP`; false on ``nan``).
-
-    Relative for objectives above 1 and absolute below, as HiGHS measures its gap.
+    HiGHS stops when ``objective - bound`` is within ``mip_rel_gap * |objective|`` or
+    ``mip_abs_gap``. Both are set so that either stop leaves at most ``mip_gap *
+    (objective - fixed)``: the absolute gap is ``mip_gap * floor`` (its default, 1e-6,
+    would close every gap of a model whose objective is below 1e-6), and the relative one
+    ``mip_gap * floor / (floor + fixed)``, which is at most ``mip_gap (objective -
+    fixed) / objective`` whenever ``objective >= floor + fixed``. Without a floor and
+    with releases, both are 0: HiGHS then stops only when its bound meets its incumbent.
     """
-    return objective - bound <= CLOSED_GAP * max(1.0, abs(objective)) * (1 + 1e-9)
+    if fixed <= 0:
+        return mip_gap, mip_gap * floor
+    if floor <= 0:
+        return 0.0, 0.0
+    return mip_gap * floor / (floor + fixed), mip_gap * floor
 
 
 _FEASIBLE_SOLUTION = 2  # HiGHS's kSolutionStatusFeasible

@@ -1,4 +1,4 @@
-"""``Result``: its one-line repr and its gap."""
+"""``Result``: its one-line repr, its gap and the contradictions it refuses."""
 
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ def test_repr_is_one_short_line_with_what_a_reader_checks_first() -> None:
     gap and time; never the schedule (a 1.7k-character dump before)."""
     shown = repr(_result(200.0, 150.0, SolveStatus.FEASIBLE))
     assert shown == (
-        "Result('cpsat', problem A, feasible, objective=200, bound=150, gap=25.00%, 1.23 s)"
+        "Result('cpsat', problem A, feasible, objective=200, bound=150, gap=25.13%, 1.23 s)"
     )
     assert "\n" not in shown and len(shown) < 120
 
@@ -30,9 +30,12 @@ def test_repr_leaves_out_an_unknown_bound_and_gap() -> None:
     assert "bound" not in shown and "gap" not in shown and "objective=200" in shown
 
 
-def test_gap_is_relative_to_the_objective_and_never_negative() -> None:
-    """(objective - bound) / objective; a bound above the objective (rounding) gives 0."""
-    assert _result(200.0, 150.0, SolveStatus.FEASIBLE).gap == 0.25
+def test_gap_is_relative_to_the_flow_time_and_never_negative() -> None:
+    """(objective - bound) / total flow time; a bound above the objective (rounding) gives
+    0. With releases of 1e7 s the gap of a schedule 50 s above its bound on a flow time
+    of 100 s is 0.5, not 5e-6."""
+    assert _result(200.0, 150.0, SolveStatus.FEASIBLE).gap == 50.0 / 199.0
+    assert _released(100.0, 1e7, 1e7 + 50.0, SolveStatus.FEASIBLE).gap == 0.5
     assert _result(200.0, 200.0000001, SolveStatus.OPTIMAL).gap == 0.0
     assert math.isnan(_result(math.nan, 150.0, SolveStatus.ERROR).gap)
 
@@ -127,19 +130,52 @@ def test_an_objective_below_its_bound_by_less_than_a_millionth_is_rounding(
     assert result.contradiction() is None
 
 
-@pytest.mark.parametrize(("excess", "refused"), [(1.2e-6, True), (0.8e-6, False)])
-@pytest.mark.parametrize("objective", [0.5, 1e-3, 0.0])
-def test_below_one_the_tolerance_is_a_millionth_absolute(
-    objective: float, excess: float, refused: bool
+def _released(flow: float, releases: float, bound: float, status: SolveStatus) -> Result:
+    """A result whose schedule has total flow time ``flow`` and ``sum w r = releases``."""
+    return Result("exact", Problem.A, status, releases + flow, flow, bound, 1.0, None)
+
+
+@pytest.mark.parametrize("flow", [1e-8, 1e-3, 0.5, 100.0, 1e6])
+@pytest.mark.parametrize("releases", [0.0, 1e3, 1e7, 1e10])
+def test_the_tolerance_is_relative_to_the_flow_time_at_every_scale(
+    flow: float, releases: float
 ) -> None:
-    """Below 1 the tolerance is 1e-6 absolute, not relative: a bound 1.2e-6 above an
-    objective of 0.5, 1e-3 or 0 contradicts it, one 0.8e-6 above does not. Prevents:
-    a purely relative tolerance (0.8e-6 above 1e-3 refused) or a looser one."""
-    if refused:
-        with pytest.raises(ContradictionError):
-            _bounded(objective, objective + excess, False)
-    else:
-        assert _bounded(objective, objective + excess, False).contradiction() is None
+    """A bound above the objective by 2e-6 of the total flow time (plus twice the rounding
+    of times near the releases, 1e-9 of them) contradicts it, one 0.5e-6 of it above does
+    not: for flow times from 1e-8 s to 1e6 s and releases up to 1e10 s. Prevents: the
+    tolerance measured on ``sum w C`` (releases of 1e7 s hid a bound 10 s above the
+    objective of a schedule whose flow time was 100 s) or absolute below 1 (hid any bound
+    above an objective of jobs of 1e-8 s)."""
+    rounding = 1e-9 * (releases + flow)
+    with pytest.raises(ContradictionError, match="a contradiction"):
+        _released(
+            flow, releases, releases + flow + 2e-6 * flow + 2 * rounding, SolveStatus.FEASIBLE
+        )
+    close = _released(flow, releases, releases + flow + 0.5e-6 * flow, SolveStatus.FEASIBLE)
+    assert close.contradiction() is None
+
+
+@pytest.mark.parametrize("flow", [1e-8, 1.0, 100.0])
+@pytest.mark.parametrize("releases", [0.0, 1e7, 1e10])
+def test_optimal_needs_a_gap_closed_on_the_flow_time(flow: float, releases: float) -> None:
+    """``optimal`` beside a bound 1e-5 of the flow time below the objective is a
+    contradiction, beside one 1e-7 of it below is not; ``settled_status`` turns the first
+    into ``feasible`` with a note. The gap is that share of the flow time whatever the
+    releases. Prevents: ``optimal`` judged on ``sum w C`` (16% above the optimum passed as
+    optimal with releases of 1e7 s) or with an absolute floor (any schedule of 1e-8 s
+    jobs)."""
+    from ddlsched.core.result import settled_status
+
+    total = releases + flow
+    loose, tight = total - 1e-5 * flow, total - 1e-7 * flow
+    if total - loose > 0:  # the bound is representable apart from the objective
+        with pytest.raises(ContradictionError, match="optimal, yet"):
+            _released(flow, releases, loose, SolveStatus.OPTIMAL)
+        status, notes = settled_status(SolveStatus.OPTIMAL, total, flow, loose)
+        assert status is SolveStatus.FEASIBLE and "not proven" in notes[0]
+        assert _released(flow, releases, loose, SolveStatus.FEASIBLE).gap >= 0.9e-5
+    assert _released(flow, releases, tight, SolveStatus.OPTIMAL).contradiction() is None
+    assert settled_status(SolveStatus.OPTIMAL, total, flow, tight) == (SolveStatus.OPTIMAL, ())
 
 
 def test_exact_facts_name_every_fact_once_and_default_to_nothing_proven() -> None:

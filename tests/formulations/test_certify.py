@@ -190,7 +190,7 @@ def test_deterministic_stop_is_optimal_only_when_the_bound_meets_it() -> None:
     else ``feasible`` with the bound below it; the best bound is at least the
     combinatorial one; the schedule verifies. Catches: a status upgraded without the gap
     closed (planted: ``gap_closed`` dropped from ``with_best_bound``)."""
-    from ddlsched.formulations.solver import gap_closed
+    from ddlsched.core.result import fixed_part, gap_closed
 
     limit = ExactParams(time_limit=600, deterministic_limit=0.02)
     for load in (None, 1.0):
@@ -199,9 +199,9 @@ def test_deterministic_stop_is_optimal_only_when_the_bound_meets_it() -> None:
         assert result.schedule is not None and verify(instance, result.schedule).feasible
         fast = combinatorial_bound(instance)
         assert fast is not None and result.best_bound >= fast.value
-        assert result.proven_optimal == gap_closed(result.objective, result.best_bound) or (
-            "CP-SAT: OPTIMAL" in result.notes
-        )
+        assert result.proven_optimal == gap_closed(
+            result.objective, result.best_bound, fixed_part(instance)
+        ) or ("CP-SAT: OPTIMAL" in result.notes)
         if not result.proven_optimal:
             assert result.best_bound < result.objective
 

@@ -65,7 +65,7 @@ def test_the_portfolio_watch_takes_no_proof_from_an_invalid_bound() -> None:
     from ddlsched.formulations.portfolio import _Watch
 
     cancel = threading.Event()
-    watch = _Watch(SimpleNamespace(), cancel, None)
+    watch = _Watch(SimpleNamespace(jobs=()), cancel, None)
     watch.best, watch.objective = (object(), "cpsat"), 100.0  # type: ignore[assignment]
     watch.bound(LowerBound(100.0, "lp", False))
     assert not cancel.is_set() and watch.proof is None and watch.bounds == []
@@ -81,7 +81,7 @@ def test_the_portfolio_watch_proves_with_its_strongest_bound() -> None:
     from ddlsched.formulations.portfolio import _Watch
 
     cancel = threading.Event()
-    watch = _Watch(SimpleNamespace(), cancel, None)
+    watch = _Watch(SimpleNamespace(jobs=()), cancel, None)
     watch.best, watch.objective = (object(), "cpsat"), 100.0  # type: ignore[assignment]
     watch.bound(LowerBound(1.0, "combinatorial", True))
     assert not cancel.is_set() and watch.proof is None

@@ -126,23 +126,27 @@ def test_without_a_proof_the_portfolio_says_feasible() -> None:
 
 
 @pytest.mark.parametrize(
-    ("objective", "bound", "proven"),
+    ("objective", "flow", "bound", "proven"),
     [
-        (1e7, 1e7 - 5.0, True),  # relative gap 5e-7: closed, though 5 apart
-        (1e7, 1e7 - 50.0, False),  # relative gap 5e-6: open
-        (0.5, 0.5 - 8e-7, True),  # below 1 the gap is absolute: 8e-7 is closed
-        (1e-3, 1e-3 - 5e-6, False),  # absolute 5e-6: open
+        (1e7 + 100.0, 100.0, 1e7 + 100.0 - 5e-5, True),  # 5e-7 of the flow time: closed
+        (1e7 + 100.0, 100.0, 1e7 + 95.0, False),  # 5e-7 of sum w C, 0.05 of the flow: open
+        (0.5, 0.5, 0.5 - 4e-7, True),  # 8e-7 relative: closed
+        (0.5, 0.5, 0.5 - 8e-7, False),  # 1.6e-6 relative, no absolute floor: open
+        (1e-8, 1e-8, 1e-8 - 1e-15, True),
+        (1e-8, 1e-8, 1e-8 - 1e-13, False),  # 1e-5 relative on jobs of 1e-8 s: open
     ],
 )
-def test_the_joint_proof_gap_is_relative_above_one_absolute_below(
-    objective: float, bound: float, proven: bool
+def test_the_joint_proof_gap_is_relative_to_the_flow_time(
+    objective: float, flow: float, bound: float, proven: bool
 ) -> None:
-    """The joint proof needs the gap closed as HiGHS measures it: ``1e-6`` of the objective
-    above 1, ``1e-6`` absolute below. Catches: an absolute test (a gap of 5 on 1e7 refused),
-    a purely relative one (8e-7 on 0.5 refused), or the caller's ``mip_gap`` used instead."""
-    milp = _with_schedule(_result("milp", SolveStatus.FEASIBLE, objective, bound))
-    cpsat = _with_schedule(_result("cpsat", SolveStatus.FEASIBLE, objective, math.nan))
-    combined = _combine({"milp": milp, "cpsat": cpsat}, [], 2.0)
+    """The joint proof needs the gap closed on the part of the objective a schedule
+    controls: ``1e-6`` of the total flow time, whatever the releases and the scale.
+    Catches: the gap judged on ``sum w C`` (releases of 1e7 s close a gap of 5 on a flow
+    time of 100), an absolute floor (every gap of jobs of 1e-8 s closed), or the caller's
+    ``mip_gap`` used instead."""
+    milp = Result("milp", Problem.A, SolveStatus.FEASIBLE, objective, flow, bound, 1.0)
+    cpsat = Result("cpsat", Problem.A, SolveStatus.FEASIBLE, objective, flow, math.nan, 1.0)
+    combined = _combine({"milp": _with_schedule(milp), "cpsat": _with_schedule(cpsat)}, [], 2.0)
     assert combined.proven_optimal is proven
 
 

@@ -29,7 +29,6 @@ from ddlsched.formulations.portfolio import (
     _with_watched_schedule,
     solve_exact,
 )
-from ddlsched.formulations.solver import gap_closed
 from ddlsched.proofs_checks.verifier import verify
 
 from ddlsched.core.model import (
@@ -43,7 +42,7 @@ from ddlsched.core.model import (
     ScheduledJob,
 )
 from ddlsched.core.params import ExactParams
-from ddlsched.core.result import LowerBound, Result, SolveStatus
+from ddlsched.core.result import LowerBound, Result, SolveStatus, fixed_part, gap_closed
 
 SHAPES = (
     ((0.5, 1), (0.0, 3)),  # SRPT preempts the long job for the short one: 5.5 < A's 6
@@ -379,7 +378,8 @@ def test_an_unproven_race_returns_the_better_of_the_watched_and_the_backends(
     pairs = 0
     for watched, backends_own in itertools.permutations(schedules, 2):
         mine, theirs = objectives(instance, watched)[0], objectives(instance, backends_own)[0]
-        if gap_closed(mine, theirs) and gap_closed(theirs, mine):
+        fixed = fixed_part(instance)
+        if gap_closed(mine, theirs, fixed) and gap_closed(theirs, mine, fixed):
             continue  # a tie: either is right
         backends = _backend(Problem.A, SolveStatus.FEASIBLE, instance, backends_own)
         watch = _Watch(instance, threading.Event(), None)
