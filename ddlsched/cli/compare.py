@@ -191,18 +191,13 @@ def _print(config: Any, summary: dict[str, Any]) -> None:
 
     last_seed = config.seed + summary["instances"] - 1
     stopped = " - interrupted" if summary["interrupted"] else ""
-    kind, arrivals = (
-        (
-            f"samples of {config.from_trace}",
-            config.arrivals
-            + (", as recorded" if config.load is None else f" at load {config.load}"),
-        )
-        if config.from_trace
-        else (
-            "exact-friendly instances",
-            "all released at 0" if config.load is None else f"load {config.load}",
-        )
-    )
+    at_load = f"load {config.load}"
+    if config.from_trace:
+        recorded = ", as recorded" if config.load is None else f" at {at_load}"
+        kind, arrivals = f"samples of {config.from_trace}", f"{config.arrivals}{recorded}"
+    else:
+        released = "all released at 0" if config.load is None else at_load
+        kind, arrivals = "exact-friendly instances", released
     print(
         f"{summary['instances']} {kind} ({config.jobs} jobs, {config.servers} x "
         f"{config.gpus_per_server} GPUs{types_text(config.generator().cluster())}, "
