@@ -61,6 +61,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
+import numpy as np
 from ddlsched.formulations.cpsat import (
     _Answer,
     _integer_weights,
@@ -68,7 +69,7 @@ from ddlsched.formulations.cpsat import (
     _status,
     isolated_answer,
 )
-from ddlsched.formulations.isolation import report
+from ddlsched.formulations.isolation import Cancelled, report
 from ddlsched.formulations.timeindexed import SlottedProblem, sorted_within_classes, tie_groups
 
 from ddlsched.core.model import Instance, Problem, Schedule, ScheduledJob
@@ -185,69 +186,77 @@ def relaxed_units(
     )
 
 
-def _load_fits(
-    placed: Sequence[tuple[float, float, tuple[int, ...]]],
-    capacities: Sequence[int],
-    usage: tuple[int, ...],
-    moment: float,
-) -> bool:
-    """Whether ``usage`` fits beside the placed jobs running at ``moment`` (a job ending at
-    ``moment`` has freed its GPUs)."""
-    load = list(usage)
-    for start, end, use in placed:
-        if start <= moment < end:
-            load = [a + b for a, b in zip(load, use, strict=True)]
-    return all(a <= c for a, c in zip(load, capacities, strict=True))
-
-
-def earliest_fit(
-    placed: Sequence[tuple[float, float, tuple[int, ...]]],
-    capacities: Sequence[int],
-    usage: tuple[int, ...],
-    duration: float,
-    earliest: float,
-) -> float:
-    """The first instant ``>= earliest`` from which ``usage`` fits for ``duration`` beside
-    the placed ``(start, end, usage)`` jobs. Only ``earliest`` and the placed ends can be
-    the first such instant, and the load changes only at placed starts, so those are the
-    instants checked."""
-    candidates = sorted({earliest} | {end for _, end, _ in placed if end > earliest})
-    for start in candidates:
-        finish = start + duration
-        moments = [start, *(s for s, _, _ in placed if start < s < finish)]
-        if all(_load_fits(placed, capacities, usage, moment) for moment in moments):
-            return start
-    raise RuntimeError("no instant fits: a usage above some capacity")  # pragma: no cover
-
-
 def serial_place(
     slotted: SlottedProblem,
     releases: Sequence[float],
     order: Sequence[int],
     modes: Sequence[int] | None = None,
     keep_order: bool = True,
+    stop_at: float | None = None,
 ) -> list[tuple[int, float]]:
     """``(mode, start in seconds)`` per job: the jobs placed one by one in ``order``, each at
     the earliest instant its mode fits for its real duration (with ``keep_order``, never
     before the previous job's start), in the mode ``modes[i]`` or, without ``modes``, in the
-    mode completing first. Always a feasible schedule (module docstring)."""
-    placed: list[tuple[float, float, tuple[int, ...]]] = []
+    mode completing first. Always a feasible schedule (module docstring).
+
+    Past ``stop_at`` (a ``time.monotonic()`` value) the jobs left are appended instead
+    (:func:`_append_rest`): still feasible, found in one step per job.
+    """
+    return _placed(slotted, releases, order, modes, keep_order, stop_at)[0]
+
+
+def _placed(
+    slotted: SlottedProblem,
+    releases: Sequence[float],
+    order: Sequence[int],
+    modes: Sequence[int] | None,
+    keep_order: bool,
+    stop_at: float | None,
+) -> tuple[list[tuple[int, float]], bool]:
+    """:func:`serial_place`'s plan and whether every job was placed before ``stop_at``."""
+    from ddlsched.formulations.timeline import Timeline
+
+    timeline = Timeline(slotted.capacities)
     plan: list[tuple[int, float]] = [(0, 0.0)] * len(slotted.jobs)
-    previous = 0.0
-    for i in order:
+    previous, last_end = 0.0, -math.inf
+    for done, i in enumerate(order):
+        if stop_at is not None and time.monotonic() >= stop_at:
+            _append_rest(slotted, releases, order[done:], modes, plan, max(previous, last_end))
+            return plan, False
         job = slotted.jobs[i]
         lowest = max(releases[i], previous) if keep_order else releases[i]
-        best: tuple[float, int, float] | None = None
-        for m in range(len(job.modes)) if modes is None else (modes[i],):
-            mode = job.modes[m]
-            start = earliest_fit(placed, slotted.capacities, mode.usage, mode.duration, lowest)
-            if best is None or start + mode.duration < best[0]:
-                best = (start + mode.duration, m, start)
-        assert best is not None
-        _, m, start = best
-        placed.append((start, start + job.modes[m].duration, job.modes[m].usage))
+        chosen = range(len(job.modes)) if modes is None else (modes[i],)
+        usages = np.array([job.modes[m].usage for m in chosen], dtype=np.int64)
+        durations = np.array([job.modes[m].duration for m in chosen])
+        starts = timeline.earliest(usages, durations, lowest)
+        pick = int(np.argmin(starts + durations))  # the first mode completing first
+        m, start = chosen[pick], float(starts[pick])
+        timeline.place(start, start + job.modes[m].duration, job.modes[m].usage)
         plan[i], previous = (m, start), start
-    return plan
+        last_end = max(last_end, start + job.modes[m].duration)
+    return plan, True
+
+
+def _append_rest(
+    slotted: SlottedProblem,
+    releases: Sequence[float],
+    rest: Sequence[int],
+    modes: Sequence[int] | None,
+    plan: list[tuple[int, float]],
+    after: float,
+) -> None:
+    """Place the jobs ``rest`` in ``plan`` one after the other from ``after`` (the last end
+    and start so far), each in ``modes[i]`` or its shortest mode: every job runs alone, so
+    the plan stays feasible in whatever order came before."""
+    for i in rest:
+        job = slotted.jobs[i]
+        if modes is None:
+            m = min(range(len(job.modes)), key=lambda k: job.modes[k].duration)
+        else:
+            m = modes[i]
+        start = max(releases[i], after)
+        plan[i] = (m, start)
+        after = start + job.modes[m].duration
 
 
 def weighted_total(slotted: SlottedProblem, plan: Sequence[tuple[int, float]]) -> float:
@@ -271,10 +280,18 @@ def decode(
     return min((kept, filled), key=lambda p: weighted_total(slotted, p))
 
 
-def list_schedules(slotted: SlottedProblem, releases: Sequence[float]) -> list[tuple[int, float]]:
+def list_schedules(
+    slotted: SlottedProblem, releases: Sequence[float], stop_at: float | None = None
+) -> tuple[list[tuple[int, float]], bool]:
     """The best of a few list schedules in real time (each job in its mode completing first):
     by release then Smith's rule (shortest mode over weight), Smith's rule alone, and by
-    release then widest first. The model's first hint and incumbent."""
+    release then widest first. The model's first hint and incumbent.
+
+    Returns the plan and whether it is complete: at ``stop_at`` (a ``time.monotonic()``
+    value) the schedule being built appends its jobs left one after the other
+    (:func:`serial_place`) and the orders not yet tried are skipped; a first order cut
+    short is still a feasible schedule.
+    """
     jobs, n = slotted.jobs, len(slotted.jobs)
 
     def smith(i: int) -> float:
@@ -288,8 +305,13 @@ def list_schedules(slotted: SlottedProblem, releases: Sequence[float]) -> list[t
         sorted(range(n), key=lambda i: (smith(i), i)),
         sorted(range(n), key=lambda i: (releases[i], width(i), smith(i), i)),
     ]
-    plans = [serial_place(slotted, releases, order, keep_order=False) for order in orders]
-    return min(plans, key=lambda p: weighted_total(slotted, p))
+    plans = []
+    for order in orders:
+        plan, complete = _placed(slotted, releases, order, None, False, stop_at)
+        plans.append(plan)
+        if not complete:
+            break
+    return min(plans, key=lambda p: weighted_total(slotted, p)), complete
 
 
 def latest_ends(units: Units, incumbent: Plan | None) -> list[int]:
@@ -439,18 +461,20 @@ def _solve_in_child(task: _Task) -> _Answer:
     return _Answer(solver.StatusName(code), None, math.nan)
 
 
-def enumerate_modes(instance: Instance, problem: Problem, params: ExactParams) -> SlottedProblem:
+def enumerate_modes(
+    instance: Instance, problem: Problem, params: ExactParams, stop_at: float | None = None
+) -> SlottedProblem:
     """The modes of ``problem`` (:mod:`ddlsched.formulations.modes`; their slot counts are not
-    used):
-    of A enumerated until the time limit at most, of A1 the one pooled mode per job."""
+    used): of A enumerated until ``stop_at`` (a ``time.monotonic()`` value; without one, the
+    time limit from now) at most, of A1 the one pooled mode per job."""
     from ddlsched.formulations.modes import problem_a, problem_a1
 
     if problem is Problem.A1:
         return problem_a1(instance)
     limit = params.time_limit
-    return problem_a(
-        instance, params, deadline=None if limit is None else time.monotonic() + limit
-    )
+    if stop_at is None and limit is not None:
+        stop_at = time.monotonic() + limit
+    return problem_a(instance, params, deadline=stop_at)
 
 
 def plan_of_schedule(
@@ -499,7 +523,14 @@ def pooled_list_schedule(instance: Instance) -> Schedule:
     that needs no solver, for a race stopped before either backend gave one."""
     slotted = enumerate_modes(instance, Problem.A1, ExactParams())
     releases = [job.release for job in instance.jobs]
-    return to_schedule(instance, Problem.A1, slotted, list_schedules(slotted, releases))
+    return to_schedule(instance, Problem.A1, slotted, list_schedules(slotted, releases)[0])
+
+
+LISTS_CUT = (
+    "the list schedules were cut at their share of the time limit: the jobs left were "
+    "appended one after the other"
+)
+"""The note of a result whose list schedules stopped at their deadline."""
 
 
 @dataclass(frozen=True)
@@ -513,6 +544,24 @@ class _Prepared:
     incumbent: list[tuple[int, float]]
     hint: Plan
     origin: float = 0.0
+    notes: tuple[str, ...] = ()
+
+
+MODES_SHARE = 0.4
+"""Share of the time left at which :func:`prepare` stops enumerating modes, and
+:data:`LISTS_SHARE` the one at which it stops the list schedules: the model's building in
+the child and the search get the rest (with the whole limit for the modes, 300 jobs on 8 x 8
+GPUs answered a 10 s limit after 23 s)."""
+LISTS_SHARE = 0.6
+
+
+def stage_ends(ends: float, share: float) -> float | None:
+    """The ``time.monotonic()`` at which a stage given ``share`` of the time left before
+    ``ends`` stops; ``None`` without a limit (``ends`` infinite)."""
+    if not math.isfinite(ends):
+        return None
+    now = time.monotonic()
+    return now + share * max(0.0, ends - now)
 
 
 def prepare(
@@ -521,13 +570,17 @@ def prepare(
     params: ExactParams,
     warm_start: Schedule | None,
     max_units: float,
+    ends: float = math.inf,
 ) -> _Prepared:
     """Modes, the scale, the rounded-down model, and the incumbent (the best list schedule,
     or the warm start placed again) as a hint on the model's time, relabelled so that the
-    symmetry anchors keep it."""
+    symmetry anchors keep it. Of the time left before ``ends`` (``time.monotonic()``), the
+    modes take :data:`MODES_SHARE` at most, and the list schedules stop at
+    :data:`LISTS_SHARE` (:func:`list_schedules`; a note says so)."""
     from ddlsched.formulations.timeindexed import choose_anchors, relabel_for_anchor
 
-    slotted = enumerate_modes(instance, problem, params)
+    lists_until = stage_ends(ends, LISTS_SHARE)
+    slotted = enumerate_modes(instance, problem, params, stage_ends(ends, MODES_SHARE))
     releases = [job.release for job in instance.jobs]
     weights = _integer_weights([j.id for j in slotted.jobs], [j.weight for j in slotted.jobs])
     usable = problem is Problem.A and not slotted.unenumerated
@@ -538,19 +591,36 @@ def prepare(
     if scale == choose_scale(cover, max_units):
         origin = 0.0  # the same unit: the model as on the clock (CP-SAT's search differs)
     units = relaxed_units(slotted, releases, scale, weights, anchors, origin)
-    incumbent = list_schedules(slotted, releases)
+    incumbent, complete = list_schedules(slotted, releases, lists_until)
+    notes = () if complete else (LISTS_CUT,)
     given = None if warm_start is None else plan_of_schedule(instance, slotted, warm_start)
     if given is not None and weighted_total(slotted, given) < weighted_total(slotted, incumbent):
         incumbent = given
     on_units = [(m, units_since(start, origin, scale)) for m, start in incumbent]
     hint = relabel_for_anchor(slotted, on_units, anchors)
-    return _Prepared(slotted, releases, scale, units, incumbent, hint, origin)
+    return _Prepared(slotted, releases, scale, units, incumbent, hint, origin, notes)
+
+
+CHILD_GRACE = 0.5
+"""Seconds past its end at which a child still building its model (CP-SAT's own time limit
+starts once the model is built) is stopped: its answer is then the list schedule."""
 
 
 def _run_child(task: _Task, cancel: threading.Event | None, last: list[Plan]) -> _Answer:
     """:func:`_solve_in_child` in a reused fresh interpreter, each reported plan kept in
-    ``last`` (:func:`~ddlsched.formulations.cpsat.isolated_answer`)."""
-    return isolated_answer(_solve_in_child, task, cancel, last.append)
+    ``last`` (:func:`~ddlsched.formulations.cpsat.isolated_answer`). Without a
+    caller's ``cancel``, the child is stopped :data:`CHILD_GRACE` past ``task.ends``."""
+    if cancel is not None or not math.isfinite(task.ends):
+        return isolated_answer(_solve_in_child, task, cancel, last.append)
+    stop = threading.Event()
+    timer = threading.Timer(max(0.0, task.ends + CHILD_GRACE - time.monotonic()), stop.set)
+    timer.start()
+    try:
+        return isolated_answer(_solve_in_child, task, stop, last.append)
+    except Cancelled:
+        return _Answer(f"stopped {CHILD_GRACE:g} s past the time limit", None, math.nan)
+    finally:
+        timer.cancel()
 
 
 def solve_continuous(
@@ -578,7 +648,7 @@ def solve_continuous(
         For a warm start that is not a feasible schedule of ``problem``.
     """
     from ddlsched.formulations.admission import check_warm_start
-    from ddlsched.formulations.certify import with_best_bound
+    from ddlsched.formulations.certify import combinatorial_bound, with_best_bound
     from ddlsched.formulations.cpsat import _deadline
 
     params = params or ExactParams()
@@ -588,7 +658,9 @@ def solve_continuous(
         raise ValueError(f"{METHOD} solves problems A and A1; for A2 use cpsat or milp")
     check_warm_start(instance, problem, warm_start)
     began = time.perf_counter()
-    prepared = prepare(instance, problem, params, warm_start, max_units)
+    # Computed before the modes, so that its time counts against the limit, not after it.
+    combinatorial = combinatorial_bound(instance) if problem is Problem.A else None
+    prepared = prepare(instance, problem, params, warm_start, max_units, ends)
     units, hint = prepared.units, prepared.hint
     valid = units.fits(hint)
     dropped, pairs = symmetry_rules(prepared.slotted, units.anchors)
@@ -606,7 +678,7 @@ def solve_continuous(
     last: list[Plan] = []
     answer = _run_child(task, cancel, last)
     result = _result(instance, problem, prepared, answer, last, began, build_time)
-    return with_best_bound(result, instance)
+    return with_best_bound(result, instance, combinatorial=combinatorial)
 
 
 def model_gap(units: Units, gap: float) -> float:
@@ -648,6 +720,7 @@ def _result(
 
     slotted, releases = prepared.slotted, prepared.releases
     notes = [f"CP-SAT in continuous time ({prepared.scale:g} units per second): {answer.status}"]
+    notes += prepared.notes
     plan = answer.plan if answer.plan is not None else (last[-1] if last else None)
     candidates = [prepared.incumbent]
     if plan is not None:

@@ -217,6 +217,9 @@ def _continuous(
     if params.time_limit is not None:
         own = own.replace(time_limit=max(0.01, params.time_limit - (time.perf_counter() - began)))
     result = solve_continuous(instance, problem, own, warm_start=warm_start, seed=seed)
+    if warm_start is not None:  # kept when better: its modes may not all be enumerated
+        watch = _Watch.started(instance, problem, threading.Event(), None, warm_start)
+        result = _with_watched_schedule(result, instance, watch)
     why = refused if isinstance(refused, str) else f"the slotted models were refused ({refused})"
     note = f"{why}; solved in continuous time by {METHOD}"
     return dataclasses.replace(

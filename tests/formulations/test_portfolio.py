@@ -195,7 +195,10 @@ def test_the_milps_budget_ends_by_the_portfolios_deadline(monkeypatch: pytest.Mo
     feasible = _with_schedule(_result("x", SolveStatus.FEASIBLE, 5.0, 4.0), instance)
     seen = _fake_race(monkeypatch, feasible, feasible, cpsat_waits=True)
     params = ExactParams(time_limit=10, threads=4, node_limit=7, deterministic_limit=3.0)
-    solve(instance, "exact", params=params, bound=False)
+    from ddlsched.api import online_start  # else its time comes off the limit
+
+    warm_start = online_start(instance)
+    solve(instance, "exact", params=params, bound=False, warm_start=warm_start)
     assert seen["cpsat"].time_limit == 10
     milp = seen["milp"]
     assert milp.time_limit is not None and 0 < milp.time_limit <= 10 - head_start(10)
