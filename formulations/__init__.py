@@ -23,7 +23,7 @@ from typing import Any
 from ddlsched.formulations.registry import EXACT_METHODS
 
 FLOORS: tuple[tuple[str, ...], ...] = (
-    ("grid",),
+    ("grid", "slotted"),
     (
         "admission",
         "forkserver_hook",
@@ -34,21 +34,22 @@ FLOORS: tuple[tuple[str, ...], ...] = (
         "elastic",
         "elastic_bounds",
     ),
-    ("mapping", "problem_a2", "start_lagrangian", "elastic_lagrangian"),
+    ("mapping", "problem_a2", "start_lagrangian", "elastic_lagrangian", "cpsat_runtime"),
     ("modes",),
     ("prepared", "outcome"),
     ("certify",),
-    ("milp", "cpsat"),
-    ("continuous",),
+    ("milp", "cpsat", "continuous"),
     ("portfolio",),
     ("registry",),
 )
-"""The modules of this package from the bottom floor up: the admission of schedules (by the
-independent verifier), children and HiGHS, slotted data and the relaxations; the mapping
-MILP and problem A2's data; the modes; the prepared problem and the outcome (decoding,
-honest status); the best known bound; the backends; the portfolio; the registry of
-methods; the continuous-time CP-SAT backend sits above the slotted one, whose
-CP-SAT helpers it reuses. Two modules of one floor never import each other."""
+"""The modules of this package from the bottom floor up: the slot grid and the slotted
+problem's data (:mod:`ddlsched.formulations.slotted`); the admission of schedules (by the
+independent verifier), children and HiGHS, the time-indexed model and the relaxations; the
+mapping MILP, problem A2's data and what every CP-SAT model shares
+(:mod:`ddlsched.formulations.cpsat_runtime`); the modes; the prepared problem and the
+outcome (decoding, honest status); the best known bound; the backends (the MILP, slotted
+CP-SAT and continuous-time CP-SAT, none borrowing from another); the portfolio; the
+registry of methods. Two modules of one floor never import each other."""
 
 _LAZY = {
     "ModelTooLarge": "ddlsched.formulations.prepared",

@@ -202,7 +202,7 @@ def pooled_bound_and_schedules(
     from ddlsched.formulations.lower_bounds import BoundInputs, LpSettings, time_indexed_bound
     from ddlsched.formulations.modes import problem_a
     from ddlsched.formulations.outcome import objectives, schedule_from_plan
-    from ddlsched.formulations.timeindexed import improve_order
+    from ddlsched.formulations.slotted import improve_order
 
     began = time.perf_counter()
     slotted = problem_a(instance, None)

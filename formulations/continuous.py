@@ -62,15 +62,16 @@ from fractions import Fraction
 from typing import Any
 
 import numpy as np
-from ddlsched.formulations.cpsat import (
-    _Answer,
-    _integer_weights,
-    _parameters,
-    _status,
+from ddlsched.formulations.cpsat_runtime import (
+    Answer,
+    checked_status,
+    deadline,
+    integer_weights,
     isolated_answer,
+    set_parameters,
 )
 from ddlsched.formulations.isolation import Cancelled, report
-from ddlsched.formulations.timeindexed import SlottedProblem, sorted_within_classes, tie_groups
+from ddlsched.formulations.slotted import SlottedProblem, sorted_within_classes, tie_groups
 
 from ddlsched.core.model import Instance, Problem, Schedule, ScheduledJob
 from ddlsched.core.params import ExactParams
@@ -100,7 +101,8 @@ class Units:
     capacities
         GPUs of each resource.
     weights
-        The weights scaled to integers (:func:`ddlsched.formulations.cpsat._integer_weights`).
+        The weights scaled to integers
+        (:func:`ddlsched.formulations.cpsat_runtime.integer_weights`).
     classes
         Groups of interchangeable resources; ``anchors`` the symmetry anchors.
     """
@@ -420,7 +422,7 @@ def _constraints(
         model.add_cumulative(jobs, widths, sum(units.capacities))
 
 
-def _solve_in_child(task: _Task) -> _Answer:
+def _solve_in_child(task: _Task) -> Answer:
     """Build and solve the continuous model (runs in the child): each improving plan is
     counted, and the search stops at ``options.solution_limit`` of them."""
     from ortools.sat.python import cp_model
@@ -435,7 +437,7 @@ def _solve_in_child(task: _Task) -> _Answer:
         for k, present in enumerate(presences[i]):
             model.add_hint(present, k == m)
     solver = cp_model.CpSolver()
-    _parameters(solver, task.options, task.seed, task.ends)
+    set_parameters(solver, task.options, task.seed, task.ends)
 
     def plan_of(read: Any) -> Plan:
         return [
@@ -457,8 +459,9 @@ def _solve_in_child(task: _Task) -> _Answer:
 
     code = solver.Solve(model, Counter())
     if code in (cp_model.OPTIMAL, cp_model.FEASIBLE):
-        return _Answer(_status(solver, code), plan_of(solver), float(solver.BestObjectiveBound()))
-    return _Answer(solver.StatusName(code), None, math.nan)
+        bound = float(solver.BestObjectiveBound())
+        return Answer(checked_status(solver, code), plan_of(solver), bound)
+    return Answer(solver.StatusName(code), None, math.nan)
 
 
 def enumerate_modes(
@@ -577,12 +580,12 @@ def prepare(
     symmetry anchors keep it. Of the time left before ``ends`` (``time.monotonic()``), the
     modes take :data:`MODES_SHARE` at most, and the list schedules stop at
     :data:`LISTS_SHARE` (:func:`list_schedules`; a note says so)."""
-    from ddlsched.formulations.timeindexed import choose_anchors, relabel_for_anchor
+    from ddlsched.formulations.slotted import choose_anchors, relabel_for_anchor
 
     lists_until = stage_ends(ends, LISTS_SHARE)
     slotted = enumerate_modes(instance, problem, params, stage_ends(ends, MODES_SHARE))
     releases = [job.release for job in instance.jobs]
-    weights = _integer_weights([j.id for j in slotted.jobs], [j.weight for j in slotted.jobs])
+    weights = integer_weights([j.id for j in slotted.jobs], [j.weight for j in slotted.jobs])
     usable = problem is Problem.A and not slotted.unenumerated
     anchors = choose_anchors(slotted) if usable else ()
     cover = covering_seconds(slotted, releases)
@@ -606,9 +609,9 @@ CHILD_GRACE = 0.5
 starts once the model is built) is stopped: its answer is then the list schedule."""
 
 
-def _run_child(task: _Task, cancel: threading.Event | None, last: list[Plan]) -> _Answer:
+def _run_child(task: _Task, cancel: threading.Event | None, last: list[Plan]) -> Answer:
     """:func:`_solve_in_child` in a reused fresh interpreter, each reported plan kept in
-    ``last`` (:func:`~ddlsched.formulations.cpsat.isolated_answer`). Without a
+    ``last`` (:func:`~ddlsched.formulations.cpsat_runtime.isolated_answer`). Without a
     caller's ``cancel``, the child is stopped :data:`CHILD_GRACE` past ``task.ends``."""
     if cancel is not None or not math.isfinite(task.ends):
         return isolated_answer(_solve_in_child, task, cancel, last.append)
@@ -618,7 +621,7 @@ def _run_child(task: _Task, cancel: threading.Event | None, last: list[Plan]) ->
     try:
         return isolated_answer(_solve_in_child, task, stop, last.append)
     except Cancelled:
-        return _Answer(f"stopped {CHILD_GRACE:g} s past the time limit", None, math.nan)
+        return Answer(f"stopped {CHILD_GRACE:g} s past the time limit", None, math.nan)
     finally:
         timer.cancel()
 
@@ -649,10 +652,9 @@ def solve_continuous(
     """
     from ddlsched.formulations.admission import check_warm_start
     from ddlsched.formulations.certify import combinatorial_bound, with_best_bound
-    from ddlsched.formulations.cpsat import _deadline
 
     params = params or ExactParams()
-    ends = _deadline(params)  # fixed first: the modes and the model count against the limit
+    ends = deadline(params)  # fixed first: the modes and the model count against the limit
     problem = Problem(problem)
     if problem is Problem.A2:
         raise ValueError(f"{METHOD} solves problems A and A1; for A2 use cpsat or milp")
@@ -708,7 +710,7 @@ def _result(
     instance: Instance,
     problem: Problem,
     prepared: _Prepared,
-    answer: _Answer,
+    answer: Answer,
     last: list[Plan],
     began: float,
     build_time: float,

@@ -27,7 +27,8 @@ the tests. Constraint families, each one function:
 - the objective ``sum_i w_i (S_i + d_i)`` in slots, weights scaled to integers
   (exactly: a weight that is not a ratio of small integers is refused).
 
-Solver options are translated in :func:`_parameters`; the status is read
+Solver options are translated in
+:func:`ddlsched.formulations.cpsat_runtime.set_parameters`; the status is read
 before any value. Honesty as for the MILP: ``optimal`` only when CP-SAT proves
 it, the instance is integral (every duration and release on the slot grid,
 so the slotted optimum is the continuous one) and every mode's duration is
@@ -60,51 +61,22 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from fractions import Fraction
 from typing import Any
 
-from ddlsched.formulations.isolation import Cancelled, report, run_isolated
-from ddlsched.formulations.timeindexed import SlottedProblem, sorted_within_classes, tie_groups
+from ddlsched.formulations.cpsat_runtime import (
+    Answer,
+    checked_status,
+    deadline,
+    integer_weights,
+    isolated_answer,
+    set_parameters,
+)
+from ddlsched.formulations.isolation import report
+from ddlsched.formulations.slotted import SlottedProblem, sorted_within_classes, tie_groups
 
 from ddlsched.core.model import Instance, Problem, Schedule
 from ddlsched.core.params import ExactParams
 from ddlsched.core.result import ExactFacts, Result, SolveStatus, settled_status
-
-
-def _integer_weights(ids: Sequence[str], weights: Sequence[float]) -> list[int]:
-    """The weights scaled by one factor to integers, exactly."""
-    fractions = [Fraction(weight).limit_denominator(1000) for weight in weights]
-    for job_id, weight, fraction in zip(ids, weights, fractions, strict=True):
-        if not math.isclose(float(fraction), weight, rel_tol=1e-12):
-            raise ValueError(
-                f"job {job_id!r}: weight {weight!r} is not a ratio of small integers; "
-                "CP-SAT needs integer objective coefficients (use the milp method)"
-            )
-    scale = math.lcm(*(f.denominator for f in fractions))
-    return [int(f * scale) for f in fractions]
-
-
-def _deadline(params: ExactParams) -> float:
-    """``time.monotonic()`` at which the call must end (``inf`` without a time limit)."""
-    limit = params.time_limit
-    return math.inf if limit is None else time.monotonic() + limit
-
-
-def _parameters(solver: object, options: ExactParams, seed: int, ends: float) -> None:
-    """Translate the exact-method settings into CP-SAT's parameters (the one place).
-
-    ``ends`` is a ``time.monotonic()`` value (one clock for every process of the
-    machine): the search gets what is left of the limit once the child has started and
-    built its model (both took 0.6-0.8 s of a 2 s limit, which the search then overran)."""
-    params = solver.parameters  # type: ignore[attr-defined]
-    if options.time_limit is not None:
-        params.max_time_in_seconds = max(0.01, ends - time.monotonic())
-    if options.deterministic_limit is not None:
-        params.max_deterministic_time = options.deterministic_limit
-    params.num_workers = options.threads or 1
-    params.random_seed = seed
-    params.relative_gap_limit = options.mip_gap
-    params.log_search_progress = options.verbose
 
 
 def _one_mode_per_job(model, slotted, latest):
@@ -177,19 +149,6 @@ def _pooled_capacity(model, slotted, starts, presences) -> list:
     return ends
 
 
-def _status(solver: Any, code: int) -> str:
-    """CP-SAT's status name, ``OPTIMAL`` only when its bound meets its objective.
-
-    CP-SAT also says ``OPTIMAL`` when it stops at ``relative_gap_limit`` (a
-    ``mip_gap`` above zero); the objective is integral, so the gap is closed
-    exactly when the bound equals it.
-    """
-    name: str = solver.StatusName(code)
-    if name == "OPTIMAL" and solver.ObjectiveValue() > solver.BestObjectiveBound() + 0.5:
-        return "FEASIBLE"
-    return name
-
-
 @dataclass(frozen=True)
 class _Task:
     """What the child needs: plain, picklable data."""
@@ -205,16 +164,7 @@ class _Task:
     stream: bool = False  # report each improving plan to the caller (the portfolio)
 
 
-@dataclass(frozen=True)
-class _Answer:
-    """What the child returns."""
-
-    status: str  # CP-SAT's status name
-    plan: list[tuple[int, int]] | None
-    bound: float  # in CP-SAT's objective units
-
-
-def _solve_in_child(task: _Task) -> _Answer:
+def _solve_in_child(task: _Task) -> Answer:
     """Build and solve the CP-SAT model (runs in the spawned child)."""
     from ortools.sat.python import cp_model
 
@@ -230,7 +180,7 @@ def _solve_in_child(task: _Task) -> _Answer:
         for k, present in enumerate(presences[i]):
             model.add_hint(present, k == m)
     solver = cp_model.CpSolver()
-    _parameters(solver, task.options, task.seed, task.ends)
+    set_parameters(solver, task.options, task.seed, task.ends)
 
     def plan_of(read: Any) -> list[tuple[int, int]]:
         """The (mode, start) per job from ``read`` (the solver or a solution callback)."""
@@ -252,8 +202,8 @@ def _solve_in_child(task: _Task) -> _Answer:
     code = solver.Solve(model, Reporter() if task.stream else None)
     if code in (cp_model.OPTIMAL, cp_model.FEASIBLE):
         plan = plan_of(solver)
-        return _Answer(_status(solver, code), plan, float(solver.BestObjectiveBound()))
-    return _Answer(solver.StatusName(code), None, math.nan)
+        return Answer(checked_status(solver, code), plan, float(solver.BestObjectiveBound()))
+    return Answer(solver.StatusName(code), None, math.nan)
 
 
 @dataclass(frozen=True)
@@ -270,7 +220,7 @@ class _A2Task:
     ends: float  # time.monotonic() at which the search must end (inf: no limit)
 
 
-def _solve_a2_in_child(task: _A2Task) -> _Answer:
+def _solve_a2_in_child(task: _A2Task) -> Answer:
     """Problem A2 with CP-SAT (runs in the spawned child): ``x[i, s]`` = job ``i`` runs in
     slot ``s``; one job per slot (``AddAtMostOne``); ``sum_s x[i, s] = n_i``; the
     completion ``C_i >= (s + 1) x[i, s]``; minimise ``sum w_i C_i``. ``plan`` answers
@@ -302,7 +252,7 @@ def _solve_a2_in_child(task: _A2Task) -> _Answer:
             model.add_hint(runs[i, s], s in chosen)
         model.add_hint(completions[i], max(hinted) + 1)  # a complete hint: a first solution
     solver = cp_model.CpSolver()
-    _parameters(solver, task.options, task.seed, task.ends)
+    set_parameters(solver, task.options, task.seed, task.ends)
     # CP-SAT's presolve expands each completion over its slots: on 4 Philly jobs (19,611
     # pairs) it took the whole 14 s limit and 1 GiB, ending UNKNOWN; without it the
     # search starts from the complete hint at once (FEASIBLE, 195 MiB).
@@ -310,8 +260,8 @@ def _solve_a2_in_child(task: _A2Task) -> _Answer:
     code = solver.Solve(model)
     if code in (cp_model.OPTIMAL, cp_model.FEASIBLE):
         plan = [key for key, run in runs.items() if solver.BooleanValue(run)]
-        return _Answer(_status(solver, code), plan, float(solver.BestObjectiveBound()))
-    return _Answer(solver.StatusName(code), None, math.nan)
+        return Answer(checked_status(solver, code), plan, float(solver.BestObjectiveBound()))
+    return Answer(solver.StatusName(code), None, math.nan)
 
 
 def _solve_a2(
@@ -329,7 +279,7 @@ def _solve_a2(
     began = time.perf_counter()
     data = single_machine(instance)
     guard_a2(data)
-    weights = _integer_weights(list(data.ids), list(data.weights))
+    weights = integer_weights(list(data.ids), list(data.weights))
     hint, _ = srpt_slots(data)
     build_time = time.perf_counter() - began
     task = _A2Task(
@@ -372,7 +322,7 @@ def _seconds(integer: Sequence[int], weights: Sequence[float], unit: float) -> f
 def _result(
     instance: Instance,
     problem: Problem,
-    answer: _Answer,
+    answer: Answer,
     began: float,
     build_time: float,
     *,
@@ -446,26 +396,10 @@ def _run_child(
     task: _Task | _A2Task,
     cancel: threading.Event | None,
     on_report: Callable[[Any], None] | None = None,
-) -> _Answer:
+) -> Answer:
     """:func:`_solve_in_child` in a fresh interpreter; a crash becomes an ``ERROR`` answer."""
     solver = _solve_a2_in_child if isinstance(task, _A2Task) else _solve_in_child
     return isolated_answer(solver, task, cancel, on_report)
-
-
-def isolated_answer(
-    solver: Callable[[Any], _Answer],
-    task: Any,
-    cancel: threading.Event | None,
-    on_report: Callable[[Any], None] | None = None,
-) -> _Answer:
-    """``solver(task)`` in a reused fresh interpreter (every CP-SAT model of the project);
-    a child that crashed or raised becomes an ``ERROR`` answer, a cancel stays one."""
-    try:
-        return run_isolated(solver, task, cancel=cancel, reuse=True, on_report=on_report)
-    except Cancelled:
-        raise
-    except Exception as error:  # the child crashed or raised: reported as a status
-        return _Answer(f"ERROR (child: {type(error).__name__}: {error})", None, math.nan)
 
 
 def solve_cpsat(
@@ -497,7 +431,7 @@ def solve_cpsat(
         For weights CP-SAT cannot scale to integers exactly.
     """
     params = params or ExactParams()
-    ends = _deadline(params)  # fixed first: preparing the model counts, the search gets the rest
+    ends = deadline(params)  # fixed first: preparing the model counts, the search gets the rest
     from ddlsched.formulations.admission import check_warm_start
     from ddlsched.formulations.certify import with_best_bound
 
@@ -529,7 +463,7 @@ def _solve_cluster(
     began = time.perf_counter()
     prepared = prepare_slotted(instance, problem, warm_start, params)
     slotted = prepared.slotted
-    weights = _integer_weights(
+    weights = integer_weights(
         [job.id for job in slotted.jobs], [job.weight for job in slotted.jobs]
     )
     build_time = time.perf_counter() - began

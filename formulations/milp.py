@@ -40,13 +40,12 @@ from ddlsched.formulations.problem_a2 import (
     single_machine,
     srpt_schedule,
 )
+from ddlsched.formulations.slotted import SlottedProblem, relabel_for_anchor
 from ddlsched.formulations.solver import MipHooks, solve_model
 from ddlsched.formulations.timeindexed import (
-    SlottedProblem,
     build_model,
     plan_fits,
     plan_from_model,
-    relabel_for_anchor,
     set_warm_start,
 )
 

@@ -24,7 +24,7 @@ from collections.abc import Callable, Iterator, Sequence
 
 from ddlsched.formulations.grid import on_grid, release_slots, slots_needed
 from ddlsched.formulations.mapping import solve_mapping
-from ddlsched.formulations.timeindexed import SlottedJob, SlottedMode, SlottedProblem
+from ddlsched.formulations.slotted import SlottedJob, SlottedMode, SlottedProblem
 
 from ddlsched.core.alpha import all_cut_alpha, alpha, extreme_cut
 from ddlsched.core.model import Cluster, Instance, Job

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import math
 
-from ddlsched.formulations.timeindexed import SlottedProblem
+from ddlsched.formulations.slotted import SlottedProblem
 
 from ddlsched.core.alpha import all_cut_alpha
 from ddlsched.core.model import Instance, Problem, Schedule, ScheduledJob

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 from ddlsched.formulations.modes import count_vectors_total, problem_a, problem_a1
 from ddlsched.formulations.problem_a2 import SingleMachine, single_machine
-from ddlsched.formulations.timeindexed import (
+from ddlsched.formulations.slotted import (
     SlottedProblem,
     choose_anchors,
     greedy_schedule,

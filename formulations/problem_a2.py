@@ -38,7 +38,7 @@ from dataclasses import dataclass
 
 import pyomo.environ as pyo
 from ddlsched.formulations.grid import on_grid, release_slots, slots_needed
-from ddlsched.formulations.timeindexed import EPS
+from ddlsched.formulations.slotted import EPS
 
 from ddlsched.core.alpha import virtual_size
 from ddlsched.core.model import Instance, Piece, Problem, Schedule, ScheduledJob

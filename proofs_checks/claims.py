@@ -134,7 +134,7 @@ class ClaimRecord:
         }
 
 
-def _inequality(
+def inequality(
     name: str,
     statement: str,
     lhs: float,
@@ -144,6 +144,30 @@ def _inequality(
     equality: bool = False,
     detail: str = "",
 ) -> ClaimRecord:
+    """The record of the claim ``lhs <= rhs`` (``lhs == rhs`` with ``equality``), within
+    :data:`TOLERANCE` relative to the larger side (at least 1).
+
+    Parameters
+    ----------
+    name, statement
+        The claim's short name and what it states.
+    lhs, rhs
+        The two sides, recomputed from the instance.
+    exact
+        Whether every quantity entering the sides is exact: if not, the claim is
+        ``INCONCLUSIVE`` whatever the sides.
+    bound
+        The theoretical bound the claim compares against, recorded as is.
+    equality
+        Check ``lhs == rhs`` instead of ``lhs <= rhs``.
+    detail
+        Why the claim is inconclusive, or any other note.
+
+    Returns
+    -------
+    ClaimRecord
+        ``HOLDS``, ``VIOLATED`` or ``INCONCLUSIVE``, with ``margin = rhs - lhs``.
+    """
     scale = TOLERANCE * max(1.0, abs(lhs), abs(rhs))
     true = abs(lhs - rhs) <= scale if equality else lhs <= rhs + scale
     if not exact:
@@ -169,7 +193,7 @@ def srpt_optimal_a2(instance: Instance, srpt_schedule: Schedule, opt_a2: Value) 
         reasons.append("weights are not all 1")
     if not opt_a2.exact:
         reasons.append("OPT(A2) not proven")
-    return _inequality(
+    return inequality(
         "srpt_optimal_A2",
         "SRPT(A2) = OPT(A2)",
         report.total_completion_time,
@@ -182,7 +206,7 @@ def srpt_optimal_a2(instance: Instance, srpt_schedule: Schedule, opt_a2: Value) 
 
 def relaxation(opt_a2: Value, opt_a1: Value) -> ClaimRecord:
     """Claim 2: ``OPT(A2) <= OPT(A1)``."""
-    return _inequality(
+    return inequality(
         "relaxation",
         "OPT(A2) <= OPT(A1)",
         opt_a2.value,
@@ -200,7 +224,7 @@ def lemma1(opt_a1: Value, opt_a: Value, rho: RhoCheck, integral: bool) -> ClaimR
         else ("slotted OPT(A1) <= ceil(rho) * slotted OPT(A) (instance not integral)")
     )
     detail = "" if rho.exact else "rho is an upper bound (some alpha_min is a bound)"
-    return _inequality(
+    return inequality(
         "lemma1",
         statement,
         opt_a1.value,
@@ -294,7 +318,7 @@ def theorem1(
         reasons.append("rho is an upper bound")
     if not opt_a.exact:
         reasons.append("OPT(A) not proven")
-    return _inequality(
+    return inequality(
         "theorem1",
         "sum C(guided A-SRPT) <= (2 + M/(M - g_max + 1)) * rho * OPT(A)",
         report.total_completion_time,
@@ -383,7 +407,7 @@ def asrpt_preemptive(
         lhs, rhs = lhs + completion, rhs + allowed
         if not completion <= allowed + TOLERANCE * max(1.0, allowed):
             broken.append(f"job {job.id!r}: C = {completion:g} > {allowed:g}")
-    record = _inequality(
+    record = inequality(
         "asrpt_preemptive",
         "C_i(asrpt-preemptive) <= (1 + M / D_i) C^V_i + K_i alpha_i^max for every job",
         lhs,

@@ -78,7 +78,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, fields
 
 from ddlsched.proofs_checks.bounds import RhoCheck, all_cut_time
-from ddlsched.proofs_checks.claims import ClaimRecord, Value, _inequality
+from ddlsched.proofs_checks.claims import ClaimRecord, Value, inequality
 from ddlsched.proofs_checks.verifier import verify
 
 from ddlsched.core.model import Instance, Schedule
@@ -288,7 +288,7 @@ def prediction_theorem1(
         reasons.append("rho is an upper bound")
     if not opt_a.exact:
         reasons.append("OPT(A) not proven")
-    record = _inequality(
+    record = inequality(
         _label("prediction_theorem1", label),
         f"sum C(guided A-SRPT, a={error.over:.6g}, b={error.under:.6g}) "
         "<= (1 + a (1 + b M/(M - g_max + 1))) * rho * OPT(A)",
@@ -316,7 +316,7 @@ def prediction_instance_bound(
     error = PredictionError.of(instance, predictions)
     unit = all(job.weight == 1 for job in instance.jobs)
     bound = instance_bound(instance, predictions)
-    record = _inequality(
+    record = inequality(
         _label("prediction_instance_bound", label),
         f"sum C(guided A-SRPT, b={error.under:.6g}) <= (1 + b kappa) SRPT(v_hat) "
         "- b kappa sum v_hat + sum K alpha_max",

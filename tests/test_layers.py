@@ -118,6 +118,82 @@ def test_the_floor_check_sees_a_backend_borrowing_from_another(tmp_path: Path) -
         test_the_exact_pipeline_runs_one_way(planted)
 
 
+PACKAGES = ("ddlsched", "formulations", "algorithms", "proofs_checks")
+PUBLIC_DESPITE_UNDERSCORE = {"os._exit"}
+"""Names another project documents as public although they start with an underscore."""
+
+
+def _private(name: str) -> bool:
+    return name.startswith("_") and not name.startswith("__")
+
+
+def private_imports(path: Path) -> list[str]:
+    """Each private name (one leading underscore) ``path`` takes from another module:
+    ``import x._y``, ``from x import _y``, and ``x._y`` where ``x`` is a name bound by an
+    import statement (a module, or a class or function of one). Lazy imports included."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    imported: dict[str, str] = {}
+    found: list[str] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                if any(_private(part) for part in alias.name.split(".")):
+                    found.append(f"line {node.lineno}: import {alias.name}")
+                bound = alias.asname or alias.name.split(".")[0]
+                imported[bound] = alias.name if alias.asname else bound
+        elif isinstance(node, ast.ImportFrom):
+            module = "." * node.level + (node.module or "")
+            for alias in node.names:
+                if _private(alias.name):
+                    found.append(f"line {node.lineno}: from {module} import {alias.name}")
+                imported[alias.asname or alias.name] = f"{module}.{alias.name}"
+    for node in ast.walk(tree):
+        if not (isinstance(node, ast.Attribute) and _private(node.attr)):
+            continue
+        owner, chain = node.value, [node.attr]
+        while isinstance(owner, ast.Attribute):
+            chain.append(owner.attr)
+            owner = owner.value
+        if isinstance(owner, ast.Name) and owner.id in imported:
+            dotted = ".".join([imported[owner.id], *reversed(chain)])
+            if dotted not in PUBLIC_DESPITE_UNDERSCORE:
+                found.append(f"line {node.lineno}: {dotted}")
+    return found
+
+
+@pytest.mark.parametrize(
+    "path",
+    [p for package in PACKAGES for p in sources(package)],
+    ids=lambda p: str(p.relative_to(ROOT)),
+)
+def test_no_module_takes_a_private_name_from_another(path: Path) -> None:
+    """A module of the packages never imports or reaches into another module's private
+    names (``from x import _y``, ``x._y``): what two modules share is public, documented
+    and named as such (CP-SAT's runtime, the slotted problem, a claim's record). The tests
+    may reach into privates; the packages may not."""
+    found = private_imports(path)
+    assert not found, f"{path.relative_to(ROOT)} takes private names: {found}"
+
+
+def test_the_private_import_check_sees_each_form(tmp_path: Path) -> None:
+    """The check above is not vacuous: each way of taking a private name is caught, a
+    dunder or a private alias of a public name is not."""
+    planted = tmp_path / "borrower.py"
+    planted.write_text(
+        "import argparse\n"
+        "import ddlsched.core._hidden\n"
+        "from ddlsched import core as _core, __version__\n"
+        "from ddlsched.formulations.cpsat import _Task\n"
+        "def f():\n"
+        "    from ddlsched.formulations import cpsat\n"
+        "    return cpsat._run_child, argparse._StoreAction, _core.model\n"
+    )
+    found = " ".join(private_imports(planted))
+    for name in ("ddlsched.core._hidden", "import _Task", "cpsat._run_child", "argparse._Store"):
+        assert name in found
+    assert "_core" not in found and "__version__" not in found
+
+
 def test_every_module_is_on_a_floor() -> None:
     """No module escapes the rules: every file is on a checked floor or the top floor."""
     top = {"ddlsched/__init__.py", "ddlsched/api.py", "ddlsched/sweep.py"}

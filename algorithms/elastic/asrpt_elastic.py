@@ -54,9 +54,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 from ddlsched.algorithms.elastic.policies import (
+    ExactRound,
     JobOptions,
     OptionLimits,
-    _ExactRound,
     current_gpus,
     realloc_factor,
 )
@@ -162,7 +162,7 @@ def asrpt_costs(
     return tuple(costs)
 
 
-class AsrptElastic(_ExactRound):
+class AsrptElastic(ExactRound):
     """SRPT-weighted Pollux round with priced restarts, solved exactly (module docstring).
 
     Type-unaware, like ``pollux``: on a typed cluster it sees one pool of GPUs.

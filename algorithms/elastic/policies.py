@@ -39,6 +39,7 @@ from ddlsched.algorithms.elastic.simulator import (
 from ddlsched.core.elastic import ElasticCluster, goodput_scale
 
 __all__ = [
+    "ExactRound",
     "FifoRigid",
     "JobOptions",
     "LasPollux",
@@ -422,7 +423,7 @@ def _into_types(
     }
 
 
-class _ExactRound(abc.ABC):
+class ExactRound(abc.ABC):
     """A policy whose round is one multiple-choice knapsack solved exactly: each job's
     options (:meth:`options`), their costs (the subclass's objective), one row of GPU
     capacity per pool (:func:`~ddlsched.algorithms.elastic.round_milp.solve_choice`: the
@@ -462,7 +463,7 @@ class _ExactRound(abc.ABC):
         return place_choice(state, options, solve_choice(problem))
 
 
-class Pollux(_ExactRound):
+class Pollux(ExactRound):
     """Pollux's round objective solved exactly: the harmonic mean (p = -1) of speedups.
 
     Each round: for every active job, options and speedups
@@ -563,7 +564,7 @@ def sia_costs(
     return tuple(costs)
 
 
-class Sia(_ExactRound):
+class Sia(ExactRound):
     """Sia's round ILP, solved exactly (Jayaram Subramanya et al., SOSP 2023).
 
     Each round, per active job, its configurations (job, GPU type, nodes, GPUs):

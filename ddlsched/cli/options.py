@@ -161,20 +161,31 @@ class _DefaultsShown(argparse.ArgumentDefaultsHelpFormatter):
         return super()._get_help_string(action)
 
 
+def _stock_actions() -> dict[str | None, type[argparse.Action]]:
+    """argparse's own action classes by the names ``add_argument`` takes (``None``: the
+    default), read off a throwaway parser: their class names are private to argparse."""
+    probe = argparse.ArgumentParser(add_help=False)
+    store = type(probe.add_argument("--store"))
+    return {
+        None: store,
+        "store": store,
+        "store_true": type(probe.add_argument("--store-true", action="store_true")),
+        "store_const": type(probe.add_argument("--store-const", action="store_const", const=0)),
+    }
+
+
+_RECORDED = {name: _recording(action) for name, action in _stock_actions().items()}
+"""The recording versions of :func:`_stock_actions`, made once."""
+
+
 class Parser(argparse.ArgumentParser):
     """argparse with one line on stderr for bad arguments (exit 2), like other bad input,
     that records which options the user gave (:func:`given`)."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        # argparse's own action classes (private names, stable since Python 3.2).
-        for name, action in (
-            (None, argparse._StoreAction),
-            ("store", argparse._StoreAction),
-            ("store_true", argparse._StoreTrueAction),
-            ("store_const", argparse._StoreConstAction),
-        ):
-            self.register("action", name, _recording(action))
+        for name, action in _RECORDED.items():
+            self.register("action", name, action)
 
     def error(self, message: str) -> NoReturn:
         self.exit(EXIT_BAD_INPUT, f"{self.prog}: error: {message}\n")

@@ -194,7 +194,7 @@ def test_the_covering_horizon_holds_every_jobs_longest_mode() -> None:
     and 1 GPUs: 2 slots on the big server, 8 split. Catches: the horizon summing the
     shortest modes (the long mode, and the optimum that needs it, cut off)."""
     from ddlsched.formulations.modes import problem_a
-    from ddlsched.formulations.timeindexed import latest_completions
+    from ddlsched.formulations.slotted import latest_completions
 
     from ddlsched.core.model import Cluster
     from tests.formulations.helpers import unit_job

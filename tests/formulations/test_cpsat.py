@@ -129,19 +129,19 @@ def test_weights_half_and_two_thirds_scale_by_their_common_multiple() -> None:
 
     Catches: scaling by the largest denominator (3: 1/2 becomes 1, ratio 1:2 not 3:4) or
     truncating a fraction."""
-    from ddlsched.formulations.cpsat import _integer_weights
+    from ddlsched.formulations.cpsat_runtime import integer_weights
 
-    assert _integer_weights(["a", "b"], [0.5, 2 / 3]) == [3, 4]
-    scaled = _integer_weights(["a", "b", "c"], [1.5, 2 / 3, 0.5])
+    assert integer_weights(["a", "b"], [0.5, 2 / 3]) == [3, 4]
+    scaled = integer_weights(["a", "b", "c"], [1.5, 2 / 3, 0.5])
     assert scaled == [9, 4, 3]
 
 
 def test_cpsat_weights_with_denominators_up_to_a_thousand() -> None:
     """Catches the weights' rational approximation limited to denominators of 100: 1 and
     0.123 are 1000 : 123 exactly, which CP-SAT must accept."""
-    from ddlsched.formulations.cpsat import _integer_weights
+    from ddlsched.formulations.cpsat_runtime import integer_weights
 
-    assert list(_integer_weights(["a", "b"], [1.0, 0.123])) == [1000, 123]
+    assert list(integer_weights(["a", "b"], [1.0, 0.123])) == [1000, 123]
 
 
 @pytest.mark.parametrize("problem", [Problem.A, Problem.A2])
@@ -192,9 +192,10 @@ def test_without_a_cp_sat_solution_the_fallback_schedule_is_returned(
     result still carries a verified schedule (preemptive SRPT for A2, a list schedule for
     A), says so in its notes, is feasible and never optimal, with no bound above OPT."""
     import ddlsched.formulations.cpsat as cpsat
+    from ddlsched.formulations.cpsat_runtime import Answer
 
     def no_solution(task, cancel=None, on_plan=None):  # type: ignore[no-untyped-def]
-        return cpsat._Answer("UNKNOWN", None, float("nan"))
+        return Answer("UNKNOWN", None, float("nan"))
 
     monkeypatch.setattr(cpsat, "_run_child", no_solution)
     instance = generate(TINY_INTEGRAL.replace(num_jobs=3), 7)

@@ -97,6 +97,7 @@ def test_fresh_interpreter_children() -> None:
 def test_crashed_cpsat_returns_the_list_schedule(monkeypatch: pytest.MonkeyPatch) -> None:
     """A CP-SAT child that dies: status error, and still a verified schedule (the list one)."""
     import ddlsched.formulations.cpsat as cpsat
+    import ddlsched.formulations.cpsat_runtime as cpsat_runtime
     from ddlsched.proofs_checks.verifier import verify
 
     from tests.examples import ring_instance
@@ -104,7 +105,7 @@ def test_crashed_cpsat_returns_the_list_schedule(monkeypatch: pytest.MonkeyPatch
     def crashing(function: object, *args: object, **options: object) -> object:
         return run_isolated(_segfault, fresh=True)
 
-    monkeypatch.setattr(cpsat, "run_isolated", crashing)
+    monkeypatch.setattr(cpsat_runtime, "run_isolated", crashing)
     instance = ring_instance()
     result = cpsat.solve_cpsat(instance, "A", ExactParams(time_limit=None))
     assert result.status == "error" and "SIGSEGV" in " ".join(result.notes)

@@ -81,12 +81,12 @@ def test_cpsat_searches_only_for_what_is_left_when_its_child_begins(
     not the limit the parent computed before the child started (start-up and model build
     took 0.6-0.8 s of a 2 s limit, which the search then overran); a deadline already
     passed still gives a positive limit. Catches: a relative limit passed to the child."""
-    from ddlsched.formulations.cpsat import _parameters
+    from ddlsched.formulations.cpsat_runtime import set_parameters
 
     now = 1000.0
     monkeypatch.setattr(time, "monotonic", lambda: now)  # no clock: the sums are exact
     solver = SimpleNamespace(parameters=_Parameters())
-    _parameters(solver, ExactParams(time_limit=60.0), 0, now + left)
+    set_parameters(solver, ExactParams(time_limit=60.0), 0, now + left)
     assert solver.parameters.max_time_in_seconds == pytest.approx(max(0.01, left))
 
 
@@ -141,6 +141,7 @@ def test_cpsat_counts_its_model_build_inside_the_limit(monkeypatch: pytest.Monke
     model eats into the search's time. Catches a deadline taken after the build (a slow
     mode enumeration then came on top of the limit)."""
     from ddlsched.formulations import cpsat
+    from ddlsched.formulations.cpsat_runtime import Answer
 
     from ddlsched.core.generators import generate
     from tests.strategies import TINY_INTEGRAL
@@ -149,7 +150,7 @@ def test_cpsat_counts_its_model_build_inside_the_limit(monkeypatch: pytest.Monke
 
     def captured(task: object, cancel: object, on_report: object = None) -> object:
         tasks.append(task)
-        return cpsat._Answer("ERROR (captured)", None, math.nan)
+        return Answer("ERROR (captured)", None, math.nan)
 
     monkeypatch.setattr(cpsat, "_run_child", captured)
     from ddlsched.formulations import prepared

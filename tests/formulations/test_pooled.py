@@ -1,5 +1,5 @@
 """The pooled integral bound (bound 7 of ddlsched.formulations.lower_bounds) and the schedules its
-order gives (ddlsched.formulations.timeindexed.improve_order), alone and inside the portfolio.
+order gives (ddlsched.formulations.slotted.improve_order), alone and inside the portfolio.
 
 Truths used: hand-worked optima, the brute-force oracle, the independent verifier, and the
 LP relaxation of the same model (an integral optimum is never below it). No test reads a
@@ -23,7 +23,7 @@ from ddlsched.formulations.lower_bounds import (
 )
 from ddlsched.formulations.modes import problem_a
 from ddlsched.formulations.outcome import schedule_from_plan
-from ddlsched.formulations.timeindexed import improve_order, place_in_order
+from ddlsched.formulations.slotted import improve_order, place_in_order
 from ddlsched.proofs_checks.verifier import verify
 from hypothesis import given, settings
 

@@ -10,7 +10,7 @@ import pytest
 from ddlsched.formulations import prepared
 from ddlsched.formulations.modes import problem_a, problem_a1
 from ddlsched.formulations.prepared import plan_from_schedule, prepare_slotted
-from ddlsched.formulations.timeindexed import greedy_schedule
+from ddlsched.formulations.slotted import greedy_schedule
 from hypothesis import given, settings
 from hypothesis import strategies as st
 

@@ -73,7 +73,8 @@ def test_warm_start_is_never_dropped(seed: int, shape: tuple[int, int]) -> None:
     and the relabelled plan must cost exactly what the original did.
     """
     from ddlsched.formulations.modes import problem_a
-    from ddlsched.formulations.timeindexed import greedy_schedule, set_warm_start
+    from ddlsched.formulations.slotted import greedy_schedule
+    from ddlsched.formulations.timeindexed import set_warm_start
 
     config = TINY_INTEGRAL.replace(
         num_jobs=6, servers=shape[0], gpus_per_server=shape[1], max_job_gpus=None
@@ -115,7 +116,7 @@ def test_near_integral_is_not_integral() -> None:
 
 def _placed_one_start_at_a_time(problem, order, earliest=None, preferred=None):  # type: ignore[no-untyped-def]
     """The list schedule as first written, a start at a time: the oracle of the vectorised
-    :func:`ddlsched.formulations.timeindexed.place_in_order`."""
+    :func:`ddlsched.formulations.slotted.place_in_order`."""
     import numpy as np
 
     length = problem.covering_horizon() + max(earliest or [0]) + 1
@@ -154,7 +155,7 @@ def test_the_vectorised_list_schedule_places_as_one_start_at_a_time(
     """Same plan, job for job, for random orders, earliest starts and preferred modes, on
     batch and spread arrivals and several cluster shapes (weighted, multi-GPU jobs)."""
     from ddlsched.formulations.modes import problem_a
-    from ddlsched.formulations.timeindexed import place_in_order
+    from ddlsched.formulations.slotted import place_in_order
 
     servers, gpus = shape
     config = GeneratorConfig(

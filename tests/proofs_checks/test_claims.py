@@ -181,10 +181,10 @@ def test_negative_control_a_job_without_a_valid_mapping(mapping: tuple[int, ...]
 def test_a_claim_holds_at_the_edge_of_its_tolerance() -> None:
     """The tolerance is inclusive: an equality off by exactly ``TOLERANCE`` (scale 1) holds,
     twice that is violated; an inequality likewise."""
-    from ddlsched.proofs_checks.claims import TOLERANCE, _inequality
+    from ddlsched.proofs_checks.claims import TOLERANCE, inequality
 
     def status(lhs: float, rhs: float, equality: bool) -> str:
-        return _inequality("c", "s", lhs, rhs, True, equality=equality).status
+        return inequality("c", "s", lhs, rhs, True, equality=equality).status
 
     assert status(0.0, TOLERANCE, True) == "holds"
     assert status(0.0, 2 * TOLERANCE, True) == "violated"
