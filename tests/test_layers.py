@@ -232,6 +232,87 @@ def test_front_door_is_light() -> None:
     assert out.stdout.strip() == "[]"
 
 
+COMMAND_MODULES = {
+    f"ddlsched.cli.{name}"
+    for name in (
+        *("bound", "check", "compare", "data", "generate", "info"),
+        *("predict", "simulate", "solve", "sweep", "verify"),
+    )
+}
+"""The modules that declare and run a command (:data:`ddlsched.cli.commands.COMMANDS`)."""
+BELOW_THE_COMMANDS = ("ddlsched.formulations", "ddlsched.algorithms", "ddlsched.experiments")
+"""Solvers, policies and experiments: what only a command being run may load."""
+
+
+def _modules_after(code: str) -> set[str]:
+    """The modules loaded in a fresh interpreter after running ``code``."""
+    probe = f"{code}\nimport sys\nprint(' '.join(sorted(sys.modules)), file=sys.stderr)"
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    return set(done.stderr.split())
+
+
+def _heavy(loaded: set[str]) -> list[str]:
+    return sorted(m for m in loaded if m.startswith(BELOW_THE_COMMANDS) or m in COMMAND_MODULES)
+
+
+def test_importing_the_command_line_loads_no_command() -> None:
+    """``import ddlsched.cli`` loads no command module, solver, policy or experiment
+    (``ddlsched.formulations``, ``ddlsched.algorithms``, ``ddlsched.experiments``). Catches
+    the command modules imported with the package, which took every registry with them."""
+    assert _heavy(_modules_after("import ddlsched.cli")) == []
+
+
+def test_help_lists_the_commands_from_the_registry_alone() -> None:
+    """``ddlsched --help`` loads no command module, solver, policy or experiment (it loaded
+    33 of them, the elastic policies and the compare experiment among them), and prints the
+    same as the parser with every command declared."""
+    code = (
+        "import contextlib, io\n"
+        "from ddlsched.cli import main\n"
+        "with contextlib.redirect_stdout(io.StringIO()), contextlib.suppress(SystemExit):\n"
+        "    main(['--help'])"
+    )
+    assert _heavy(_modules_after(code)) == []
+    from ddlsched.cli import build_parser
+
+    assert build_parser(only=()).format_help() == build_parser().format_help()
+
+
+def test_a_command_loads_its_own_module_only() -> None:
+    """``ddlsched info --help`` declares ``info`` (its module imported, its options in the
+    help) and no other command; ``results`` is declared by the module of ``sweep``."""
+    code = (
+        "import contextlib, io\n"
+        "from ddlsched.cli import main\n"
+        "out = io.StringIO()\n"
+        "with contextlib.redirect_stdout(out), contextlib.suppress(SystemExit):\n"
+        "    main(['{}', '--help'])\n"
+        "assert '--json' in out.getvalue(), out.getvalue()"
+    )
+    info = _modules_after(code.format("info"))
+    assert sorted(info & COMMAND_MODULES) == ["ddlsched.cli.info"]
+    results = _modules_after(code.format("results"))
+    assert sorted(results & COMMAND_MODULES) == ["ddlsched.cli.sweep"]
+
+
+def test_the_command_registry_names_every_command_once() -> None:
+    """:data:`ddlsched.cli.commands.COMMANDS` lists exactly the commands the modules declare,
+    in their order, each with the help its module shows; and :data:`COMMAND_MODULES` above
+    is the registry's list of modules."""
+    import argparse
+
+    from ddlsched.cli import build_parser
+    from ddlsched.cli.commands import COMMANDS
+
+    parser = build_parser()
+    (commands,) = (a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    assert list(commands.choices) == [c.name for c in COMMANDS]
+    for command in COMMANDS:
+        assert commands.choices[command.name].description == command.help
+    assert {f"ddlsched.cli.{c.module}" for c in COMMANDS} == COMMAND_MODULES
+
+
 def test_front_door_exports() -> None:
     """The names a researcher needs come from ``ddlsched`` itself."""
     import ddlsched

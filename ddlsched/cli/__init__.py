@@ -1,7 +1,8 @@
 """The ``ddlsched`` command line: parsing and printing, nothing else.
 
 One module per command (``compare``, ``generate``, ``verify``, ``solve``, ``simulate``,
-``bound``, ``check``, ``predict``, ``sweep`` and ``results``, ``info``, ``data``), each with an
+``bound``, ``check``, ``predict``, ``sweep`` and ``results``, ``info``, ``data``; named in
+:data:`ddlsched.cli.commands.COMMANDS`), each with an
 ``add(commands)`` that declares its options and a ``run(args)`` that calls the façades
 (:mod:`ddlsched.api`), the experiments (:mod:`ddlsched.experiments`), the sweeps
 (:mod:`ddlsched.sweep`) or the figures (:mod:`ddlsched.plotting`) and prints. What several
@@ -9,9 +10,10 @@ commands share is defined once: converters and option groups in
 :mod:`ddlsched.cli.options`, JSON, tables, progress bars and figures in
 :mod:`ddlsched.cli.output`, the trace options in :mod:`ddlsched.cli.replay`. Every choice of
 a name (method, policy, predictor, mapper, problem) is read from the registries, so
-``--help`` lists exactly what the code knows. Heavy packages (Pyomo, scikit-learn,
-matplotlib, Dask) are imported by the command that needs them, so ``ddlsched generate`` never
-pays for Pyomo.
+``--help`` lists exactly what the code knows. Only the module of the command being run is
+imported (``ddlsched --help`` lists the commands from the registry alone), and heavy packages
+(Pyomo, scikit-learn, matplotlib, Dask) are imported by the command that needs them, so
+``ddlsched generate`` never pays for Pyomo, nor ``ddlsched --help`` for a solver.
 
 Exit codes: 0 success, 1 a negative answer (an infeasible schedule, a violated claim, a
 solver that failed), 2 bad input (one line on stderr naming the field and the value; never a
@@ -22,28 +24,17 @@ traceback), 3 an internal error (a bug: one line, the traceback with ``DDLSCHED_
 from __future__ import annotations
 
 import argparse
+import importlib
 import os
 import signal
 import sys
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from typing import NoReturn
 
-from ddlsched.cli import (
-    bound,
-    check,
-    compare,
-    data,
-    generate,
-    info,
-    predict,
-    simulate,
-    solve,
-    sweep,
-    verify,
-)
 from ddlsched.cli.clock import process_age
+from ddlsched.cli.commands import COMMANDS
 from ddlsched.cli.options import (
     EXIT_BAD_INPUT,
     EXIT_INTERNAL,
@@ -57,12 +48,17 @@ from ddlsched.provenance import package_version
 
 __all__ = ["build_parser", "main"]
 
-COMMANDS = (compare, generate, verify, solve, simulate, bound, check, predict, sweep, info, data)
-"""The command modules, in the order ``--help`` lists them."""
 
+def build_parser(only: Collection[str] | None = None) -> argparse.ArgumentParser:
+    """The argument parser of ``ddlsched`` (exposed for documentation and tests).
 
-def build_parser() -> argparse.ArgumentParser:
-    """The argument parser of ``ddlsched`` (exposed for documentation and tests)."""
+    Parameters
+    ----------
+    only
+        The commands whose options are declared (their modules imported); the others are
+        listed by name and help alone (:data:`ddlsched.cli.commands.COMMANDS`), enough for
+        ``ddlsched --help``. ``None``: every command, with all its options.
+    """
     parser = Parser(
         prog="ddlsched",
         description="Scheduling distributed deep-learning jobs on GPU clusters: "
@@ -70,9 +66,22 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"%(prog)s {package_version()}")
     commands = parser.add_subparsers(dest="command", required=True)
-    for module in COMMANDS:
-        module.add(commands)
+    wanted = {c.module for c in COMMANDS if only is None or c.name in only}
+    declared: set[str] = set()
+    for command in COMMANDS:
+        if command.module not in wanted:
+            commands.add_parser(command.name, help=command.help)
+        elif command.module not in declared:
+            declared.add(command.module)
+            importlib.import_module(f"ddlsched.cli.{command.module}").add(commands)
     return parser
+
+
+def _invoked(argv: Sequence[str]) -> set[str]:
+    """The command named on the command line, if any: the first word that is no option
+    (the top level's only options, ``--help`` and ``--version``, take no value)."""
+    first = next((word for word in argv if not word.startswith("-")), None)
+    return {first} if first is not None else set()
 
 
 _UNWINDING_SIGNALS = tuple(
@@ -109,7 +118,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         # Building the parser measures the terminal for every option (argparse): a Ctrl-C
         # there, in the first half second, printed a traceback instead of one line.
-        args = build_parser().parse_args(argv)
+        words = sys.argv[1:] if argv is None else argv
+        args = build_parser(only=_invoked(words)).parse_args(words)
     except KeyboardInterrupt:
         print("ddlsched: interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED

@@ -40,9 +40,7 @@ LP_ONLY = ("--lp-max-variables", "--lp-time-limit")
 
 def add(commands: Any) -> None:
     """Register the command."""
-    bound = new_command(
-        commands, "bound", "proven lower bounds on OPT(A) of an instance or a trace"
-    )
+    bound = new_command(commands, "bound")
     bound.add_argument("instance", nargs="?", help="an instance file (or use --trace)")
     add_replay_options(bound, required=False)
     add_seed(bound, what="model draws of trace rows")

@@ -31,7 +31,7 @@ GENERATOR_OPTIONS = ("--servers", "--gpu-types", "--gpus-per-server", "--jobs", 
 
 def add(commands: Any) -> None:
     """Register the command."""
-    check = new_command(commands, "check", "check every claim of the theory by computation")
+    check = new_command(commands, "check")
     check.add_argument("instance", nargs="?", help="an instance file (or use --random)")
     check.add_argument("--random", type=count, metavar="N", help="check N generated instances")
     check.add_argument(

@@ -42,11 +42,7 @@ def add(commands: Any) -> None:
     from ddlsched.experiments.compare import CompareConfig
 
     defaults = CompareConfig()
-    cmp_ = new_command(
-        commands,
-        "compare",
-        "the main job: online methods against exact optima on random instances",
-    )
+    cmp_ = new_command(commands, "compare")
     cmp_.add_argument("--jobs", type=count, default=defaults.jobs, help="jobs per instance")
     cmp_.add_argument(
         "--servers",

@@ -12,9 +12,7 @@ from ddlsched.cli.output import print_json
 
 def add(commands: Any) -> None:
     """Register the command."""
-    data = new_command(
-        commands, "data", "list the shipped traces and profiles: rows, source, licence"
-    )
+    data = new_command(commands, "data")
     data.add_argument(
         "--all",
         action="store_true",

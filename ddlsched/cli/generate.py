@@ -60,7 +60,7 @@ def add(commands: Any) -> None:
     from ddlsched.core.generators import PRESETS, GeneratorConfig
 
     d = GeneratorConfig()
-    gen = new_command(commands, "generate", "write a random instance")
+    gen = new_command(commands, "generate")
     gen.add_argument("--jobs", type=count, help=f"number of jobs (default {d.num_jobs})")
     gen.add_argument("--servers", type=count, help=f"servers (default {d.servers})")
     gen.add_argument(

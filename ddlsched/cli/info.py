@@ -12,7 +12,7 @@ from ddlsched.cli.output import print_json
 
 def add(commands: Any) -> None:
     """Register the command."""
-    info = new_command(commands, "info", "describe an instance: alpha_min, alpha_max, rho")
+    info = new_command(commands, "info")
     info.add_argument("instance", help="instance file (JSON)")
     add_json(info)
     info.set_defaults(handler=run)

@@ -13,6 +13,7 @@ import os
 from collections.abc import Callable, Sequence
 from typing import Any, NoReturn
 
+from ddlsched.cli.commands import HELP
 from ddlsched.core.model import InputError
 
 EXIT_OK, EXIT_NO, EXIT_BAD_INPUT, EXIT_INTERNAL, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
@@ -270,8 +271,11 @@ def add_online(command: argparse.ArgumentParser, suffix: str = "") -> None:
     )
 
 
-def new_command(commands: Any, name: str, what: str) -> argparse.ArgumentParser:
-    """A subcommand ``name`` of ``commands`` (argparse's subparsers), defaults in its help."""
+def new_command(commands: Any, name: str, what: str | None = None) -> argparse.ArgumentParser:
+    """A subcommand ``name`` of ``commands`` (argparse's subparsers), defaults in its help;
+    ``what`` it does, by default the command's line in
+    :data:`ddlsched.cli.commands.COMMANDS` (a command of ``ddlsched`` itself)."""
+    what = HELP[name] if what is None else what
     parser: argparse.ArgumentParser = commands.add_parser(
         name, help=what, description=what, formatter_class=_DefaultsShown
     )

@@ -11,7 +11,7 @@ from ddlsched.cli.output import print_json, print_table
 
 def add(commands: Any) -> None:
     """Register the command and its subcommand."""
-    predict = new_command(commands, "predict", "iteration prediction for recurring jobs")
+    predict = new_command(commands, "predict")
     predict_sub = predict.add_subparsers(dest="predict_command", required=True)
     evaluate = new_command(
         predict_sub, "evaluate", "random forest vs baselines, chronological split"

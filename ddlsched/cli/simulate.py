@@ -30,7 +30,7 @@ def add(commands: Any) -> None:
     from ddlsched.algorithms.simulator import MAX_PREEMPTIONS
     from ddlsched.core.params import DEFAULT_RESTART_COST, PLACEMENTS, OnlineParams
 
-    sim = new_command(commands, "simulate", "replay a real trace with an online policy")
+    sim = new_command(commands, "simulate")
     add_replay_options(sim)
     from ddlsched.algorithms.elastic import ELASTIC_POLICIES
     from ddlsched.cli.elastic import explain_cluster_defaults

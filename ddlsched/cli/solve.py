@@ -37,7 +37,7 @@ def add(commands: Any) -> None:
     from ddlsched.core.params import ExactParams
 
     exact = ExactParams()
-    solve = new_command(commands, "solve", "schedule an instance exactly or with a policy")
+    solve = new_command(commands, "solve")
     solve.add_argument("instance", help="instance file (JSON, from 'ddlsched generate')")
     solve.add_argument(
         "--method",

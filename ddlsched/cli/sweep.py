@@ -21,7 +21,7 @@ from ddlsched.cli.output import figure_format, print_json, progress_bar, save_fi
 
 def add(commands: Any) -> None:
     """Register ``sweep`` and ``results``."""
-    sweep = new_command(commands, "sweep", "run a grid of experiments on Dask, results in SQLite")
+    sweep = new_command(commands, "sweep")
     sweep.add_argument("config", help="TOML file with a [sweep] table (required)")
     sweep.add_argument(
         "--scheduler", help="address of a running Dask scheduler (default: start a local cluster)"
@@ -36,7 +36,7 @@ def add(commands: Any) -> None:
     )
     sweep.set_defaults(handler=run)
 
-    results = new_command(commands, "results", "summarise a sweep's results file")
+    results = new_command(commands, "results")
     results.add_argument("results", help="SQLite results file of 'ddlsched sweep'")
     results.add_argument(
         "--csv",

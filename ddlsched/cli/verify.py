@@ -12,7 +12,7 @@ from ddlsched.cli.output import print_json
 
 def add(commands: Any) -> None:
     """Register the command."""
-    ver = new_command(commands, "verify", "check a schedule against an instance")
+    ver = new_command(commands, "verify")
     ver.add_argument("instance", help="instance file (JSON)")
     ver.add_argument("schedule", help="schedule file (JSON, from 'ddlsched solve --out')")
     add_json(ver, "print a JSON report")
