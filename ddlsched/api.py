@@ -17,7 +17,6 @@ light and the lower floors can import the core without a cycle.
 from __future__ import annotations
 
 import dataclasses
-import math
 import os
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
@@ -235,10 +234,10 @@ def _solve_exact(
     result = EXACT_METHODS[method](instance, problem, params, warm_start)
     if problem is not Problem.A or not bound:
         return result
-    dual = LowerBound(result.best_bound, "milp-dual", math.isfinite(result.best_bound))
     from ddlsched.formulations.certify import combinatorial_bound
 
-    return dataclasses.replace(result, lower_bound=combinatorial_bound(instance, (dual,)))
+    own = () if result.lower_bound is None else (result.lower_bound,)
+    return dataclasses.replace(result, lower_bound=combinatorial_bound(instance, own))
 
 
 ONLINE_SHARE = 0.1

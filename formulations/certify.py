@@ -31,6 +31,7 @@ from ddlsched.formulations.lower_bounds import best_lower_bound, lower_bounds
 
 from ddlsched.core.model import Instance, Problem
 from ddlsched.core.result import (
+    ExactFacts,
     LowerBound,
     Result,
     SolveStatus,
@@ -44,7 +45,7 @@ def combinatorial_bound(instance: Instance, extra: Sequence[LowerBound] = ()) ->
     """The best proven lower bound on ``OPT(A)`` among the fast bounds of
     :mod:`ddlsched.formulations.lower_bounds` (milliseconds on the instances exact methods solve)
     and any ``extra`` ones (a MILP's dual bound)."""
-    return best_lower_bound([*lower_bounds(instance), *extra])
+    return best_lower_bound([*extra, *lower_bounds(instance)])
 
 
 def with_best_bound(
@@ -95,21 +96,40 @@ def with_best_bound(
             f"best bound {best.value:.8g} from the {best.name} bound (the solver's: {solver})"
         )
         bound = best.value
+    lower = result.lower_bound
+    if best is not None and (lower is None or best.value > lower.value):
+        lower = best
+    lower = with_solver_bound(lower, bound)  # the bound named is the one that proves
     status = result.status
     if status is SolveStatus.FEASIBLE and gap_closed(
         result.objective, bound, fixed_part(instance)
     ):
         status = SolveStatus.OPTIMAL
+        name = lower.name if lower is not None else "best"
         notes.insert(
             0,
-            f"optimal: the {best.name if best else 'best'} lower bound {bound:.8g} meets this "
-            "schedule's objective, a proof for the instance",
+            f"optimal: the {name} lower bound {bound:.8g} meets this schedule's objective, "
+            "a proof for the instance",
         )
-    lower = result.lower_bound
-    if best is not None and (lower is None or best.value > lower.value):
-        lower = best
-    return dataclasses.replace(
-        result, status=status, notes=tuple(notes), lower_bound=with_solver_bound(lower, bound)
+    return dataclasses.replace(result, status=status, notes=tuple(notes), lower_bound=lower)
+
+
+def instance_facts(instance: Instance) -> ExactFacts:
+    """What a result answered from the race's watch knows of its proof's inputs, as
+    :class:`~ddlsched.core.result.ExactFacts`: ``integral`` when the instance is provably
+    integral on its slot (:func:`~ddlsched.formulations.lower_bounds.proven_grid`),
+    ``modes_proven`` when every ``alpha_min`` the bounds used is exact, ``modes_complete``
+    true (a proof by a bound enumerates no mode, so none was cut short), and no slotted
+    model solved. Without them an integral instance proven by a bound read
+    ``integral: false`` beside a note saying it was proven."""
+    from ddlsched.formulations.lower_bounds import proven_grid
+
+    from ddlsched.core.alpha import fastest_processing
+
+    return ExactFacts(
+        integral=proven_grid(instance) is not None,
+        modes_proven=fastest_processing(instance)[1] == 0,
+        modes_complete=True,
     )
 
 

@@ -35,6 +35,13 @@ user-solution callback) when better than its incumbent. The other way is
 not possible: CP-SAT takes hints only before it starts, and it starts
 first. The MILP's deadline is hard (:func:`ddlsched.formulations.milp.solve_milp`).
 
+**Without a time limit the backends run in turn**, each to its deterministic limits
+(``deterministic_limit`` and ``solution_limit`` for CP-SAT, ``node_limit`` for the MILP):
+CP-SAT first, the MILP once CP-SAT has stopped (from its best schedule), then the LP and
+pooled bounds. Nothing then depends on the clock (which backend reaches a point first, an
+incumbent crossing mid-search), so the answer is the same on an idle and on a loaded
+machine: what ``compare`` and sweeps use by default.
+
 **Bounds race too** (problem A). The fast combinatorial bound is computed at
 once, and the LP bound (:func:`ddlsched.formulations.certify.exact_lp_bound`: on an
 integral instance set on the instance's own slot) in a third child, with
@@ -63,7 +70,6 @@ from ddlsched.formulations.isolation import Cancelled
 from ddlsched.core.model import Instance, Problem, Schedule
 from ddlsched.core.params import ExactParams
 from ddlsched.core.result import (
-    ExactFacts,
     LowerBound,
     Result,
     SolveStatus,
@@ -328,7 +334,7 @@ class _Race:
             threading.Thread(target=self.run_backend, args=(name,), daemon=True)
             for name in ("milp", "cpsat")
         ]
-        if self.racing:
+        if self.racing and self.params.time_limit is not None:
             threads.append(threading.Thread(target=self.run_bounds, daemon=True))
         for thread in threads:
             thread.start()
@@ -448,6 +454,10 @@ class _Race:
             # for both ends the call): the pooled bound and its schedules may still prove the
             # instance, until the limit (without one, their own deterministic ends).
             self._join_bounds(threads[2], stop_at)
+        if self.racing and self.params.time_limit is None:
+            if answered and not self.first and self.watch.proof is None:
+                self.run_bounds()  # in turn, after the backends (module docstring)
+            return stopped
         self.lp_stop.set()
         if len(threads) > 2:
             threads[2].join()
@@ -628,6 +638,7 @@ def _from_watch(
     if watch.proof is not None:
         schedule, source, bound = watch.proof
         status = SolveStatus.OPTIMAL
+    from ddlsched.formulations.certify import instance_facts
         notes = [
             f"optimal: {source} meets the {bound.name} lower bound {bound.value:.8g}, a proof "
             "for the instance; both backends were stopped"
@@ -663,7 +674,7 @@ def _from_watch(
             "first_proof_cpsat": 0,
             "proof_by_bound": int(watch.proof is not None),
         },
-        facts=ExactFacts().as_dict(),
+        facts=instance_facts(instance).as_dict(),
         notes=tuple(notes),
         lower_bound=bound if bound.valid else None,
     )
@@ -696,10 +707,11 @@ def _with_watched_schedule(result: Result, instance: Instance, watch: _Watch) ->
     )
 
 
-def head_start(limit: float | None) -> float:
+def head_start(limit: float | None) -> float | None:
     """Seconds CP-SAT runs alone under a time limit of ``limit``: :data:`HEAD_START`, at most
-    :data:`HEAD_START_SHARE` of the limit."""
-    return HEAD_START if limit is None else min(HEAD_START, HEAD_START_SHARE * limit)
+    :data:`HEAD_START_SHARE` of the limit; without a time limit ``None``: the MILP waits
+    until CP-SAT stops (:func:`solve_exact` runs in turn then)."""
+    return None if limit is None else min(HEAD_START, HEAD_START_SHARE * limit)
 
 
 def milp_params(params: ExactParams, elapsed: float) -> ExactParams:

@@ -34,6 +34,10 @@ from ddlsched.cli.output import (
 from ddlsched.core.model import InputError
 from ddlsched.core.traces import ARRIVALS
 
+WORK = "exact solves: CP-SAT's deterministic time (work units, about seconds of one core)"
+NODES = "exact solves: the MILP's branch-and-bound nodes"
+WALL = "exact solves: a wall-clock limit too, in seconds (default none: the same table anywhere)"
+
 
 def add(commands: Any) -> None:
     """Register the command."""
@@ -54,24 +58,19 @@ def add(commands: Any) -> None:
         "a mixed cluster: servers per GPU type, e.g. v100:1,k80:1 (types k80, p100, v100; "
         "default: one type)",
     )
-    cmp_.add_argument(
-        "--gpus-per-server", type=count, default=defaults.gpus_per_server, help="GPUs per server"
-    )
-    cmp_.add_argument(
-        "--instances",
-        type=count,
-        default=defaults.instances,
-        help="instances, seeds --seed .. --seed + instances - 1",
-    )
+    per_server, instances = defaults.gpus_per_server, defaults.instances
+    cmp_.add_argument("--gpus-per-server", type=count, default=per_server, help="GPUs per server")
+    seeds = "instances, seeds --seed .. --seed + instances - 1"
+    cmp_.add_argument("--instances", type=count, default=instances, help=seeds)
     add_seed(cmp_, default=defaults.seed, what="first seed")
     cmp_.add_argument(
         "--methods",
         default=",".join(defaults.methods),
         help=f"comma-separated online methods, some of: {', '.join(POLICIES)} (default: all)",
     )
-    cmp_.add_argument(
-        "--time-limit", type=positive, default=defaults.time_limit, help="seconds per MILP"
-    )
+    cmp_.add_argument("--work-limit", type=positive, default=defaults.work_limit, help=WORK)
+    cmp_.add_argument("--node-limit", type=count, default=defaults.node_limit, help=NODES)
+    cmp_.add_argument("--time-limit", type=positive, help=WALL)
     cmp_.add_argument(
         "--load",
         type=non_negative,
@@ -86,12 +85,8 @@ def add(commands: Any) -> None:
         choices=PREDICTORS.names(),
         help="iteration predictor of the online methods",
     )
-    cmp_.add_argument(
-        "--exact",
-        default=defaults.exact,
-        choices=exact_method_names(),
-        help="the exact method giving the optimum",
-    )
+    exact = "the exact method giving the optimum"
+    cmp_.add_argument("--exact", default=defaults.exact, choices=exact_method_names(), help=exact)
     cmp_.add_argument(
         "--from-trace",
         metavar="TRACE",
@@ -171,6 +166,8 @@ def _config(args: argparse.Namespace) -> Any:
             seed=args.seed,
             methods=name_list(args.methods, "--methods"),
             time_limit=args.time_limit,
+            work_limit=args.work_limit,
+            node_limit=args.node_limit,
             load=None if args.load == 0 else args.load,
             predictor=args.predictor,
             exact=args.exact,
@@ -200,8 +197,8 @@ def _print(config: Any, summary: dict[str, Any]) -> None:
         f"{arrivals}, seeds {config.seed}..{last_seed}){stopped}"
     )
     print(
-        f"optima proven: {summary['optima_proven']}/{summary['instances']} "
-        f"({config.exact} mean {summary['exact_mean_runtime_s']:.2f} s); rho mean "
+        f"optima proven: {summary['optima_proven']}/{summary['instances']} ({config.exact} "
+        f"mean {summary['exact_mean_runtime_s']:.2f} s; {summary['exact_limits']}); rho mean "
         f"{summary['rho_mean']:.3f}, max {summary['rho_max']:.3f}; Theorem 1 bound on asrpt/OPT "
         f"(2 + M/(M-g_max+1)) * rho: up to {summary['theorem1_factor_max']:.3f}"
     )

@@ -139,7 +139,7 @@ class LowerBound:
         The bound (``nan`` when it could not be computed).
     name
         Which bound (``"job"``, ``"squashed-area"``, ``"mean-busy-time"``,
-        ``"lp"``, ``"milp-dual"``).
+        ``"lp"``, ``"solver-dual"``).
     valid
         Whether it is proven to be ``<= OPT(A)`` for this instance (an LP
         stopped by its time limit, for example, is not).

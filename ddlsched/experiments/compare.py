@@ -51,8 +51,15 @@ class CompareConfig:
         First seed.
     methods
         Online methods compared with the optimum (default: every policy).
+    work_limit, node_limit
+        The exact solve's deterministic limits: CP-SAT's deterministic time (its work
+        units, about seconds of one core; one worker) and the MILP's branch-and-bound
+        nodes. Without ``time_limit`` the portfolio runs its backends in turn to these
+        limits, so the same command gives the same table on an idle or a loaded machine.
     time_limit
-        Seconds per MILP.
+        Seconds of wall-clock time per exact solve, or ``None`` (the default): with a
+        time limit whether an instance is proven, and so which ratios are printed,
+        depends on the machine's speed and load.
     load
         Poisson arrivals at this load, or all released at 0 (``None``); with
         ``from_trace``, each sample's recorded arrivals scaled to this offered load, or
@@ -79,7 +86,9 @@ class CompareConfig:
     instances: int = 20
     seed: int = 0
     methods: tuple[str, ...] = ()
-    time_limit: float = 60.0
+    time_limit: float | None = None
+    work_limit: float = 60.0
+    node_limit: int = 20_000
     load: float | None = 1.0
     predictor: str = "oracle"
     exact: str = "exact"
@@ -98,12 +107,29 @@ class CompareConfig:
             object.__setattr__(self, "methods", POLICIES.names())
         if self.instances < 1:
             raise ValueError(f"instances: must be >= 1, got {self.instances}")
+        self.exact_params()  # a bad limit fails here, naming it
         if self.seed + self.instances - 1 > MAX_SEED:
             raise ValueError(
                 f"instances: seeds {self.seed}..{self.seed + self.instances - 1} pass "
                 f"2^63 - 1, the largest seed; give a smaller seed or fewer instances"
             )
         self.generator()  # bad sizes or GPU types fail here, before any solve
+
+    def exact_params(self) -> ExactParams:
+        """The exact solve's settings: the deterministic limits, and the time limit if any."""
+        return ExactParams(
+            time_limit=self.time_limit,
+            deterministic_limit=self.work_limit,
+            node_limit=self.node_limit,
+        )
+
+    def limits(self) -> str:
+        """What stops an exact solve, in words (the output says which kind was used)."""
+        work = f"deterministic limits: {self.work_limit:g} CP-SAT work units, "
+        work += f"{self.node_limit:,} MILP nodes"
+        if self.time_limit is None:
+            return work
+        return f"{work}, and a wall-clock time limit of {self.time_limit:g} s"
 
     def instance(self, seed: int) -> Instance:
         """The compared instance of ``seed``: ``generate(self.generator(), seed)``."""
@@ -174,7 +200,7 @@ class InstanceComparison:
         optimum = self.optimum
         if optimum.proven_optimal:
             return ""
-        limit = f"time limit {config.time_limit:g} s"
+        limit = config.limits()
         if optimum.schedule is None:
             reason = optimum.notes[0] if optimum.notes else "no schedule found"
             return f"{config.exact} found no schedule ({limit}): {reason}"
@@ -238,6 +264,7 @@ class CompareReport:
                 [r.fast_bound / r.optimum.objective for r in found]
             ),
             "interrupted": self.interrupted,
+            "exact_limits": self.config.limits(),
             "exact_mean_runtime_s": _mean([r.optimum.runtime_s for r in self.rows]),
             "rho_mean": _mean([r.rho for r in self.rows]),
             "rho_max": _max([r.rho for r in self.rows]),
@@ -433,7 +460,7 @@ def compare(
     from ddlsched.proofs_checks.bounds import theorem1_constant
     from ddlsched.proofs_checks.verifier import verify
 
-    exact = ExactParams(time_limit=config.time_limit)
+    exact = config.exact_params()
     online = OnlineParams(predictor=config.predictor)
 
     report = CompareReport(config, [])

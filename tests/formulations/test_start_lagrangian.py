@@ -142,7 +142,7 @@ def test_the_preemptive_model_gets_no_time_indexed_bound() -> None:
     instance = two_blockers()
     preemptive = {b.name for b in model_lower_bounds(instance, preemptive=True)}
     assert preemptive == set(PREEMPTIVE_BOUNDS)
-    assert not preemptive & {"start-lagrangian", "lp", "pooled", "milp-dual"}
+    assert not preemptive & {"start-lagrangian", "lp", "pooled", "solver-dual"}
     settings_a = StartLagrangianSettings(slots=100, rounds=5)
     names_a = {b.name for b in model_lower_bounds(instance, preemptive=False, settings=settings_a)}
     assert "start-lagrangian" in names_a
