@@ -449,15 +449,15 @@ class _Race:
         may still prove the instance; whether the backends were stopped at ``stop_at``."""
         stopped = self._join_backends(threads, stop_at)
         answered = any(isinstance(outcome, Result) for outcome in self.outcomes.values())
+        if self.racing and self.params.time_limit is None:
+            if answered and not self.first and self.watch.proof is None:
+                self.run_bounds()  # in turn, after the backends (module docstring)
+            return stopped
         if len(threads) > 2 and answered and not self.first and self.watch.proof is None:
             # The backends stopped unproven within the limit (not refused: a model too large
             # for both ends the call): the pooled bound and its schedules may still prove the
             # instance, until the limit (without one, their own deterministic ends).
             self._join_bounds(threads[2], stop_at)
-        if self.racing and self.params.time_limit is None:
-            if answered and not self.first and self.watch.proof is None:
-                self.run_bounds()  # in turn, after the backends (module docstring)
-            return stopped
         self.lp_stop.set()
         if len(threads) > 2:
             threads[2].join()
@@ -633,12 +633,12 @@ def _from_watch(
     """The result of a race ended by :class:`_Watch`'s proof (``optimal``, the bound that
     proved it named) or stopped at :data:`STOP_SLACK` past its limit before either backend
     answered (``feasible``: the best schedule reported, the best valid bound)."""
+    from ddlsched.formulations.certify import instance_facts
     from ddlsched.formulations.outcome import objectives
 
     if watch.proof is not None:
         schedule, source, bound = watch.proof
         status = SolveStatus.OPTIMAL
-    from ddlsched.formulations.certify import instance_facts
         notes = [
             f"optimal: {source} meets the {bound.name} lower bound {bound.value:.8g}, a proof "
             "for the instance; both backends were stopped"
