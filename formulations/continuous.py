@@ -649,9 +649,13 @@ def solve_continuous(
         scale to integers exactly.
     InputError
         For a warm start that is not a feasible schedule of ``problem``.
+    ModelTooLarge
+        When the model's estimated memory exceeds ``params.memory_limit``
+        (:data:`ddlsched.formulations.memory.CPSAT_INTERVALS`), before the child starts.
     """
     from ddlsched.formulations.admission import check_warm_start
     from ddlsched.formulations.certify import combinatorial_bound, with_best_bound
+    from ddlsched.formulations.memory import CPSAT_INTERVALS
 
     params = params or ExactParams()
     ends = deadline(params)  # fixed first: the modes and the model count against the limit
@@ -664,6 +668,12 @@ def solve_continuous(
     combinatorial = combinatorial_bound(instance) if problem is Problem.A else None
     prepared = prepare(instance, problem, params, warm_start, max_units, ends)
     units, hint = prepared.units, prepared.hint
+    CPSAT_INTERVALS.check(
+        (sum(len(lengths) for lengths in units.durations),),
+        params.memory_limit,
+        f"problem {problem.value} in continuous time: use fewer jobs or GPUs (fewer "
+        "modes), or a mode_limit",
+    )
     valid = units.fits(hint)
     dropped, pairs = symmetry_rules(prepared.slotted, units.anchors)
     task = _Task(

@@ -273,12 +273,13 @@ def _solve_a2(
 ) -> Result:
     """Problem A2 with CP-SAT: the same slotted data and honesty as the MILP's A2; the
     search ends at ``ends`` (``time.monotonic()``)."""
+    from ddlsched.formulations.memory import A2_CPSAT
     from ddlsched.formulations.prepared import guard_a2
     from ddlsched.formulations.problem_a2 import schedule_from_slots, single_machine, srpt_slots
 
     began = time.perf_counter()
     data = single_machine(instance)
-    guard_a2(data)
+    guard_a2(data, params.memory_limit, A2_CPSAT)
     weights = integer_weights(list(data.ids), list(data.weights))
     hint, _ = srpt_slots(data)
     build_time = time.perf_counter() - began
@@ -457,12 +458,18 @@ def _solve_cluster(
 ) -> Result:
     """:func:`solve_cpsat` on problem A or A1, without the combinatorial bounds; the search
     ends at ``ends`` (``time.monotonic()``)."""
+    from ddlsched.formulations.memory import CPSAT_INTERVALS
     from ddlsched.formulations.outcome import schedule_from_plan
     from ddlsched.formulations.prepared import prepare_slotted
 
     began = time.perf_counter()
     prepared = prepare_slotted(instance, problem, warm_start, params)
     slotted = prepared.slotted
+    CPSAT_INTERVALS.check(
+        (sum(len(job.modes) for job in slotted.jobs),),
+        params.memory_limit,
+        f"problem {problem.value}: use fewer jobs or GPUs (fewer modes), or a mode_limit",
+    )
     weights = integer_weights(
         [job.id for job in slotted.jobs], [job.weight for job in slotted.jobs]
     )

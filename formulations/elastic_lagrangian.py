@@ -68,6 +68,7 @@ from ddlsched.formulations.elastic_bounds import (
 )
 
 from ddlsched.core.elastic import Application, ElasticJob, load_application
+from ddlsched.core.params import DEFAULT_MEMORY_LIMIT
 
 AMBITION = 1.0
 """Polyak's target at first: the best value so far raised by this fraction of the best flow
@@ -308,6 +309,7 @@ def elastic_lagrangian_bound(
     windows: Sequence[float] | None = None,
     applications: Sequence[Application] | None = None,
     upper: float | None = None,
+    memory_limit: int | None = DEFAULT_MEMORY_LIMIT,
 ) -> ElasticLagrangianBound:
     """The Lagrangian bound of the module docstring on the total JCT of any run.
 
@@ -329,6 +331,9 @@ def elastic_lagrangian_bound(
     upper
         The total JCT of some run, if known: caps the target of Polyak's step. It
         steers the search only; the bound is valid whatever it is.
+    memory_limit
+        Bytes the pricing problems may need (default 2 GiB; ``None``: no limit), estimated
+        by :data:`ddlsched.formulations.memory.ELASTIC_LAGRANGIAN` before they are built.
 
     Raises
     ------
@@ -336,6 +341,9 @@ def elastic_lagrangian_bound(
         On bad settings (``block``, ``step`` or a window not a finite number > 0,
         ``steps`` not an integer >= 0, windows not one per job, ``upper`` not finite),
         or more than :data:`MAX_INTERVALS` intervals or blocks.
+    ModelTooLarge
+        When the pricing problems' estimated memory exceeds ``memory_limit`` (a
+        ``ValueError`` too).
     """
     if not jobs:
         return ElasticLagrangianBound(0.0, 0)
@@ -349,7 +357,7 @@ def elastic_lagrangian_bound(
             curves[id(app)] = area_curve(app, total_gpus)
     if windows is None:
         windows = [restart_time + float(curves[id(app)].durations[-1]) + 14400.0 for app in apps]
-    _check_size(windows, step, block)
+    _check_size(windows, step, block, memory_limit)
     problems = [
         _pricing(need, curves[id(app)], window, step, restart_time, block)
         for need, app, window in zip(needs, apps, windows, strict=True)
@@ -385,10 +393,15 @@ def _check_settings(
         raise ValueError(f"{name}: upper must be finite, got {upper!r}")
 
 
-def _check_size(windows: Sequence[float], step: float, block: float) -> None:
+def _check_size(
+    windows: Sequence[float], step: float, block: float, memory_limit: int | None
+) -> None:
     """Refuse, before allocating, settings that give more than :data:`MAX_INTERVALS`
     (job, interval) or (job, block) pairs (a job's intervals reach at most a step past its
-    window, its blocks cover that and one more at each end)."""
+    window, its blocks cover that and one more at each end), or more memory than
+    ``memory_limit`` (:data:`ddlsched.formulations.memory.ELASTIC_LAGRANGIAN`)."""
+    from ddlsched.formulations.memory import ELASTIC_LAGRANGIAN
+
     intervals = sum(max(1.0, math.ceil(w / step)) for w in windows)
     blocks = sum((max(w, step) + step) / block + 2 for w in windows)
     if max(intervals, blocks) > MAX_INTERVALS:
@@ -397,6 +410,12 @@ def _check_size(windows: Sequence[float], step: float, block: float) -> None:
             f"{intervals:.3g} completion intervals and {blocks:.3g} blocks over the jobs' "
             f"windows, more than {MAX_INTERVALS:,}; use a longer step, block or window"
         )
+    ELASTIC_LAGRANGIAN.check(
+        (math.ceil(intervals), math.ceil(blocks)),
+        memory_limit,
+        f"step {step!r} s, block {block!r} s: use a longer step, block or window",
+        "elastic_lagrangian_bound(memory_limit=...)",
+    )
 
 
 def _ascend(

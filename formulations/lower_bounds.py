@@ -226,9 +226,11 @@ from typing import Any
 
 import numpy as np
 from ddlsched.formulations.grid import on_grid
+from ddlsched.formulations.memory import LP_BOUND, POOLED_BOUND, MiB
 
 from ddlsched.core.alpha import all_cut_alpha, fastest_processing
 from ddlsched.core.model import Instance
+from ddlsched.core.params import DEFAULT_MEMORY_LIMIT
 from ddlsched.core.registry import Registry
 from ddlsched.core.result import LowerBound
 from ddlsched.core.virtual import rank_combined, srpt
@@ -556,6 +558,13 @@ class LpSettings:
     node_limit
         Branch-and-bound nodes for the integral model (HiGHS ``mip_max_nodes``;
         ``None``: no limit): a deterministic stop, whose dual bound is still valid.
+    memory_limit
+        Bytes the model may need (default
+        :data:`~ddlsched.core.params.DEFAULT_MEMORY_LIMIT`, 2 GiB; ``None``: no limit):
+        a second cap on the variables, by :data:`ddlsched.formulations.memory.LP_BOUND`
+        (:data:`~ddlsched.formulations.memory.POOLED_BOUND` for the integral model). Where
+        it is the tighter cap the slot is coarsened, with a note; below the model's fixed
+        part the bound is skipped (reported invalid, with a note).
     """
 
     max_variables: int = 400_000
@@ -563,6 +572,7 @@ class LpSettings:
     threads: int | None = None
     integer: bool = False
     node_limit: int | None = None
+    memory_limit: int | None = DEFAULT_MEMORY_LIMIT
 
     def __post_init__(self) -> None:
         if not isinstance(self.max_variables, int) or self.max_variables < 2:
@@ -573,6 +583,12 @@ class LpSettings:
             not isinstance(self.node_limit, int) or self.node_limit < 0
         ):
             raise ValueError(f"node_limit: must be an integer >= 0, got {self.node_limit!r}")
+        if self.memory_limit is not None and (
+            not isinstance(self.memory_limit, int) or self.memory_limit < 1
+        ):
+            raise ValueError(
+                f"memory_limit: must be an integer >= 1 (bytes), got {self.memory_limit!r}"
+            )
 
 
 def time_indexed_bound(
@@ -609,13 +625,18 @@ def time_indexed_bound(
     """
     settings = settings or LpSettings()
     began = time.perf_counter()
+    name = "pooled" if settings.integer else "lp"
+    capped, why = _memory_cap(settings)
+    if capped is None:
+        return LowerBound(math.nan, name, False, 0.0, (*inputs.notes(), why)), None
+    settings = capped
     grid = _grid(instance, inputs, settings, upper_bound, slot)
     model, rhs = _model(grid, inputs, settings)
-    name = "pooled" if settings.integer else "lp"
     constant = _constant(grid, inputs)
     notes = (
         *inputs.notes(),
         f"slot {grid.delta:.6g} s, {grid.slots} slots, {grid.columns} variables",
+        *((why,) if why else ()),
     )
     if upper_bound is not None:
         notes = (*notes, f"windows from an upper bound of {upper_bound:.8g}")
@@ -630,6 +651,31 @@ def time_indexed_bound(
     flow = safe_flow_value(inputs, objective - inputs.release_weight)
     bound = LowerBound(objective * SAFETY, name, True, time.perf_counter() - began, notes, flow)
     return bound, _integral_starts(model, grid, settings)
+
+
+def _memory_cap(settings: LpSettings) -> tuple[LpSettings | None, str]:
+    """``settings`` with ``max_variables`` lowered to what ``memory_limit`` affords
+    (:data:`~ddlsched.formulations.memory.LP_BOUND`,
+    :data:`~ddlsched.formulations.memory.POOLED_BOUND`), and a note where it was lowered
+    (empty otherwise): the slot is then coarser, which keeps the bound valid. ``None``
+    where the limit does not afford two variables: the model is not built."""
+    if settings.memory_limit is None:
+        return settings, ""
+    footprint = POOLED_BOUND if settings.integer else LP_BOUND
+    affordable = footprint.affordable(settings.memory_limit)
+    if affordable >= settings.max_variables:
+        return settings, ""
+    limit = f"{settings.memory_limit / MiB:,.0f} MiB"
+    if affordable < 2:
+        return None, (
+            f"not built: {footprint.model} needs about {footprint.base / MiB:,.0f} MiB "
+            f"before its first variable, over the memory limit of {limit}"
+        )
+    note = (
+        f"variables capped at {affordable:,} (max_variables {settings.max_variables:,}) by "
+        f"the memory limit of {limit}: a coarser slot"
+    )
+    return dataclasses.replace(settings, max_variables=int(affordable)), note
 
 
 @dataclass(frozen=True)
@@ -969,7 +1015,7 @@ PREEMPTIVE_BOUNDS: tuple[str, ...] = (
 )
 """The bounds that also bound the optimum of the preemptive model, each proved in the module
 docstring: the fast ones, none of the time-indexed ones (``"lp"``, ``"pooled"``,
-``"milp-dual"``, ``"start-lagrangian"``)."""
+``"solver-dual"``, ``"start-lagrangian"``)."""
 
 
 def lower_bounds(

@@ -25,6 +25,7 @@ from ddlsched.formulations.isolation import (
     report,
     run_isolated,
 )
+from ddlsched.formulations.memory import SLOTTED_MILP
 from ddlsched.formulations.outcome import honest_status, objectives, schedule_from_plan
 from ddlsched.formulations.prepared import (
     guard,
@@ -94,9 +95,10 @@ def build(
     """
     solved = parse_problem(problem)
     began = time.perf_counter()
+    memory_limit = (options or ExactParams()).memory_limit
     if solved is Problem.A2:
         data = single_machine(instance)
-        guard_a2(data)
+        guard_a2(data, memory_limit)
         model = build_a2_model(data)
         return BuiltModel(
             solved, model, instance, None, data, data.exact, None, time.perf_counter() - began
@@ -108,14 +110,14 @@ def build(
         for i, job in enumerate(slotted.jobs)
         for mode in job.modes
     ]
-    guard(
-        sum(count for count, _ in starts),
-        max(latest),
-        slotted.slot,
-        solved,
-        nonzeros=sum(
-            count * mode.slots * sum(1 for u in mode.usage if u) for count, mode in starts
-        ),
+    variables = sum(count for count, _ in starts)
+    nonzeros = sum(count * mode.slots * sum(1 for u in mode.usage if u) for count, mode in starts)
+    guard(variables, max(latest), slotted.slot, solved, nonzeros=nonzeros)
+    SLOTTED_MILP.check(
+        (variables, nonzeros),
+        memory_limit,
+        f'problem {solved.value}: use fewer jobs or GPUs, or a larger "slot" in the '
+        "instance file (then the result is the optimum of the slotted problem only)",
     )
     model = build_model(slotted, latest, prepared.anchors)
     return BuiltModel(

@@ -68,7 +68,7 @@ from typing import TYPE_CHECKING
 from ddlsched.formulations.isolation import Cancelled
 
 from ddlsched.core.model import Instance, Problem, Schedule
-from ddlsched.core.params import ExactParams
+from ddlsched.core.params import DEFAULT_MEMORY_LIMIT, ExactParams
 from ddlsched.core.result import (
     LowerBound,
     Result,
@@ -136,7 +136,7 @@ def solve_exact(
     params = params or ExactParams()
     problem = Problem(problem)
     began = time.perf_counter()
-    refused = slotted_refusal(instance, problem)
+    refused = slotted_refusal(instance, problem, params.memory_limit)
     if refused is not None:
         return _continuous(instance, problem, params, warm_start, seed, began, refused)
     racing = problem is Problem.A and RACE_BOUNDS
@@ -179,21 +179,26 @@ def _continued_in_continuous_time(
     return result
 
 
-def slotted_refusal(instance: Instance, problem: Problem) -> ModelTooLarge | None:
+def slotted_refusal(
+    instance: Instance, problem: Problem, memory_limit: int | None = DEFAULT_MEMORY_LIMIT
+) -> ModelTooLarge | None:
     """Why the slotted models of problem A or A1 are certainly too large for ``instance``
     (:func:`ddlsched.formulations.prepared.estimate_size`, before any mode is enumerated), or
     ``None``: then the race runs as before. On A2, which has no continuous-time backend to
-    turn to, a model too large is refused here, before either backend starts.
+    turn to, a model too large is refused here, before either backend starts: both models
+    together over ``memory_limit`` bytes (:data:`ddlsched.formulations.memory.A2_RACE`;
+    ``None``: no limit).
 
     Raises
     ------
     ModelTooLarge
         For problem A2 (:func:`ddlsched.formulations.prepared.guard_a2`).
     """
+    from ddlsched.formulations.memory import A2_RACE
     from ddlsched.formulations.prepared import ModelTooLarge, estimate_size
 
     if problem is Problem.A2:
-        estimate_size(instance, problem)
+        estimate_size(instance, problem, memory_limit, A2_RACE)
         return None
     try:
         estimate_size(instance, problem)

@@ -17,6 +17,7 @@ import math
 import time
 from dataclasses import dataclass
 
+from ddlsched.formulations.memory import A2_MILP, Footprint, ModelTooLarge
 from ddlsched.formulations.modes import count_vectors_total, problem_a, problem_a1
 from ddlsched.formulations.problem_a2 import SingleMachine, single_machine
 from ddlsched.formulations.slotted import (
@@ -29,7 +30,7 @@ from ddlsched.formulations.slotted import (
 )
 
 from ddlsched.core.model import PROBLEMS, Instance, Problem, Schedule
-from ddlsched.core.params import ExactParams
+from ddlsched.core.params import DEFAULT_MEMORY_LIMIT, ExactParams
 
 MAX_VARIABLES = 300_000
 """Most binaries of a time-indexed model :func:`build` accepts (the 16-job
@@ -40,20 +41,6 @@ MAX_NONZEROS = 20_000_000
 
 MAX_HORIZON = 100_000
 """Most slots in a horizon (the list schedules keep a timeline this long)."""
-
-MAX_A2_PAIRS = 20_000
-"""Most (job, slot) pairs of problem A2's slotted single machine a model may index (CP-SAT
-builds a boolean and a reified constraint per pair, the MILP two binaries, a continuous
-variable and about eight nonzeros). Measured on the 2-core VM (one run each, the process
-tree's peak resident memory, ``solve --problem A2`` on 4 Philly jobs on 2 x 4 GPUs): on
-0.5625 s slots, 19,611 pairs, ``cpsat`` 761 MiB within 20 s and ``exact`` 2.0 GiB within
-60 s (HiGHS's side the larger); on 0.125 s slots, 88,212 pairs, CP-SAT with its presolve
-held 2.6 GiB within 20 s, and 4 realistic generated jobs (1,054,924 pairs) reached about
-10 GB. Memory grows with the search, so a longer limit needs more."""
-
-
-class ModelTooLarge(ValueError):
-    """The time-indexed model would have too many variables for the slot."""
 
 
 def guard(variables: int, horizon: int, slot: float, problem: str, nonzeros: int = 0) -> None:
@@ -75,29 +62,36 @@ def guard(variables: int, horizon: int, slot: float, problem: str, nonzeros: int
         )
 
 
-def guard_a2(data: SingleMachine) -> None:
-    """Refuse problem A2's models of ``data`` before they are built.
+def guard_a2(
+    data: SingleMachine,
+    memory_limit: int | None = DEFAULT_MEMORY_LIMIT,
+    footprint: Footprint = A2_MILP,
+) -> None:
+    """Refuse problem A2's model of ``data`` before it is built, when its estimated memory
+    (``footprint``: :data:`~ddlsched.formulations.memory.A2_MILP`,
+    :data:`~ddlsched.formulations.memory.A2_CPSAT` or both,
+    :data:`~ddlsched.formulations.memory.A2_RACE`) exceeds
+    ``memory_limit`` bytes (``None``: no limit).
 
     Both backends index every job's slots from its release to the covering horizon (the
     MILP trims them by its incumbent, so the count is an upper one for it): ``sum_i (H -
-    e_i)`` pairs, held to :data:`MAX_A2_PAIRS`.
+    e_i)`` pairs.
 
     Raises
     ------
     ModelTooLarge
-        Naming the pairs, the limit, the grid and the ways out.
+        Naming the model, the pairs, the estimate, the limit, the grid and the ways out.
     """
     horizon = data.covering_horizon()
     pairs = sum(horizon - release for release in data.release_slots)
-    if pairs <= MAX_A2_PAIRS:
-        return
-    raise ModelTooLarge(
-        f"problem A2: the slotted single machine would index {pairs:,} (job, slot) pairs "
-        f"(limit {MAX_A2_PAIRS:,}): {len(data.ids)} jobs over {horizon:,} slots of "
-        f"{data.delta:g} s (Delta / M); use fewer jobs, integral instances (ddlsched "
-        'generate --integral) or a larger "slot" in the instance file (then the result is '
-        "the optimum of the slotted problem only); with equal weights preemptive SRPT is "
-        "optimal for A2 (Schrage 1968; ddlsched.core.virtual.srpt)"
+    footprint.check(
+        (pairs,),
+        memory_limit,
+        f"{len(data.ids)} jobs over {horizon:,} slots of {data.delta:g} s (Delta / M): use "
+        "fewer jobs, integral instances (ddlsched generate --integral) or a larger "
+        '"slot" in the instance file (then the result is the optimum of the slotted '
+        "problem only); with equal weights preemptive SRPT is optimal for A2 (Schrage "
+        "1968; ddlsched.core.virtual.srpt)",
     )
 
 
@@ -107,10 +101,16 @@ def parse_problem(problem: Problem | str) -> Problem:
     return Problem(problem)
 
 
-def estimate_size(instance: Instance, problem: Problem) -> None:
+def estimate_size(
+    instance: Instance,
+    problem: Problem,
+    memory_limit: int | None = DEFAULT_MEMORY_LIMIT,
+    a2: Footprint = A2_MILP,
+) -> None:
     """Refuse a model that is certainly too large, before modes are enumerated.
 
-    Problem A2 is counted exactly (:func:`guard_a2`). A and A1 are counted without
+    Problem A2 is counted exactly (:func:`guard_a2`, with the footprint ``a2`` against
+    ``memory_limit``). A and A1 are counted without
     enumerating: the modes (one per vector of GPU counts,
     :func:`ddlsched.formulations.modes.count_vectors_total`), each needing at least
     one start variable; and a lower bound on the horizon, the larger of the
@@ -124,7 +124,7 @@ def estimate_size(instance: Instance, problem: Problem) -> None:
         Naming the limit exceeded.
     """
     if problem == Problem.A2:
-        guard_a2(single_machine(instance))
+        guard_a2(single_machine(instance), memory_limit, a2)
         return
     cluster = instance.cluster
     if problem == Problem.A:

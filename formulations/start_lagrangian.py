@@ -88,13 +88,16 @@ within it.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import time
 from dataclasses import dataclass
 
 import numpy as np
 from ddlsched.formulations.lower_bounds import SAFETY, BoundInputs, safe_flow_value
+from ddlsched.formulations.memory import START_LAGRANGIAN, MiB
 
+from ddlsched.core.params import DEFAULT_MEMORY_LIMIT
 from ddlsched.core.result import LowerBound
 
 AMBITION = 0.3
@@ -145,6 +148,14 @@ class StartLagrangianSettings:
     levels
         Group sizes, in slots, of the multipliers' levels, coarse to fine (default
         4096, 1024, 256, 64, 16, 4, 1): the rounds are shared out over them.
+    memory_limit
+        Bytes the bound may need (default
+        :data:`~ddlsched.core.params.DEFAULT_MEMORY_LIMIT`, 2 GiB; ``None``: no limit),
+        estimated by :data:`ddlsched.formulations.memory.START_LAGRANGIAN` before anything
+        is allocated. Past it the horizon is cut into fewer slots (halved until it fits,
+        down to 1,000; a coarser grid keeps the bound valid) with a note; with ``slot``
+        given, or still past it at 1,000 slots, the bound is refused
+        (:class:`~ddlsched.formulations.memory.ModelTooLarge`).
     """
 
     slot: float | None = None
@@ -155,6 +166,7 @@ class StartLagrangianSettings:
     blocks: int = 200
     chunk: int = 4_096
     levels: tuple[int, ...] = (4096, 1024, 256, 64, 16, 4, 1)
+    memory_limit: int | None = DEFAULT_MEMORY_LIMIT
 
     def __post_init__(self) -> None:
         if self.slot is not None and not (math.isfinite(self.slot) and self.slot > 0):
@@ -169,6 +181,12 @@ class StartLagrangianSettings:
             raise ValueError(f"levels: must be positive integers, got {self.levels!r}")
         if not (math.isfinite(self.growth) and self.growth > 0):
             raise ValueError(f"growth: must be a finite number > 0, got {self.growth!r}")
+        if self.memory_limit is not None and (
+            not isinstance(self.memory_limit, int) or self.memory_limit < 1
+        ):
+            raise ValueError(
+                f"memory_limit: must be an integer >= 1 (bytes), got {self.memory_limit!r}"
+            )
 
 
 def block_offsets(
@@ -237,6 +255,51 @@ def _slots(inputs: BoundInputs, settings: StartLagrangianSettings) -> _Slots:
             blocks = (np.zeros(1, dtype=np.int64), np.ones(1, dtype=np.int64))
         classes.append((np.flatnonzero(kinds == kind), *blocks))
     return _Slots(delta, release_slot, duration, horizon, tuple(classes))
+
+
+def _size(grid: _Slots, settings: StartLagrangianSettings) -> tuple[int, int, int]:
+    """The counts :data:`~ddlsched.formulations.memory.START_LAGRANGIAN` prices: the
+    least-multiplier table's entries (``T + 1`` per level, ``floor(log2(T + 1)) + 1``
+    levels), the (job, block) pairs kept for all rounds, and those one chunk evaluates."""
+    size = grid.horizon + 1
+    pairs = sum(len(jobs) * len(offsets) for jobs, offsets, _ in grid.classes)
+    widest = max(len(offsets) for _, offsets, _ in grid.classes)
+    chunk = min(settings.chunk, len(grid.release_slot))
+    return size * size.bit_length(), pairs, chunk * widest
+
+
+def _fitted_slots(
+    inputs: BoundInputs, settings: StartLagrangianSettings
+) -> tuple[_Slots, tuple[str, ...]]:
+    """:func:`_slots`, on fewer slots where their estimated memory exceeds
+    ``settings.memory_limit`` (halved until it fits, down to 1,000), and the note saying so.
+
+    Raises
+    ------
+    ModelTooLarge
+        When it does not fit with ``settings.slot`` given, or at 1,000 slots.
+    """
+    grid = _slots(inputs, settings)
+    limit = settings.memory_limit
+    if limit is None:
+        return grid, ()
+    first = grid.horizon
+    while START_LAGRANGIAN.estimate(*_size(grid, settings)) > limit:
+        fewer = dataclasses.replace(settings, slots=max(1_000, grid.horizon // 2))
+        if settings.slot is not None or fewer.slots >= settings.slots:
+            START_LAGRANGIAN.check(
+                _size(grid, settings),
+                limit,
+                "use a larger slot, fewer blocks or a smaller chunk",
+                "StartLagrangianSettings.memory_limit",
+            )
+        settings = fewer
+        grid = _slots(inputs, settings)
+    if grid.horizon == first:
+        return grid, ()
+    return grid, (
+        f"{grid.horizon:,} slots instead of {first:,}: the memory limit of {limit / MiB:,.0f} MiB",
+    )
 
 
 def _horizon(span: float, delta: float) -> int:
@@ -503,7 +566,7 @@ def start_lagrangian_bound(
     """
     settings = settings or StartLagrangianSettings()
     began = time.perf_counter()
-    grid = _slots(inputs, settings)
+    grid, capped = _fitted_slots(inputs, settings)
     release_weight = inputs.release_weight
     target = None if upper_bound is None else upper_bound - release_weight
     best = _ascend(grid, inputs, settings, target)
@@ -512,6 +575,7 @@ def start_lagrangian_bound(
         f"slot {grid.delta:.6g} s, {grid.horizon} slots, "
         f"{max(len(offsets) for _, offsets, _ in grid.classes)} blocks per job at most, "
         f"{settings.rounds} rounds",
+        *capped,
     )
     flow = safe_flow_value(inputs, best)
     value = (best + release_weight) * SAFETY

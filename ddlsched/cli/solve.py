@@ -24,7 +24,14 @@ from ddlsched.cli.options import (
 from ddlsched.cli.output import one_line, print_json
 from ddlsched.core.model import PROBLEMS, InputError
 
-EXACT_ONLY = ("--time-limit", "--mip-gap", "--threads", "--warm-start", "--verbose")
+EXACT_ONLY = (
+    "--time-limit",
+    "--mip-gap",
+    "--threads",
+    "--warm-start",
+    "--verbose",
+    "--memory-limit",
+)
 """Options of ``solve`` for the exact methods (refused with an online policy)."""
 ONLINE_ONLY = ("--predictor", "--mapper", "--seed")
 """Options of ``solve`` for the online policies (refused with an exact method, which draws
@@ -34,7 +41,7 @@ nothing at random)."""
 def add(commands: Any) -> None:
     """Register the command."""
     from ddlsched.api import method_names
-    from ddlsched.core.params import ExactParams
+    from ddlsched.core.params import DEFAULT_MEMORY_LIMIT, ExactParams
 
     exact = ExactParams()
     solve = new_command(commands, "solve")
@@ -62,6 +69,13 @@ def add(commands: Any) -> None:
         "--mip-gap", type=non_negative, default=exact.mip_gap, help="relative gap (exact methods)"
     )
     solve.add_argument("--threads", type=threads, help="solver threads (exact methods)")
+    solve.add_argument(
+        "--memory-limit",
+        type=positive,
+        metavar="GIB",
+        help=f"GiB a model may need, estimated before it is built; larger is refused "
+        f"(default {DEFAULT_MEMORY_LIMIT / 2**30:g}; exact methods)",
+    )
     solve.add_argument("--warm-start", help="schedule file to start from (exact methods)")
     add_online(solve, " (online methods)")
     add_seed(solve)
@@ -107,7 +121,7 @@ def run(args: argparse.Namespace) -> int:
     """Solve, write the schedule if asked, print the result; exit 1 on a solver error."""
     from ddlsched.api import exact_method_names, solve
     from ddlsched.core.io import read_schedule, write_schedule
-    from ddlsched.core.params import ExactParams, OnlineParams
+    from ddlsched.core.params import DEFAULT_MEMORY_LIMIT, ExactParams, OnlineParams
     from ddlsched.core.result import SolveStatus
 
     check_outputs({"--out": args.out}, [args.instance, args.warm_start])
@@ -128,6 +142,9 @@ def run(args: argparse.Namespace) -> int:
                 mip_gap=args.mip_gap,
                 threads=args.threads,
                 verbose=args.verbose,
+                memory_limit=DEFAULT_MEMORY_LIMIT
+                if args.memory_limit is None
+                else math.ceil(args.memory_limit * 2**30),
             )
         else:
             params = OnlineParams(predictor=args.predictor, mapper=args.mapper)

@@ -23,6 +23,11 @@ from ddlsched.core.model import InputError, is_whole
 
 P = TypeVar("P")
 
+DEFAULT_MEMORY_LIMIT = 2 * 2**30
+"""Bytes a model may take to build and solve unless told otherwise (2 GiB): the default of
+:attr:`ExactParams.memory_limit` and of the bounds' settings. Estimated from the model's
+size before it is built (:mod:`ddlsched.formulations.memory`)."""
+
 
 def _number(value: object, name: str, minimum: float, *, strict: bool) -> None:
     """Raise a ``ValueError`` naming ``name`` unless ``value`` is finite and above ``minimum``."""
@@ -79,6 +84,13 @@ class ExactParams:
         :func:`ddlsched.formulations.modes.problem_a`), or ``None`` (default): past it,
         enumeration stops as it does at the time limit, and the result cannot
         be ``optimal`` unless a lower bound on the instance meets it.
+    memory_limit
+        Bytes of peak resident memory a model may need (default
+        :data:`DEFAULT_MEMORY_LIMIT`, 2 GiB), or ``None`` for no limit. Each model's
+        memory is estimated from its size before it is built
+        (:mod:`ddlsched.formulations.memory`); one estimated above the limit is refused
+        with :class:`~ddlsched.formulations.memory.ModelTooLarge`. ``ddlsched solve
+        --memory-limit`` sets it in GiB.
 
     The time limit covers the whole call: enumerating modes and building the
     model count against it, and the solver gets what remains.
@@ -103,6 +115,7 @@ class ExactParams:
     solution_limit: int | None = None
     deterministic_limit: float | None = None
     mode_limit: int | None = None
+    memory_limit: int | None = DEFAULT_MEMORY_LIMIT
 
     def __post_init__(self) -> None:
         if self.time_limit is not None:
@@ -123,6 +136,8 @@ class ExactParams:
             _number(self.deterministic_limit, "deterministic_limit", 0, strict=True)
         if self.mode_limit is not None:
             _count(self.mode_limit, "mode_limit", minimum=1)
+        if self.memory_limit is not None:
+            _count(self.memory_limit, "memory_limit", minimum=1)
 
     def replace(self, **changes: Any) -> ExactParams:
         """A copy with ``changes`` applied (validated again)."""

@@ -1,14 +1,15 @@
-"""Problem A2's size guard and its answers when stopped: a model of too many (job, slot)
-pairs is refused before either backend builds it, and a stopped solve still answers with
-a verified schedule of A2."""
+"""Problem A2's memory guard and its answers when stopped: a model whose (job, slot) pairs
+need more memory than the limit is refused before either backend builds it, and a stopped
+solve still answers with a verified schedule of A2."""
 
 from __future__ import annotations
 
 import threading
 
 import pytest
-from ddlsched.formulations import cpsat, milp, portfolio, prepared
-from ddlsched.formulations.prepared import MAX_A2_PAIRS, ModelTooLarge, guard_a2
+from ddlsched.formulations import cpsat, milp, portfolio
+from ddlsched.formulations.memory import A2_MILP
+from ddlsched.formulations.prepared import ModelTooLarge, guard_a2
 from ddlsched.formulations.problem_a2 import single_machine, srpt_schedule
 from ddlsched.proofs_checks.verifier import verify
 
@@ -35,16 +36,14 @@ def _realistic_four() -> Instance:
     return generate(GeneratorConfig(num_jobs=4), 0)
 
 
-def test_the_pair_count_is_the_hand_count(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The guard counts the 11 pairs worked out by hand: a limit of 11 admits the model,
-    a limit of 10 refuses it (an off-by-one horizon, or a count that ignores releases,
-    moves the edge)."""
+def test_the_pair_count_is_the_hand_count() -> None:
+    """The guard prices the 11 pairs worked out by hand: a limit of exactly their estimate
+    admits the model, a byte less refuses it (an off-by-one horizon, or a count that
+    ignores releases, moves the edge)."""
     data = single_machine(_two_jobs_one_gpu())
-    monkeypatch.setattr(prepared, "MAX_A2_PAIRS", 11)
-    guard_a2(data)
-    monkeypatch.setattr(prepared, "MAX_A2_PAIRS", 10)
-    with pytest.raises(ModelTooLarge, match=r"11 \(job, slot\) pairs \(limit 10\)"):
-        guard_a2(data)
+    guard_a2(data, A2_MILP.estimate(11))
+    with pytest.raises(ModelTooLarge, match=r"\(11 \(job, slot\) pairs\)"):
+        guard_a2(data, A2_MILP.estimate(11) - 1)
 
 
 class _Built(Exception):
@@ -60,8 +59,8 @@ def test_a_large_a2_model_is_refused_before_it_is_built(
     method: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Every exact method refuses four realistic jobs on A2 with one clear error naming
-    the limit and a way out, before a model is built or a child started (the builds are
-    replaced by stand-ins that fail)."""
+    the estimate, the default limit and the ways out, before a model is built or a child
+    started (the builds are replaced by stand-ins that fail)."""
     monkeypatch.setattr(milp, "build_a2_model", _no_build)
     monkeypatch.setattr(cpsat, "_run_child", _no_build)
     monkeypatch.setattr(portfolio, "_Race", _no_build)
@@ -69,7 +68,8 @@ def test_a_large_a2_model_is_refused_before_it_is_built(
         solve(_realistic_four(), method, problem=Problem.A2, bound=False)
     message = str(refused.value)
     assert "1,054,924 (job, slot) pairs" in message
-    assert f"limit {MAX_A2_PAIRS:,}" in message and '"slot"' in message
+    assert "memory limit of 2,048 MiB" in message and '"slot"' in message
+    assert "--memory-limit" in message
     assert "\n" not in message
 
 
@@ -84,7 +84,7 @@ def test_the_command_refuses_a_large_a2_model_in_one_line(tmp_path, capsys) -> N
     code = main(["solve", str(path), "--problem", "A2", "--method", "cpsat"])
     err = capsys.readouterr().err
     assert code == 2
-    assert "pairs (limit" in err and "Traceback" not in err
+    assert "over the memory limit" in err and "Traceback" not in err
     assert len(err.strip().splitlines()) == 1
 
 
