@@ -15,7 +15,7 @@ from hypothesis import given, settings
 
 from ddlsched.cli import main
 from ddlsched.core.io import write_instance
-from ddlsched.core.model import Instance
+from ddlsched.core.model import Cluster, Instance, Job
 from ddlsched.sandwich import flow_sandwich
 from tests.oracles import brute_force_a
 from tests.strategies import hand_instances
@@ -87,3 +87,23 @@ def test_a_csv_given_as_the_instance_points_to_trace(
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "not an instance" in err
     assert f"ddlsched bound --trace {trace}" in err
+
+
+@pytest.mark.parametrize("preemptive", [False, True], ids=["problem-a", "preemptive"])
+def test_the_ratio_is_flow_time_over_flow_bound_at_trace_scale_releases(preemptive: bool) -> None:
+    """Two 2-GPU jobs of 4 s on one 2-GPU server, both released at 1e6 s: by hand the
+    optimal total flow time is 4 + 8 = 12 (one waits for the other; preemption cannot help),
+    and the job bound alone gives 8, so the best flow bound lies in [8, 12] and UB/LB in
+    [1, 1.5]. The ratio (and its JSON form) is the upper schedule's total JCT ``sum w (C -
+    r)`` over the flow bound. Catches the ratio computed from ``sum w C`` (releases
+    included: about 2e6 / 12, five orders of magnitude off)."""
+    jobs = tuple(
+        Job(id=f"j{k}", release=1e6, iterations=4, compute_time=1.0, gpus=2) for k in (0, 1)
+    )
+    instance = Instance(cluster=Cluster((2,), bandwidth_intra=1.0, bandwidth_inter=1.0), jobs=jobs)
+    found = flow_sandwich(instance, preemptive=preemptive, evaluations=3, settings=QUICK)
+    assert found.upper.total_jct == pytest.approx(12.0)
+    assert 8.0 * (1 - 1e-6) <= found.lower.flow_value <= 12.0 * (1 + 1e-9)
+    assert found.ratio == pytest.approx(12.0 / found.lower.flow_value, rel=1e-9)
+    assert 1.0 - 1e-9 <= found.ratio <= 1.5 + 1e-6
+    assert found.to_dict()["ratio"] == pytest.approx(found.ratio, rel=1e-12)
