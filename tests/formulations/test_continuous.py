@@ -24,7 +24,7 @@ from hypothesis import given, settings
 
 from ddlsched import ExactParams, Problem, SolveStatus, solve
 from ddlsched.core.generators import GeneratorConfig, generate
-from ddlsched.core.model import Cluster, Instance, Job
+from ddlsched.core.model import Cluster, Instance, Job, Schedule, ScheduledJob
 from ddlsched.core.result import Result
 from tests.oracles import brute_force_a, brute_force_a1
 from tests.strategies import typed_instances
@@ -256,3 +256,51 @@ def test_the_portfolio_proves_small_real_durations_the_slotted_models_accept(
     assert result.status is SolveStatus.OPTIMAL, result.notes
     assert result.notes[0].startswith("the slotted models are not exact for this instance")
     assert result.objective == pytest.approx(brute_force_a(instance), rel=1e-9)
+
+
+def _long_and_short() -> tuple[Instance, Schedule, Schedule]:
+    """A 4 s and a 1 s job, both of 2 GPUs, released at 0 on one 2-GPU server, with its
+    two schedules: the long job first (``sum C`` = 4 + 5 = 9) and the short one first
+    (1 + 5 = 6, the optimum by Smith's rule)."""
+    jobs = (
+        Job(id="long", release=0.0, iterations=4, compute_time=1.0, gpus=2),
+        Job(id="short", release=0.0, iterations=1, compute_time=1.0, gpus=2),
+    )
+    instance = Instance(cluster=Cluster((2,), bandwidth_intra=1.0, bandwidth_inter=1.0), jobs=jobs)
+    long_first = Schedule(
+        (ScheduledJob("long", 0.0, 4.0, (0, 0)), ScheduledJob("short", 4.0, 5.0, (0, 0)))
+    )
+    short_first = Schedule(
+        (ScheduledJob("long", 1.0, 5.0, (0, 0)), ScheduledJob("short", 0.0, 1.0, (0, 0)))
+    )
+    return instance, long_first, short_first
+
+
+@pytest.mark.parametrize("lists_give", ["short-first", "long-first"])
+def test_the_incumbent_is_the_better_of_the_list_schedule_and_the_warm_start(
+    monkeypatch: pytest.MonkeyPatch, lists_give: str
+) -> None:
+    """``prepare`` keeps as incumbent (the model's hint and the answer's floor) the better of
+    the list schedules and the warm start placed again: a warm start worse than the list
+    schedule (9 against 6, by hand) is set aside, and one better than it (6 against 9; the
+    list schedule forced to the long job first) is kept. Catches the comparison flipped
+    (the worse of the two kept)."""
+    from ddlsched.formulations import continuous
+
+    instance, long_first, short_first = _long_and_short()
+    for schedule, total in ((long_first, 9.0), (short_first, 6.0)):
+        report = verify(instance, schedule)
+        assert report.feasible and report.total_jct == pytest.approx(total)
+    if lists_give == "long-first":
+        monkeypatch.setattr(
+            continuous, "list_schedules", lambda *_args, **_kw: ([(0, 0.0), (0, 4.0)], True)
+        )
+        warm_start = short_first
+    else:
+        warm_start = long_first
+    prepared = continuous.prepare(
+        instance, Problem.A, ExactParams(), warm_start, continuous.MAX_UNITS
+    )
+    assert continuous.weighted_total(prepared.slotted, prepared.incumbent) == pytest.approx(6.0)
+    schedule = continuous.to_schedule(instance, Problem.A, prepared.slotted, prepared.incumbent)
+    assert verify(instance, schedule).total_jct == pytest.approx(6.0)
