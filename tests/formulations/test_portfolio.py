@@ -4,6 +4,8 @@ status."""
 from __future__ import annotations
 
 import math
+import threading
+import time
 
 import pytest
 from ddlsched.formulations.portfolio import _combine
@@ -229,3 +231,80 @@ def test_the_first_proof_is_recorded_for_the_backend_that_proved(
     assert sum(combined.metrics[f"first_proof_{name}"] for name in ("milp", "cpsat")) == 1
     assert combined.proven_optimal and combined.objective == 5.0
     assert combined.notes[0].startswith(f"{prover} proved optimality first")
+
+
+@pytest.mark.parametrize(
+    ("continued_objective", "kept"), [(18.0, "continuous"), (22.0, "slotted"), (20.0, "slotted")]
+)
+def test_the_continuous_continuation_replaces_only_a_worse_slotted_answer(
+    monkeypatch: pytest.MonkeyPatch, continued_objective: float, kept: str
+) -> None:
+    """An unproven slotted answer (objective 20) on an instance whose durations are off the
+    slot grid (``integral`` false) is continued in continuous time from its schedule; the
+    continuation replaces it only when strictly better (18), never when worse (22) or equal
+    (20). Catches the comparison flipped (the worse answer returned, the better dropped)."""
+    from ddlsched.formulations import portfolio
+
+    instance = generate(TINY_INTEGRAL.replace(num_jobs=3), 0)
+    slotted = _with_schedule(_result("exact", SolveStatus.FEASIBLE, 20.0, 10.0), instance)
+    slotted = Result(**{**slotted.__dict__, "facts": {"integral": False}})
+    continued = _result("continuous", SolveStatus.FEASIBLE, continued_objective, 10.0)
+    warm_starts = []
+
+    def fake_continuous(
+        instance: object, problem: object, params: object, warm_start: object, *_: object
+    ) -> Result:
+        warm_starts.append(warm_start)
+        return continued
+
+    monkeypatch.setattr(portfolio, "_continuous", fake_continuous)
+    answer = portfolio._continued_in_continuous_time(
+        slotted, instance, Problem.A, ExactParams(time_limit=None), 0, time.perf_counter()
+    )
+    assert warm_starts == [slotted.schedule]
+    assert answer is (continued if kept == "continuous" else slotted)
+
+
+def _silent_race(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Both backends replaced by fakes that answer nothing: each waits for the race's
+    ``cancel`` and then reports itself cancelled, as a real backend stopped at the limit
+    does. The bounds do not race. Whatever the machine's speed, neither answers."""
+    import ddlsched.formulations.cpsat as cpsat_module
+    import ddlsched.formulations.milp as exact_module
+    from ddlsched.formulations.isolation import Cancelled
+
+    monkeypatch.setattr("ddlsched.formulations.portfolio.RACE_BOUNDS", False)
+
+    def never_answers(*_: object, cancel: threading.Event, **__: object) -> Result:
+        cancel.wait(600)
+        raise Cancelled("stopped")
+
+    monkeypatch.setattr(cpsat_module, "solve_cpsat", never_answers)
+    monkeypatch.setattr(exact_module, "solve_milp", never_answers)
+
+
+@pytest.mark.parametrize("problem", [Problem.A, Problem.A1])
+def test_a_race_stopped_before_either_backend_answered_returns_the_best_schedule_seen(
+    monkeypatch: pytest.MonkeyPatch, problem: Problem
+) -> None:
+    """A race whose backends are stopped at the time limit before either answered returns
+    the best schedule it saw, ``feasible``: on A the caller's warm start (FIFO's), on A1
+    without a warm start the pooled list schedule; the objective is the verifier's and the
+    notes say the race was stopped. Catches the stopped race falling through to combining
+    no outcomes (``StopIteration`` from ``next(iter(...))`` on an empty dict) or returning
+    no schedule."""
+    from ddlsched.formulations.portfolio import solve_exact
+
+    from ddlsched import simulate
+
+    _silent_race(monkeypatch)
+    instance = generate(TINY_INTEGRAL.replace(num_jobs=3), 0)
+    warm_start = simulate(instance, "fifo", bound=False).schedule if problem is Problem.A else None
+    result = solve_exact(instance, problem, ExactParams(time_limit=0.05), warm_start=warm_start)
+    assert result.status is SolveStatus.FEASIBLE and result.schedule is not None
+    if warm_start is not None:
+        assert result.schedule == warm_start
+    report = verify(instance, result.schedule)
+    assert report.feasible, report.violations
+    assert result.total_jct == pytest.approx(report.total_jct)
+    assert any(note.startswith("stopped") for note in result.notes), result.notes
