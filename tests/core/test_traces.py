@@ -695,3 +695,44 @@ def test_generate_from_a_trace_writes_real_jobs_and_exact_answers_them(tmp_path:
     args = ["solve", str(out), "--method", "exact", "--out", str(schedule)]
     assert main(args) in (0, 1)
     assert verify(instance, read_schedule(schedule)).feasible
+
+
+@pytest.mark.parametrize("arrivals", ["consecutive", "sampled"])
+def test_a_trace_sample_of_every_usable_job_is_the_whole_trace(
+    tmp_path: Path, arrivals: str
+) -> None:
+    """Asking for all 12 usable jobs (the only window is the last one, starting at the
+    first row) gives every usable row once, in submit order, each job with its row's GPU
+    count and releases relative to the first submission; the unusable rows stay out.
+    Catches a window start drawn from one window too few (numpy refuses an empty range
+    when every usable job is asked)."""
+    from ddlsched.core.traces import trace_sample
+
+    path = write(tmp_path, "t.csv", SAMPLE_TRACE)
+    rows = {k + 2: (10 * k + (k % 3), 1 + k % 3) for k in range(12)}
+    instance = trace_sample(path, CLUSTER, 12, seed=3, arrivals=arrivals)
+    assert _sample_lines(instance) == sorted(rows)
+    for job, line in zip(instance.jobs, sorted(rows), strict=True):
+        submit, gpus = rows[line]
+        assert job.gpus == gpus and job.release == pytest.approx(submit)
+
+
+def test_the_last_window_of_a_trace_can_be_sampled(tmp_path: Path) -> None:
+    """Over seeds 0-39, windows of 4 consecutive usable jobs start only at the 9 possible
+    rows and the last window (the trace's last 4 usable rows, lines 10-13) is among them,
+    each job released relative to the window's first submission. Catches the window's
+    start drawn from ``[0, usable - jobs)``, which never takes the last window."""
+    from ddlsched.core.traces import trace_sample
+
+    path = write(tmp_path, "t.csv", SAMPLE_TRACE)
+    submits = {k + 2: 10 * k + (k % 3) for k in range(12)}
+    firsts = set()
+    for seed in range(40):
+        lines = _sample_lines(trace_sample(path, CLUSTER, 4, seed=seed))
+        firsts.add(lines[0])
+        if lines[0] == 10:
+            instance = trace_sample(path, CLUSTER, 4, seed=seed)
+            assert lines == [10, 11, 12, 13]
+            releases = [job.release for job in instance.jobs]
+            assert releases == pytest.approx([submits[line] - submits[10] for line in lines])
+    assert 10 in firsts and firsts <= set(range(2, 11))
