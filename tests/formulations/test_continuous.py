@@ -304,3 +304,21 @@ def test_the_incumbent_is_the_better_of_the_list_schedule_and_the_warm_start(
     assert continuous.weighted_total(prepared.slotted, prepared.incumbent) == pytest.approx(6.0)
     schedule = continuous.to_schedule(instance, Problem.A, prepared.slotted, prepared.incumbent)
     assert verify(instance, schedule).total_jct == pytest.approx(6.0)
+
+
+def test_a_work_limit_alone_gets_a_wall_clock_safety_net() -> None:
+    """Given only a deterministic limit, the continuous backend also stops after
+    ``WORK_SAFETY`` seconds per work unit, and says so in the note it would add; a time
+    limit given, or no limit at all, is left as it is. Catches: a solve whose CP-SAT
+    deterministic time never advances (a bound raised unit by unit) running forever."""
+    from ddlsched.formulations.continuous import WORK_SAFETY, _with_safety_net
+
+    from ddlsched.core.params import ExactParams
+
+    netted, note = _with_safety_net(ExactParams(time_limit=None, deterministic_limit=2.0))
+    assert netted.time_limit == 2.0 * WORK_SAFETY and netted.deterministic_limit == 2.0
+    assert "safety net" in note and f"{2.0 * WORK_SAFETY:g} s" in note
+    timed = ExactParams(time_limit=5.0, deterministic_limit=2.0)
+    assert _with_safety_net(timed) == (timed, "")
+    unlimited = ExactParams(time_limit=None)
+    assert _with_safety_net(unlimited) == (unlimited, "")
