@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -201,7 +202,10 @@ def test_simulate_reports_the_flow_certificate_and_no_banner(tmp_path: Path) -> 
         [*command, "--json"], capture_output=True, text=True, check=True, cwd=ROOT
     )
     document = json.loads(shown.stdout)
-    assert document["verified"] and shown.stderr == ""
+    # Only progress lines may reach stderr: how many depends on the machine's speed.
+    progress = re.compile(r"sia: \d+/\d+ jobs done, \d+ s")
+    assert document["verified"]
+    assert all(progress.fullmatch(line) for line in shown.stderr.splitlines()), shown.stderr
     flow = document["total_flow_time"]
     assert flow == pytest.approx(3 * document["mean_jct"])
     assert 0 < document["flow_lower_bound"] <= flow
