@@ -34,52 +34,8 @@ The floors, bottom up (``tests/test_layers.py`` enforces them):
   lazily.
 """
 
-import importlib.abc
-import importlib.machinery
-import importlib.util
-import sys
-from pathlib import Path
-from typing import Any
-
-SIBLINGS = ("formulations", "algorithms", "proofs_checks")
-"""The packages kept as folders beside this one in the repository and installed inside it
-(``ddlsched.formulations``, ...; ``pyproject.toml``'s package-dir)."""
-
-
-class _SourceTreeFinder(importlib.abc.MetaPathFinder):
-    """Finds ``ddlsched.formulations`` (and the other :data:`SIBLINGS`) in the folders beside
-    this package when it runs from a source tree: a clone, an editable install, or a copy
-    on ``PYTHONPATH`` (the mutation tools test such copies, and must get the copy's
-    modules, never the editable install's). An installed wheel has them inside the package
-    and needs no finder."""
-
-    def __init__(self, root: Path) -> None:
-        self.folders = {f"{__name__}.{name}": root / name for name in SIBLINGS}
-
-    def find_spec(
-        self, fullname: str, path: Any = None, target: Any = None
-    ) -> importlib.machinery.ModuleSpec | None:
-        folder = self.folders.get(fullname)
-        if folder is None:
-            return None
-        return importlib.util.spec_from_file_location(
-            fullname, folder / "__init__.py", submodule_search_locations=[str(folder)]
-        )
-
-
-def _find_siblings() -> None:
-    here = Path(__file__).resolve().parent
-    root = here.parent
-    if (here / SIBLINGS[0]).is_dir() or not (root / SIBLINGS[0] / "__init__.py").is_file():
-        return  # installed: the packages are inside this one
-    sys.meta_path[:] = [f for f in sys.meta_path if not isinstance(f, _SourceTreeFinder)]
-    sys.meta_path.insert(0, _SourceTreeFinder(root))
-
-
-_find_siblings()
-
-from ddlsched import core as _core  # noqa: E402 - after the finder, which the core does not need
-from ddlsched.api import (  # noqa: E402
+from ddlsched import core as _core
+from ddlsched.api import (
     compare_elastic,
     lower_bounds,
     method_names,
@@ -87,15 +43,15 @@ from ddlsched.api import (  # noqa: E402
     simulate_elastic,
     solve,
 )
-from ddlsched.core import *  # noqa: E402, F403 - the front door re-exports the ground floor
-from ddlsched.core.elastic import (  # noqa: E402
+from ddlsched.core import *  # noqa: F403 - the front door re-exports the ground floor
+from ddlsched.core.elastic import (
     ElasticCluster,
     ElasticWorkload,
     load_pollux_workload,
 )
-from ddlsched.core.graphs import zoo_job  # noqa: E402
+from ddlsched.core.graphs import zoo_job
 
-LAZY = {
+_LAZY = {
     "ElasticSimParams": "ddlsched.algorithms.elastic",
     "ElasticRun": "ddlsched.experiments.elastic",
     "ElasticComparison": "ddlsched.experiments.elastic",
@@ -125,18 +81,19 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
+def __getattr__(name: str) -> object:
     """``ddlsched.plotting`` on first use (it imports matplotlib, the [plot] extra), and the
-    names of :data:`LAZY`."""
-    import importlib
+    names of ``_LAZY``."""
+    from importlib import import_module
 
     if name == "plotting":
-        return importlib.import_module("ddlsched.plotting")
-    if name in LAZY:
-        return getattr(importlib.import_module(LAZY[name]), name)
+        return import_module("ddlsched.plotting")
+    if name in _LAZY:
+        return getattr(import_module(_LAZY[name]), name)
     raise AttributeError(f"module 'ddlsched' has no attribute {name!r}")
 
 
 def __dir__() -> list[str]:
-    """The module's names, the lazy ones included."""
-    return sorted({*globals(), *__all__, "plotting"})
+    """The API: :data:`__all__` (the lazy names included) and ``plotting``; no helper,
+    import or sub-package beside them."""
+    return sorted({*__all__, "plotting"})

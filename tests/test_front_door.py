@@ -32,3 +32,15 @@ def test_a_zoo_job_in_one_call() -> None:
     assert single.gpus == 1 and single.edges == () and single.iterations >= 1
     with pytest.raises(ValueError, match="unknown model 'gpt5'; the zoo has"):
         ddlsched.zoo_job("gpt5")
+
+
+def test_the_namespace_holds_the_api_and_nothing_else() -> None:
+    """``dir(ddlsched)`` is ``__all__`` and ``plotting``: no import (``Any``, ``Path``,
+    ``sys``, ``importlib``), helper or sub-package beside the API, and every name listed is
+    reachable (the lazy ones through ``__getattr__``). Catches the front door's own
+    imports and helpers showing up as its API."""
+    assert set(dir(ddlsched)) == {*ddlsched.__all__, "plotting"}
+    assert not {"Any", "Path", "sys", "importlib"} & set(dir(ddlsched))
+    assert not [name for name in ddlsched.__all__ if name.startswith("_")]
+    for name in ddlsched.__all__:
+        assert getattr(ddlsched, name) is not None, name

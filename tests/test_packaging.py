@@ -63,8 +63,8 @@ def test_the_wheel_holds_one_package_with_every_module_and_data_file(wheel: Path
 @pytest.mark.slow
 def test_the_installed_layout_imports_from_itself(wheel: Path, tmp_path: Path) -> None:
     """Unpacked as pip would install it, ``ddlsched.formulations.milp`` and the shipped data
-    are read from the installed copy, not from a source tree next to it. Catches the source
-    tree's finder taking over in an installed package."""
+    are read from the installed copy, not from a source tree next to it (the editable
+    install's or the working directory's)."""
     site = tmp_path / "site"
     zipfile.ZipFile(wheel).extractall(site)
     probe = (

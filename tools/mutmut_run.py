@@ -69,6 +69,8 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from mutation import installed_layout
+
 REPO = Path(__file__).resolve().parents[1]
 DEFAULT_WORKTREE = Path("/tmp/ddlsched-mutmut")
 PACKAGES = ("ddlsched/core", "formulations", "proofs_checks", "algorithms")
@@ -149,6 +151,8 @@ def mutmut_env(worktree: Path) -> dict[str, str]:
     if not (worktree / "mutants" / "ddlsched" / "data").is_dir():
         # mutants/ may hold only the Python sources: the worktree's shipped data, then.
         env.setdefault("DDLSCHED_DATA", str(worktree / "ddlsched" / "data"))
+    (worktree / "mutants" / "ddlsched").mkdir(exist_ok=True)
+    installed_layout(worktree / "mutants")  # mutants/ddlsched.formulations, not the checkout's
     docs = worktree / "mutants" / "docs"
     if not docs.exists() and (worktree / "docs").is_dir():
         docs.symlink_to(worktree / "docs")  # tests check pages against the code (data.md)
