@@ -23,7 +23,7 @@ from typing import Any
 from ddlsched.formulations.registry import EXACT_METHODS
 
 FLOORS: tuple[tuple[str, ...], ...] = (
-    ("grid", "slotted"),
+    ("grid", "slotted", "memory", "timeline"),
     (
         "admission",
         "forkserver_hook",
@@ -42,8 +42,10 @@ FLOORS: tuple[tuple[str, ...], ...] = (
     ("portfolio",),
     ("registry",),
 )
-"""The modules of this package from the bottom floor up: the slot grid and the slotted
-problem's data (:mod:`ddlsched.formulations.slotted`); the admission of schedules (by the
+"""The modules of this package from the bottom floor up: the slot grid, the slotted
+problem's data (:mod:`ddlsched.formulations.slotted`), the memory estimates
+(:mod:`ddlsched.formulations.memory`) and the free-GPU timeline of the list schedules
+(:mod:`ddlsched.formulations.timeline`); the admission of schedules (by the
 independent verifier), children and HiGHS, the time-indexed model and the relaxations; the
 mapping MILP, problem A2's data and what every CP-SAT model shares
 (:mod:`ddlsched.formulations.cpsat_runtime`); the modes; the prepared problem and the
