@@ -5,7 +5,9 @@ A sweep is a grid: methods x generator parameters x seeds, read from TOML::
     [sweep]
     methods = ["milp", "asrpt", "asrpt-greedy", "fifo"]
     seeds = 5                 # or a list: [0, 1, 2]
-    time_limit = 30           # per MILP
+    work_limit = 60           # exact methods: CP-SAT work units (deterministic)
+    node_limit = 20000        # exact methods: MILP nodes (deterministic)
+    # time_limit = 30         # a wall-clock limit too (then rows depend on the machine)
     placement = "any"         # online policies: any, consolidated, prefer-consolidated
 
     [sweep.grid]              # each a list: every combination is run
@@ -93,8 +95,30 @@ class Task:
     method: str
     generator: dict[str, Any]
     seed: int
-    time_limit: float
+    time_limit: float | None
     placement: str = "any"
+    work_limit: float | None = None
+    node_limit: int | None = None
+
+    def exact_params(self) -> ExactParams:
+        """An exact method's settings: the deterministic limits, and the time limit if any."""
+        return ExactParams(
+            time_limit=self.time_limit,
+            deterministic_limit=self.work_limit,
+            node_limit=self.node_limit,
+        )
+
+    @property
+    def limits(self) -> str:
+        """What stopped an exact method, in words (a row's ``limits``)."""
+        parts = []
+        if self.work_limit is not None:
+            parts.append(f"{self.work_limit:g} CP-SAT work units")
+        if self.node_limit is not None:
+            parts.append(f"{self.node_limit:,} MILP nodes")
+        if self.time_limit is not None:
+            parts.append(f"wall-clock {self.time_limit:g} s")
+        return ", ".join(parts) or "none"
 
     @property
     def key(self) -> str:
@@ -107,6 +131,9 @@ class Task:
         document = {"version": SCHEMA_VERSION, **dataclasses.asdict(self)}
         if self.placement == "any":
             del document["placement"]
+        for limit in ("work_limit", "node_limit"):  # absent from tasks written before them
+            if document[limit] is None:
+                del document[limit]
         document["generator"] = {
             name: value
             for name, value in document["generator"].items()
@@ -122,10 +149,12 @@ class SweepConfig:
 
     methods: tuple[str, ...]
     seeds: tuple[int, ...]
-    time_limit: float
+    time_limit: float | None
     grid: dict[str, list[Any]]
     fixed: dict[str, Any]
     placement: str = "any"
+    work_limit: float | None = 60.0
+    node_limit: int | None = 20_000
 
     def tasks(self) -> Iterator[Task]:
         """Every task of the grid, in a fixed order."""
@@ -135,12 +164,34 @@ class SweepConfig:
             generator = dataclasses.asdict(_generator_config(settings))
             for seed in self.seeds:
                 for method in self.methods:
-                    yield Task(method, generator, seed, self.time_limit, self.placement)
+                    yield Task(
+                        method,
+                        generator,
+                        seed,
+                        self.time_limit,
+                        self.placement,
+                        self.work_limit,
+                        self.node_limit,
+                    )
 
 
 def _generator_config(settings: dict[str, Any]) -> GeneratorConfig:
     """The generator settings of a grid point (a ``preset`` expanded, lists as tuples)."""
     return GeneratorConfig(**with_tuples(with_preset(settings, "generator.preset")))
+
+
+def _limit(
+    sweep: dict[str, Any], name: str, default: float | None, path: Path | str, unit: str
+) -> float | None:
+    """``sweep.<name>``: a number > 0 (at most 1e12), or ``default`` when absent."""
+    value = sweep.get(name, default)
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 < value <= 1e12:
+        raise InputError(
+            f"{path}: sweep.{name}: expected {unit} > 0 (at most 1e12), got {value!r}"
+        )
+    return float(value)
 
 
 def read_sweep(path: str | Path) -> SweepConfig:
@@ -156,7 +207,15 @@ def read_sweep(path: str | Path) -> SweepConfig:
     sweep = doc.get("sweep")
     if not isinstance(sweep, dict):
         raise InputError(f"{path}: missing [sweep] table")
-    unknown = set(sweep) - {"methods", "seeds", "time_limit", "grid", "placement"}
+    unknown = set(sweep) - {
+        "methods",
+        "seeds",
+        "time_limit",
+        "work_limit",
+        "node_limit",
+        "grid",
+        "placement",
+    }
     if unknown:
         raise InputError(f"{path}: sweep.{sorted(unknown)[0]}: unknown key")
     methods = sweep.get("methods", ["milp", "asrpt"])
@@ -176,15 +235,11 @@ def read_sweep(path: str | Path) -> SweepConfig:
                 f"(expected some of {', '.join(known)})"
             )
     seeds = _seeds(sweep.get("seeds", 3), path)
-    time_limit = sweep.get("time_limit", 60.0)
-    if (
-        isinstance(time_limit, bool)
-        or not isinstance(time_limit, int | float)
-        or not 0 < time_limit <= 1e12
-    ):
-        raise InputError(
-            f"{path}: sweep.time_limit: expected seconds > 0 (at most 1e12), got {time_limit!r}"
-        )
+    time_limit = _limit(sweep, "time_limit", None, path, "seconds")
+    work_limit = _limit(sweep, "work_limit", 60.0, path, "CP-SAT work units")
+    node_limit = _limit(sweep, "node_limit", 20_000, path, "MILP nodes")
+    if node_limit is not None and node_limit != int(node_limit):
+        raise InputError(f"{path}: sweep.node_limit: expected a whole number, got {node_limit!r}")
     grid = sweep.get("grid", {})
     fields = {f.name for f in dataclasses.fields(GeneratorConfig)} | {"preset"}
     fixed = doc.get("generator", {})
@@ -211,7 +266,14 @@ def read_sweep(path: str | Path) -> SweepConfig:
             f"{points:,} grid points), more than {MAX_TASKS:,}: split the sweep"
         )
     config = SweepConfig(
-        tuple(methods), seeds, float(time_limit), dict(grid), dict(fixed), placement
+        tuple(methods),
+        seeds,
+        time_limit,
+        dict(grid),
+        dict(fixed),
+        placement,
+        work_limit,
+        None if node_limit is None else int(node_limit),
     )
     try:
         list(config.tasks())  # every grid point's generator settings, validated
@@ -278,7 +340,7 @@ def run_task(task: Task) -> dict[str, Any]:
 
     instance = generate(GeneratorConfig(**with_tuples(task.generator)), task.seed)
     params: ExactParams | OnlineParams = (
-        ExactParams(time_limit=task.time_limit)
+        task.exact_params()
         if task.method in exact_method_names()
         else OnlineParams(placement=task.placement)
     )
@@ -315,9 +377,16 @@ COLUMNS = (
     "version",
     "revision",
     "mixed",
+    "limits",
 )
 
-LATER_COLUMNS = {"message": "TEXT", "version": "TEXT", "revision": "TEXT", "mixed": "INTEGER"}
+LATER_COLUMNS = {
+    "message": "TEXT",
+    "version": "TEXT",
+    "revision": "TEXT",
+    "mixed": "INTEGER",
+    "limits": "TEXT",
+}
 """Columns added after result files existed: added to an older file when it is opened
 (its rows keep NULL there: a NULL version or revision reads as ``"unknown"``)."""
 
@@ -338,6 +407,7 @@ def _row(task: Task, **values: Any) -> dict[str, Any]:
         version=producer.version,
         revision=producer.revision,
         mixed=0,
+        limits=task.limits if task.method in exact_method_names() else None,
         **values,
     )
     return row

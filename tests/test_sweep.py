@@ -578,3 +578,32 @@ def test_a_trace_sweep_over_load_runs_each_load_and_records_commands_generate_ta
         written.append((tmp_path / "again.json").read_bytes())
         assert written[-1] == dumps(instance.to_dict()).encode()
     assert len(written) == 2 and written[0] != written[1]
+
+
+def test_exact_tasks_stop_at_deterministic_limits_unless_a_time_limit_is_asked(
+    tmp_path: Path,
+) -> None:
+    """By default an exact task has CP-SAT work units and MILP nodes as its limits and no
+    wall-clock limit (so a sweep's rows do not depend on the machine's load), and its row
+    says which limits it ran under; ``time_limit`` adds a wall-clock limit, and a limit
+    that is not a positive number (or a fractional node count) is refused in one line
+    naming it. Catches: exact tasks run with ExactParams(time_limit=...) only."""
+    path = tmp_path / "s.toml"
+    body = '[sweep]\nmethods = ["exact", "fifo"]\nseeds = 1\n{}\n[sweep.grid]\nnum_jobs = [4]\n'
+    path.write_text(body.format(""))
+    exact, online = list(read_sweep(path).tasks())
+    assert online.method == "fifo" and exact.method == "exact"
+    params = exact.exact_params()
+    assert params.time_limit is None
+    assert params.deterministic_limit == 60.0 and params.node_limit == 20_000
+    assert exact.limits == "60 CP-SAT work units, 20,000 MILP nodes"
+    path.write_text(body.format("time_limit = 30\nwork_limit = 5\nnode_limit = 100"))
+    timed = next(read_sweep(path).tasks())
+    assert timed.exact_params().time_limit == 30.0 and timed.exact_params().node_limit == 100
+    assert timed.limits == "5 CP-SAT work units, 100 MILP nodes, wall-clock 30 s"
+    assert timed.key != exact.key
+    for setting in ("work_limit = 0", "node_limit = 2.5", "time_limit = true"):
+        path.write_text(body.format(setting))
+        name = setting.split()[0]
+        with pytest.raises(InputError, match=f"sweep.{name}"):
+            read_sweep(path)
