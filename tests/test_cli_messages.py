@@ -121,3 +121,38 @@ def test_each_help_states_the_unnamed_rule_its_command_uses(
         assert f"(default: {replay};" in _help_entry(capsys, command, "--unnamed"), command
     assert f"(default {sample}," in _help_entry(capsys, "generate", "--unnamed")
     assert f"--unnamed {sample})" in _help_entry(capsys, "compare", "--from-trace")
+
+
+def test_solve_with_a_policy_reports_its_jobs_done_off_a_terminal(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """``solve`` with an online policy passes a progress callback to the API and prints
+    "<policy>: k/n jobs done" lines while it runs (it was silent for minutes on 200,000
+    jobs); an exact method gets none. The policy's run is stood in for by one that reports
+    two jobs done and waits for the line (never for a time)."""
+    import ddlsched.api as api
+
+    stream = io.StringIO()
+    monkeypatch.setattr("sys.stderr", stream)
+    monkeypatch.setattr(output, "HEARTBEAT_S", 0.01)
+    real = api.solve
+    seen: list[object] = []
+
+    def reporting(instance, method, **kwargs):  # type: ignore[no-untyped-def]
+        progress = kwargs.get("progress")
+        seen.append(progress)
+        if progress is not None:
+            progress(2, instance.num_jobs)
+            wait_until(lambda: "jobs done" in stream.getvalue(), "a progress line")
+        return real(instance, method, **kwargs)
+
+    monkeypatch.setattr(api, "solve", reporting)
+    path = tmp_path / "i.json"
+    assert (
+        main(["generate", "--jobs", "5", "--servers", "2", "--seed", "1", "--out", str(path)]) == 0
+    )
+    assert main(["solve", str(path), "--method", "fifo"]) == 0
+    assert seen[-1] is not None
+    assert any(line.startswith("fifo: 2/5 jobs done, ") for line in stream.getvalue().splitlines())
+    assert main(["solve", str(path), "--method", "exact", "--time-limit", "30"]) == 0
+    assert seen[-1] is None

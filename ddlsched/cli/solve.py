@@ -21,7 +21,7 @@ from ddlsched.cli.options import (
     refuse_given,
     threads,
 )
-from ddlsched.cli.output import one_line, print_json
+from ddlsched.cli.output import one_line, print_json, progress_bar
 from ddlsched.core.model import PROBLEMS, InputError
 
 EXACT_ONLY = (
@@ -117,6 +117,10 @@ def solver_budget(args: argparse.Namespace) -> float | None:
     return max(LEAST_BUDGET, args.time_limit - spent - reserve)
 
 
+def _nothing() -> None:
+    """No progress report to close (exact methods report none)."""
+
+
 def run(args: argparse.Namespace) -> int:
     """Solve, write the schedule if asked, print the result; exit 1 on a solver error."""
     from ddlsched.api import exact_method_names, solve
@@ -134,6 +138,7 @@ def run(args: argparse.Namespace) -> int:
         )
     instance = read_instance_file(args.instance, "solve")
     warm = read_schedule(args.warm_start) if args.warm_start else None
+    progress, close = None, _nothing
     try:
         params: ExactParams | OnlineParams
         if args.method in exact_method_names():
@@ -148,6 +153,8 @@ def run(args: argparse.Namespace) -> int:
             )
         else:
             params = OnlineParams(predictor=args.predictor, mapper=args.mapper)
+            # A policy on a large instance runs for minutes: say how far it got.
+            progress, close = progress_bar(instance.num_jobs, args.method, unit="job")
         result = solve(
             instance,
             args.method,
@@ -155,9 +162,12 @@ def run(args: argparse.Namespace) -> int:
             params=params,
             seed=args.seed,
             warm_start=warm,
+            progress=progress,
         )
     except ValueError as error:
         raise InputError(str(error)) from None
+    finally:
+        close()
     if isinstance(params, ExactParams) and params.time_limit is not None:
         note = (
             f"--time-limit {args.time_limit:g} s for the command: the solver was given "
