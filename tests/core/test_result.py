@@ -250,3 +250,29 @@ def test_an_online_result_s_gap_is_certified_by_its_lower_bound() -> None:
     invalid = Result("fifo", Problem.A, "feasible", 33.0, 33.0, runtime_s=0.1, schedule=None,
                      lower_bound=LowerBound(34.0, "lp", False))  # fmt: skip
     assert math.isnan(invalid.best_bound) and math.isnan(invalid.gap)
+
+
+def test_fixed_part_weighs_each_release() -> None:
+    """``fixed_part`` is ``sum_i w_i r_i`` (weights 2 and 0.5, releases 3 and 10: 11), of an
+    instance's jobs or of the jobs themselves. Catches: the weights dropped (13), which makes
+    the gap of a weighted instance judged against the wrong flow time."""
+    from ddlsched.core.model import Job
+    from ddlsched.core.result import fixed_part
+
+    jobs = (
+        Job("a", release=3.0, iterations=1, compute_time=1.0, gpus=1, weight=2.0),
+        Job("b", release=10.0, iterations=1, compute_time=1.0, gpus=1, weight=0.5),
+    )
+    assert fixed_part(jobs) == 11.0
+    assert fixed_part([]) == 0.0
+
+
+@pytest.mark.parametrize("releases", [1e7, 1e10])
+def test_rounding_of_times_near_the_releases_is_no_contradiction(releases: float) -> None:
+    """A bound above the objective by half the rounding of times near the releases (0.5e-9 of
+    them) is no contradiction, though it exceeds a millionth of a flow time of 1e-8 s many
+    times over: values near 1e7 s carry that much rounding. Catches: the ``ROUNDING`` term
+    dropped from ``_below`` (every such result refused as a contradiction)."""
+    flow = 1e-8
+    bound = releases + flow + 0.5e-9 * releases
+    assert _released(flow, releases, bound, SolveStatus.FEASIBLE).contradiction() is None

@@ -280,3 +280,63 @@ def test_an_invalid_bound_never_lends_its_flow_value() -> None:
     )
     fifo = simulate(instance, "fifo")
     assert bound.flow_value <= fifo.total_flow_time + 1e-9
+
+
+def test_the_note_names_the_bound_that_proves() -> None:
+    """A result of 24 whose solver bound is 24 is proven by that bound (the combinatorial one,
+    given up 1e-9 for safety, is below it): the note names the solver's dual bound, as the
+    result's ``lower_bound`` does. Catches: the note naming the best combinatorial bound
+    (``best.name``) where the solver's proved it."""
+    from ddlsched.core.result import SOLVER_BOUND
+
+    jobs = tuple(unit_job(f"j{k}", 2, 4) for k in range(4))
+    instance = Instance(Cluster((4,), 1.0, 1.0), jobs)
+    proven = with_best_bound(_feasible(24.0, 24.0), instance)
+    assert proven.status is SolveStatus.OPTIMAL
+    assert proven.lower_bound is not None and proven.lower_bound.name == SOLVER_BOUND
+    assert proven.notes[0].startswith(f"optimal: the {SOLVER_BOUND} lower bound")
+
+
+def test_a_bound_close_on_sum_wc_but_not_on_the_flow_time_proves_nothing() -> None:
+    """Four jobs released at 1e7 s, a schedule of flow time 24.001 beside a bound 24 past the
+    releases: 1e-3 is 2.5e-11 of ``sum w C`` but 4e-5 of the flow time, so the result stays
+    ``feasible``. Catches: ``with_best_bound`` judging the gap without ``fixed_part`` (which
+    made it ``optimal``, a 4e-5 gap)."""
+    jobs = tuple(unit_job(f"j{k}", 2, 4).replace(release=1e7) for k in range(4))
+    instance = Instance(Cluster((4,), 1.0, 1.0), jobs)
+    from ddlsched.core.model import Schedule, ScheduledJob
+
+    pairs = Schedule(
+        tuple(
+            ScheduledJob(f"j{k}", 1e7 + 4.0 * (k // 2), 1e7 + 4.0 * (k // 2 + 1), (0, 0))
+            for k in range(4)
+        )
+    )
+    flow = 24.001
+    result = Result(
+        "cpsat", Problem.A, SolveStatus.FEASIBLE, 4e7 + flow, flow, math.nan, 1.0, pairs
+    )
+    bound = LowerBound(4e7 + 24.0, "mean-busy-time", True)
+    settled = with_best_bound(result, instance, combinatorial=bound)
+    assert settled.best_bound == 4e7 + 24.0
+    assert settled.status is SolveStatus.FEASIBLE
+
+
+def test_instance_facts_say_modes_unproven_when_an_alpha_min_is_a_bound(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """``instance_facts`` reports ``modes_proven`` only when every ``alpha_min`` is exact:
+    with one of them only a lower bound (the mapping search cut short) it is false, with
+    none it is true. Catches: ``modes_proven`` set true whatever the search found (a
+    result proven by a bound claiming exact modes it never had)."""
+    import importlib
+
+    from ddlsched.formulations.certify import instance_facts
+
+    jobs = tuple(unit_job(f"j{k}", 2, 4) for k in range(4))
+    instance = Instance(Cluster((4,), 1.0, 1.0), jobs)
+    assert instance_facts(instance).modes_proven
+    assert instance_facts(instance).modes_complete
+    alpha = importlib.import_module("ddlsched.core.alpha")  # ddlsched.core.alpha is a function
+    monkeypatch.setattr(alpha, "fastest_processing", lambda inst: ([4.0] * 4, 1))
+    assert not instance_facts(instance).modes_proven

@@ -140,3 +140,81 @@ def test_optimal_is_the_brute_force_optimum_at_every_scale_and_offset(
     if method == "exact" and shift <= 1e7 and scale >= 1e-4:
         # Where the times keep eight digits beside the releases the portfolio proves it.
         assert result.status is SolveStatus.OPTIMAL, result.notes
+
+
+def test_highs_gaps_leave_at_most_the_gap_of_the_controlled_part() -> None:
+    """HiGHS's relative gap for a gap of 1e-4 on ``objective - fixed`` is ``1e-4 * floor /
+    (floor + fixed)`` and its absolute one ``1e-4 * floor``: with releases of 1e7 s and a
+    floor of 1 s, a relative 1e-4 would stop HiGHS 1e3 s (a thousand flow times) above its
+    bound. Without releases the gap is HiGHS's own; with releases and no floor both are 0.
+    Catches: the relative gap left at ``mip_gap`` whatever the releases."""
+    from ddlsched.formulations.solver import highs_gaps
+
+    relative, absolute = highs_gaps(1e-4, 1e7, 1.0)
+    assert math.isclose(relative, 1e-4 / (1.0 + 1e7), rel_tol=1e-12)
+    assert math.isclose(absolute, 1e-4, rel_tol=1e-12)
+    assert relative * (1e7 + 1.0) <= 1e-4 * 1.0 * (1 + 1e-12)
+    assert highs_gaps(1e-4, 0.0, 2.0) == (1e-4, 2e-4)
+    assert highs_gaps(1e-4, 5.0, 0.0) == (0.0, 0.0)
+
+
+def test_units_since_rounds_down_exactly() -> None:
+    """``units_since`` is ``floor((seconds - origin) * scale)`` in exact arithmetic: 1 s on a
+    unit of 1/1.9 s is unit 1 (not 2), 1.7 s from an origin of 0.2 s on 1 s is unit 1, and a
+    release that rounds up would make the relaxation's job later than the instance's.
+    Catches: ``round`` (or ``ceil``) in place of ``floor``, a model that is no relaxation."""
+    from ddlsched.formulations.continuous import units_since
+
+    assert units_since(1.0, 0.0, 1.9) == 1
+    assert units_since(1.9, 0.2, 1.0) == 1
+    assert units_since(0.3, 0.1, 10.0) == 1  # 0.3 - 0.1 is just below 0.2 as doubles
+    assert units_since(5.0, 5.0, 1e6) == 0
+
+
+def test_model_gap_is_judged_on_the_controlled_part() -> None:
+    """CP-SAT's relative gap for 1e-4 on the flow time is ``1e-4 * floor / (floor + fixed)``
+    on the model's units: releases of 10 units, shortest durations of 1, weights 1 and 3
+    give 1e-4 * 4 / 44; without releases it is 1e-4. Catches: the gap passed unchanged, which
+    lets CP-SAT stop 11 times the gap asked for above its bound on the flow time."""
+    from ddlsched.formulations.continuous import Units, model_gap
+
+    units = Units([10, 10], [[1, 2], [1]], [[(1,), (2,)], [(1,)]], (2,), [1, 3], ((0,),), ())
+    assert math.isclose(model_gap(units, 1e-4), 1e-4 * 4 / 44, rel_tol=1e-12)
+    at_zero = Units([0, 0], [[1, 2], [1]], [[(1,), (2,)], [(1,)]], (2,), [1, 3], ((0,),), ())
+    assert model_gap(at_zero, 1e-4) == 1e-4
+
+
+def test_bound_seconds_adds_the_origin_back() -> None:
+    """CP-SAT's bound of 10 (units times integer weights 1 and 1, unit 1/2 s, from an origin
+    of 1e7 s) is 5 s of weighted time past the origin, so 2e7 + 5 in seconds times weights.
+    Catches: the ``origin * weights`` term forgotten, a bound 2e7 below the truth (no proof
+    ever closes on instances released late)."""
+    from types import SimpleNamespace
+
+    from ddlsched.formulations.continuous import _bound_seconds
+
+    jobs = [SimpleNamespace(weight=1.0), SimpleNamespace(weight=1.0)]
+    prepared = SimpleNamespace(
+        slotted=SimpleNamespace(jobs=jobs),
+        scale=2.0,
+        units=SimpleNamespace(weights=[1, 1]),
+        origin=1e7,
+    )
+    assert math.isclose(_bound_seconds(prepared, 10.0), 2e7 + 5.0, rel_tol=1e-15)
+
+
+def test_fixed_and_floor_of_a_slotted_model_weigh_releases_and_shortest_modes() -> None:
+    """The MILP's fixed part is the slot times ``sum_i w_i e_i`` (release slots 4 and 10,
+    weights 2 and 0.5, slot 0.5 s: 6.5) and its floor the slot times ``sum_i w_i
+    min_slots_i`` (3 and 2: 3.5). Catches: the fixed part left at 0, which hands HiGHS a
+    relative gap judged on ``sum w C`` (releases then close any gap)."""
+    from types import SimpleNamespace
+
+    from ddlsched.formulations.milp import _fixed_and_floor
+
+    jobs = [
+        SimpleNamespace(weight=2.0, release_slot=4, min_slots=3),
+        SimpleNamespace(weight=0.5, release_slot=10, min_slots=2),
+    ]
+    built = SimpleNamespace(single=None, slotted=SimpleNamespace(slot=0.5, jobs=jobs))
+    assert _fixed_and_floor(built) == (6.5, 3.5)
