@@ -163,7 +163,7 @@ def test_ctrl_c_stops_compare_with_the_milp(tmp_path: Path) -> None:
     left. Catches: the interrupt swallowed by a policy run (the simulator keeps partial
     results), after which the MILP ran its whole time limit, instance after instance."""
     process = _started(
-        ["compare", "--exact", "milp", "--jobs", "24", "--load", "0", "--instances", "3"],
+        ["compare", "--exact", "milp", "--jobs", "20", "--load", "0", "--instances", "3"],
         lambda p: _solver_child_runs(p.pid),
         "the MILP's children",
     )
