@@ -348,3 +348,41 @@ def test_without_a_time_limit_the_milp_starts_only_once_cpsat_has_stopped(
     milp_started.clear()
     solve(instance, "exact", params=ExactParams(time_limit=600), bound=False)
     assert events == ["milp", "cpsat overlapped"]
+
+
+def test_without_a_time_limit_the_bounds_run_once_after_both_backends(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Without a time limit the LP and pooled bounds run in turn after the backends stopped
+    unproven, each once, and never beside them; with a time limit they race beside the
+    backends. Catches: the bounds' thread started without a time limit too (each bound then
+    computed twice, and once against the clock)."""
+    import ddlsched.formulations.cpsat as cpsat_module
+    import ddlsched.formulations.milp as exact_module
+    from ddlsched.formulations.portfolio import _Race
+
+    from ddlsched.core.result import LowerBound
+
+    instance = generate(TINY_INTEGRAL.replace(num_jobs=3), 0)
+    feasible = _with_schedule(_result("x", SolveStatus.FEASIBLE, 1e3, 4.0), instance)
+    events: list[str] = []
+
+    def backend(name: str):  # type: ignore[no-untyped-def]
+        def fake(*_: object, **__: object) -> Result:
+            events.append(name)
+            return feasible
+
+        return fake
+
+    def bound_child(self: _Race, step: str, upper: float, remaining: float) -> LowerBound:
+        events.append(step)
+        return LowerBound(1.0, step, True)
+
+    monkeypatch.setattr(cpsat_module, "solve_cpsat", backend("cpsat"))
+    monkeypatch.setattr(exact_module, "solve_milp", backend("milp"))
+    monkeypatch.setattr(_Race, "_bound_child", bound_child)
+    solve(instance, "exact", params=ExactParams(time_limit=None), bound=False)
+    assert events == ["cpsat", "milp", "lp", "pooled"]
+    events.clear()
+    solve(instance, "exact", params=ExactParams(time_limit=600), bound=False)
+    assert sorted(events) == ["cpsat", "lp", "milp", "pooled"]
