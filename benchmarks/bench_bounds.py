@@ -18,10 +18,11 @@ import platform
 import statistics
 import time
 
-from ddlsched.formulations.lower_bounds import BOUNDS, LpSettings, best_lower_bound, lower_bounds
+from ddlsched.formulations.lower_bounds import BOUNDS, LpSettings, lower_bounds
 
 from ddlsched import ExactParams, GeneratorConfig, generate, solve
 from ddlsched.api import best_policy_objective
+from ddlsched.core.result import best_lower_bound
 
 
 def main() -> None:

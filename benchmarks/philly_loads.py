@@ -15,10 +15,11 @@ import argparse
 import platform
 import time
 
-from ddlsched.formulations.lower_bounds import best_lower_bound, lower_bounds
+from ddlsched.formulations.lower_bounds import lower_bounds
 
 from ddlsched import Cluster, data_path, load_trace, simulate
 from ddlsched.core.offered_load import at_load
+from ddlsched.core.result import best_lower_bound
 from ddlsched.core.traces import UNNAMED_RULES, stretched_jobs
 
 

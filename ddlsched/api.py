@@ -685,7 +685,8 @@ def lower_bounds(
     >>> from ddlsched import GeneratorConfig, generate
     >>> instance = generate(GeneratorConfig.exact_friendly(4, 2, 2), seed=0)
     >>> from ddlsched import lower_bounds
-    >>> best = max(lower_bounds(instance), key=lambda bound: bound.value)
+    >>> from ddlsched.core.result import best_lower_bound
+    >>> best = best_lower_bound(lower_bounds(instance))
     >>> best.name, round(best.value, 3)  # the optimum (solve's example) is 19
     ('rank', 18.0)
     """

@@ -36,7 +36,7 @@ import numpy as np
 import pandas as pd
 
 from ddlsched.core.model import Cluster, Instance, Schedule
-from ddlsched.core.result import LowerBound, Result
+from ddlsched.core.result import LowerBound, Result, best_lower_bound
 
 if TYPE_CHECKING:
     from ddlsched.core.params import OnlineParams
@@ -126,17 +126,18 @@ def model_lower_bounds(
 
 
 def best_flow_bound(bounds: list[LowerBound]) -> LowerBound:
-    """The valid bound of largest flow value (each valid on its own, so the largest is).
+    """The valid bound of largest flow value (:func:`ddlsched.core.result.best_lower_bound`
+    by flow: each is valid on its own, so the largest is).
 
     Raises
     ------
     ValueError
         If no bound is valid.
     """
-    valid = [b for b in bounds if b.valid and math.isfinite(b.flow_value)]
-    if not valid:
+    best = best_lower_bound(bounds, by="flow")
+    if best is None:
         raise ValueError("bounds: none is valid")
-    return max(valid, key=lambda b: b.flow_value)
+    return best
 
 
 def flow_sandwich(

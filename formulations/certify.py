@@ -27,7 +27,7 @@ import dataclasses
 import math
 from collections.abc import Sequence
 
-from ddlsched.formulations.lower_bounds import best_lower_bound, lower_bounds
+from ddlsched.formulations.lower_bounds import lower_bounds
 
 from ddlsched.core.model import Instance, Problem
 from ddlsched.core.result import (
@@ -35,6 +35,7 @@ from ddlsched.core.result import (
     LowerBound,
     Result,
     SolveStatus,
+    best_lower_bound,
     fixed_part,
     gap_closed,
     with_solver_bound,

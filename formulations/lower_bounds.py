@@ -1058,18 +1058,3 @@ def lower_bounds(
         pooled = dataclasses.replace(pooled, integer=True)
         found.append(lp_bound(instance, inputs, pooled, upper_bound, slot))
     return found
-
-
-def best_lower_bound(bounds: Sequence[LowerBound]) -> LowerBound | None:
-    """The largest valid bound, or ``None``; its :attr:`~LowerBound.flow_value` is the
-    largest valid flow bound among ``bounds`` (a bound given without one, such as a
-    solver's dual bound, takes the best of the others: each is valid on its own)."""
-    valid = [b for b in bounds if b.valid and math.isfinite(b.value)]
-    if not valid:
-        return None
-    best = max(valid, key=lambda b: b.value)
-    flows = [b.flow_value for b in valid if math.isfinite(b.flow_value)]
-    flow = max(flows) if flows else math.nan
-    if flow == best.flow_value or (math.isnan(flow) and math.isnan(best.flow_value)):
-        return best
-    return dataclasses.replace(best, flow_value=flow)

@@ -73,6 +73,7 @@ from ddlsched.core.result import (
     LowerBound,
     Result,
     SolveStatus,
+    best_lower_bound,
     fixed_part,
     gap_closed,
     with_solver_bound,
@@ -622,7 +623,9 @@ class _Watch:
     def _check(self) -> None:
         if self.proof is not None or self.best is None or not self.bounds:
             return
-        best = max(self.bounds, key=lambda b: b.value)
+        best = best_lower_bound(self.bounds)
+        if best is None:
+            return
         if gap_closed(self.objective, best.value, self.fixed):
             self.proof = (self.best[0], self.best[1], best)
             self.cancel.set()
@@ -651,7 +654,7 @@ def _from_watch(
     elif watch.best is not None:
         schedule, source = watch.best
         status = SolveStatus.FEASIBLE
-        bound = max(watch.bounds, key=lambda b: b.value, default=LowerBound(math.nan, "", False))
+        bound = best_lower_bound(watch.bounds) or LowerBound(math.nan, "", False)
         notes = [f"stopped {STOP_SLACK:g} s past the time limit; {source} is returned"]
     else:
         return Result.unsolved(

@@ -87,7 +87,8 @@ def _read(args: argparse.Namespace) -> tuple[Any, str, Any]:
 def run(args: argparse.Namespace) -> int:
     """Compute every bound, print each with its validity and the best."""
     from ddlsched.api import lower_bounds
-    from ddlsched.formulations.lower_bounds import LpSettings, best_lower_bound
+    from ddlsched.core.result import best_lower_bound
+    from ddlsched.formulations.lower_bounds import LpSettings
 
     if (args.instance is None) == (args.trace is None):
         raise InputError("bound: give an INSTANCE file or --trace FILE (one of them)")

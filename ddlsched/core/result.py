@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import enum
 import math
-from dataclasses import dataclass, field
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ddlsched.core.model import Problem, Schedule
@@ -224,19 +225,42 @@ SOLVER_BOUND = "solver-dual"
 as :class:`Result` records a ``best_bound`` given to it."""
 
 
+def best_lower_bound(bounds: Sequence[LowerBound], by: str = "value") -> LowerBound | None:
+    """The best valid bound of ``bounds``, or ``None``: the one place a best bound is chosen.
+
+    ``by="value"``: the largest valid value (on ``sum w C``), its
+    :attr:`~LowerBound.flow_value` the largest valid flow bound among ``bounds`` (a bound
+    given without one, such as a solver's dual bound, takes the best of the others: each is
+    valid on its own). ``by="flow"``: the valid bound of largest flow value, as it is (the
+    sandwich's lower end on the total JCT). The first of equal bounds wins.
+    """
+    if by == "flow":
+        flowing = [b for b in bounds if b.valid and math.isfinite(b.flow_value)]
+        return max(flowing, key=lambda b: b.flow_value) if flowing else None
+    if by != "value":
+        raise ValueError(f"by: expected 'value' or 'flow', got {by!r}")
+    valid = [b for b in bounds if b.valid and math.isfinite(b.value)]
+    if not valid:
+        return None
+    best = max(valid, key=lambda b: b.value)
+    flows = [b.flow_value for b in valid if math.isfinite(b.flow_value)]
+    flow = max(flows) if flows else math.nan
+    if flow == best.flow_value or (math.isnan(flow) and math.isnan(best.flow_value)):
+        return best
+    return replace(best, flow_value=flow)
+
+
 def with_solver_bound(given: LowerBound | None, solver: float) -> LowerBound | None:
-    """The larger of ``given`` and the solver's bound ``solver`` (``nan``: none), as one
-    :class:`LowerBound`; on a tie ``given`` (its name and notes). When the solver's value
-    wins, ``given``'s flow value (a valid bound on the flow time in its own right) is kept."""
+    """The better of ``given`` and the solver's bound ``solver`` (``nan``: none), as one
+    :class:`LowerBound` (:func:`best_lower_bound`); on a tie ``given`` (its name and notes).
+    When the solver's value wins, ``given``'s flow value (a valid bound on the flow time in
+    its own right) is kept."""
     if given is not None and given.name == SOLVER_BOUND:
         given = None  # an earlier solver bound, replaced by the one given now
     if not math.isfinite(solver):
         return given
-    if given is None or not given.valid:
-        return LowerBound(solver, SOLVER_BOUND, True)
-    if math.isfinite(given.value) and given.value >= solver:
-        return given
-    return LowerBound(solver, SOLVER_BOUND, True, flow_value=given.flow_value)
+    known = [] if given is None else [given]
+    return best_lower_bound([*known, LowerBound(solver, SOLVER_BOUND, True)])
 
 
 @dataclass(frozen=True, init=False)

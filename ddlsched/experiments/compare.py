@@ -23,9 +23,9 @@ from ddlsched.core.alpha import rho as rho_of_instance
 from ddlsched.core.generators import GeneratorConfig, generate
 from ddlsched.core.model import Instance
 from ddlsched.core.params import ExactParams, OnlineParams
-from ddlsched.core.result import LowerBound, Result
+from ddlsched.core.result import LowerBound, Result, best_lower_bound
 from ddlsched.formulations.certify import combinatorial_bound
-from ddlsched.formulations.lower_bounds import PREEMPTIVE_BOUNDS, best_lower_bound, lower_bounds
+from ddlsched.formulations.lower_bounds import PREEMPTIVE_BOUNDS, lower_bounds
 
 MAX_SEED = 2**63 - 1
 """The largest seed (NumPy's generators take any whole number; the CLI and result files

@@ -276,3 +276,37 @@ def test_rounding_of_times_near_the_releases_is_no_contradiction(releases: float
     flow = 1e-8
     bound = releases + flow + 0.5e-9 * releases
     assert _released(flow, releases, bound, SolveStatus.FEASIBLE).contradiction() is None
+
+
+def test_one_function_picks_the_best_bound() -> None:
+    """``best_lower_bound`` by value merges the best valid flow value into the bound of
+    largest value; by flow it returns the bound of largest flow as it is; invalid and
+    unknown bounds never win; the first of equals wins; ``with_solver_bound`` is the same
+    choice (a tie keeps the given bound's name). No other module of the packages picks a
+    bound by its value or flow value itself. Catches: a second picker drifting from this
+    one (the sandwich's flow pick, the race's watch)."""
+    import re
+    from pathlib import Path
+
+    from ddlsched.core.result import SOLVER_BOUND, LowerBound, best_lower_bound, with_solver_bound
+
+    job = LowerBound(10.0, "job", True, flow_value=4.0)
+    rank = LowerBound(12.0, "rank", True, flow_value=3.0)
+    lp = LowerBound(12.0, "lp", True, flow_value=5.0)
+    wrong = LowerBound(99.0, "lp", False, flow_value=99.0)
+    best = best_lower_bound([job, rank, lp, wrong])
+    assert best is not None and (best.name, best.value, best.flow_value) == ("rank", 12.0, 5.0)
+    assert best_lower_bound([job, rank, lp, wrong], by="flow") is lp
+    assert best_lower_bound([wrong]) is None and best_lower_bound([], by="flow") is None
+    with pytest.raises(ValueError, match="by"):
+        best_lower_bound([job], by="ratio")
+    assert with_solver_bound(job, 10.0) is job
+    solver = with_solver_bound(job, 11.0)
+    assert solver is not None and (solver.name, solver.flow_value) == (SOLVER_BOUND, 4.0)
+    root = Path(__file__).resolve().parents[2]
+    picker = re.compile(r"key=lambda \w+: \w+\.(value|flow_value)\b")
+    for package in ("ddlsched", "formulations", "algorithms", "proofs_checks"):
+        for path in (root / package).rglob("*.py"):
+            if path.name == "result.py" and path.parent.name == "core":
+                continue
+            assert not picker.search(path.read_text()), path

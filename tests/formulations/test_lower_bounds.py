@@ -7,7 +7,6 @@ from ddlsched.formulations.lower_bounds import (
     SAFETY,
     BoundInputs,
     LpSettings,
-    best_lower_bound,
     lower_bounds,
     lp_bound,
     preemptive_wspt_mean_busy_times,
@@ -20,7 +19,7 @@ from hypothesis import strategies as st
 from ddlsched.core.generators import generate
 from ddlsched.core.model import Cluster, Instance, Job
 from ddlsched.core.params import ExactParams
-from ddlsched.core.result import LowerBound
+from ddlsched.core.result import LowerBound, best_lower_bound
 from tests.oracles import brute_force_a
 from tests.strategies import TINY_INTEGRAL, hand_instances, typed_instances, weighted_instances
 
