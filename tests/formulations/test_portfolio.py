@@ -313,41 +313,47 @@ def test_a_race_stopped_before_either_backend_answered_returns_the_best_schedule
 def test_without_a_time_limit_the_milp_starts_only_once_cpsat_has_stopped(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """Without a time limit the backends run in turn: CP-SAT, waiting 3 s (past the timed
-    race's head start of 2 s) for a MILP start that must not come, returns first, and only
-    then does the MILP start; both answers are combined. With a time limit the MILP starts
-    after the head start while CP-SAT still runs. Catches: the race's clock-driven head
-    start kept without a time limit (whether the MILP's incumbents crossed mid-search, and
-    so the answer, then depended on the machine's load)."""
-    import threading
-
+    """Without a time limit the MILP's thread waits for CP-SAT to stop with no timeout (the
+    backends run in turn: CP-SAT's answer, then the MILP's, both combined); with a time limit
+    it waits at most the head start. Read from what the MILP's thread asks of the race, never
+    from a clock. Catches: the race's clock-driven head start kept without a time limit
+    (whether the MILP's incumbents crossed mid-search, and so the answer, then depended on
+    the machine's load)."""
     import ddlsched.formulations.cpsat as cpsat_module
     import ddlsched.formulations.milp as exact_module
+    from ddlsched.formulations.portfolio import _Race
 
     monkeypatch.setattr("ddlsched.formulations.portfolio.RACE_BOUNDS", False)
     instance = generate(TINY_INTEGRAL.replace(num_jobs=3), 0)
     feasible = _with_schedule(_result("x", SolveStatus.FEASIBLE, 5.0, 4.0), instance)
     events: list[str] = []
-    milp_started = threading.Event()
 
-    def fake_cpsat(instance: object, problem: object, params: ExactParams, **_: object) -> Result:
-        overlapped = milp_started.wait(3.0)
-        events.append("cpsat overlapped" if overlapped else "cpsat alone")
-        return feasible
+    def backend(name: str):  # type: ignore[no-untyped-def]
+        def fake(*_: object, **__: object) -> Result:
+            events.append(name)
+            return feasible
 
-    def fake_milp(instance: object, problem: object, params: ExactParams, **_: object) -> Result:
-        events.append("milp")
-        milp_started.set()
-        return feasible
+        return fake
 
-    monkeypatch.setattr(cpsat_module, "solve_cpsat", fake_cpsat)
-    monkeypatch.setattr(exact_module, "solve_milp", fake_milp)
+    monkeypatch.setattr(cpsat_module, "solve_cpsat", backend("cpsat"))
+    monkeypatch.setattr(exact_module, "solve_milp", backend("milp"))
     result = solve(instance, "exact", params=ExactParams(time_limit=None), bound=False)
-    assert events == ["cpsat alone", "milp"] and result.schedule is not None
-    events.clear()
-    milp_started.clear()
-    solve(instance, "exact", params=ExactParams(time_limit=600), bound=False)
-    assert events == ["milp", "cpsat overlapped"]
+    assert events == ["cpsat", "milp"] and result.schedule is not None
+    waits: list[float | None] = []
+
+    class Recorder:
+        def wait(self, timeout: float | None = None) -> bool:
+            waits.append(timeout)
+            return True
+
+        def set(self) -> None:
+            pass
+
+    for limit in (None, 600.0):
+        race = _Race(instance, Problem.A, ExactParams(time_limit=limit), None, 0, 0.0, False, None)
+        race.cpsat_done = Recorder()  # type: ignore[assignment]
+        race.run_backend("milp")
+    assert waits == [None, pytest.approx(2.0)]
 
 
 def test_without_a_time_limit_the_bounds_run_once_after_both_backends(
