@@ -111,14 +111,7 @@ class Task:
     @property
     def limits(self) -> str:
         """What stopped an exact method, in words (a row's ``limits``)."""
-        parts = []
-        if self.work_limit is not None:
-            parts.append(f"{self.work_limit:g} CP-SAT work units")
-        if self.node_limit is not None:
-            parts.append(f"{self.node_limit:,} MILP nodes")
-        if self.time_limit is not None:
-            parts.append(f"wall-clock {self.time_limit:g} s")
-        return ", ".join(parts) or "none"
+        return self.exact_params().limits_text()
 
     @property
     def key(self) -> str:

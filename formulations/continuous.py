@@ -76,7 +76,14 @@ from ddlsched.formulations.slotted import SlottedProblem, sorted_within_classes,
 
 from ddlsched.core.model import Instance, Problem, Schedule, ScheduledJob
 from ddlsched.core.params import ExactParams
-from ddlsched.core.result import ExactFacts, Result, SolveStatus, fixed_part, gap_closed
+from ddlsched.core.result import (
+    ExactFacts,
+    Result,
+    SolveStatus,
+    fixed_part,
+    gap_closed,
+    whole_objective_gap,
+)
 
 METHOD = "cpsat-continuous"
 """The method's name in :data:`ddlsched.formulations.registry.EXACT_METHODS` and in results."""
@@ -722,16 +729,15 @@ def _with_safety_net(params: ExactParams) -> tuple[ExactParams, str]:
 def model_gap(units: Units, gap: float) -> float:
     """CP-SAT's relative gap limit for a gap of ``gap`` on the part of the objective a
     schedule controls (:func:`ddlsched.core.result.gap_closed`): CP-SAT measures its gap
-    against the whole objective, releases included (as HiGHS does,
-    :func:`ddlsched.formulations.solver.highs_gaps`)."""
+    against the whole objective, releases included
+    (:func:`~ddlsched.core.result.whole_objective_gap`, with each job's release and shortest
+    mode in units)."""
     rows = zip(units.weights, units.releases, units.durations, strict=True)
     fixed = floor = 0
     for weight, release, durations in rows:
         fixed += weight * release
         floor += weight * min(durations)
-    if fixed <= 0:
-        return gap
-    return gap * floor / (floor + fixed)
+    return whole_objective_gap(gap, fixed, floor)
 
 
 def _bound_seconds(prepared: _Prepared, bound: float) -> float:

@@ -25,7 +25,7 @@ from pyomo.contrib.appsi.base import TerminationCondition
 from pyomo.contrib.appsi.solvers.highs import Highs
 
 from ddlsched.core.params import ExactParams
-from ddlsched.core.result import SolveStatus, gap_closed
+from ddlsched.core.result import SolveStatus, gap_closed, whole_objective_gap
 
 
 @dataclass(frozen=True)
@@ -205,15 +205,9 @@ def highs_gaps(mip_gap: float, fixed: float, floor: float) -> tuple[float, float
     ``mip_abs_gap``. Both are set so that either stop leaves at most ``mip_gap *
     (objective - fixed)``: the absolute gap is ``mip_gap * floor`` (its default, 1e-6,
     would close every gap of a model whose objective is below 1e-6), and the relative one
-    ``mip_gap * floor / (floor + fixed)``, which is at most ``mip_gap (objective -
-    fixed) / objective`` whenever ``objective >= floor + fixed``. Without a floor and
-    with releases, both are 0: HiGHS then stops only when its bound meets its incumbent.
+    :func:`~ddlsched.core.result.whole_objective_gap`'s.
     """
-    if fixed <= 0:
-        return mip_gap, mip_gap * floor
-    if floor <= 0:
-        return 0.0, 0.0
-    return mip_gap * floor / (floor + fixed), mip_gap * floor
+    return whole_objective_gap(mip_gap, fixed, floor), mip_gap * floor
 
 
 _FEASIBLE_SOLUTION = 2  # HiGHS's kSolutionStatusFeasible

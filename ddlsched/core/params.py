@@ -139,6 +139,18 @@ class ExactParams:
         if self.memory_limit is not None:
             _count(self.memory_limit, "memory_limit", minimum=1)
 
+    def limits_text(self) -> str:
+        """What stops a solve with these settings, in words: CP-SAT's work units and the
+        MILP's nodes (deterministic), then the wall-clock limit, if any; ``"none"``."""
+        parts = []
+        if self.deterministic_limit is not None:
+            parts.append(f"{self.deterministic_limit:g} CP-SAT work units")
+        if self.node_limit is not None:
+            parts.append(f"{self.node_limit:,} MILP nodes")
+        if self.time_limit is not None:
+            parts.append(f"wall-clock {self.time_limit:g} s")
+        return ", ".join(parts) or "none"
+
     def replace(self, **changes: Any) -> ExactParams:
         """A copy with ``changes`` applied (validated again)."""
         return dataclasses.replace(self, **changes)

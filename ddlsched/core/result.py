@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from ddlsched.core.model import Problem, Schedule
+from ddlsched.core.model import Instance, Problem, Schedule
 
 
 class SolveStatus(enum.StrEnum):
@@ -106,11 +106,23 @@ def settled_status(
     )
 
 
-def fixed_part(jobs: Any) -> float:
-    """``sum_i w_i r_i`` of an instance (or of its jobs): the part of ``sum w C`` that no
-    schedule changes, against which no gap is judged (:func:`gap_closed`)."""
-    jobs = getattr(jobs, "jobs", jobs)
-    return math.fsum(job.weight * job.release for job in jobs)
+def fixed_part(instance: Instance) -> float:
+    """``sum_i w_i r_i`` of ``instance``: the part of ``sum w C`` that no schedule changes,
+    against which no gap is judged (:func:`gap_closed`)."""
+    return math.fsum(job.weight * job.release for job in instance.jobs)
+
+
+def whole_objective_gap(gap: float, fixed: float, floor: float) -> float:
+    """The relative gap on the whole objective (what HiGHS and CP-SAT measure) that leaves
+    at most ``gap`` of ``objective - fixed``, given ``floor <= objective - fixed``.
+
+    ``gap * floor / (floor + fixed)`` is at most ``gap (objective - fixed) / objective``
+    whenever ``objective >= floor + fixed``; without a fixed part it is ``gap`` itself, and
+    without a floor 0 (the solver then stops only when its bound meets its incumbent).
+    """
+    if fixed <= 0:
+        return gap
+    return gap * floor / (floor + fixed)
 
 
 class ContradictionError(RuntimeError):

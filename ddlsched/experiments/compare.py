@@ -125,11 +125,8 @@ class CompareConfig:
 
     def limits(self) -> str:
         """What stops an exact solve, in words (the output says which kind was used)."""
-        work = f"deterministic limits: {self.work_limit:g} CP-SAT work units, "
-        work += f"{self.node_limit:,} MILP nodes"
-        if self.time_limit is None:
-            return work
-        return f"{work}, and a wall-clock time limit of {self.time_limit:g} s"
+        kind = "deterministic limits" if self.time_limit is None else "limits"
+        return f"{kind}: {self.exact_params().limits_text()}"
 
     def instance(self, seed: int) -> Instance:
         """The compared instance of ``seed``: ``generate(self.generator(), seed)``."""

@@ -94,3 +94,15 @@ def test_toml_errors_name_the_file_and_key(tmp_path: Path, text: str, expected: 
     with pytest.raises(InputError) as error:
         from_toml(ExactParams, path, "exact")
     assert str(path) in str(error.value) and expected in str(error.value)
+
+
+def test_limits_text_names_each_limit_set_and_only_those() -> None:
+    """``ExactParams.limits_text``, the words compare and sweep rows use: the deterministic
+    limits first, the wall-clock limit last, ``none`` without any. Catches a limit named
+    that does not stop the solve, or one that does left unnamed."""
+    from ddlsched.core.params import ExactParams
+
+    both = ExactParams(time_limit=30, deterministic_limit=5, node_limit=20_000)
+    assert both.limits_text() == "5 CP-SAT work units, 20,000 MILP nodes, wall-clock 30 s"
+    assert ExactParams(time_limit=None, node_limit=7).limits_text() == "7 MILP nodes"
+    assert ExactParams(time_limit=None).limits_text() == "none"

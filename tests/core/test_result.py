@@ -253,18 +253,20 @@ def test_an_online_result_s_gap_is_certified_by_its_lower_bound() -> None:
 
 
 def test_fixed_part_weighs_each_release() -> None:
-    """``fixed_part`` is ``sum_i w_i r_i`` (weights 2 and 0.5, releases 3 and 10: 11), of an
-    instance's jobs or of the jobs themselves. Catches: the weights dropped (13), which makes
-    the gap of a weighted instance judged against the wrong flow time."""
-    from ddlsched.core.model import Job
+    """``fixed_part`` is ``sum_i w_i r_i`` (weights 2 and 0.5, releases 3 and 10: 11; all
+    released at 0: 0). Catches: the weights dropped (13), which makes the gap of a weighted
+    instance judged against the wrong flow time."""
+    from ddlsched.core.model import Cluster, Instance, Job
     from ddlsched.core.result import fixed_part
 
     jobs = (
         Job("a", release=3.0, iterations=1, compute_time=1.0, gpus=1, weight=2.0),
         Job("b", release=10.0, iterations=1, compute_time=1.0, gpus=1, weight=0.5),
     )
-    assert fixed_part(jobs) == 11.0
-    assert fixed_part([]) == 0.0
+    instance = Instance(Cluster((1,), 1.0, 1.0), jobs)
+    assert fixed_part(instance) == 11.0
+    at_zero = instance.replace(jobs=tuple(job.replace(release=0.0) for job in jobs))
+    assert fixed_part(at_zero) == 0.0
 
 
 @pytest.mark.parametrize("releases", [1e7, 1e10])
