@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -195,6 +196,72 @@ def flow_sandwich(
         instance, preemptive=preemptive, upper_bound=upper.objective, settings=settings
     )
     return Sandwich(preemptive, best_flow_bound(bounds), upper, time.perf_counter() - began)
+
+
+EFFORTS: tuple[str, ...] = ("fast", "full")
+"""Efforts of :func:`study_sandwich`: ``"fast"`` the fast bounds and the fixed candidate
+schedules; ``"full"`` everything :func:`flow_sandwich` does."""
+
+
+def study_sandwich(
+    instance: Instance,
+    *,
+    preemptive: bool,
+    effort: str = "full",
+    seed: int = 0,
+    restart_cost: float | None = None,
+    progress: Callable[[str], None] | None = None,
+    cache: bool = True,
+) -> Sandwich:
+    """The sandwich of one model for a trace study: :func:`flow_sandwich` at ``"full"``
+    effort, or a quick one at ``"fast"``, with progress lines and an on-disk cache.
+
+    Parameters
+    ----------
+    instance
+        The instance.
+    preemptive
+        The model: ``True`` the preemptive one, ``False`` problem A.
+    effort
+        ``"full"``: the same bounds and upper value as :func:`flow_sandwich` (default
+        settings); ``"fast"``: the fast bounds of
+        :mod:`ddlsched.formulations.lower_bounds` and the fixed candidate schedules of
+        :func:`~ddlsched.algorithms.offline.best_upper_bound`, without its grid and
+        local search (a weaker interval, still proven on both sides).
+    seed
+        Seeds the upper side's local search.
+    restart_cost
+        Seconds per resume in the preemptive model (``None``: the simulator's default).
+    progress
+        Called with a line of text as the work goes (phase, what is done, seconds).
+    cache
+        Read and write the result on disk (:mod:`ddlsched.cache`).
+
+    Raises
+    ------
+    ValueError
+        On an unknown ``effort``, or an argument :func:`flow_sandwich` refuses.
+    """
+    if effort not in EFFORTS:
+        raise ValueError(f"effort: must be one of {', '.join(EFFORTS)}, got {effort!r}")
+    say = progress or (lambda _line: None)
+    say(f"sandwich ({'preemptive' if preemptive else 'problem A'}, {effort}): started")
+    if effort == "full":
+        found = flow_sandwich(
+            instance, preemptive=preemptive, restart_cost=restart_cost, seed=seed
+        )
+    else:
+        from ddlsched.algorithms.offline import best_upper_bound
+        from ddlsched.formulations.lower_bounds import PREEMPTIVE_BOUNDS, lower_bounds
+
+        upper = best_upper_bound(
+            instance, preemptive=preemptive, restart_cost=restart_cost, evaluations=0, seed=seed
+        )
+        began = time.perf_counter()
+        bounds = lower_bounds(instance, PREEMPTIVE_BOUNDS if preemptive else None)
+        found = Sandwich(preemptive, best_flow_bound(bounds), upper, time.perf_counter() - began)
+    say(f"sandwich ({'preemptive' if preemptive else 'problem A'}, {effort}): done")
+    return found
 
 
 PER_JOB_BOUNDS: tuple[str, ...] = ("job", "squashed-area", "mean-busy-time", "lagrangian")
