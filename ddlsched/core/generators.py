@@ -41,9 +41,10 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 import numpy as np
 
@@ -53,6 +54,8 @@ from ddlsched.core.model import (
     MAX_COMPUTE_TIME,
     SLOT_RANGE,
     Cluster,
+    Edge,
+    FeatureValue,
     InputError,
     Instance,
     Job,
@@ -80,7 +83,7 @@ GENERATOR_LIMITS = {
 """Largest value of each count a generator accepts."""
 
 
-PRESETS: dict[str, dict[str, Any]] = {
+PRESETS: dict[str, dict[str, bool | float]] = {
     "realistic": {},
     "integral": {"integral": True},
     "exact-friendly": {"integral": True, "bandwidth_intra": 2.0, "bandwidth_inter": 1.0},
@@ -91,9 +94,10 @@ unchanged; ``exact-friendly``: integral with ``B_intra / B_inter = 2``, small in
 the MILPs prove in seconds (the setting of ``compare`` and ``check --random``)."""
 
 
-def with_preset(settings: dict[str, Any], where: str = "preset") -> dict[str, Any]:
+def with_preset(settings: Mapping[str, object], where: str = "preset") -> dict[str, Any]:
     """``settings`` with its ``preset`` key (if any) replaced by that preset's settings;
-    the settings given beside it win.
+    the settings given beside it win. The values are not checked here: the answer is the
+    keyword arguments of :class:`GeneratorConfig`, which checks them.
 
     Raises
     ------
@@ -422,12 +426,12 @@ class GeneratorConfig:
         return from_table(cls, with_tuples(with_preset(table, f"{where}.preset")), where)
 
 
-def _repeated(keys: list[Any]) -> list[Any]:
+def _repeated(keys: list[object]) -> list[object]:
     """The keys listed more than once, in the order of their second listing."""
     return [key for index, key in enumerate(keys) if key in keys[:index]]
 
 
-def _real_number(value: Any) -> bool:
+def _real_number(value: object) -> bool:
     """Whether ``value`` is a finite int or float (not a bool)."""
     return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
 
@@ -443,12 +447,14 @@ TUPLE_FIELDS = (
 """Settings that are tuples (of pairs): TOML and JSON give them as lists."""
 
 
-def with_tuples(settings: dict[str, Any]) -> dict[str, Any]:
-    """``settings`` with the lists of :data:`TUPLE_FIELDS` (and their inner lists) as tuples."""
+def with_tuples(settings: Mapping[str, object]) -> dict[str, Any]:
+    """``settings`` with the lists of :data:`TUPLE_FIELDS` (and their inner lists) as tuples:
+    keyword arguments of :class:`GeneratorConfig` (which checks them)."""
     out = dict(settings)
     for key in TUPLE_FIELDS:
-        if isinstance(out.get(key), list):
-            out[key] = tuple(tuple(v) if isinstance(v, list) else v for v in out[key])
+        value = out.get(key)
+        if isinstance(value, list):
+            out[key] = tuple(tuple(v) if isinstance(v, list) else v for v in value)
     return out
 
 
@@ -478,7 +484,7 @@ GENERATE_FLAGS = {
 """The ``ddlsched generate`` option of each :class:`GeneratorConfig` setting."""
 
 
-def _flag_value(value: Any) -> str:
+def _flag_value(value: object) -> str:
     """A setting as ``generate`` reads it back exactly (floats by ``repr``, which
     round-trips; pairs as ``name:value``, lists with commas)."""
     if isinstance(value, tuple):
@@ -647,7 +653,7 @@ def generate(config: GeneratorConfig, seed: int | np.random.Generator) -> Instan
     size_probs = np.array([w for _, w in sizes], dtype=float)
     size_probs /= size_probs.sum()
 
-    drafts: list[dict[str, Any]] = []
+    drafts: list[_JobDraft] = []
     for _ in range(config.num_jobs):
         profile = ZOO[config.models[int(rng.integers(len(config.models)))]]
         gpus = int(rng.choice(size_values, p=size_probs))
@@ -678,7 +684,7 @@ def generate(config: GeneratorConfig, seed: int | np.random.Generator) -> Instan
                     "batch_size": profile.batch_size,
                     "user": f"u{int(rng.integers(config.users))}",
                 },
-                "compute_times": typed,
+                "compute_times": tuple(typed.items()),
             }
         )
 
@@ -690,10 +696,23 @@ def generate(config: GeneratorConfig, seed: int | np.random.Generator) -> Instan
     return Instance(cluster=cluster, jobs=jobs, slot=config.slot)
 
 
+class _JobDraft(TypedDict):
+    """A drawn job before its release time: the keyword arguments of :class:`Job`
+    besides ``id`` and ``release``."""
+
+    iterations: int
+    compute_time: float
+    gpus: int
+    parallelism: Parallelism
+    edges: tuple[Edge, ...]
+    features: dict[str, FeatureValue]
+    compute_times: tuple[tuple[str, float], ...]
+
+
 def _releases(
     config: GeneratorConfig,
     cluster: Cluster,
-    drafts: list[dict[str, Any]],
+    drafts: list[_JobDraft],
     rng: np.random.Generator,
 ) -> list[float]:
     if config.load is None:

@@ -16,10 +16,11 @@ import os
 import re
 import stat
 import tempfile
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
+from ddlsched.core.jsontypes import JsonValue
 from ddlsched.core.model import (
     INSTANCE_FORMAT,
     INSTANCE_FORMAT_V2,
@@ -52,7 +53,10 @@ _CLUSTER_FIELDS = {"gpus_per_server", "bandwidth_intra", "bandwidth_inter"}
 _TYPED_CLUSTER_FIELDS = _CLUSTER_FIELDS | {"server_types", "type_bandwidth"}
 
 
-def _object(value: Any, path: str) -> Mapping[str, Any]:
+def _object(value: object, path: str) -> Mapping[str, Any]:
+    """``value`` if it is a JSON object. Its values are not checked here: each goes
+    to the constructor (:class:`Cluster`, :class:`Job`, ...) that checks it and names
+    the field."""
     if not isinstance(value, Mapping):
         raise InputError(f"{path}: expected a JSON object, got {value!r}")
     return value
@@ -64,7 +68,7 @@ def _required(obj: Mapping[str, Any], name: str, path: str) -> Any:
     return obj[name]
 
 
-def _no_unknown(obj: Mapping[str, Any], known: set[str], path: str) -> None:
+def _no_unknown(obj: Mapping[str, object], known: set[str], path: str) -> None:
     unknown = sorted(set(obj) - known)
     if unknown:
         raise InputError(
@@ -72,7 +76,7 @@ def _no_unknown(obj: Mapping[str, Any], known: set[str], path: str) -> None:
         )
 
 
-def _check_format(doc: Mapping[str, Any], *expected: str) -> str:
+def _check_format(doc: Mapping[str, object], *expected: str) -> str:
     fmt = doc.get("format")
     wanted = " or ".join(repr(e) for e in expected)
     if fmt is None:
@@ -87,7 +91,7 @@ def _reraise(path: str, error: InputError) -> InputError:
     return InputError(f"{path}: {error}")
 
 
-def instance_from_dict(doc: Any) -> Instance:
+def instance_from_dict(doc: object) -> Instance:
     """Build an :class:`Instance` from a parsed ``ddlsched.instance/1`` or ``/2``.
 
     Version 2 may give the cluster ``server_types`` and ``type_bandwidth``
@@ -140,7 +144,7 @@ def _known_types(job: Job, cluster: Cluster, path: str) -> None:
             )
 
 
-def _job_from_dict(job_doc: Any, path: str, typed: bool) -> Job:
+def _job_from_dict(job_doc: object, path: str, typed: bool) -> Job:
     job_doc = _object(job_doc, path)
     _no_unknown(job_doc, _JOB_FIELDS | {"compute_times"} if typed else _JOB_FIELDS, path)
     parallelism = None
@@ -170,7 +174,7 @@ def _job_from_dict(job_doc: Any, path: str, typed: bool) -> Job:
     )
 
 
-def schedule_from_dict(doc: Any) -> Schedule:
+def schedule_from_dict(doc: object) -> Schedule:
     """Build a :class:`Schedule` from a parsed ``ddlsched.schedule/1``.
 
     Raises
@@ -214,12 +218,12 @@ class _NonFinite(ValueError):
     """A NaN or Infinity literal, which JSON does not allow."""
 
 
-def _reject_constant(name: str) -> Any:
+def _reject_constant(name: str) -> float:
     raise _NonFinite(name)
 
 
-def _no_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    document: dict[str, Any] = {}
+def _no_duplicate_keys(pairs: list[tuple[str, JsonValue]]) -> dict[str, JsonValue]:
+    document: dict[str, JsonValue] = {}
     for key, value in pairs:
         if key in document:
             raise InputError(f"duplicate key {key!r}")
@@ -259,7 +263,7 @@ def check_regular_file(path: str | os.PathLike[str], kind: str = "file") -> None
         raise InputError(f"{name}: is {what}, not a regular file (expected a {kind})")
 
 
-def _load_json(path: str | os.PathLike[str]) -> Any:
+def _load_json(path: str | os.PathLike[str]) -> JsonValue:
     name = os.fspath(path)
     check_regular_file(path, "JSON file")
     try:
@@ -313,10 +317,10 @@ def read_schedule(path: str | os.PathLike[str]) -> Schedule:
         raise InputError(f"{os.fspath(path)}: {error}") from None
 
 
-def dumps(document: Mapping[str, Any]) -> str:
+def dumps(document: Mapping[str, JsonValue]) -> str:
     """Serialise a document; floats are written so they read back exactly."""
 
-    def check(value: Any) -> None:
+    def check(value: object) -> None:
         if isinstance(value, float) and not math.isfinite(value):
             raise InputError(f"cannot write non-finite number {value!r}")
 
@@ -324,7 +328,7 @@ def dumps(document: Mapping[str, Any]) -> str:
     return json.dumps(document, indent=1, allow_nan=False) + "\n"
 
 
-def _walk(value: Any, visit: Any) -> None:
+def _walk(value: object, visit: Callable[[object], None]) -> None:
     visit(value)
     if isinstance(value, Mapping):
         for item in value.values():

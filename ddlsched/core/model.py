@@ -23,9 +23,11 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 from types import MappingProxyType
-from typing import Any, NamedTuple, TypeGuard
+from typing import Any, NamedTuple, Protocol, TypeGuard, cast
 
 import numpy as np
+
+from ddlsched.core.jsontypes import JsonObject
 
 FeatureValue = str | int | float | bool
 
@@ -75,7 +77,7 @@ def is_whole(value: object) -> TypeGuard[int | np.integer]:
     return isinstance(value, int | np.integer) and not isinstance(value, bool | np.bool_)
 
 
-def _check_int(value: Any, path: str, minimum: int, maximum: int | None = None) -> int:
+def _check_int(value: object, path: str, minimum: int, maximum: int | None = None) -> int:
     if not is_whole(value):
         raise _fail(path, f"expected an integer, got {_short(value)}")
     if value < minimum:
@@ -85,14 +87,14 @@ def _check_int(value: Any, path: str, minimum: int, maximum: int | None = None) 
     return int(value)
 
 
-def _short(value: Any) -> str:
+def _short(value: object) -> str:
     """``repr(value)``, shortened if huge (a 400-digit integer)."""
     text = repr(value)
     return text if len(text) <= 40 else f"{text[:20]}...({len(text)} characters)"
 
 
 def _check_real(
-    value: Any,
+    value: object,
     path: str,
     *,
     minimum: float | None = None,
@@ -188,15 +190,17 @@ class Cluster:
             _check_type_name(name, f"cluster.server_types[{h}]")
         pairs = _type_pairs(self.type_bandwidth, "cluster.type_bandwidth")
         known = set(types)
+        bandwidths = []
         for name, value in pairs:
             where = f"cluster.type_bandwidth.{name}"
             if name not in known:
                 raise _fail(where, f"no server has type {name!r} (types: {sorted(known)})")
-            _check_real(value, where, minimum=low, maximum=high)
-            if value < inter:
-                raise _fail(where, f"must be >= bandwidth_inter ({inter:g}), got {value:g}")
+            bandwidth = _check_real(value, where, minimum=low, maximum=high)
+            if bandwidth < inter:
+                raise _fail(where, f"must be >= bandwidth_inter ({inter:g}), got {bandwidth:g}")
+            bandwidths.append((name, bandwidth))
         object.__setattr__(self, "server_types", types)
-        object.__setattr__(self, "type_bandwidth", tuple((k, float(v)) for k, v in pairs))
+        object.__setattr__(self, "type_bandwidth", tuple(bandwidths))
 
     @classmethod
     def uniform(
@@ -236,7 +240,7 @@ class Cluster:
         """Intra-server bandwidth of each server, as an array."""
         return np.array([self.intra_of(self.type_of(h)) for h in range(self.num_servers)])
 
-    def __getstate__(self) -> dict[str, Any]:
+    def __getstate__(self) -> dict[str, object]:
         # Pickling (child processes): cached values are recomputed on demand.
         cached = ("intra_by_server", "types", "heterogeneous", "num_gpus", "max_gpus_per_server")
         return {k: v for k, v in self.__dict__.items() if k not in cached}
@@ -261,9 +265,9 @@ class Cluster:
         """A copy with ``changes`` applied (validated again)."""
         return dataclasses.replace(self, **changes)
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JsonObject:
         """The JSON form of the instance's ``cluster`` (types only in version 2)."""
-        out: dict[str, Any] = {
+        out: JsonObject = {
             "gpus_per_server": list(self.gpus_per_server),
             "bandwidth_intra": self.bandwidth_intra,
             "bandwidth_inter": self.bandwidth_inter,
@@ -295,7 +299,7 @@ def expand_types(counts: Iterable[tuple[str, int]]) -> tuple[str, ...]:
 _TYPE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.+-]{0,63}")
 
 
-def _check_type_name(name: Any, path: str) -> str:
+def _check_type_name(name: object, path: str) -> str:
     if not isinstance(name, str) or not _TYPE_NAME.fullmatch(name):
         raise _fail(
             path,
@@ -304,7 +308,7 @@ def _check_type_name(name: Any, path: str) -> str:
     return name
 
 
-def _type_pairs(value: Any, path: str) -> tuple[tuple[str, Any], ...]:
+def _type_pairs(value: object, path: str) -> tuple[tuple[str, object], ...]:
     """A mapping or pairs ``(type, value)`` as sorted pairs; names checked, no repeats."""
     if isinstance(value, Mapping):
         items = list(value.items())
@@ -350,7 +354,7 @@ class Parallelism:
         """The node index of worker ``(d, p, t)``."""
         return (d * self.pp + p) * self.tp + t
 
-    def to_dict(self) -> dict[str, int]:
+    def to_dict(self) -> JsonObject:
         """The JSON form: ``{"dp": .., "pp": .., "tp": ..}``."""
         return {"dp": self.dp, "pp": self.pp, "tp": self.tp}
 
@@ -458,15 +462,17 @@ class Job:
         """``c_i(type)``: seconds per iteration on ``gpu_type`` (``compute_time`` if unlisted)."""
         return time_on(self.compute_times, self.compute_time, gpu_type)
 
-    def __getstate__(self) -> dict[str, Any]:
+    def __getstate__(self) -> dict[str, object]:
         # Pickling (child processes): a plain dict for the read-only view,
         # cached arrays left out.
         state = {k: v for k, v in self.__dict__.items() if k != "edge_arrays"}
         state["features"] = dict(self.features)
         return state
 
-    def __setstate__(self, state: dict[str, Any]) -> None:
-        self.__dict__.update(state, features=MappingProxyType(dict(state["features"])))
+    def __setstate__(self, state: dict[str, object]) -> None:
+        # ``state`` is what __getstate__ gave, its features a plain dict.
+        features = cast("dict[str, FeatureValue]", state["features"])
+        self.__dict__.update(state, features=MappingProxyType(dict(features)))
 
     @cached_property
     def edge_arrays(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -493,12 +499,12 @@ class Job:
     def __hash__(self) -> int:
         return hash((self.id, self.release, self.iterations, self.edges))
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JsonObject:
         """The JSON form of one job of ``ddlsched.instance/1``.
 
         Edges are always written explicitly, so the file needs no model zoo.
         """
-        out: dict[str, Any] = {
+        out: JsonObject = {
             "id": self.id,
             "release": self.release,
             "weight": self.weight,
@@ -515,7 +521,7 @@ class Job:
         return out
 
 
-def _check_edges(edges: Any, gpus: int, path: str) -> tuple[Edge, ...]:
+def _check_edges(edges: object, gpus: int, path: str) -> tuple[Edge, ...]:
     if isinstance(edges, (str, bytes)) or not isinstance(edges, Iterable):
         raise _fail(path, f"expected a list of [u, v, traffic], got {edges!r}")
     checked: list[Edge] = []
@@ -601,7 +607,7 @@ class Instance:
         latest = max(job.release for job in self.jobs)
         return latest + math.fsum(slowest_duration(job, self.cluster) for job in self.jobs)
 
-    def __getstate__(self) -> dict[str, Any]:
+    def __getstate__(self) -> dict[str, object]:
         # Pickling (child processes): the cached read-only index is rebuilt on demand.
         return {k: v for k, v in self.__dict__.items() if k != "job_index"}
 
@@ -629,7 +635,7 @@ class Instance:
             job.compute_times for job in self.jobs
         )
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JsonObject:
         """The JSON document: ``ddlsched.instance/1`` unless GPU types are used, then ``/2``."""
         return {
             "format": INSTANCE_FORMAT_V2 if self.typed else INSTANCE_FORMAT,
@@ -639,7 +645,21 @@ class Instance:
         }
 
 
-def slowest_alpha(job: Any, cluster: Cluster) -> float:
+class JobTimes(Protocol):
+    """What :func:`slowest_alpha` reads of a job: a :class:`Job`, or an online
+    policy's view of one."""
+
+    @property
+    def total_traffic(self) -> float:
+        """``sum_e q_e`` (GB per iteration)."""
+        ...
+
+    def compute_on(self, gpu_type: str) -> float:
+        """``c_i(type)``: seconds per iteration on ``gpu_type``."""
+        ...
+
+
+def slowest_alpha(job: JobTimes, cluster: Cluster) -> float:
     """``max_t c_i(t) + Q_i / B_inter`` (s per iteration): every edge across servers, on the
     cluster's slowest GPU type for the job; no mapping is slower (SPEC's ``alpha_i^max``,
     :func:`ddlsched.core.alpha.all_cut_alpha`). ``job`` is a :class:`Job` or a view of one."""
@@ -671,7 +691,7 @@ def _check_horizon(instance: Instance) -> None:
     )
 
 
-def as_instance(value: Any, what: str = "instance") -> Instance:
+def as_instance(value: object, what: str = "instance") -> Instance:
     """``value`` itself, or the instance of a loaded trace (anything with an ``instance``
     attribute holding one: :func:`ddlsched.core.traces.load_trace`'s answer).
 
@@ -732,7 +752,7 @@ def _plain_piece(piece: object) -> bool:
     )
 
 
-def _checked_piece(piece: Any, here: str) -> Piece:
+def _checked_piece(piece: object, here: str) -> Piece:
     """``[start, end(, mapping)]`` as a :class:`Piece`, each part checked."""
     if isinstance(piece, (str, bytes)) or not isinstance(piece, Iterable):
         raise _fail(here, f"expected [start, end(, mapping)], got {piece!r}")
@@ -805,9 +825,9 @@ class ScheduledJob:
             ]
             object.__setattr__(self, "pieces", tuple(pieces))
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JsonObject:
         """The JSON form of one entry of ``ddlsched.schedule/1``."""
-        out: dict[str, Any] = {"id": self.id, "start": self.start}
+        out: JsonObject = {"id": self.id, "start": self.start}
         if self.end is not None:
             out["end"] = self.end
         if self.mapping is not None:
@@ -885,9 +905,9 @@ class Schedule:
         """Entries keyed by job id (the last one wins on duplicates)."""
         return {entry.id: entry for entry in self.jobs}
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JsonObject:
         """The ``ddlsched.schedule/1`` JSON document."""
-        out: dict[str, Any] = {"format": SCHEDULE_FORMAT}
+        out: JsonObject = {"format": SCHEDULE_FORMAT}
         if self.problem != "A":
             out["problem"] = self.problem
         if self.restart_cost:
