@@ -51,12 +51,29 @@ import time
 from collections.abc import Callable, Iterator
 from multiprocessing.connection import Connection
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, Protocol, TypeAlias, TypeVar, cast
+
+if TYPE_CHECKING:
+    from multiprocessing.context import ForkServerContext, SpawnContext
+    from multiprocessing.process import BaseProcess
 
 T = TypeVar("T")
 
+ReportHandler: TypeAlias = Callable[[Any], None]
+"""The caller's ``on_report``: it receives what the child passed to :func:`report`,
+unpickled (any value the child sent; the caller and the child agree on what it is)."""
+
+
+class Inbox(Protocol):
+    """Where the caller puts messages for the child (a :class:`queue.Queue` of them)."""
+
+    def get_nowait(self) -> object:
+        """The oldest message; raises :class:`queue.Empty` if there is none."""
+        ...
+
+
 _PRELOAD = ["ddlsched.formulations.forkserver_hook", "ddlsched.formulations.milp"]
-_forkserver: Any = None
+_forkserver: ForkServerContext | None = None
 HELD_WHILE_STARTING = tuple(
     getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SIGHUP") if hasattr(signal, name)
 )
@@ -65,7 +82,7 @@ _reports: Connection | None = None  # in a child: the pipe to the caller (answer
 _messages: Connection | None = None  # in a child: the same pipe, read for the caller's messages
 
 
-def report(payload: Any) -> None:
+def report(payload: object) -> None:
     """Hand ``payload`` (picklable) to the caller's ``on_report``; nothing outside a child.
 
     Advisory: a report that cannot be sent is dropped, never an error.
@@ -79,7 +96,7 @@ def received() -> list[Any]:
     """What the caller put in this child's ``inbox`` since the last call, oldest first
     (always empty outside a child, or without an inbox). Anything else on the pipe (a
     reused worker's next call cannot arrive while it runs one) is dropped."""
-    items: list[Any] = []
+    items: list[object] = []
     if _messages is not None:
         with contextlib.suppress(EOFError, OSError):
             while _messages.poll():
@@ -101,7 +118,7 @@ class DeadlineExceeded(RuntimeError):
     """The child was still running at the caller's ``deadline`` and was stopped."""
 
 
-def _get_context(fresh: bool) -> Any:
+def _get_context(fresh: bool) -> SpawnContext | ForkServerContext:
     global _forkserver
     if fresh or "forkserver" not in multiprocessing.get_all_start_methods():
         return multiprocessing.get_context("spawn")
@@ -111,10 +128,12 @@ def _get_context(fresh: bool) -> Any:
     return _forkserver
 
 
-def _answer(connection: Connection, function: Callable[..., Any], args: tuple[Any, ...]) -> None:
+def _answer(
+    connection: Connection, function: Callable[..., object], args: tuple[object, ...]
+) -> None:
     """Run ``function(*args)`` and send its value or exception to the caller."""
     try:
-        answer: tuple[str, Any] = ("ok", function(*args))
+        answer: tuple[str, object] = ("ok", function(*args))
     except BaseException as error:  # sent back and re-raised in the caller
         answer = ("error", error)
     try:
@@ -232,7 +251,7 @@ def _no_tracked_locks() -> None:
 
 
 def _child(
-    connection: Connection, function: Callable[..., Any], args: tuple[Any, ...], caller: int
+    connection: Connection, function: Callable[..., object], args: tuple[object, ...], caller: int
 ) -> None:
     """A one-call child: the answer, the reports and the caller's messages share one pipe."""
     global _reports, _messages
@@ -301,7 +320,7 @@ def _close_idle_workers() -> None:
 atexit.register(_close_idle_workers)  # runs before multiprocessing's own (registered earlier)
 
 
-def _start(process: Any) -> None:
+def _start(process: BaseProcess) -> None:
     """Start a child process, also from a daemonic caller (a Dask or multiprocessing worker:
     the rule guards against orphans; these children are joined, or end with the caller).
 
@@ -382,7 +401,9 @@ def _main_module_hidden() -> Iterator[None]:
         yield
         return
     names: tuple[str, ...] = ("__file__", "__spec__")
-    saved: dict[str, Any] = {name: main.__dict__[name] for name in names if name in main.__dict__}
+    saved: dict[str, object] = {
+        name: main.__dict__[name] for name in names if name in main.__dict__
+    }
     main.__dict__.pop("__file__", None)
     main.__dict__["__spec__"] = None
     try:
@@ -394,12 +415,12 @@ def _main_module_hidden() -> Iterator[None]:
 
 def run_isolated(
     function: Callable[..., T],
-    *args: Any,
+    *args: object,
     cancel: threading.Event | None = None,
     fresh: bool = False,
     reuse: bool = False,
-    on_report: Callable[[Any], None] | None = None,
-    inbox: queue.Queue[Any] | None = None,
+    on_report: ReportHandler | None = None,
+    inbox: Inbox | None = None,
     deadline: float | None = None,
 ) -> T:
     """``function(*args)`` computed in a child process.
@@ -443,17 +464,16 @@ def run_isolated(
         process.join()
         connection.close()
     if kind == "error":
-        raise payload
-    result: T = payload
-    return result
+        raise cast(BaseException, payload)
+    return cast(T, payload)  # function's value
 
 
 def _run_on_worker(
     function: Callable[..., T],
-    args: tuple[Any, ...],
+    args: tuple[object, ...],
     cancel: threading.Event | None,
-    on_report: Callable[[Any], None] | None,
-    inbox: queue.Queue[Any] | None,
+    on_report: ReportHandler | None,
+    inbox: Inbox | None,
     deadline: float | None,
 ) -> T:
     """:func:`run_isolated` on an idle reusable worker (a new one if none is idle)."""
@@ -474,19 +494,18 @@ def _run_on_worker(
     with _idle_lock:
         _idle_workers.append(worker)
     if kind == "error":
-        raise payload
-    result: T = payload
-    return result
+        raise cast(BaseException, payload)
+    return cast(T, payload)  # function's value
 
 
 def _await(
     connection: Connection,
-    process: Any,
+    process: BaseProcess,
     cancel: threading.Event | None,
-    on_report: Callable[[Any], None] | None,
-    inbox: queue.Queue[Any] | None,
+    on_report: ReportHandler | None,
+    inbox: Inbox | None,
     deadline: float | None,
-) -> tuple[str, Any]:
+) -> tuple[str, object]:
     """The child's answer, passing reports and the inbox on while waiting for it."""
     while True:
         _forward(inbox, connection)
@@ -509,7 +528,7 @@ def _await(
             raise DeadlineExceeded("stopped at the deadline: the solver overran its limit")
 
 
-def _forward(inbox: queue.Queue[Any] | None, to_child: Connection) -> None:
+def _forward(inbox: Inbox | None, to_child: Connection) -> None:
     """Send what waits in ``inbox`` to the child (dropped if the child has gone)."""
     if inbox is None:
         return
