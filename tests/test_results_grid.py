@@ -18,7 +18,7 @@ import pytest
 
 from ddlsched.cli import main
 from ddlsched.core.generators import GeneratorConfig
-from ddlsched.sweep import load_results, summarise
+from ddlsched.sweeps import load_results, summarise
 
 SCHEMA = (
     "CREATE TABLE results (key TEXT PRIMARY KEY, method TEXT, params TEXT, seed INTEGER, "

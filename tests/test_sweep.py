@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from ddlsched.core.model import InputError
-from ddlsched.sweep import load_results, read_sweep
+from ddlsched.sweeps import load_results, read_sweep
 from tests.waiting import wait_until
 
 SWEEP = """
@@ -152,7 +152,7 @@ def test_failing_task_recorded_and_sweep_goes_on(tmp_path: Path) -> None:
 
 def test_placement_is_part_of_a_task_but_not_of_old_keys(tmp_path: Path) -> None:
     """A consolidated sweep has its own keys; the default keeps the keys files already hold."""
-    from ddlsched.sweep import Task
+    from ddlsched.sweeps import Task
 
     path = tmp_path / "s.toml"
     path.write_text('[sweep]\nmethods = ["fifo"]\nseeds = 1\nplacement = "consolidated"\n')
@@ -172,7 +172,7 @@ def test_placement_is_part_of_a_task_but_not_of_old_keys(tmp_path: Path) -> None
 def test_mixed_cluster_sweep(tmp_path: Path) -> None:
     """GPU types in a sweep: a fixed [generator] setting (TOML lists of pairs), keyed apart
     from the same sweep without types; every schedule verified."""
-    from ddlsched.sweep import run_sweep
+    from ddlsched.sweeps import run_sweep
 
     body = (
         '[sweep]\nmethods = ["gavel", "fifo"]\nseeds = 1\n[sweep.grid]\nnum_jobs = [4]\n'
@@ -375,7 +375,7 @@ def test_every_row_records_the_version_and_revision(tmp_path: Path) -> None:
     """A row says which code made it: the installed version and git's HEAD of the source tree."""
     from importlib.metadata import version
 
-    from ddlsched.sweep import run_sweep
+    from ddlsched.sweeps import run_sweep
 
     config = tmp_path / "s.toml"
     config.write_text(FIFO)
@@ -452,7 +452,7 @@ def test_dask_loggers_are_quiet_while_a_sweep_runs_and_restored_after(tmp_path: 
 
     import distributed  # noqa: F401 (its import gives some of these loggers their levels)
 
-    from ddlsched.sweep import run_sweep
+    from ddlsched.sweeps import run_sweep
 
     config = tmp_path / "s.toml"
     config.write_text('[sweep]\nmethods = ["fifo"]\nseeds = 2\n')
@@ -493,7 +493,7 @@ def test_an_interrupted_sweep_gives_the_loggers_back_unless_asked(tmp_path: Path
 
     import distributed  # noqa: F401 (its import gives some of these loggers their levels)
 
-    from ddlsched import sweep
+    from ddlsched import sweeps
 
     config = tmp_path / "s.toml"
     config.write_text('[sweep]\nmethods = ["fifo"]\nseeds = 2\n')
@@ -504,7 +504,7 @@ def test_an_interrupted_sweep_gives_the_loggers_back_unless_asked(tmp_path: Path
 
     for quiet, results in ((False, "a.sqlite"), (True, "b.sqlite")):
         before = {name: logging.getLogger(name).level for name in names}
-        outcome = sweep.run_sweep(
+        outcome = sweeps.run_sweep(
             read_sweep(config),
             tmp_path / results,
             workers=1,
@@ -530,13 +530,13 @@ def test_a_task_without_a_trace_keeps_the_key_it_had(tmp_path: Path) -> None:
     import json
 
     from ddlsched.core.generators import GeneratorConfig
-    from ddlsched.sweep import SCHEMA_VERSION, Task
+    from ddlsched.sweeps import KEY_VERSION, Task
 
     generator = dataclasses.asdict(GeneratorConfig())
     task = Task("fifo", generator, 0, 60.0)
     old = {k: v for k, v in generator.items() if k not in ("gpu_types", "type_bandwidth",
            "type_slowdown", "from_trace", "arrivals")}  # fmt: skip
-    document = {"version": SCHEMA_VERSION, "method": "fifo", "generator": old, "seed": 0,
+    document = {"version": KEY_VERSION, "method": "fifo", "generator": old, "seed": 0,
                 "time_limit": 60.0}  # fmt: skip
     text = json.dumps(document, sort_keys=True, separators=(",", ":"))
     assert task.key == hashlib.sha256(text.encode()).hexdigest()

@@ -11,7 +11,15 @@ from types import FrameType
 
 import pytest
 
-from ddlsched.sweep import Producer, ResultStore, SweepOutcome, _record, failed_row, read_sweep
+from ddlsched.sweeps import (
+    Producer,
+    Recorder,
+    ResultStore,
+    Row,
+    SweepOutcome,
+    failed_row,
+    read_sweep,
+)
 
 
 def test_a_ctrl_c_while_a_row_is_stored_still_counts_it(
@@ -27,7 +35,7 @@ def test_a_ctrl_c_while_a_row_is_stored_still_counts_it(
     store = ResultStore(results)
     add = store.add
 
-    def add_then_ctrl_c(one: dict) -> None:
+    def add_then_ctrl_c(one: Row) -> None:
         add(one)
         # To the main thread: a sweep's other threads block SIGINT (as Dask's do).
         signal.pthread_kill(threading.main_thread().ident or 0, signal.SIGINT)
@@ -40,8 +48,8 @@ def test_a_ctrl_c_while_a_row_is_stored_still_counts_it(
     outcome = SweepOutcome(1, 0, 0, False)
     try:
         with pytest.raises(KeyboardInterrupt):
-            _record(row, store, outcome, results, {Producer(row["version"], row["revision"])},
-                    allow_mixed=False)  # fmt: skip
+            producer = Producer(str(row["version"]), str(row["revision"]))
+            Recorder(store, outcome, str(results), {producer}, allow_mixed=False).record(row)
     finally:
         signal.signal(signal.SIGINT, previous)
         store.close()

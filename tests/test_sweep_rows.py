@@ -1,7 +1,7 @@
 """A sweep's rows a researcher can reproduce and read: each names the command writing its
 instance, ratios to the optimum and to the bound per grid point, CSV and figure out.
 
-The rows are made by :func:`ddlsched.sweep.run_task` on this process (no Dask cluster):
+The rows are made by :func:`ddlsched.sweeps.run_task` on this process (no Dask cluster):
 what a worker runs, stored as the driver stores it."""
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ import pytest
 from ddlsched.cli import main
 from ddlsched.core.generators import GeneratorConfig, generate, with_tuples
 from ddlsched.core.io import dumps
-from ddlsched.sweep import ResultStore, load_results, read_sweep, run_task, summarise
+from ddlsched.sweeps import ResultStore, load_results, read_sweep, run_task, summarise
 
 GRID = """
 [sweep]

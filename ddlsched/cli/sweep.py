@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import argparse
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ddlsched.cli.files import check_outputs, csv_output
 from ddlsched.cli.options import (
@@ -17,6 +17,9 @@ from ddlsched.cli.options import (
     refuse_given,
 )
 from ddlsched.cli.output import figure_format, print_json, progress_bar, save_figure, write_csv
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 
 def add(commands: Any) -> None:
@@ -56,7 +59,7 @@ def add(commands: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Run the tasks not yet in the results file; exit 1 if any failed, 130 if interrupted."""
-    from ddlsched.sweep import read_sweep, run_sweep
+    from ddlsched.sweeps import read_sweep, run_sweep
 
     check_outputs({"--results": args.results}, [args.config])
     if args.scheduler is not None:
@@ -94,7 +97,7 @@ def run(args: argparse.Namespace) -> int:
 
 def run_results(args: argparse.Namespace) -> int:
     """Summarise a results file: one row per method and setting, and the failed tasks."""
-    from ddlsched.sweep import load_results, producers, ratio_samples, summarise
+    from ddlsched.sweeps import load_results, producers, ratio_samples, summarise
 
     check_outputs({"--csv": args.csv, "--plot": args.plot}, [args.results])
     csv_output("--csv", args.csv)
@@ -132,7 +135,7 @@ def run_results(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _rows(frame: Any) -> list[dict[str, Any]]:
+def _rows(frame: pd.DataFrame) -> list[dict[str, object]]:
     """``frame``'s rows as plain Python values at full precision (``None`` where unknown),
     as ``compare`` writes its own."""
     plain = frame.astype(object).where(frame.notna(), None)
