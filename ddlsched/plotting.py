@@ -147,15 +147,19 @@ def ratio_distribution(
     return ax
 
 
-def jct_cdf(jcts: Mapping[str, Sequence[float]], ax: Axes | None = None) -> Axes:
-    """Empirical CDFs of job completion times (log time axis when they span decades)."""
+def jct_cdf(
+    jcts: Mapping[str, Sequence[float]], ax: Axes | None = None, log_x: bool | None = None
+) -> Axes:
+    """Empirical CDFs of job completion times (``log_x``: a log time axis; ``None``: when
+    they span over two decades)."""
     ax = _axes(ax)
     for name, values in jcts.items():
         data = np.sort(np.asarray(values, dtype=float))
         ax.step(data, np.arange(1, len(data) + 1) / len(data), where="post", label=name)
     positive = [min(v) for v in jcts.values() if len(v) and min(v) > 0]
     largest = [max(v) for v in jcts.values() if len(v)]
-    if positive and largest and max(largest) / min(positive) > 100:
+    spans = bool(positive and largest and max(largest) / min(positive) > 100)
+    if log_x or (log_x is None and spans):
         ax.set_xscale("log")
     ax.set_xlabel("JCT (s)")
     ax.set_ylabel("share of jobs")
@@ -418,3 +422,85 @@ def jct_parts(parts: Mapping[str, Mapping[str, float]], ax: Axes | None = None) 
     ax.legend()
     ax.set_title("where each policy's JCT goes")
     return ax
+
+
+def _by_load(frame: Any) -> list[tuple[Any, Any]]:
+    """``frame``'s rows grouped by their ``load`` column, in order of first appearance
+    (``None``, the recorded arrivals, kept as a group of its own)."""
+    loads = list(dict.fromkeys(frame["load"]))
+    return [(load, frame[frame["load"].isna() if load is None else frame["load"] == load])
+            for load in loads]  # fmt: skip
+
+
+def _load_title(load: Any) -> str:
+    return "arrivals as recorded" if load is None else f"target load {load:g}"
+
+
+def study_jct_cdf(jobs: Any, table: Any) -> Figure:
+    """``compare --trace --plot``: the JCT CDF of each policy (log time), one panel per
+    load (``jobs``: :meth:`ddlsched.experiments.trace_study.TraceStudy.jobs`)."""
+    groups = _by_load(jobs)
+    figure, axes = plt.subplots(1, len(groups), figsize=(6 * len(groups), 4), squeeze=False)
+    for ax, (load, rows) in zip(axes[0], groups, strict=True):
+        jct_cdf({p: list(r["jct"]) for p, r in rows.groupby("policy", sort=False)}, ax, True)
+        ax.set_title(f"JCT CDF, {_load_title(load)}")
+    figure.tight_layout()
+    return figure
+
+
+def fairness_cdf(rhos: Mapping[str, Sequence[float]], ax: Axes | None = None) -> Axes:
+    """Empirical CDFs of finish-time fairness ``rho`` (a job's JCT over its JCT alone on
+    its fair share; 1 marked: right of it, worse than the fair share)."""
+    ax = _axes(ax)
+    for name, values in rhos.items():
+        data = np.sort(np.asarray(values, dtype=float))
+        ax.step(data, np.arange(1, len(data) + 1) / len(data), where="post", label=name)
+    ax.axvline(1.0, color="grey", linestyle=":")
+    ax.set_xscale("log")
+    ax.set_xlabel("finish-time fairness rho")
+    ax.set_ylabel("share of jobs")
+    ax.legend()
+    return ax
+
+
+def study_fairness_cdf(jobs: Any, table: Any) -> Figure:
+    """``compare --trace --plot``: the CDF of finish-time fairness per policy, one panel
+    per load."""
+    groups = _by_load(jobs)
+    figure, axes = plt.subplots(1, len(groups), figsize=(6 * len(groups), 4), squeeze=False)
+    for ax, (load, rows) in zip(axes[0], groups, strict=True):
+        fairness_cdf({p: list(r["rho"]) for p, r in rows.groupby("policy", sort=False)}, ax)
+        ax.set_title(f"finish-time fairness, {_load_title(load)}")
+    figure.tight_layout()
+    return figure
+
+
+def jct_against_load(table: Any, ax: Axes | None = None) -> Axes:
+    """Mean JCT against the offered load, one line per policy, with each model's lower
+    bound on the mean JCT (its bound on the total over the jobs) as a dashed line
+    (``table``: :meth:`ddlsched.experiments.trace_study.TraceStudy.table`)."""
+    ax = _axes(ax)
+    for policy, rows in table.groupby("policy", sort=False):
+        rows = rows.sort_values("offered_load")
+        ax.plot(rows["offered_load"], rows["mean_jct"], marker="o", label=policy)
+    for model, rows in table.groupby("model", sort=False):
+        rows = rows.drop_duplicates("offered_load").sort_values("offered_load")
+        jobs = rows["total_jct"] / rows["mean_jct"]
+        bound = rows["lower_bound"] / jobs
+        if bound.notna().any():
+            ax.plot(rows["offered_load"], bound, "k--" if model == "A" else "k:",
+                    label=f"lower bound ({'problem A' if model == 'A' else model})")  # fmt: skip
+    ax.set_xlabel("offered load")
+    ax.set_ylabel("mean JCT (s)")
+    ax.set_yscale("log")
+    ax.legend(fontsize="small")
+    ax.set_title("mean JCT against load")
+    return ax
+
+
+def study_jct_against_load(jobs: Any, table: Any) -> Figure:
+    """``compare --trace --plot``: :func:`jct_against_load` in a figure of its own."""
+    figure, ax = plt.subplots(figsize=(7, 4.5))
+    jct_against_load(table, ax)
+    figure.tight_layout()
+    return figure

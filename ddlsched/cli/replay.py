@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import warnings
 from typing import Any
 
 from ddlsched.cli.options import add_gpu_types, count, positive
@@ -60,49 +59,63 @@ def add_replay_options(command: argparse.ArgumentParser, required: bool = True) 
 
 def load_replay(args: argparse.Namespace) -> tuple[Any, Any, float, float]:
     """The trace as an instance, at the asked load: (loaded, instance, factor, offered load)."""
-    from ddlsched.core.data import resolve_trace
-    from ddlsched.core.io import check_regular_file
-    from ddlsched.core.model import Cluster, expand_types
-    from ddlsched.core.offered_load import at_load, offered_load, scale_arrivals
-    from ddlsched.core.traces import RowsLeftOut, load_trace
+    replay = trace_replay(args)
+    return replay.loaded, replay.instance, replay.arrival_scale, replay.offered_load
 
-    args.trace = str(resolve_trace(args.trace))  # a bare name: the data folder's file
-    check_regular_file(args.trace, "CSV trace")
+
+def trace_replay(args: argparse.Namespace) -> Any:
+    """The trace the options describe, at the asked load
+    (:class:`~ddlsched.experiments.trace_study.TraceReplay`)."""
+    from ddlsched.experiments.trace_study import at_load
+
+    loaded, source = read_replay_trace(args)
+    return option_errors(at_load, loaded, source, args.target_load, args.load_factor)
+
+
+def read_replay_trace(args: argparse.Namespace) -> tuple[Any, str]:
+    """The trace the options describe, read on their cluster, and its path."""
+    from ddlsched.experiments.trace_study import read_trace
+
+    loaded, args.trace = option_errors(
+        read_trace,
+        args.trace,
+        servers=args.servers,
+        gpus_per_server=args.gpus_per_server,
+        gpu_types=args.gpu_types,
+        bandwidth_intra=getattr(args, "bandwidth_intra", 20.0),
+        bandwidth_inter=getattr(args, "bandwidth_inter", 1.0),
+        limit=args.limit,
+        seed=args.seed,
+        unnamed=args.unnamed,
+        columns=None if args.columns is None else _columns(args.columns),
+        time_unit=args.time_unit,
+    )
+    return loaded, args.trace
+
+
+OPTION_OF = {
+    "target_load": "--target-load",
+    "target_loads": "--target-load",
+    "load_factor": "--load-factor",
+    "gpu_types": "--gpu-types",
+    "policies": "--policies",
+    "bounds": "--bounds",
+    "workers": "--workers",
+}
+"""The command-line option of an API argument an error may name first."""
+
+
+def option_errors(call: Any, *args: Any, **kwargs: Any) -> Any:
+    """``call(*args, **kwargs)``, an error naming an API argument first (``target_load:
+    ...``) raised as an :class:`InputError` naming its option (``--target-load: ...``)."""
     try:
-        cluster = Cluster.uniform(
-            args.servers, args.gpus_per_server, args.bandwidth_intra, args.bandwidth_inter
-        )
-        if args.gpu_types:
-            kinds = expand_types(args.gpu_types)
-            if len(kinds) != args.servers:
-                raise InputError(
-                    f"--gpu-types: lists {len(kinds)} servers but --servers is {args.servers}"
-                )
-            cluster = cluster.replace(server_types=kinds)
-        with warnings.catch_warnings():  # named by the command itself
-            warnings.simplefilter("ignore", RowsLeftOut)
-            loaded = load_trace(
-                args.trace,
-                cluster,
-                seed=args.seed,
-                limit=args.limit,
-                unnamed=args.unnamed,
-                columns=None if args.columns is None else _columns(args.columns),
-                time_unit=args.time_unit,
-            )
+        return call(*args, **kwargs)
     except ValueError as error:
+        name, colon, rest = str(error).partition(":")
+        if colon and name in OPTION_OF:
+            text = f"{OPTION_OF[name]}:{rest}".replace(" servers is ", " --servers is ")
+            raise InputError(text) from None
         raise InputError(str(error)) from None
-    instance, factor = loaded.instance, 1.0
-    try:
-        if args.target_load is not None:
-            instance, factor = at_load(instance, args.target_load)
-        elif args.load_factor is not None:
-            factor = args.load_factor
-            instance = scale_arrivals(instance, factor)
-    except ValueError as error:  # the factor, or the horizon it gives the trace
-        option = "--target-load" if args.target_load is not None else "--load-factor"
-        raise InputError(f"{option}: {error}") from None
-    return loaded, instance, factor, offered_load(instance)
 
 
 def left_out_fields(loaded: Any) -> dict[str, Any]:

@@ -20,7 +20,7 @@ from ddlsched.cli.options import (
     non_negative,
 )
 from ddlsched.cli.output import figure_format, print_json, progress_bar, save_figure, types_text
-from ddlsched.cli.replay import add_replay_options, left_out_fields, left_out_lines, load_replay
+from ddlsched.cli.replay import add_replay_options, left_out_lines, trace_replay
 from ddlsched.core.model import InputError
 
 
@@ -87,13 +87,12 @@ def add(commands: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Simulate, then print the metrics, what the trace reader did, and the lower bound."""
-    from ddlsched.api import simulate
+    from ddlsched.api import simulate_trace
     from ddlsched.cli import elastic
     from ddlsched.core.data import resolve_trace
     from ddlsched.core.io import write_schedule
     from ddlsched.core.params import OnlineParams
     from ddlsched.core.result import SolveStatus
-    from ddlsched.core.traces import stretched_jobs
 
     args.trace = str(resolve_trace(args.trace))
     if elastic.is_pollux_workload(args.trace):
@@ -110,68 +109,39 @@ def run(args: argparse.Namespace) -> int:
     output_extension("--out", args.out, ".json", "the schedule is written as JSON")
     if args.plot:
         figure_format("--plot", args.plot)
-    loaded, instance, factor, load = load_replay(args)
+    replay = trace_replay(args)
+    instance = replay.instance
     progress, close = progress_bar(instance.num_jobs, args.policy, unit="job")
+    params = OnlineParams(
+        predictor=args.predictor,
+        mapper=args.mapper,
+        restart_cost=args.restart_cost,
+        placement=args.placement,
+        max_preemptions=args.max_preemptions,
+    )
     try:
-        result = simulate(
-            instance,
+        run = simulate_trace(
+            replay,
             args.policy,
-            params=OnlineParams(
-                predictor=args.predictor,
-                mapper=args.mapper,
-                restart_cost=args.restart_cost,
-                placement=args.placement,
-                max_preemptions=args.max_preemptions,
-            ),
+            params=params,
             seed=args.seed,
+            upper_bound=args.upper_bound,
             progress=progress,
-            partial=True,
         )
     except ValueError as error:
         raise InputError(str(error)) from None
     finally:
         close()
+    result = run.result
     if args.out and result.schedule is not None:
         write_schedule(result.schedule, args.out)
     if args.plot and result.schedule is not None:
         save_figure("simulation_figure", args.plot, instance, result.schedule, args.policy)
-    result, interval = _interval(args, instance, result)
-    summary = result.summary()
-    if interval is not None:
-        summary.update(interval.to_dict())
-        summary["problem"] = interval.model  # "preemptive" for a preemptive policy
-    # Waiting counts from the first start (S - r) and after a preemption (a preemptive
-    # policy such as LAS starts every job on arrival and still makes some wait).
-    idle = (
-        result.metrics.get("mean_queueing_delay") == 0
-        and result.metrics.get("preempted_jobs") == 0
-    )
-    warning = (
-        "no job ever waited: every work-conserving policy gives this same schedule; raise the "
-        "load (--target-load, --load-factor) or shrink the cluster to compare policies"
-        if idle
-        else None
-    )
-    stretched = stretched_jobs(instance, result.schedule) if result.schedule is not None else None
-    summary.update(
-        {
-            "trace_format": loaded.format,
-            "jobs": instance.num_jobs,
-            **left_out_fields(loaded),
-            "unnamed_rule": loaded.unnamed_rule,
-            "jobs_without_known_model": loaded.unnamed_jobs,
-            "unmatched_models": loaded.unmatched_models,
-            "jobs_over_2x_recorded_duration": stretched,
-            "arrival_scale": factor,
-            "offered_load": load,
-        }
-    )
-    if warning:
-        summary["warning"] = warning
+    summary = run.summary()
     if args.json:
         print_json(summary)
     else:
-        _print(args, loaded, instance, factor, load, summary, result, stretched, warning)
+        _print(args, replay, summary, result)
         for what, path in (("schedule", args.out), ("figure", args.plot)):
             if path and result.schedule is not None:
                 print(f"{what} written to {path}")
@@ -187,43 +157,13 @@ def run(args: argparse.Namespace) -> int:
 _MODEL_NAMES = {"A": "problem A", "preemptive": "the preemptive model"}
 
 
-def _interval(args: argparse.Namespace, instance: Any, result: Any) -> tuple[Any, Any]:
-    """The run, and its model's flow interval (``None`` for an interrupted run); with
-    ``--upper-bound`` narrowed by the model's sandwich, whose lower bound becomes the
-    run's one bound when larger (so every ratio printed uses the same bound)."""
-    import dataclasses
-
-    from ddlsched.algorithms.offline import flow_interval
-    from ddlsched.algorithms.registry import PREEMPTIVE_POLICIES
-    from ddlsched.core.result import SolveStatus
-
-    if result.status is not SolveStatus.FEASIBLE:  # interrupted, or rejected by the verifier
-        return result, None
-    preemptive = args.policy in PREEMPTIVE_POLICIES
-    if not args.upper_bound:
-        return result, flow_interval(instance, result, preemptive=preemptive)
-    from ddlsched.sandwich import flow_sandwich
-
-    sandwich = flow_sandwich(instance, preemptive=preemptive, restart_cost=args.restart_cost)
-    if sandwich.lower.flow_value > result.flow_lower_bound:
-        result = dataclasses.replace(result, lower_bound=sandwich.lower)
-    interval = flow_interval(instance, result, preemptive=preemptive, offline=sandwich.upper)
-    return result, interval
-
-
-def _print(
-    args: argparse.Namespace,
-    loaded: Any,
-    instance: Any,
-    factor: float,
-    load: float,
-    summary: dict[str, Any],
-    result: Any,
-    stretched: int | None,
-    warning: str | None,
-) -> None:
+def _print(args: argparse.Namespace, replay: Any, summary: dict[str, Any], result: Any) -> None:
+    """The heading, total JCT over the lower bound of the policy's model first, the
+    metrics, what the reader left out, the model's interval, notes and warning."""
     from ddlsched.algorithms.simulator import REPORTED_METRICS
 
+    loaded, instance, load = replay.loaded, replay.instance, replay.offered_load
+    factor = replay.arrival_scale
     print(
         f"{args.policy} on {args.trace} ({loaded.format}, {loaded.instance.num_jobs} jobs; "
         f"{loaded.dropped_wide} too wide, {loaded.skipped_invalid} invalid rows skipped) "
@@ -232,13 +172,21 @@ def _print(
         f"{f'{load:.3g}' if math.isfinite(load) else 'unbounded (all jobs arrive at once)'}"
         f"{f' (arrivals compressed x{factor:.4g})' if factor != 1 else ''}:"
     )
+    bound = result.lower_bound
+    if bound is not None and summary.get("flow_ratio") is not None:
+        print(
+            f"  {'total JCT / LB':>20}: {summary['flow_ratio']:.4f} (certified: total JCT / "
+            f"OPT is at most this; total JCT {summary['total_jct']:.6g}, lower bound "
+            f"{bound.flow_value:.6g} on {_MODEL_NAMES[summary.get('flow_model', 'A')]}, "
+            f"{bound.name})"
+        )
     for key in REPORTED_METRICS:
         value = summary.get(key)
         if value is not None:
             print(f"  {key:>20}: {value:.6g}")
     print(
         f"  {loaded.unnamed_jobs} jobs had no known model ({loaded.unnamed_rule} rule); "
-        f"{stretched} ran more than 2x their recorded duration"
+        f"{summary['jobs_over_2x_recorded_duration']} ran more than 2x their recorded duration"
     )
     for line in left_out_lines(loaded, args.trace):
         print(f"  {line}")
@@ -246,12 +194,6 @@ def _print(
         names = sorted(loaded.unmatched_models.items(), key=lambda kv: -kv[1])
         shown = ", ".join(f"{name} ({count})" for name, count in names[:8])
         print(f"  model names not in the zoo: {shown}{' ...' if len(names) > 8 else ''}")
-    bound = result.lower_bound
-    if bound is not None:
-        print(
-            f"  {'lower bound on OPT':>20}: {bound.value:.6g} ({bound.name}); sum C / LB = "
-            f"{bound.ratio(result.objective):.4f} (certified: sum C / OPT is at most this)"
-        )
     if summary.get("flow_upper_bound") is not None:
         low = summary["flow_lower_bound"]
         print(
@@ -260,7 +202,9 @@ def _print(
             f"(upper: {summary['flow_upper_bound_method']}, verified); the policy is at "
             f"{summary['flow_policy_over_upper']:.4g}x the upper end"
         )
+    elif summary.get("flow_upper_bound_note"):
+        print(f"  {'optimum from above':>20}: {summary['flow_upper_bound_note']}")
     for note in result.notes:
         print(f"  note: {note}")
-    if warning:
-        print(f"  warning: {warning}")
+    if summary.get("warning"):
+        print(f"  warning: {summary['warning']}")
