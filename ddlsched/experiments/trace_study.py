@@ -353,35 +353,22 @@ def model_sandwich(
     effort: str = "full",
     seed: int = 0,
     restart_cost: float | None = None,
+    progress: Callable[[str], None] | None = None,
     cache: bool = True,
 ) -> Sandwich:
-    """The sandwich of one model (:mod:`ddlsched.sandwich`): its best lower bound and best
-    verified schedule, at ``effort`` ``"full"`` or ``"fast"``; from the sandwich module's
-    cached ``study_sandwich`` where it has one, else from ``flow_sandwich`` (``"fast"``:
-    no local search and 30 Lagrangian rounds)."""
-    from ddlsched import sandwich
+    """The sandwich of one model (:func:`ddlsched.sandwich.study_sandwich`): its best lower
+    bound and best verified schedule, at ``effort`` ``"full"`` or ``"fast"``, cached
+    unless ``cache`` is false."""
+    from ddlsched.sandwich import study_sandwich
 
-    study = getattr(sandwich, "study_sandwich", None)
-    if study is not None:
-        found: Sandwich = study(
-            instance,
-            preemptive=preemptive,
-            effort=effort,
-            seed=seed,
-            restart_cost=restart_cost,
-            cache=cache,
-        )
-        return found
-    from ddlsched.formulations.start_lagrangian import StartLagrangianSettings
-
-    fast = effort == "fast"
-    return sandwich.flow_sandwich(
+    return study_sandwich(
         instance,
         preemptive=preemptive,
-        restart_cost=restart_cost,
-        evaluations=0 if fast else None,
-        settings=StartLagrangianSettings(rounds=30) if fast else None,
+        effort=effort,
         seed=seed,
+        restart_cost=restart_cost,
+        progress=progress,
+        cache=cache,
     )
 
 
@@ -716,7 +703,13 @@ def _tasks(settings: StudySettings) -> list[Task]:
     return sandwiches + runs
 
 
-def _call(task: Task, instance: Instance, settings: StudySettings) -> Any:
+def _call(
+    task: Task,
+    instance: Instance,
+    settings: StudySettings,
+    progress: Callable[[str], None] | None = None,
+) -> Any:
+    """Run one task; ``progress`` gets a sandwich's lines (in this process only)."""
     _, kind, name = task
     if kind == "policy":
         return _run_policy(instance, name, settings.seed)
@@ -725,6 +718,7 @@ def _call(task: Task, instance: Instance, settings: StudySettings) -> Any:
         preemptive=name == "preemptive",
         effort=settings.bounds,
         seed=settings.seed,
+        progress=progress,
         cache=settings.cache,
     )
 
@@ -756,7 +750,8 @@ def run_study(
     try:
         if settings.workers == 1:
             for task in tasks:
-                store(task, _call(task, replays[task[0]].instance, settings))
+                line = None if progress is None else _phase(progress, task, done, len(tasks))
+                store(task, _call(task, replays[task[0]].instance, settings, line))
         else:
             _in_pool(tasks, replays, settings, store)
     except KeyboardInterrupt:
@@ -789,6 +784,12 @@ def _in_pool(
         pool.shutdown(wait=False, cancel_futures=True)
         raise
     pool.shutdown()
+
+
+def _phase(progress: StudyProgress, task: Task, done: int, total: int) -> Callable[[str], None]:
+    """A sandwich's progress lines as the study's phase."""
+    load, kind, name = task
+    return lambda line: progress(f"load {_load_text(load)}: {kind} {name}: {line}", done, total)
 
 
 def _load_text(load: float | None) -> str:
