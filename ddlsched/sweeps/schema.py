@@ -66,13 +66,17 @@ MIGRATIONS = (
 SCHEMA_VERSION = MIGRATIONS[-1].version
 """The version of the files this code writes."""
 
+UNRECORDED = 4
+"""The last version written without its number: a file whose ``user_version`` is 0 is at
+the latest of versions 1 to this one whose columns it has."""
+
 
 @functools.cache
-def columns_at(version: int, migrations: tuple[Migration, ...] = MIGRATIONS) -> tuple[str, ...]:
+def columns_at(version: int) -> tuple[str, ...]:
     """The columns of the results table at ``version``: the migrations up to it applied to
     an empty database in memory (so the list is never written twice)."""
     with contextlib.closing(sqlite3.connect(":memory:")) as connection:
-        for migration in migrations[:version]:
+        for migration in MIGRATIONS[:version]:
             for statement in migration.statements:
                 connection.execute(statement)
         return _columns(connection)
@@ -102,7 +106,7 @@ def stored_version(
         reason = f"its tables: {', '.join(sorted(tables))}" if tables else "no results table"
         raise InputError(f"{name}: not a ddlsched results database ({reason})")
     present = set(_columns(connection))
-    missing = [column for column in columns_at(1, tuple(migrations)) if column not in present]
+    missing = [column for column in columns_at(1) if column not in present]
     if missing:
         raise InputError(
             f"{name}: not a ddlsched results database (its results table has no column "
@@ -114,13 +118,14 @@ def stored_version(
             f"{name}: written by a newer ddlsched (results schema version {recorded}; this "
             f"version reads up to {latest}): upgrade ddlsched to use it"
         )
-    return recorded or _version_of_columns(present, tuple(migrations))
+    return recorded or _version_of_columns(present)
 
 
-def _version_of_columns(present: set[str], migrations: tuple[Migration, ...]) -> int:
-    """The latest version whose columns ``present`` holds (a file written before versions
-    were recorded: each version added columns)."""
-    return max(m.version for m in migrations if set(columns_at(m.version, migrations)) <= present)
+def _version_of_columns(present: set[str]) -> int:
+    """The latest version up to :data:`UNRECORDED` whose columns ``present`` holds (a file
+    written before versions were recorded: each version added columns)."""
+    versions = range(1, UNRECORDED + 1)
+    return max(version for version in versions if set(columns_at(version)) <= present)
 
 
 def migrate(
@@ -147,8 +152,9 @@ def migrate(
         for migration in pending:
             for statement in migration.statements:
                 connection.execute(statement)
-        if pending:
-            connection.execute(f"PRAGMA user_version = {pending[-1].version}")
+        latest = migrations[-1].version
+        if connection.execute("PRAGMA user_version").fetchone()[0] != latest:
+            connection.execute(f"PRAGMA user_version = {latest}")
         connection.execute("COMMIT")
     except BaseException as error:
         if connection.in_transaction:
