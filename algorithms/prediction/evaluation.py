@@ -16,6 +16,7 @@ jobs within 10%, 25% and 50% of the truth.
 from __future__ import annotations
 
 import math
+from typing import TypedDict
 
 import numpy as np
 import pandas as pd
@@ -103,6 +104,20 @@ def verdict(results: dict[str, dict[str, float]], target: str = "iterations") ->
     )
 
 
+class Evaluation(TypedDict):
+    """What :func:`evaluate` found: the verdict, the split and each predictor's
+    :func:`accuracy`, by name (the forest and each baseline)."""
+
+    verdict: str
+    source: str
+    target: str
+    train_jobs: int
+    test_jobs: int
+    features: list[str]
+    retrain_every: int
+    predictors: dict[str, dict[str, float]]
+
+
 def evaluate(
     frame: pd.DataFrame,
     target: str = "iterations",
@@ -111,7 +126,7 @@ def evaluate(
     seed: int = 0,
     source: str = "data",
     max_rows: int = 20_000,
-) -> dict[str, object]:
+) -> Evaluation:
     """Chronological evaluation of the forest and the baselines.
 
     Jobs are ordered by submission; the first ``train_fraction`` are history

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import Any
+from typing import TYPE_CHECKING
 
 from ddlsched.cli.files import check_outputs, read_instance_file
 from ddlsched.cli.options import (
@@ -12,6 +12,7 @@ from ddlsched.cli.options import (
     EXIT_NO,
     EXIT_OK,
     OUT,
+    Commands,
     add_gpu_types,
     add_json,
     add_seed,
@@ -25,11 +26,15 @@ from ddlsched.cli.options import (
 from ddlsched.cli.output import print_json, print_table, progress_bar, types_text
 from ddlsched.core.model import InputError
 
+if TYPE_CHECKING:
+    from ddlsched.core.model import Instance
+    from ddlsched.experiments.check import ClaimRecord
+
 GENERATOR_OPTIONS = ("--servers", "--gpu-types", "--gpus-per-server", "--jobs", "--load")
 """Options of ``check`` that shape generated instances (refused with an instance file)."""
 
 
-def add(commands: Any) -> None:
+def add(commands: Commands) -> None:
     """Register the command."""
     check = new_command(commands, "check")
     check.add_argument("instance", nargs="?", help="an instance file (or use --random)")
@@ -144,7 +149,7 @@ def _random(args: argparse.Namespace) -> int:
     from ddlsched.core.io import write_instance
     from ddlsched.experiments import check_generator, check_random
 
-    def save(record: Any, instance: Any, seed: int) -> None:
+    def save(record: ClaimRecord, instance: Instance, seed: int) -> None:
         path = f"{args.out_dir}/violation-{record.name}-seed{seed}.json"
         write_instance(instance, path)
         print(f"violation of {record.name} at seed {seed}: wrote {path}", file=sys.stderr)

@@ -4,13 +4,12 @@ from __future__ import annotations
 
 import argparse
 import os
-from typing import Any
 
-from ddlsched.cli.options import EXIT_OK, add_json, new_command
+from ddlsched.cli.options import EXIT_OK, Commands, add_json, new_command
 from ddlsched.cli.output import print_json
 
 
-def add(commands: Any) -> None:
+def add(commands: Commands) -> None:
     """Register the command."""
     data = new_command(commands, "data")
     data.add_argument(
@@ -25,7 +24,13 @@ def add(commands: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     """Print every shipped file, or one line per kind of profile, and where a user's own
     folder would come first."""
-    from ddlsched.core.data import DATA_ENV, bundled_data_dir, shipped_files, user_data_dir
+    from ddlsched.core.data import (
+        DATA_ENV,
+        DataFile,
+        bundled_data_dir,
+        shipped_files,
+        user_data_dir,
+    )
 
     files = shipped_files()
     user = user_data_dir()
@@ -45,7 +50,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"{DATA_ENV}={user}: its files come first; it replaces {len(overridden)} of these")
         for name in overridden:
             print(f"  {name}: read from {user / name}")
-    groups: dict[str, list[Any]] = {}
+    groups: dict[str, list[DataFile]] = {}
     for file in files:
         by_file = args.all or file.dataset.pattern.startswith(("traces/", "pollux/workloads/"))
         groups.setdefault(file.name if by_file else file.dataset.pattern, []).append(file)

@@ -5,9 +5,8 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping, Sequence
-from typing import Any
 
-from ddlsched.core.model import InputError
+from ddlsched.core.model import InputError, Instance
 
 
 def check_outputs(
@@ -67,7 +66,7 @@ def _same_file(first: str, second: str) -> bool:
         return os.path.realpath(first) == os.path.realpath(second)
 
 
-def read_instance_file(path: str, command: str) -> Any:
+def read_instance_file(path: str, command: str) -> Instance:
     """The instance in the JSON file ``path``; a CSV file (a trace given where an instance
     belongs) is an :class:`InputError` pointing at ``--trace``, not "not valid JSON".
 

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import Any
+from typing import TYPE_CHECKING
 
 from ddlsched.cli.files import check_outputs, output_extension
 from ddlsched.cli.options import (
     EXIT_OK,
+    Commands,
     add_gpu_types,
     add_seed,
     add_type_settings,
@@ -23,6 +24,9 @@ from ddlsched.cli.options import (
 from ddlsched.cli.output import types_text
 from ddlsched.core.model import InputError
 from ddlsched.core.traces import ARRIVALS, UNNAMED_RULES
+
+if TYPE_CHECKING:
+    from ddlsched.core.generators import GeneratorConfig
 
 DRAWN_ONLY = (
     "--preset",
@@ -55,7 +59,7 @@ def _size_weights(text: str) -> tuple[tuple[int, float], ...]:
     return type_list(positive, "gpus:weight", "1:0.4,8:0.15", name_of=count)(text)
 
 
-def add(commands: Any) -> None:
+def add(commands: Commands) -> None:
     """Register the command (each default is :class:`GeneratorConfig`'s, shown in the help)."""
     from ddlsched.core.generators import PRESETS, GeneratorConfig
 
@@ -133,7 +137,7 @@ def add(commands: Any) -> None:
     gen.set_defaults(handler=run)
 
 
-def _add_draw_settings(gen: argparse.ArgumentParser, d: Any) -> None:
+def _add_draw_settings(gen: argparse.ArgumentParser, d: GeneratorConfig) -> None:
     """The settings of how jobs are drawn (each a :class:`GeneratorConfig` field)."""
     weights = ",".join(f"{g}:{w:g}" for g, w in d.size_weights)
     gen.add_argument(
@@ -207,7 +211,7 @@ def run(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _config(args: argparse.Namespace) -> Any:
+def _config(args: argparse.Namespace) -> GeneratorConfig:
     """The generator settings: the preset or the ``--config`` file, then the options given."""
     from ddlsched.core.generators import GENERATE_FLAGS, GeneratorConfig
     from ddlsched.core.io import check_regular_file
@@ -219,7 +223,7 @@ def _config(args: argparse.Namespace) -> Any:
         config = GeneratorConfig.from_toml(args.config)
     else:
         config = GeneratorConfig.preset(args.preset or "realistic")
-    changes: dict[str, Any] = {
+    changes: dict[str, object] = {
         "num_jobs": args.jobs,
         "servers": args.servers,
         "gpus_per_server": args.gpus_per_server,

@@ -3,19 +3,36 @@
 from __future__ import annotations
 
 import argparse
-from typing import Any
+from typing import TypedDict
 
 from ddlsched.cli.files import read_instance_file
-from ddlsched.cli.options import EXIT_OK, add_json, new_command
+from ddlsched.cli.options import EXIT_OK, Commands, add_json, new_command
 from ddlsched.cli.output import print_json
+from ddlsched.core.jsontypes import JsonObject
+from ddlsched.core.model import FeatureValue
 
 
-def add(commands: Any) -> None:
+def add(commands: Commands) -> None:
     """Register the command."""
     info = new_command(commands, "info")
     info.add_argument("instance", help="instance file (JSON)")
     add_json(info)
     info.set_defaults(handler=run)
+
+
+class _JobRow(TypedDict):
+    """One job as ``info`` shows it (and writes it with ``--json``)."""
+
+    id: str
+    release: float
+    gpus: int
+    parallelism: JsonObject | None
+    model: FeatureValue | None
+    iterations: int
+    alpha_min: float
+    alpha_min_exact: bool
+    alpha_max: float
+    alpha_max_exact: bool
 
 
 def run(args: argparse.Namespace) -> int:
@@ -24,7 +41,7 @@ def run(args: argparse.Namespace) -> int:
 
     instance = read_instance_file(args.instance, "info")
     report = rho(instance)
-    rows: list[dict[str, Any]] = []
+    rows: list[_JobRow] = []
     for job, lo, hi in zip(instance.jobs, report.alpha_min, report.alpha_max, strict=True):
         p = job.parallelism
         rows.append(

@@ -11,7 +11,7 @@ import argparse
 import math
 import os
 from collections.abc import Callable, Sequence
-from typing import Any, NoReturn
+from typing import Any, NoReturn, TypeAlias, TypeVar
 
 from ddlsched.cli.commands import HELP
 from ddlsched.core.model import InputError
@@ -20,11 +20,20 @@ EXIT_OK, EXIT_NO, EXIT_BAD_INPUT, EXIT_INTERNAL, EXIT_INTERRUPTED = 0, 1, 2, 3, 
 OUT = "out"
 """Where commands write files the user did not name."""
 
+Commands: TypeAlias = "argparse._SubParsersAction[argparse.ArgumentParser]"
+"""``ddlsched``'s subcommands (argparse's subparsers), to which each command adds itself."""
+
+Number = TypeVar("Number", int, float)
+Name = TypeVar("Name")
+Value = TypeVar("Value")
+
 MAX_COUNT = 1_000_000
 """Largest count a flag accepts (jobs, servers, instances, ...)."""
 
 
-def _number(text: str, kind: type, test: Any, what: str) -> Any:
+def _number(
+    text: str, kind: Callable[[str], Number], test: Callable[[Number], bool], what: str
+) -> Number:
     """Parse a command-line number, or fail with argparse's one-line error."""
     try:
         value = kind(text)
@@ -88,16 +97,18 @@ def name_list(text: str, option: str) -> tuple[str, ...]:
 
 
 def type_list(
-    convert: Callable[[str], Any],
+    convert: Callable[[str], Value],
     pair: str = "type:value",
     example: str = "v100:2,k80:4",
-    name_of: Callable[[str], Any] = str,
-) -> Callable[[str], tuple[tuple[Any, Any], ...]]:
-    """An argparse type for ``name:value,name:value`` (GPU types by default), names by
-    ``name_of`` and values by ``convert``; each name given once (as converted: ``1`` and
-    ``01`` are one GPU count). ``pair`` and ``example`` word the error."""
+    *,
+    name_of: Callable[[str], Name],
+) -> Callable[[str], tuple[tuple[Name, Value], ...]]:
+    """An argparse type for ``name:value,name:value`` (GPU types, or GPU counts), names
+    by ``name_of`` (``str`` for GPU types) and values by ``convert``; each name given once
+    (as converted: ``1`` and ``01`` are one GPU count). ``pair`` and ``example`` word the
+    error."""
 
-    def parse(text: str) -> tuple[tuple[Any, Any], ...]:
+    def parse(text: str) -> tuple[tuple[Name, Value], ...]:
         pairs = []
         for item in text.split(","):
             name, colon, value = item.strip().partition(":")
@@ -128,7 +139,7 @@ def _recording(action: type[argparse.Action]) -> type[argparse.Action]:
             self,
             parser: argparse.ArgumentParser,
             namespace: argparse.Namespace,
-            values: Any,
+            values: object,
             option_string: str | None = None,
         ) -> None:
             super().__call__(parser, namespace, values, option_string)
@@ -236,19 +247,19 @@ def add_seed(
 
 def add_gpu_types(command: argparse.ArgumentParser, what: str) -> None:
     """``--gpu-types v100:2,k80:4``: a mixed cluster, servers per GPU type."""
-    command.add_argument("--gpu-types", type=type_list(count), help=what)
+    command.add_argument("--gpu-types", type=type_list(count, name_of=str), help=what)
 
 
 def add_type_settings(command: argparse.ArgumentParser) -> None:
     """The generator's per-type settings: intra-server bandwidth and your own types' speed."""
     command.add_argument(
         "--type-bandwidth",
-        type=type_list(positive),
+        type=type_list(positive, name_of=str),
         help="intra-server GB/s per type, e.g. v100:40,k80:10 (others: --bandwidth-intra)",
     )
     command.add_argument(
         "--type-slowdown",
-        type=type_list(positive),
+        type=type_list(positive, name_of=str),
         help="your own types: times slower than the zoo's V100 time, e.g. t4:1.6",
     )
 
@@ -271,7 +282,7 @@ def add_online(command: argparse.ArgumentParser, suffix: str = "") -> None:
     )
 
 
-def new_command(commands: Any, name: str, what: str | None = None) -> argparse.ArgumentParser:
+def new_command(commands: Commands, name: str, what: str | None = None) -> argparse.ArgumentParser:
     """A subcommand ``name`` of ``commands`` (argparse's subparsers), defaults in its help;
     ``what`` it does, by default the command's line in
     :data:`ddlsched.cli.commands.COMMANDS` (a command of ``ddlsched`` itself)."""

@@ -7,18 +7,20 @@ import json
 import math
 import os
 import sys
-from collections.abc import Iterator, Sequence
-from typing import Any, TextIO
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from typing import TextIO
 
 from ddlsched.core.io import FIGURE_FORMATS
-from ddlsched.core.model import InputError
+from ddlsched.core.model import Cluster, InputError
 
 _json_stream: TextIO | None = None
 """Where :func:`print_json` writes while :func:`json_only_on_stdout` is active."""
 
 
-def print_json(document: Any) -> None:
-    """Print ``document`` as JSON; a number that is not finite (unknown, unbounded) is null."""
+def print_json(document: object) -> None:
+    """Print ``document`` as JSON (anything :func:`json.dumps` writes: JSON values, tuples
+    as arrays, ``TypedDict`` records); a number that is not finite (unknown, unbounded) is
+    null."""
     stream = _json_stream or sys.stdout
     print(json.dumps(_finite(document), indent=1, allow_nan=False), file=stream, flush=True)
 
@@ -48,7 +50,7 @@ def json_only_on_stdout() -> Iterator[None]:
         _json_stream = None
 
 
-def _finite(value: Any) -> Any:
+def _finite(value: object) -> object:
     if isinstance(value, float) and not math.isfinite(value):
         return None
     if isinstance(value, dict):
@@ -71,7 +73,7 @@ def one_line(message: object) -> str:
     return " ".join(str(message).split())
 
 
-def types_text(cluster: Any) -> str:
+def types_text(cluster: Cluster) -> str:
     """`` (v100 x2, k80 x4)`` for a cluster with GPU types, else nothing."""
     if not cluster.server_types:
         return ""
@@ -79,11 +81,16 @@ def types_text(cluster: Any) -> str:
     return " (" + ", ".join(f"{t} x{n}" for t, n in counts.items()) + ")"
 
 
+Progress = Callable[[int, int], None]
+"""A progress callback: ``(done, total)``."""
+
 HEARTBEAT_S = 5.0
 """Seconds between progress lines when stderr is not a terminal."""
 
 
-def progress_bar(total: int, label: str, unit: str = "instance") -> tuple[Any, Any]:
+def progress_bar(
+    total: int, label: str, unit: str = "instance"
+) -> tuple[Progress, Callable[[], None]]:
     """Progress on stderr, counting ``unit``: a tqdm bar on a terminal; otherwise a line
     every :data:`HEARTBEAT_S` seconds (done so far, seconds since the start) from a
     background thread, so a piped or logged run is never silent for long while one slow
@@ -100,7 +107,7 @@ def progress_bar(total: int, label: str, unit: str = "instance") -> tuple[Any, A
     return _heartbeat(total, label, unit)
 
 
-def _heartbeat(total: int, label: str, unit: str) -> tuple[Any, Any]:
+def _heartbeat(total: int, label: str, unit: str) -> tuple[Progress, Callable[[], None]]:
     """Progress lines every :data:`HEARTBEAT_S` seconds until the closer is called."""
     import threading
     import time
@@ -130,7 +137,7 @@ def _heartbeat(total: int, label: str, unit: str) -> tuple[Any, Any]:
     return update, close
 
 
-def write_csv(rows: Sequence[dict[str, Any]], path: str) -> None:
+def write_csv(rows: Sequence[Mapping[str, object]], path: str) -> None:
     """``rows`` (dicts with the same keys) as a CSV file with a header line, unknown
     numbers (``nan``, ``None``) as empty cells: ``pandas.read_csv(path)`` reads it back."""
     import csv
@@ -142,7 +149,7 @@ def write_csv(rows: Sequence[dict[str, Any]], path: str) -> None:
     if rows:
         writer = csv.DictWriter(buffer, fieldnames=list(rows[0]), lineterminator="\n")
         writer.writeheader()
-        writer.writerows(_finite(row) for row in rows)
+        writer.writerows({key: _finite(cell) for key, cell in row.items()} for row in rows)
     write_text_atomic(path, buffer.getvalue())
 
 
@@ -161,7 +168,7 @@ def figure_format(option: str, path: str) -> str:
     return suffix
 
 
-def save_figure(name: str, path: str, *data: Any) -> None:
+def save_figure(name: str, path: str, *data: object) -> None:
     """Draw the figure ``ddlsched.plotting.<name>(*data)`` into ``path``, in the format its
     extension names (:func:`figure_format`)."""
     file_format = figure_format("--plot", path)

@@ -3,13 +3,20 @@
 from __future__ import annotations
 
 import argparse
-from typing import Any
 
-from ddlsched.cli.options import EXIT_OK, add_json, add_seed, count, new_command, refuse_given
+from ddlsched.cli.options import (
+    EXIT_OK,
+    Commands,
+    add_json,
+    add_seed,
+    count,
+    new_command,
+    refuse_given,
+)
 from ddlsched.cli.output import print_json, print_table
 
 
-def add(commands: Any) -> None:
+def add(commands: Commands) -> None:
     """Register the command and its subcommand."""
     predict = new_command(commands, "predict")
     predict_sub = predict.add_subparsers(dest="predict_command", required=True)
@@ -50,7 +57,7 @@ def run(args: argparse.Namespace) -> int:
         history = recurring_history(WorkloadConfig(jobs=args.jobs), args.seed)
         frame = history.drop(columns=["group"])
         source = f"generated history ({args.jobs} jobs, seed {args.seed})"
-    report: dict[str, Any] = evaluate(
+    report = evaluate(
         frame, target=args.target, retrain_every=args.retrain_every, seed=args.seed, source=source
     )
     if args.json:

@@ -6,12 +6,12 @@ import argparse
 import dataclasses
 import math
 import sys
-from typing import Any
 
 from ddlsched.cli.files import check_outputs, output_extension, read_instance_file
 from ddlsched.cli.options import (
     EXIT_NO,
     EXIT_OK,
+    Commands,
     add_json,
     add_online,
     add_seed,
@@ -38,7 +38,7 @@ ONLINE_ONLY = ("--predictor", "--mapper", "--seed")
 nothing at random)."""
 
 
-def add(commands: Any) -> None:
+def add(commands: Commands) -> None:
     """Register the command."""
     from ddlsched.api import method_names
     from ddlsched.core.params import DEFAULT_MEMORY_LIMIT, ExactParams

@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import argparse
-from typing import Any
 
 from ddlsched.cli.files import read_instance_file
-from ddlsched.cli.options import EXIT_NO, EXIT_OK, add_json, new_command
+from ddlsched.cli.options import EXIT_NO, EXIT_OK, Commands, add_json, new_command
 from ddlsched.cli.output import print_json
 
 
-def add(commands: Any) -> None:
+def add(commands: Commands) -> None:
     """Register the command."""
     ver = new_command(commands, "verify")
     ver.add_argument("instance", help="instance file (JSON)")
