@@ -429,7 +429,7 @@ def _heartbeat() -> tuple[Any, Any]:
         while not stop.wait(HEARTBEAT_S):
             phase, done, total = state
             print(
-                f"compare --trace: {done}/{total} runs done (last: {phase}), "
+                f"compare --trace: {done}/{total} runs done, {phase}; "
                 f"{time.monotonic() - began:.0f} s",
                 file=sys.stderr,
                 flush=True,

@@ -729,34 +729,52 @@ def run_study(
     progress: StudyProgress | None = None,
 ) -> TraceStudy:
     """Every task of ``settings`` on the replays, in worker processes (in this one for
-    ``workers=1``); Ctrl-C keeps what finished (:attr:`TraceStudy.interrupted`)."""
+    ``workers=1``); Ctrl-C keeps what finished (:attr:`TraceStudy.interrupted`).
+    ``progress`` hears after each task what finished and what runs next."""
     study = TraceStudy(settings, replays, {load: {} for load in replays}, {})
     tasks = _tasks(settings)
-    done = 0
+    left = list(tasks)
 
     def store(task: Task, answer: Any) -> None:
-        nonlocal done
         load, kind, name = task
         if kind == "policy":
             study.runs[load][name] = answer
         else:
             study.sandwiches.setdefault(load, {})[name] = answer
-        done += 1
+        left.remove(task)
         if progress is not None:
-            progress(f"load {_load_text(load)}: {kind} {name} done", done, len(tasks))
+            progress(f"{_task_text(task)} done; {_running(left, settings.workers)}",
+                     len(tasks) - len(left), len(tasks))  # fmt: skip
 
     if progress is not None:
-        progress("started", 0, len(tasks))
+        progress(_running(left, settings.workers), 0, len(tasks))
     try:
         if settings.workers == 1:
             for task in tasks:
-                line = None if progress is None else _phase(progress, task, done, len(tasks))
+                line = (
+                    None
+                    if progress is None
+                    else _phase(progress, task, len(tasks) - len(left), len(tasks))
+                )
                 store(task, _call(task, replays[task[0]].instance, settings, line))
         else:
             _in_pool(tasks, replays, settings, store)
     except KeyboardInterrupt:
         study.interrupted = True
     return study
+
+
+def _task_text(task: Task) -> str:
+    load, kind, name = task
+    return f"{kind} {name} (load {_load_text(load)})"
+
+
+def _running(left: list[Task], workers: int) -> str:
+    """The tasks running now: the first ``workers`` of those left (a pool takes its tasks
+    in the order given)."""
+    if not left:
+        return "all done"
+    return "running " + ", ".join(_task_text(task) for task in left[:workers])
 
 
 def _in_pool(
@@ -788,8 +806,7 @@ def _in_pool(
 
 def _phase(progress: StudyProgress, task: Task, done: int, total: int) -> Callable[[str], None]:
     """A sandwich's progress lines as the study's phase."""
-    load, kind, name = task
-    return lambda line: progress(f"load {_load_text(load)}: {kind} {name}: {line}", done, total)
+    return lambda line: progress(f"{_task_text(task)}: {line}", done, total)
 
 
 def _load_text(load: float | None) -> str:
