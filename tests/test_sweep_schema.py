@@ -263,3 +263,23 @@ def test_a_migration_killed_part_way_leaves_the_file_as_it_was(
     assert store.migrated == (2, 3, 4)
     store.close()
     assert _read(path)[:2] == (SCHEMA_VERSION, LATEST)
+
+
+def test_the_command_line_refuses_a_newer_file_in_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``ddlsched results`` on a file of a newer schema exits 2 with one line naming the
+    file and the versions, no traceback, nothing on stdout."""
+    from ddlsched.cli import main
+
+    path = tmp_path / "new.sqlite"
+    _old_file(path, 4, True, _rows(4, 2, seed=1))
+    with sqlite3.connect(path) as connection:
+        connection.execute(f"PRAGMA user_version = {SCHEMA_VERSION + 3}")
+    connection.close()
+    assert main(["results", str(path)]) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and err.count("\n") == 1 and "Traceback" not in err
+    assert (
+        f"{path}: written by a newer ddlsched (results schema version {SCHEMA_VERSION + 3}" in err
+    )

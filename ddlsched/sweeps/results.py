@@ -22,7 +22,8 @@ from ddlsched.sweeps.summary import with_ratios
 def load_results(path: str | Path) -> pd.DataFrame:
     """The results file as a DataFrame, one row per task: generator parameters as columns
     (those that vary, and the size), ``command`` (the ``ddlsched generate`` command writing
-    the row's instance, byte for byte), and the ratios of :func:`with_ratios`.
+    the row's instance, byte for byte), and the ratios of
+    :func:`~ddlsched.sweeps.summary.with_ratios`.
 
     The file is only read: one of an older schema is migrated in memory.
 
