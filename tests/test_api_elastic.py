@@ -349,17 +349,16 @@ def test_compare_runs_with_the_settings_given(mixed: ElasticWorkload) -> None:
 
 
 def test_the_policy_names_are_the_registry_s() -> None:
-    """``elastic_policy_names()`` is every policy of the registry in its order (what the
-    docstring of ``simulate_elastic`` points to instead of a typed list); a list given is
-    kept in its order."""
+    """``ddlsched.elastic.policy_names()`` is every policy of the registry in its order (what
+    the docstring of ``ddlsched.elastic.simulate`` points to instead of a typed list); a list
+    given is kept in its order."""
+    from ddlsched import elastic
     from ddlsched.algorithms.elastic import ELASTIC_POLICIES
 
-    from ddlsched.api import elastic_policy_names
-
-    assert elastic_policy_names() == ELASTIC_POLICIES.names()
-    assert "typed-greedy" in elastic_policy_names()
-    assert elastic_policy_names(["fifo", "sia"]) == ("fifo", "sia")
-    assert "elastic_policy_names" in (ddlsched.simulate_elastic.__doc__ or "")
+    assert elastic.policy_names() == ELASTIC_POLICIES.names()
+    assert "typed-greedy" in elastic.policy_names()
+    assert elastic.policy_names(["fifo", "sia"]) == ("fifo", "sia")
+    assert "policy_names" in (elastic.simulate.__doc__ or "")
 
 
 def test_a_row_asking_more_gpus_than_a_job_can_hold_is_capped_with_a_warning(

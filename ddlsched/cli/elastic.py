@@ -3,10 +3,10 @@
 A trace whose header is Pollux's workload format (``name,time,application,num_replicas,
 batch_size``) holds elastic jobs (a model, an epoch budget, the GPUs and batch size the user
 asked for). ``simulate`` then runs one policy of
-:data:`ddlsched.algorithms.elastic.ELASTIC_POLICIES` through :func:`ddlsched.api.simulate_elastic`
+:data:`ddlsched.algorithms.elastic.ELASTIC_POLICIES` through :func:`ddlsched.elastic.simulate`
 (``--out``, a ``.json`` file, saves every job and round, ``--plot`` draws the JCT CDF and
 the GPUs in use, ``--limit`` keeps the first jobs); ``compare --trace`` runs several side by
-side through :func:`ddlsched.api.compare_elastic` (``--out``: their rows as CSV). Every run is
+side through :func:`ddlsched.elastic.compare` (``--out``: their rows as CSV). Every run is
 checked by the independent :func:`ddlsched.proofs_checks.elastic.check_elastic`.
 """
 
@@ -119,9 +119,8 @@ def _figure(runs: Any, path: str) -> None:
 def run(args: argparse.Namespace) -> int:
     """``simulate``: the workload under the elastic policy; its figures, the check, and
     the files asked for."""
+    from ddlsched import elastic
     from ddlsched.algorithms.elastic import ELASTIC_POLICIES
-    from ddlsched.api import simulate_elastic
-    from ddlsched.core.elastic import load_pollux_workload
 
     if args.policy not in ELASTIC_POLICIES:
         raise InputError(
@@ -131,11 +130,11 @@ def run(args: argparse.Namespace) -> int:
     _refuse_others(args, SIMULATE_OPTIONS, f"not available for elastic jobs ({args.trace})")
     _outputs(args, args.out)
     output_extension("--out", args.out, ".json", "the run is written as JSON")
-    jobs = len(load_pollux_workload(args.trace).jobs)  # read again by the run: milliseconds
+    jobs = len(elastic.load_workload(args.trace).jobs)  # read again by the run: milliseconds
     total = min(jobs, args.limit) if args.limit else jobs
     progress, close = progress_bar(total, args.policy, unit="job")
     try:
-        done = simulate_elastic(
+        done = elastic.simulate(
             args.trace, args.policy, cluster=_cluster(args), limit=args.limit, progress=progress
         )
     finally:
@@ -209,7 +208,7 @@ def is_elastic_compare(args: argparse.Namespace) -> bool:
 def compare(args: argparse.Namespace) -> int:
     """``compare --trace``: one row per elastic policy on the workload; exit 1 if any run
     fails the check."""
-    from ddlsched.api import compare_elastic, elastic_policy_names
+    from ddlsched import elastic
     from ddlsched.core.data import resolve_trace
 
     _refuse_others(args, COMPARE_OPTIONS, "not available with --trace (elastic policies)")
@@ -224,13 +223,13 @@ def compare(args: argparse.Namespace) -> int:
     csv_output("--out", args.out)
     asked = None if args.policies is None else name_list(args.policies, "--policies")
     try:
-        policies = elastic_policy_names(asked)
-    except ValueError as error:  # an unknown or repeated policy name
-        raise InputError(f"--policies: {error}") from None
+        policies = elastic.policy_names(asked)
+    except ValueError as error:  # an unknown or repeated name; the message names "policies"
+        raise InputError(f"--{error}") from None
     cluster = _cluster(args)
     progress, close = progress_bar(len(policies), "compare", unit="policy run")
     try:
-        report = compare_elastic(
+        report = elastic.compare(
             args.trace, policies, cluster=cluster, limit=args.limit, progress=progress
         )
     finally:

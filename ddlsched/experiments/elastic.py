@@ -467,11 +467,17 @@ def elastic_sandwich(
     """
     from ddlsched.algorithms.elastic import ELASTIC_POLICIES
     from ddlsched.algorithms.elastic.offline import OFFLINE_ELASTIC_SCHEDULES
+    from ddlsched.core.elastic import fit_to_cluster
     from ddlsched.formulations.elastic_bounds import elastic_flow_bound
     from ddlsched.formulations.elastic_lagrangian import elastic_lagrangian_bound
 
     if cluster.typed:
-        raise ValueError("elastic_sandwich: uniform clusters only (the offline schedule)")
+        raise ValueError(
+            f"cluster: one GPU type only, got {', '.join(cluster.gpu_types)} (the bounds and "
+            "the offline schedules take a uniform cluster)"
+        )
+    # Capped once, so that the bounds see the jobs every run sees and the cap is warned once.
+    workload = fit_to_cluster(workload, cluster)
     online = list(ELASTIC_POLICIES.names() if policies is None else policies)
     extra = list(OFFLINE_ELASTIC_SCHEDULES.names() if offline is None else offline)
     factories = [ELASTIC_POLICIES[name] for name in online]
