@@ -217,12 +217,17 @@ def virtual_size(job: JobGraph, cluster: Cluster, iterations: float) -> float:
 
 
 def alpha_max(
-    job: Job, cluster: Cluster, search_budget: int = DEFAULT_SEARCH_BUDGET
+    job: Job,
+    cluster: Cluster,
+    search_budget: int = DEFAULT_SEARCH_BUDGET,
+    *,
+    give_up: Callable[[], bool] | None = None,
 ) -> ExactOrBound:
     """``alpha_i^max``: the all-cut value ``c_i + Q_i / B_inter``.
 
     Exact when some mapping on the empty cluster cuts every edge (decided by
-    :func:`extreme_cut` when it fits ``search_budget``), else an upper bound.
+    :func:`extreme_cut` when it fits ``search_budget`` and ``give_up`` does not end
+    it), else an upper bound.
     Where only the value is needed, :func:`all_cut_alpha` skips that search.
 
     Raises
@@ -236,7 +241,9 @@ def alpha_max(
     # exists: move one node onto an empty server of that type.
     if not job.edges or bool(np.all(cluster.intra_by_server == cluster.bandwidth_inter)):
         return ExactOrBound(value, exact=True)
-    best = extreme_cut(job, cluster.gpus_per_server, maximize=True, search_budget=search_budget)
+    best = extreme_cut(
+        job, cluster.gpus_per_server, maximize=True, search_budget=search_budget, give_up=give_up
+    )
     exact = best is not None and math.isclose(
         best[0], job.total_traffic, rel_tol=1e-12, abs_tol=1e-12
     )
@@ -244,32 +251,45 @@ def alpha_max(
 
 
 def least_cut(
-    job: Job, cluster: Cluster, search_budget: int = DEFAULT_SEARCH_BUDGET
+    job: Job,
+    cluster: Cluster,
+    search_budget: int = DEFAULT_SEARCH_BUDGET,
+    *,
+    give_up: Callable[[], bool] | None = None,
 ) -> ExactOrBound:
     """The least cut traffic over mappings on the empty cluster.
 
     Zero for a job that fits one server. Otherwise found by
     :func:`extreme_cut`; if that search exceeds ``search_budget`` branch
-    nodes, the lower bound of :func:`min_cut_bound`, flagged as such. One
-    GPU type only (on several, :func:`alpha_min` searches per compute level).
+    nodes or ``give_up`` ends it, the lower bound of :func:`min_cut_bound`,
+    flagged as such. One GPU type only (on several, :func:`alpha_min`
+    searches per compute level).
     """
     _only_type(cluster)
     if job.gpus <= cluster.max_gpus_per_server or not job.edges:
         return ExactOrBound(0.0, exact=True)
-    best = extreme_cut(job, cluster.gpus_per_server, maximize=False, search_budget=search_budget)
+    best = extreme_cut(
+        job, cluster.gpus_per_server, maximize=False, search_budget=search_budget, give_up=give_up
+    )
     if best is not None:
         return ExactOrBound(best[0], exact=True)
     return ExactOrBound(min_cut_bound(job, cluster.max_gpus_per_server), exact=False)
 
 
 def alpha_min(
-    job: Job, cluster: Cluster, search_budget: int = DEFAULT_SEARCH_BUDGET
+    job: Job,
+    cluster: Cluster,
+    search_budget: int = DEFAULT_SEARCH_BUDGET,
+    *,
+    give_up: Callable[[], bool] | None = None,
 ) -> ExactOrBound:
     """``alpha_i^min``: the least ``alpha`` over mappings on the empty cluster.
 
     On one GPU type, ``alpha`` of the :func:`least_cut`, exact exactly when
     that cut is. On several, the least over compute levels (module
-    docstring), exact when every search it needed finished.
+    docstring), exact when every search it needed finished. ``give_up`` (asked
+    during each search, :func:`extreme_cut`) ends a search as an exhausted
+    ``search_budget`` does: the value is then a lower bound.
 
     Raises
     ------
@@ -278,12 +298,14 @@ def alpha_min(
     """
     _check_job_and_cluster(job, cluster)
     if cluster.heterogeneous:
-        return _typed_alpha_min(job, cluster, search_budget)
-    cut = least_cut(job, cluster, search_budget)
+        return _typed_alpha_min(job, cluster, search_budget, give_up)
+    cut = least_cut(job, cluster, search_budget, give_up=give_up)
     return ExactOrBound(alpha_from_cut(job, cluster, cut.value), exact=cut.exact)
 
 
-def _typed_alpha_min(job: Job, cluster: Cluster, search_budget: int) -> ExactOrBound:
+def _typed_alpha_min(
+    job: Job, cluster: Cluster, search_budget: int, give_up: Callable[[], bool] | None
+) -> ExactOrBound:
     inter = cluster.bandwidth_inter
     found_levels: list[tuple[float, bool]] = []  # (value or lower bound, proven) per level
     for level in sorted({job.compute_on(t) for t in cluster.types}):
@@ -301,7 +323,12 @@ def _typed_alpha_min(job: Job, cluster: Cluster, search_budget: int) -> ExactOrB
         else:
             keep = [inter / b for b in intra]
             found = extreme_cut(
-                job, capacities, maximize=False, search_budget=search_budget, keep=keep
+                job,
+                capacities,
+                maximize=False,
+                search_budget=search_budget,
+                keep=keep,
+                give_up=give_up,
             )
             if found is not None:
                 comm, proven = found[0] / inter, True
@@ -562,12 +589,19 @@ class RhoReport:
     argmax: int
 
 
-def rho(instance: Instance, search_budget: int = DEFAULT_SEARCH_BUDGET) -> RhoReport:
+def rho(
+    instance: Instance,
+    search_budget: int = DEFAULT_SEARCH_BUDGET,
+    *,
+    give_up: Callable[[], bool] | None = None,
+) -> RhoReport:
     """``rho = max_i alpha_i^max / alpha_i^min`` (:ref:`model-rho`, :ref:`model-lemma1`).
 
     Exact when every ``alpha_min`` is exact (``alpha_max`` is, by the model's
     definition, the all-cut value); otherwise an upper bound on the true
-    ``rho``.
+    ``rho``. ``give_up`` (a caller's deadline, asked during the searches) cuts the
+    ``alpha_min`` searches short as an exhausted ``search_budget`` does: ``rho`` is then
+    an upper bound too.
 
     ``instance`` may be a loaded trace (its instance).
 
@@ -581,8 +615,9 @@ def rho(instance: Instance, search_budget: int = DEFAULT_SEARCH_BUDGET) -> RhoRe
     (1.2857, True)
     """
     instance = as_instance(instance)
-    mins = tuple(alpha_min(job, instance.cluster, search_budget) for job in instance.jobs)
-    maxs = tuple(alpha_max(job, instance.cluster, search_budget) for job in instance.jobs)
+    cluster = instance.cluster
+    mins = tuple(alpha_min(job, cluster, search_budget, give_up=give_up) for job in instance.jobs)
+    maxs = tuple(alpha_max(job, cluster, search_budget, give_up=give_up) for job in instance.jobs)
     ratios = [hi.value / lo.value for lo, hi in zip(mins, maxs, strict=True)]
     argmax = int(np.argmax(ratios))
     exact = all(lo.exact for lo in mins)
