@@ -77,6 +77,15 @@ tried once."""
 ListKey = Callable[[JobView], Any]
 """A list schedule's priority: smaller keys start first."""
 
+Progress = Callable[[str, str], None]
+"""How the search reports as it goes: ``progress(phase, detail)``, at every step (a
+candidate's start, the simulator's count of jobs done, each evaluation of the local
+search); ``phase`` names the candidate or ``"search"``. A caller that prints throttles."""
+
+
+def _quiet(_phase: str, _detail: str) -> None:
+    """No report."""
+
 
 @dataclass(frozen=True)
 class Candidate:
@@ -105,9 +114,16 @@ def _verified(instance: Instance, candidate: Candidate | None) -> Candidate | No
     )
 
 
-def _run(instance: Instance, policy: Policy, restart_cost: float) -> Candidate | None:
+def _run(
+    instance: Instance, policy: Policy, restart_cost: float, progress: Progress = _quiet
+) -> Candidate | None:
     """The policy's simulated schedule as a candidate (not yet verified)."""
-    result = simulate(instance, policy, restart_cost=restart_cost, check=False)
+    name = policy.name
+
+    def jobs_done(done: int, total: int) -> None:
+        progress(name, f"{done}/{total} jobs")
+
+    result = simulate(instance, policy, progress=jobs_done, restart_cost=restart_cost, check=False)
     if result.schedule is None:
         return None
     return Candidate(policy.name, result.schedule, result.objective, result.total_jct)
@@ -197,21 +213,43 @@ def grid_variants(instance: Instance) -> dict[str, ListVariant]:
     return grid
 
 
-def _list_candidates(instance: Instance, restart_cost: float) -> list[Candidate | None]:
-    found = [
-        _run(instance, variant.policy(instance, name), restart_cost)
+def _run_all(
+    instance: Instance,
+    policies: Sequence[tuple[str, Callable[[], Policy]]],
+    restart_cost: float,
+    found: list[Candidate],
+    progress: Progress,
+) -> None:
+    """Simulate each policy, built when its turn comes, appending its candidate to
+    ``found`` as it finishes (so an interrupted caller keeps those that finished)."""
+    for count, (name, build) in enumerate(policies, 1):
+        progress(name, f"candidate {count}/{len(policies)}")
+        ran = _run(instance, build(), restart_cost, progress)
+        if ran is not None:
+            found.append(ran)
+
+
+def _list_policies(
+    instance: Instance, restart_cost: float
+) -> list[tuple[str, Callable[[], Policy]]]:
+    """The fixed list schedules (:func:`list_variants`), ``sjf`` and ``asrpt-greedy``."""
+    params = _oracle_params(restart_cost)
+    built: list[tuple[str, Callable[[], Policy]]] = [
+        (name, lambda name=name, variant=variant: variant.policy(instance, name))
         for name, variant in list_variants(instance).items()
     ]
-    params = _oracle_params(restart_cost)
     for name in ("sjf", "asrpt-greedy"):
-        found.append(_run(instance, build_policy(name, instance, params), restart_cost))
-    return found
+        built.append((name, lambda name=name: build_policy(name, instance, params)))
+    return built
 
 
-def _preemptive_candidates(instance: Instance, restart_cost: float) -> list[Candidate | None]:
+def _preemptive_policies(
+    instance: Instance, restart_cost: float
+) -> list[tuple[str, Callable[[], Policy]]]:
+    """``srpt-area`` and ``asrpt-preemptive`` with exact predictions."""
     params = _oracle_params(restart_cost)
     return [
-        _run(instance, build_policy(name, instance, params), restart_cost)
+        (name, lambda name=name: build_policy(name, instance, params))
         for name in ("srpt-area", "asrpt-preemptive")
     ]
 
@@ -227,6 +265,53 @@ def rank_key(rank: dict[str, int]) -> ListKey:
     return lambda view: rank[view.id]
 
 
+class SearchInterrupted(KeyboardInterrupt):
+    """Ctrl-C during :func:`local_search`, carrying the best verified schedule found so far
+    (:attr:`best`) and the evaluations done (:attr:`done`)."""
+
+    def __init__(self, best: Candidate, done: int) -> None:
+        super().__init__()
+        self.best = best
+        self.done = done
+
+
+def _waits(instance: Instance, schedule: Schedule) -> dict[str, tuple[float, float]]:
+    """Each job's wait ``[r_i, S_i]`` in ``schedule``, by id."""
+    releases = {job.id: job.release for job in instance.jobs}
+    return {entry.id: (releases[entry.id], entry.start) for entry in schedule.jobs}
+
+
+def unchanged_by_move(
+    order: Sequence[str], origin: int, target: int, waits: dict[str, tuple[float, float]]
+) -> bool:
+    """Whether moving ``order[origin]`` to position ``target`` leaves the list schedule of
+    ``order`` as it is, given each job's wait ``[r_i, S_i]`` in that schedule.
+
+    The move changes the order of the moved job against the jobs it passes only. A list
+    schedule compares two jobs only while both wait (released, not started): at every
+    event it starts, reserves and backfills by the order of the jobs then waiting. If the
+    moved job's wait meets no passed job's wait (closed intervals, so a release at
+    another's start counts as meeting), every decision of the new order is the old one's,
+    event by event, and so is the schedule: its objective is known without a simulation.
+    """
+    low, high = (origin, target) if origin < target else (target, origin)
+    release, start = waits[order[origin]]
+    for position in range(low, high + 1):
+        if position == origin:
+            continue
+        other_release, other_start = waits[order[position]]
+        if other_release <= start and release <= other_start:
+            return False
+    return True
+
+
+def _distinct_keys(instance: Instance, key: ListKey) -> bool:
+    """Whether ``key`` orders the jobs without ties (then its list schedule is the one of
+    :func:`order_of`'s order, whatever the policy does with ties)."""
+    keys = [key(JobView.of(job)) for job in instance.jobs]
+    return len(set(keys)) == len(keys)
+
+
 def local_search(
     instance: Instance,
     start: Candidate,
@@ -235,6 +320,9 @@ def local_search(
     evaluations: int,
     rng: np.random.Generator,
     restart_cost: float,
+    *,
+    progress: Progress = _quiet,
+    start_is_order: bool = False,
 ) -> Candidate:
     """Improve a verified list schedule by moving one job at a time in its order.
 
@@ -242,27 +330,50 @@ def local_search(
     positions around its own (the window grows with the instance, at most 64);
     the list schedule of the new order (``variant``'s, with the new order for
     its key) is simulated, and kept when its total weighted completion time falls and the
-    verifier accepts it. Stops after ``evaluations`` simulations.
+    verifier accepts it. Stops after ``evaluations`` moves. A move that provably leaves
+    the schedule as it is (:func:`unchanged_by_move`: its objective is the current one,
+    not below it) is counted without a simulation; this needs the schedule of the current
+    order, known once a move is kept, and from the start when ``start_is_order``
+    (``start`` is the list schedule of ``order`` itself).
+
+    Raises
+    ------
+    SearchInterrupted
+        On Ctrl-C, with the best verified schedule so far.
     """
     best, current = start, list(order)
+    waits = _waits(instance, start.schedule) if start_is_order else None
     window = max(2, min(64, len(current) // 4))
-    for _ in range(evaluations):
-        if len(current) < 2:
-            break
-        origin = int(rng.integers(len(current)))
-        offset = int(rng.integers(1, window + 1)) * (1 if rng.random() < 0.5 else -1)
-        target = min(max(origin + offset, 0), len(current) - 1)
-        if target == origin:
-            continue
-        trial = current.copy()
-        trial.insert(target, trial.pop(origin))
-        rank = {job_id: position for position, job_id in enumerate(trial)}
-        policy = variant.policy(instance, f"search:{start.name}", rank_key(rank))
-        found = _run(instance, policy, restart_cost)
-        if found is not None and found.objective < best.objective:
-            found = _verified(instance, found)
+    kept = done = 0
+
+    def simulating(_phase: str, detail: str) -> None:
+        progress("search", f"{done}/{evaluations} evaluations, {kept} kept; simulating {detail}")
+
+    for done in range(evaluations):
+        try:
+            progress("search", f"{done}/{evaluations} evaluations, {kept} kept")
+            if len(current) < 2:
+                break
+            origin = int(rng.integers(len(current)))
+            offset = int(rng.integers(1, window + 1)) * (1 if rng.random() < 0.5 else -1)
+            target = min(max(origin + offset, 0), len(current) - 1)
+            if target == origin:
+                continue
+            if waits is not None and unchanged_by_move(current, origin, target, waits):
+                continue
+            trial = current.copy()
+            trial.insert(target, trial.pop(origin))
+            rank = {job_id: position for position, job_id in enumerate(trial)}
+            policy = variant.policy(instance, f"search:{start.name}", rank_key(rank))
+            found = _run(instance, policy, restart_cost, simulating)
             if found is not None and found.objective < best.objective:
-                best, current = found, trial
+                found = _verified(instance, found)
+                if found is not None and found.objective < best.objective:
+                    best, current = found, trial
+                    waits = _waits(instance, found.schedule)
+                    kept += 1
+        except KeyboardInterrupt:
+            raise SearchInterrupted(best, done) from None
     return best
 
 
@@ -274,6 +385,13 @@ def _best_verified(instance: Instance, candidates: list[Candidate]) -> Candidate
         if verified is not None:
             return verified
     return None
+
+
+def _better(first: Candidate | None, second: Candidate | None) -> Candidate | None:
+    """The one of smaller objective (``first`` on a tie), either if the other is ``None``."""
+    if first is None or (second is not None and second.objective < first.objective):
+        return second
+    return first
 
 
 def search_evaluations(instance: Instance) -> int:
@@ -289,7 +407,7 @@ def _is_int(value: object) -> bool:
     return isinstance(value, (int, np.integer)) and not isinstance(value, bool)
 
 
-def _check_search(evaluations: object, seed: object, restart_cost: object) -> None:
+def check_search(evaluations: object, seed: object, restart_cost: object) -> None:
     """Refuse arguments of :func:`best_upper_bound` that are not what it documents."""
     if evaluations is not None and not (
         _is_int(evaluations) and 0 <= int(evaluations) <= MAX_EVALUATIONS  # type: ignore[call-overload]
@@ -308,6 +426,112 @@ def _check_search(evaluations: object, seed: object, restart_cost: object) -> No
         raise ValueError(f"restart_cost: must be a finite number >= 0, got {restart_cost!r}")
 
 
+@dataclass
+class _Upper:
+    """What the upper side has found so far (kept as it goes, so that Ctrl-C keeps it)."""
+
+    instance: Instance
+    cost: float
+    progress: Progress
+    candidates: list[Candidate]
+    best: Candidate | None = None
+    stopped: str = ""
+
+    def problem_a(self, evaluations: int | None, seed: int) -> None:
+        """Problem A's candidates, grid and local search (module docstring); :attr:`best`
+        is the best verified of them."""
+        instance, cost = self.instance, self.cost
+        found: list[Candidate] = []
+        _run_all(instance, _list_policies(instance, cost), cost, found, self.progress)
+        rounds = search_evaluations(instance) if evaluations is None else evaluations
+        variants = list_variants(instance)
+        grid = list(grid_variants(instance).items())[:rounds]
+        rounds -= len(grid)
+        variants.update(grid)
+        policies = [
+            (name, lambda name=name, variant=variant: variant.policy(instance, name))
+            for name, variant in grid
+        ]
+        try:
+            _run_all(instance, policies, cost, found, self.progress)
+        finally:
+            self.candidates += found
+            self.best = _best_verified(instance, found)
+        start = self.best if self.best is not None and self.best.name in variants else None
+        if rounds and start is None:
+            start = _best_verified(instance, [c for c in found if c.name in variants])
+        if not rounds or start is None:
+            return
+        variant = variants[start.name]
+        rng = np.random.default_rng(seed)
+        order = order_of(instance, variant.key)
+        exact = _distinct_keys(instance, variant.key)
+        try:
+            searched = local_search(
+                instance,
+                start,
+                order,
+                variant,
+                rounds,
+                rng,
+                cost,
+                progress=self.progress,
+                start_is_order=exact,
+            )
+        except SearchInterrupted as stop:
+            self.best = _better(self.best, stop.best)
+            self.candidates.append(stop.best)
+            self.stopped = f"local search after {stop.done}/{rounds} evaluations"
+            raise
+        self.candidates.append(searched)
+        self.best = _better(self.best, searched)
+
+    def adopt(self, base: Result) -> None:
+        """A verified problem-A result of the same instance and settings as problem A's
+        part (:attr:`best`), checked again by the verifier."""
+        if base.schedule is None:
+            raise ValueError(f"base: {base.method!r} has no schedule")
+        if any(entry.pieces is not None and len(entry.pieces) > 1 for entry in base.schedule.jobs):
+            raise ValueError(f"base: {base.method!r} preempts a job, not a problem-A schedule")
+        checked = _verified(
+            self.instance, Candidate(base.method, base.schedule, base.objective, base.total_jct)
+        )
+        if checked is None:
+            raise ValueError(f"base: the verifier rejects {base.method!r}'s schedule")
+        self.candidates.append(checked)
+        self.best = checked
+
+    def result(self, preemptive: bool, began: float, stopped: str = "") -> Result:
+        """The best verified schedule as a result (:attr:`best` is set)."""
+        assert self.best is not None
+        best = self.best
+        notes = (f"preemptive model, restart cost {self.cost:g} s" if preemptive else "problem A",)
+        if stopped:
+            notes += (f"interrupted ({stopped}): the best verified schedule found so far",)
+        return Result(
+            method=best.name,
+            problem=Problem.A,
+            status=SolveStatus.FEASIBLE,
+            objective=best.objective,
+            total_jct=best.total_jct,
+            best_bound=math.nan,
+            runtime_s=time.perf_counter() - began,
+            schedule=best.schedule,
+            metrics={f"total_jct:{c.name}": c.total_jct for c in self.candidates},
+            notes=notes,
+        )
+
+    def preemptive(self) -> None:
+        """The preemptive candidates; :attr:`best` becomes the best of them and problem A's."""
+        found: list[Candidate] = []
+        policies = _preemptive_policies(self.instance, self.cost)
+        try:
+            _run_all(self.instance, policies, self.cost, found, self.progress)
+        finally:
+            self.candidates += found
+            self.best = _better(self.best, _best_verified(self.instance, found))
+
+
 def best_upper_bound(
     instance: Instance,
     *,
@@ -315,8 +539,15 @@ def best_upper_bound(
     restart_cost: float | None = None,
     evaluations: int | None = None,
     seed: int = 0,
+    progress: Progress | None = None,
+    base: Result | None = None,
 ) -> Result:
     """The best verified schedule of the candidates (module docstring).
+
+    A schedule of problem A is one of the preemptive model, so the preemptive model's
+    answer is the better of problem A's (its candidates, grid and search, which do not
+    depend on the model) and the preemptive candidates'. Given ``base``, problem A's
+    answer under the same arguments, only the preemptive candidates run.
 
     Parameters
     ----------
@@ -334,6 +565,11 @@ def best_upper_bound(
         (``None``: :func:`search_evaluations`; 0: neither).
     seed
         Seeds the local search's moves.
+    progress
+        Told of every step (:data:`Progress`).
+    base
+        Problem A's :func:`best_upper_bound` under the same ``restart_cost``,
+        ``evaluations`` and ``seed`` (its schedule is verified again).
 
     Returns
     -------
@@ -348,50 +584,38 @@ def best_upper_bound(
     ------
     ValueError
         On ``evaluations`` not an integer in ``[0,`` :data:`MAX_EVALUATIONS` ``]``,
-        ``seed`` not an integer >= 0, or ``restart_cost`` not a finite number >= 0.
+        ``seed`` not an integer >= 0, ``restart_cost`` not a finite number >= 0, or a
+        ``base`` without a problem-A schedule the verifier accepts.
+    UpperInterrupted
+        On Ctrl-C (a ``KeyboardInterrupt``), with the best verified schedule found so far.
     """
     began = time.perf_counter()
-    _check_search(evaluations, seed, restart_cost)
+    check_search(evaluations, seed, restart_cost)
     cost = DEFAULT_RESTART_COST if restart_cost is None else float(restart_cost)
-    candidates = [c for c in _list_candidates(instance, cost) if c is not None]
-    if preemptive:
-        candidates += [c for c in _preemptive_candidates(instance, cost) if c is not None]
-    rounds = search_evaluations(instance) if evaluations is None else evaluations
-    variants = list_variants(instance)
-    grid = list(grid_variants(instance).items())[:rounds]
-    rounds -= len(grid)
-    for name, variant in grid:
-        variants[name] = variant
-        ran = _run(instance, variant.policy(instance, name), cost)
-        candidates += [] if ran is None else [ran]
-    best = _best_verified(instance, candidates)
-    listed = [c for c in candidates if c.name in variants]
-    start = None
-    if rounds:
-        start = best if best is not None and best.name in variants else None
-        start = start or _best_verified(instance, listed)
-    if start is not None:
-        variant = variants[start.name]
-        rng = np.random.default_rng(seed)
-        order = order_of(instance, variant.key)
-        found = local_search(instance, start, order, variant, rounds, rng, cost)
-        candidates.append(found)
-        if best is None or found.objective < best.objective:
-            best = found
-    if best is None:
+    upper = _Upper(instance, cost, progress or _quiet, [])
+    try:
+        if base is None:
+            upper.problem_a(evaluations, seed)
+        else:
+            upper.adopt(base)
+        if preemptive:
+            upper.preemptive()
+    except KeyboardInterrupt:
+        stopped = upper.stopped or "before every candidate ran"
+        kept = None if upper.best is None else upper.result(preemptive, began, stopped)
+        raise UpperInterrupted(kept) from None
+    if upper.best is None:
         raise RuntimeError("no candidate schedule passed the verifier")
-    return Result(
-        method=best.name,
-        problem=Problem.A,
-        status=SolveStatus.FEASIBLE,
-        objective=best.objective,
-        total_jct=best.total_jct,
-        best_bound=math.nan,
-        runtime_s=time.perf_counter() - began,
-        schedule=best.schedule,
-        metrics={f"total_jct:{c.name}": c.total_jct for c in candidates},
-        notes=(f"preemptive model, restart cost {cost:g} s" if preemptive else "problem A",),
-    )
+    return upper.result(preemptive, began)
+
+
+class UpperInterrupted(KeyboardInterrupt):
+    """Ctrl-C during :func:`best_upper_bound`: :attr:`result` is the best verified schedule
+    found so far (``None`` if none was), its notes saying where the search stopped."""
+
+    def __init__(self, result: Result | None) -> None:
+        super().__init__()
+        self.result = result
 
 
 @dataclass(frozen=True)

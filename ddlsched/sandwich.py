@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import math
 import time
+import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -36,8 +37,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
-from ddlsched.core.model import Cluster, Instance, Schedule
-from ddlsched.core.result import LowerBound, Result, best_lower_bound
+from ddlsched.core.model import Cluster, Instance, Problem, Schedule
+from ddlsched.core.result import LowerBound, Result, SolveStatus, best_lower_bound
 
 if TYPE_CHECKING:
     from ddlsched.core.params import OnlineParams
@@ -59,12 +60,16 @@ class Sandwich:
         The best verified schedule (its ``total_jct`` bounds the optimum from above).
     runtime_s
         Seconds for the lower side (the upper side's are ``upper.runtime_s``).
+    interrupted
+        Empty for a finished sandwich; else what Ctrl-C cut short (both ends are proven
+        still, only weaker: the bounds and the best verified schedule found before it).
     """
 
     preemptive: bool
     lower: LowerBound
     upper: Result
     runtime_s: float
+    interrupted: str = ""
 
     @property
     def upper_name(self) -> str:
@@ -81,7 +86,8 @@ class Sandwich:
         return self.upper.total_jct / bound
 
     def to_dict(self) -> dict[str, Any]:
-        """The JSON form."""
+        """The JSON form (``interrupted`` only in an interrupted sandwich)."""
+
         return {
             "model": "preemptive" if self.preemptive else "non-preemptive",
             "flow_lower_bound": self.lower.flow_value,
@@ -91,6 +97,7 @@ class Sandwich:
             "ratio": self.ratio if math.isfinite(self.ratio) else None,
             "lower_runtime_s": self.runtime_s,
             "upper_runtime_s": self.upper.runtime_s,
+            **({"interrupted": self.interrupted} if self.interrupted else {}),
         }
 
 
@@ -202,6 +209,66 @@ EFFORTS: tuple[str, ...] = ("fast", "full")
 """Efforts of :func:`study_sandwich`: ``"fast"`` the fast bounds and the fixed candidate
 schedules; ``"full"`` everything :func:`flow_sandwich` does."""
 
+PROGRESS_EVERY_S = 2.0
+"""Seconds between two progress lines of one phase of :func:`study_sandwich` (a new phase
+is always reported): the steps come far more often, a reader needs a line every few
+seconds."""
+
+
+class SandwichInterrupted(KeyboardInterrupt):
+    """Ctrl-C during :func:`study_sandwich`, with what finished: the best of the bounds
+    done (:attr:`lower`, ``None`` if none was) and the best verified schedule found
+    (:attr:`upper`, ``None`` if none was); both proven, only weaker than a finished
+    sandwich's. :attr:`cut` says what Ctrl-C cut short; :attr:`finished` holds the
+    sandwiches :func:`study_sandwiches` finished before."""
+
+    def __init__(
+        self, preemptive: bool, lower: LowerBound | None, upper: Result | None, cut: str
+    ) -> None:
+        super().__init__()
+        self.preemptive, self.lower, self.upper, self.cut = preemptive, lower, upper, cut
+        self.finished: list[Sandwich] = []
+
+    @property
+    def sandwich(self) -> Sandwich | None:
+        """Both ends as a sandwich (:attr:`Sandwich.interrupted` set), when both are known."""
+        if self.lower is None or self.upper is None:
+            return None
+        return Sandwich(self.preemptive, self.lower, self.upper, 0.0, self.cut)
+
+
+class _Reporter:
+    """Progress lines of one sandwich: ``<model> <side>: <phase>: <detail>, <s> s``, the
+    first of each phase at once, then at most one every :data:`PROGRESS_EVERY_S` seconds."""
+
+    def __init__(self, progress: Callable[[str], None] | None, model: str) -> None:
+        self.progress, self.model = progress, model
+        self.began = self.last = time.monotonic()
+        self.phase = ""
+
+    def __call__(self, phase: str, detail: str) -> None:
+        if self.progress is None:
+            return
+        now = time.monotonic()
+        if phase == self.phase and now - self.last < PROGRESS_EVERY_S:
+            return
+        self.phase, self.last = phase, now
+        self.progress(f"{self.model} {phase}: {detail}, {now - self.began:.0f} s")
+
+    def side(self, side: str) -> Callable[[str, str], None]:
+        """The reporter of one side (``"lower"`` or ``"upper"``)."""
+        return lambda phase, detail: self(f"{side}: {phase}", detail)
+
+
+def _cache_key(
+    digest: str, preemptive: bool, effort: str, seed: int, restart_cost: float | None
+) -> str:
+    from ddlsched.cache import entry_key
+
+    model = "preemptive" if preemptive else "A"
+    settings = {"model": model, "effort": effort, "seed": seed, "restart_cost": restart_cost}
+    return entry_key("sandwich", digest, settings)
+
 
 def study_sandwich(
     instance: Instance,
@@ -213,8 +280,23 @@ def study_sandwich(
     progress: Callable[[str], None] | None = None,
     cache: bool = True,
 ) -> Sandwich:
-    """The sandwich of one model for a trace study: :func:`flow_sandwich` at ``"full"``
-    effort, or a quick one at ``"fast"``, with progress lines and an on-disk cache.
+    """The sandwich of one model for a trace study: :func:`flow_sandwich`'s at ``"full"``
+    effort, a quick one at ``"fast"``; with progress lines, Ctrl-C keeping what finished,
+    and a cache on disk.
+
+    The sides run in this order: the fast bounds, the upper side, then (problem A, full
+    effort) the start-time Lagrangian, steered by the upper side's objective as in
+    :func:`flow_sandwich`. The preemptive model's upper side is the better of problem A's
+    and the preemptive candidates (:func:`~ddlsched.algorithms.offline.best_upper_bound`):
+    with the cache on, problem A's upper side is read from problem A's sandwich of the
+    same settings when one is stored, so after problem A's only the preemptive candidates
+    run (:func:`study_sandwiches` shares it without the cache).
+
+    The cache (:mod:`ddlsched.cache`) is keyed by the instance's content, the model,
+    ``effort``, ``seed``, ``restart_cost`` and the project's version. A stored upper
+    schedule is checked again by the verifier when read (and its bound against it); an
+    entry that fails is ignored with a :class:`~ddlsched.cache.CacheWarning` and
+    recomputed. An interrupted sandwich is never stored.
 
     Parameters
     ----------
@@ -223,45 +305,277 @@ def study_sandwich(
     preemptive
         The model: ``True`` the preemptive one, ``False`` problem A.
     effort
-        ``"full"``: the same bounds and upper value as :func:`flow_sandwich` (default
+        ``"full"``: the bounds and upper value of :func:`flow_sandwich` (default
         settings); ``"fast"``: the fast bounds of
         :mod:`ddlsched.formulations.lower_bounds` and the fixed candidate schedules of
-        :func:`~ddlsched.algorithms.offline.best_upper_bound`, without its grid and
-        local search (a weaker interval, still proven on both sides).
+        :func:`~ddlsched.algorithms.offline.best_upper_bound` without its grid and local
+        search (a wider interval, proven on both sides still).
     seed
         Seeds the upper side's local search.
     restart_cost
         Seconds per resume in the preemptive model (``None``: the simulator's default).
     progress
-        Called with a line of text as the work goes (phase, what is done, seconds).
+        Called with a line of text as the work goes: the side, the bound or candidate
+        (or the local search), what of it is done, seconds so far; every few seconds
+        (:data:`PROGRESS_EVERY_S`) while a phase lasts.
     cache
-        Read and write the result on disk (:mod:`ddlsched.cache`).
+        Read and write the cache (``False``: neither).
 
     Raises
     ------
     ValueError
         On an unknown ``effort``, or an argument :func:`flow_sandwich` refuses.
+    SandwichInterrupted
+        On Ctrl-C (a ``KeyboardInterrupt``), with what finished.
     """
+    return study_sandwiches(
+        instance,
+        models=(preemptive,),
+        effort=effort,
+        seed=seed,
+        restart_cost=restart_cost,
+        progress=progress,
+        cache=cache,
+    )[0]
+
+
+def study_sandwiches(
+    instance: Instance,
+    *,
+    models: tuple[bool, ...] = (False, True),
+    effort: str = "full",
+    seed: int = 0,
+    restart_cost: float | None = None,
+    progress: Callable[[str], None] | None = None,
+    cache: bool = True,
+) -> list[Sandwich]:
+    """:func:`study_sandwich` of each model of ``models`` (``preemptive`` flags), in that
+    order; problem A's upper side, when computed, serves the preemptive model's too.
+
+    Raises
+    ------
+    ValueError
+        As :func:`study_sandwich`.
+    SandwichInterrupted
+        On Ctrl-C, with what finished of the model it was computing (the models before it
+        are stored in the cache, when it is on).
+    """
+    from ddlsched.algorithms.offline import check_search
+
     if effort not in EFFORTS:
         raise ValueError(f"effort: must be one of {', '.join(EFFORTS)}, got {effort!r}")
-    say = progress or (lambda _line: None)
-    say(f"sandwich ({'preemptive' if preemptive else 'problem A'}, {effort}): started")
-    if effort == "full":
-        found = flow_sandwich(
-            instance, preemptive=preemptive, restart_cost=restart_cost, seed=seed
-        )
-    else:
-        from ddlsched.algorithms.offline import best_upper_bound
-        from ddlsched.formulations.lower_bounds import PREEMPTIVE_BOUNDS, lower_bounds
+    for preemptive in models:
+        if not isinstance(preemptive, bool):
+            raise ValueError(f"preemptive: must be True or False, got {preemptive!r}")
+    check_search(None, seed, restart_cost)
+    digest = None
+    if cache:
+        from ddlsched.cache import instance_digest
 
-        upper = best_upper_bound(
-            instance, preemptive=preemptive, restart_cost=restart_cost, evaluations=0, seed=seed
-        )
-        began = time.perf_counter()
-        bounds = lower_bounds(instance, PREEMPTIVE_BOUNDS if preemptive else None)
-        found = Sandwich(preemptive, best_flow_bound(bounds), upper, time.perf_counter() - began)
-    say(f"sandwich ({'preemptive' if preemptive else 'problem A'}, {effort}): done")
+        digest = instance_digest(instance)
+    shared: Result | None = None
+    found = []
+    for preemptive in models:
+        job = _Study(instance, preemptive, effort, seed, restart_cost, digest)
+        if preemptive and shared is None:
+            shared = job.stored_upper_of_a()
+        try:
+            sandwich = job.run(_Reporter(progress, job.model), shared)
+        except SandwichInterrupted as stop:
+            stop.finished = found
+            raise
+        if not preemptive:
+            shared = sandwich.upper
+        found.append(sandwich)
     return found
+
+
+@dataclass
+class _Study:
+    """One model's sandwich of :func:`study_sandwiches` (``digest``: the instance's, or
+    ``None`` without the cache)."""
+
+    instance: Instance
+    preemptive: bool
+    effort: str
+    seed: int
+    restart_cost: float | None
+    digest: str | None
+
+    @property
+    def model(self) -> str:
+        """The model's name in progress lines."""
+        return "preemptive" if self.preemptive else "problem A"
+
+    def _key(self, preemptive: bool) -> str | None:
+        if self.digest is None:
+            return None
+        return _cache_key(self.digest, preemptive, self.effort, self.seed, self.restart_cost)
+
+    def stored_upper_of_a(self) -> Result | None:
+        """Problem A's upper side from the cache, if stored and checked."""
+        stored = _load(self.instance, self._key(False), preemptive=False)
+        return None if stored is None else stored.upper
+
+    def run(self, report: _Reporter, base: Result | None) -> Sandwich:
+        """The sandwich, from the cache or computed (and then stored)."""
+        key = self._key(self.preemptive)
+        stored = _load(self.instance, key, self.preemptive)
+        if stored is not None:
+            report("cache", "read")
+            return stored
+        sandwich = self._compute(report, base)
+        if key is not None:
+            from ddlsched.cache import store
+
+            store("sandwich", key, _to_body(sandwich))
+        return sandwich
+
+    def _compute(self, report: _Reporter, base: Result | None) -> Sandwich:
+        from ddlsched.algorithms.offline import UpperInterrupted, best_upper_bound
+        from ddlsched.formulations.lower_bounds import BOUNDS, PREEMPTIVE_BOUNDS, BoundInputs
+        from ddlsched.formulations.lower_bounds import lower_bounds as fast_bounds
+
+        began = time.perf_counter()
+        bounds: list[LowerBound] = []
+        upper: Result | None = None
+        lower_s, phase = 0.0, "the fast bounds"
+        try:
+            inputs = BoundInputs.of(self.instance)
+            names = PREEMPTIVE_BOUNDS if self.preemptive else BOUNDS.names()
+            lower = report.side("lower")
+            for count, name in enumerate(names, 1):
+                lower(name, f"bound {count}/{len(names)}")
+                bounds += fast_bounds(self.instance, [name], inputs=inputs)
+            lower_s, phase = time.perf_counter() - began, "the upper side"
+            try:
+                upper = best_upper_bound(
+                    self.instance,
+                    preemptive=self.preemptive,
+                    restart_cost=self.restart_cost,
+                    evaluations=0 if self.effort == "fast" else None,
+                    seed=self.seed,
+                    progress=report.side("upper"),
+                    base=base,
+                )
+            except UpperInterrupted as stop:
+                upper = stop.result
+                raise
+            if not self.preemptive and self.effort == "full":
+                began, phase = time.perf_counter(), "the start-time Lagrangian bound"
+                bounds.append(self._lagrangian(inputs, upper, report.side("lower")))
+                lower_s += time.perf_counter() - began
+        except KeyboardInterrupt:
+            lowest = best_flow_bound(bounds) if bounds else None
+            cut = f"{phase} cut short by Ctrl-C"
+            raise SandwichInterrupted(self.preemptive, lowest, upper, cut) from None
+        return Sandwich(self.preemptive, best_flow_bound(bounds), upper, lower_s)
+
+    def _lagrangian(
+        self, inputs: BoundInputs, upper: Result, lower: Callable[[str, str], None]
+    ) -> LowerBound:
+        from ddlsched.formulations.start_lagrangian import NAME, start_lagrangian_bound
+
+        def rounds(done: int, total: int) -> None:
+            lower(NAME, f"round {done}/{total}")
+
+        return start_lagrangian_bound(inputs, None, upper.objective, rounds)
+
+
+def _to_body(sandwich: Sandwich) -> dict[str, Any]:
+    """A finished sandwich as the cache stores it (JSON values)."""
+    upper = sandwich.upper
+    assert upper.schedule is not None  # a verified schedule gives every upper side
+    return {
+        "lower": sandwich.lower.to_dict(),
+        "lower_runtime_s": sandwich.runtime_s,
+        "upper": {
+            "method": upper.method,
+            "objective": upper.objective,
+            "total_jct": upper.total_jct,
+            "runtime_s": upper.runtime_s,
+            "metrics": upper.metrics,
+            "notes": list(upper.notes),
+            "schedule": upper.schedule.to_dict(),
+        },
+    }
+
+
+def _from_body(instance: Instance, body: dict[str, Any], preemptive: bool) -> Sandwich:
+    """The sandwich a cache entry holds, its schedule verified again.
+
+    Raises
+    ------
+    ValueError, KeyError, TypeError, InputError
+        On a body that is not a sandwich, a schedule the verifier rejects or whose
+        figures are not the verifier's, a preempted job in problem A, or a bound that
+        is not one of the model's or lies above the schedule.
+    """
+    from ddlsched.core.io import schedule_from_dict
+    from ddlsched.formulations.lower_bounds import BOUNDS, PREEMPTIVE_BOUNDS
+    from ddlsched.formulations.start_lagrangian import NAME as LAGRANGIAN
+    from ddlsched.proofs_checks.verifier import verify
+
+    stored, bound = body["upper"], body["lower"]
+    schedule = schedule_from_dict(stored["schedule"])
+    report = verify(instance, schedule)
+    if not report.feasible:
+        raise ValueError(f"the verifier rejects the schedule ({report.violations[0]})")
+    if not preemptive and any(e.pieces is not None and len(e.pieces) > 1 for e in schedule.jobs):
+        raise ValueError("a job is preempted in a schedule of problem A")
+    for name, value in (
+        ("objective", report.total_completion_time),
+        ("total_jct", report.total_jct),
+    ):
+        if not math.isclose(float(stored[name]), value, rel_tol=1e-9, abs_tol=1e-9):
+            raise ValueError(f"its {name} {stored[name]!r} is not the verifier's {value!r}")
+    names = PREEMPTIVE_BOUNDS if preemptive else (*BOUNDS.names(), LAGRANGIAN)
+    flow = float(bound["flow_value"])
+    if not bound["valid"] or bound["name"] not in names or not math.isfinite(flow):
+        raise ValueError(f"bound {bound['name']!r} is not a valid bound of the model")
+    if flow > report.total_jct * (1 + 1e-9):
+        raise ValueError(f"its bound {flow!r} lies above its schedule's {report.total_jct!r}")
+    lower = LowerBound(
+        float(bound["value"]),
+        str(bound["name"]),
+        True,
+        float(bound["runtime_s"]),
+        tuple(str(note) for note in bound["notes"]),
+        flow,
+    )
+    upper = Result(
+        method=str(stored["method"]),
+        problem=Problem.A,
+        status=SolveStatus.FEASIBLE,
+        objective=report.total_completion_time,
+        total_jct=report.total_jct,
+        runtime_s=float(stored["runtime_s"]),
+        schedule=schedule,
+        metrics=dict(stored["metrics"]),
+        notes=tuple(str(note) for note in stored["notes"]),
+    )
+    return Sandwich(preemptive, lower, upper, float(body["lower_runtime_s"]))
+
+
+def _load(instance: Instance, key: str | None, preemptive: bool) -> Sandwich | None:
+    """The cached sandwich under ``key`` if there is one and it passes :func:`_from_body`
+    (else ``None``; one that fails is ignored with a warning)."""
+    if key is None:
+        return None
+    from ddlsched.cache import CacheWarning, entry_path, load
+
+    body = load("sandwich", key)
+    if body is None:
+        return None
+    try:
+        return _from_body(instance, body, preemptive)
+    except (ValueError, KeyError, TypeError, AttributeError) as error:
+        warnings.warn(
+            f"cache entry {entry_path('sandwich', key)} ignored: {error}",
+            CacheWarning,
+            stacklevel=2,
+        )
+        return None
 
 
 PER_JOB_BOUNDS: tuple[str, ...] = ("job", "squashed-area", "mean-busy-time", "lagrangian")

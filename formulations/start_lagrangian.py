@@ -91,6 +91,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -333,20 +334,29 @@ class _RangeMin:
     priced 0, so a range reaching past the horizon has minimum 0, as the proof has it."""
 
     def __init__(self, multipliers: np.ndarray) -> None:
-        values = np.concatenate((multipliers, [0.0]))
-        where = np.arange(len(values))
-        levels_v, levels_i = [values], [where]
+        size = len(multipliers) + 1
+        levels = size.bit_length()  # windows 1, 2, 4, ... up to the largest <= size
+        values = np.empty(levels * size)
+        where = np.empty(levels * size, dtype=np.int32 if size < 2**31 else np.int64)
+        values[: size - 1] = multipliers
+        values[size - 1] = 0.0
+        where[:size] = np.arange(size)
         width = 1
-        while 2 * width <= len(values):
-            last_v, last_i = levels_v[-1], levels_i[-1]
-            right = np.concatenate((last_v[width:], np.full(width, np.inf)))
-            take = right < last_v
-            levels_v.append(np.where(take, right, last_v))
-            levels_i.append(np.where(take, np.roll(last_i, -width), last_i))
+        for level in range(1, levels):
+            last = slice((level - 1) * size, level * size)
+            this = slice(level * size, (level + 1) * size)
+            last_v, last_i = values[last], where[last]
+            this_v, this_i = values[this], where[this]
+            # A window reaching past the end is the one starting at the same slot.
+            take = last_v[width:] < last_v[:-width]
+            np.minimum(last_v[:-width], last_v[width:], out=this_v[:-width])
+            np.copyto(this_i[:-width], np.where(take, last_i[width:], last_i[:-width]))
+            this_v[-width:] = last_v[-width:]
+            this_i[-width:] = last_i[-width:]
             width *= 2
-        self.size = len(values)
-        self.values = np.concatenate(levels_v)
-        self.where = np.concatenate(levels_i)
+        self.size = size
+        self.values = values
+        self.where = where
 
     def _ends(self, low: np.ndarray, high: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """The two overlapping power-of-two windows covering ``[low, high)``, as
@@ -502,7 +512,11 @@ def _evaluate(
 
 
 def _ascend(
-    grid: _Slots, inputs: BoundInputs, settings: StartLagrangianSettings, target: float | None
+    grid: _Slots,
+    inputs: BoundInputs,
+    settings: StartLagrangianSettings,
+    target: float | None,
+    progress: Callable[[int, int], None] | None = None,
 ) -> float:
     """The largest ``L(lambda)`` met by the ascent (module docstring), from ``lambda = 0``.
 
@@ -517,11 +531,15 @@ def _ascend(
     best, best_multipliers, best_slope = current.flow, multipliers, current.slope
     ambition = AMBITION
     shares = np.array_split(np.arange(settings.rounds), len(settings.levels))
+    done = 0
     for size, share in zip(settings.levels, shares, strict=True):
         groups = np.arange(0, grid.horizon, size)
         multipliers, current = best_multipliers, _Evaluation(best, best_slope)
         ambition = max(ambition, AMBITION / 4)
         for _ in share:
+            if progress is not None:
+                progress(done, settings.rounds)
+            done += 1
             slope = np.add.reduceat(current.slope, groups)
             norm = float(np.dot(slope, slope))
             if norm == 0.0:
@@ -544,6 +562,7 @@ def start_lagrangian_bound(
     inputs: BoundInputs,
     settings: StartLagrangianSettings | None = None,
     upper_bound: float | None = None,
+    progress: Callable[[int, int], None] | None = None,
 ) -> LowerBound:
     """The start-time Lagrangian bound on ``OPT(A)`` (module docstring), with its flow value.
 
@@ -557,6 +576,8 @@ def start_lagrangian_bound(
         ``sum w C`` of any feasible schedule, a cap on the target of Polyak's step
         (module docstring). It steers the search only: the bound is valid whatever
         it is.
+    progress
+        Called as ``progress(rounds_done, rounds)`` before each round.
 
     Returns
     -------
@@ -569,7 +590,7 @@ def start_lagrangian_bound(
     grid, capped = _fitted_slots(inputs, settings)
     release_weight = inputs.release_weight
     target = None if upper_bound is None else upper_bound - release_weight
-    best = _ascend(grid, inputs, settings, target)
+    best = _ascend(grid, inputs, settings, target, progress)
     notes = (
         *inputs.notes(),
         f"slot {grid.delta:.6g} s, {grid.horizon} slots, "

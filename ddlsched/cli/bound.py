@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import sys
 from typing import Any
 
 from ddlsched.cli.options import (
+    EXIT_INTERRUPTED,
     EXIT_OK,
     add_json,
     add_seed,
@@ -36,6 +38,8 @@ TRACE_ONLY = (
 """Options of ``bound`` that describe how to read a trace (refused with an instance file)."""
 LP_ONLY = ("--lp-max-variables", "--lp-time-limit")
 """Options of ``bound`` that set up the LP relaxation (refused without ``--lp``)."""
+SANDWICH_ONLY = ("--effort", "--no-cache")
+"""Options of ``bound`` that set up the sandwich (refused without ``--sandwich``)."""
 
 
 def add(commands: Any) -> None:
@@ -56,7 +60,20 @@ def add(commands: Any) -> None:
         action="store_true",
         help="also, for each model (non-preemptive and preemptive), the best lower bound "
         "valid for it, the best verified schedule and UB/LB on the total JCT (minutes at "
-        "trace scale)",
+        "trace scale; progress on stderr, Ctrl-C keeps what finished)",
+    )
+    bound.add_argument(
+        "--effort",
+        choices=("fast", "full"),
+        default="full",
+        help="the sandwich's effort: full (the local search and, for problem A, the "
+        "start-time Lagrangian) or fast (the fast bounds and the fixed candidate schedules)",
+    )
+    bound.add_argument(
+        "--no-cache",
+        action="store_true",
+        help="neither read nor write the sandwich cache ($DDLSCHED_CACHE_DIR, else "
+        "$XDG_CACHE_HOME/ddlsched, else ~/.cache/ddlsched)",
     )
     bound.add_argument(
         "--lp-max-variables",
@@ -94,6 +111,8 @@ def run(args: argparse.Namespace) -> int:
         raise InputError("bound: give an INSTANCE file or --trace FILE (one of them)")
     if not args.lp:
         refuse_given(args, LP_ONLY, "only with --lp")
+    if not args.sandwich:
+        refuse_given(args, SANDWICH_ONLY, "only with --sandwich")
     instance, source, loaded = _read(args)
     try:
         settings = LpSettings(args.lp_max_variables, args.lp_time_limit)
@@ -102,7 +121,7 @@ def run(args: argparse.Namespace) -> int:
     pooled = dataclasses.replace(settings, integer=True) if args.pooled else None
     found = lower_bounds(instance, lp=settings if args.lp else None, pooled=pooled)
     best = best_lower_bound(found)
-    sandwiches = _sandwiches(instance, args.seed) if args.sandwich else []
+    sandwiches, stop = _sandwiches(instance, args) if args.sandwich else ([], None)
     if args.json:
         print_json(
             {
@@ -112,9 +131,10 @@ def run(args: argparse.Namespace) -> int:
                 "bounds": [b.to_dict() for b in found],
                 "best": best.to_dict() if best else None,
                 **({"models": [s.to_dict() for s in sandwiches]} if sandwiches else {}),
+                **({"interrupted": _cut_lines(stop)} if stop is not None else {}),
             }
         )
-        return EXIT_OK
+        return _ended(stop)
     print(f"{source}: {instance.num_jobs} jobs; lower bounds on OPT(A) = min sum w C:")
     for line in left_out_lines(loaded, args.trace) if loaded else ():
         print(f"  {line}")
@@ -128,17 +148,51 @@ def run(args: argparse.Namespace) -> int:
         print(f"  note: {note}")
     for line in _sandwich_lines(sandwiches):
         print(line)
-    return EXIT_OK
+    for line in _cut_lines(stop) if stop is not None else ():
+        print(line)
+    return _ended(stop)
 
 
-def _sandwiches(instance: Any, seed: int | None) -> list[Any]:
-    """:func:`ddlsched.sandwich.flow_sandwich` of both models."""
-    from ddlsched.sandwich import flow_sandwich
+def _sandwiches(instance: Any, args: argparse.Namespace) -> tuple[list[Any], Any]:
+    """:func:`ddlsched.sandwich.study_sandwiches` of both models, progress on stderr, and
+    on Ctrl-C what finished with the interrupt (else ``None``)."""
+    from ddlsched.sandwich import SandwichInterrupted, study_sandwiches
 
-    return [
-        flow_sandwich(instance, preemptive=preemptive, seed=seed or 0)
-        for preemptive in (False, True)
-    ]
+    def say(line: str) -> None:
+        print(f"sandwich: {line}", file=sys.stderr, flush=True)
+
+    try:
+        found = study_sandwiches(
+            instance,
+            effort=args.effort,
+            seed=args.seed or 0,
+            progress=say,
+            cache=not args.no_cache,
+        )
+    except SandwichInterrupted as stop:
+        kept = stop.sandwich
+        return [*stop.finished, *([kept] if kept is not None else [])], stop
+    return found, None
+
+
+def _cut_lines(stop: Any) -> list[str]:
+    """What Ctrl-C cut short, and the side kept of a sandwich not kept whole."""
+    model = "preemptive" if stop.preemptive else "non-preemptive (problem A)"
+    lines = [f"{model}: {stop.cut}"]
+    if stop.sandwich is None and stop.lower is not None:
+        lines.append(
+            f"  lower side only: optimal total JCT >= {stop.lower.flow_value:.6g} "
+            f"({stop.lower.name}); no verified schedule yet"
+        )
+    return lines
+
+
+def _ended(stop: Any) -> int:
+    """The exit code, with the one-line message of an interrupted run."""
+    if stop is None:
+        return EXIT_OK
+    print("ddlsched: interrupted", file=sys.stderr)
+    return EXIT_INTERRUPTED
 
 
 def _sandwich_lines(sandwiches: list[Any]) -> list[str]:
@@ -146,9 +200,10 @@ def _sandwich_lines(sandwiches: list[Any]) -> list[str]:
     lines = []
     for s in sandwiches:
         model = "preemptive" if s.preemptive else "non-preemptive (problem A)"
+        cut = f" (interrupted: {s.interrupted})" if s.interrupted else ""
         lines += [
             f"{model}: optimal total JCT in [{s.lower.flow_value:.6g}, "
-            f"{s.upper.total_jct:.6g}], UB/LB {s.ratio:.3f}",
+            f"{s.upper.total_jct:.6g}], UB/LB {s.ratio:.3f}{cut}",
             f"  lower: {s.lower.name} ({s.runtime_s:.1f} s); upper: {s.upper_name} "
             f"(verified, {s.upper.runtime_s:.1f} s)",
         ]
