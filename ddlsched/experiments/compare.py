@@ -15,15 +15,16 @@ method's dual bound or ``OPT(A)`` (``docs/guide/preemptive.md``).
 from __future__ import annotations
 
 import math
+import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from ddlsched.api import solve
 from ddlsched.core.alpha import rho as rho_of_instance
 from ddlsched.core.generators import GeneratorConfig, generate
-from ddlsched.core.model import Instance
+from ddlsched.core.model import Instance, Problem
 from ddlsched.core.params import ExactParams, OnlineParams
-from ddlsched.core.result import LowerBound, Result, best_lower_bound
+from ddlsched.core.result import LowerBound, Result, SolveStatus, best_lower_bound
 from ddlsched.formulations.certify import combinatorial_bound
 from ddlsched.formulations.lower_bounds import PREEMPTIVE_BOUNDS, lower_bounds
 
@@ -57,9 +58,11 @@ class CompareConfig:
         nodes. Without ``time_limit`` the portfolio runs its backends in turn to these
         limits, so the same command gives the same table on an idle or a loaded machine.
     time_limit
-        Seconds of wall-clock time per exact solve, or ``None`` (the default): with a
-        time limit whether an instance is proven, and so which ratios are printed,
-        depends on the machine's speed and load.
+        Seconds of wall-clock time per instance, or ``None`` (the default): a budget that
+        the online methods, ``rho``, the lower bounds and the exact solve share
+        (:class:`InstanceBudget`; the exact solve gets what the others left). With a time
+        limit whether an instance is proven, and so which ratios are printed, depends on
+        the machine's speed and load.
     load
         Poisson arrivals at this load, or all released at 0 (``None``); with
         ``from_trace``, each sample's recorded arrivals scaled to this offered load, or
@@ -160,6 +163,7 @@ class InstanceComparison:
     verified: dict[str, bool]
     fast_bound: float = math.nan
     preemptive_bound: LowerBound | None = None
+    skipped: tuple[str, ...] = ()
 
     def lower_bound(self, method: str) -> float:
         """The lower bound ``method``'s certified ratio divides by (``nan`` without one): for
@@ -198,6 +202,8 @@ class InstanceComparison:
         if optimum.proven_optimal:
             return ""
         limit = config.limits()
+        if config.exact in self.skipped:
+            return f"{config.exact} not run: the instance's time budget was spent first ({limit})"
         if optimum.schedule is None:
             reason = optimum.notes[0] if optimum.notes else "no schedule found"
             return f"{config.exact} found no schedule ({limit}): {reason}"
@@ -262,6 +268,9 @@ class CompareReport:
             ),
             "interrupted": self.interrupted,
             "exact_limits": self.config.limits(),
+            "budget_cuts": [
+                {"seed": r.seed, "phases": list(r.skipped)} for r in self.rows if r.skipped
+            ],
             "exact_mean_runtime_s": _mean([r.optimum.runtime_s for r in self.rows]),
             "rho_mean": _mean([r.rho for r in self.rows]),
             "rho_max": _max([r.rho for r in self.rows]),
@@ -445,59 +454,202 @@ def _flow(result: Result) -> float:
     return flow if math.isfinite(flow) else math.nan
 
 
+@dataclass
+class InstanceBudget:
+    """The wall-clock seconds every phase of one instance shares (``compare --time-limit``),
+    and the phases it cut.
+
+    :func:`compare_instance` runs the phases in turn and each asks the budget first
+    (:meth:`allows`): the online methods (always: they are what is compared), ``rho``
+    (whose ``alpha_min`` searches stop when the budget is spent, :meth:`give_up`), the
+    fast lower bounds, then the exact solve, whose time limit is what is left
+    (:meth:`exact_params`; its modes, mapping proofs, warm start and bounds count against
+    that limit). A phase that finds the budget spent is skipped and named in
+    :attr:`skipped`, and the row stands on what was proven: no ``C/OPT`` without a proven
+    optimum, ``C/LB`` only against a bound that was computed. Without ``seconds`` nothing
+    is skipped and the clock is never read: the deterministic limits alone decide.
+
+    Attributes
+    ----------
+    seconds
+        The budget, or ``None`` for none.
+    clock
+        Seconds from any origin (``time.monotonic``; a test passes its own).
+    skipped
+        The phases skipped or cut short, in order.
+    """
+
+    seconds: float | None
+    clock: Callable[[], float] = time.monotonic
+    skipped: list[str] = field(default_factory=list)
+    began: float = field(init=False, default=math.nan)
+
+    def __post_init__(self) -> None:
+        if self.seconds is not None:
+            self.began = self.clock()
+
+    def left(self) -> float:
+        """Seconds left (``inf`` without a budget, never below 0)."""
+        if self.seconds is None:
+            return math.inf
+        return max(0.0, self.began + self.seconds - self.clock())
+
+    def allows(self, phase: str) -> bool:
+        """Whether ``phase`` may start: time is left; if not, it is named as skipped."""
+        if self.left() > 0:
+            return True
+        self.skipped.append(phase)
+        return False
+
+    def give_up(self, phase: str) -> Callable[[], bool] | None:
+        """A callable a search asks whether to stop: ``True`` once the budget is spent
+        (``phase`` is then named as cut short); ``None`` without a budget."""
+        if self.seconds is None:
+            return None
+
+        def spent() -> bool:
+            if self.left() > 0:
+                return False
+            if phase not in self.skipped:
+                self.skipped.append(phase)
+            return True
+
+        return spent
+
+    def exact_params(self, params: ExactParams) -> ExactParams:
+        """``params`` with the time left as its time limit, at least
+        :data:`LEAST_EXACT_SECONDS` (the solve was allowed to start); unchanged without a
+        budget."""
+        if self.seconds is None:
+            return params
+        return params.replace(time_limit=max(LEAST_EXACT_SECONDS, self.left()))
+
+
+LEAST_EXACT_SECONDS = 1e-3
+"""The least time limit of an exact solve the budget allowed to start: the time left is
+read again when its limit is set, and may have run out in between."""
+
+
+RHO_CUT = "rho's alpha_min searches (rho is an upper bound)"
+"""How a row names the ``rho`` whose searches the budget cut short."""
+BOUNDS_PHASE = "lower bounds"
+"""How a row names the fast lower bounds when the budget left no time for them."""
+
+
 def compare(
     config: CompareConfig,
     progress: Callable[[int, int], None] | None = None,
+    clock: Callable[[], float] = time.monotonic,
 ) -> CompareReport:
     """Solve each generated instance exactly and with every method; verify everything.
 
-    Ratios are taken only against proven optima. Ctrl-C stops cleanly: the
-    report holds the instances finished so far and says it was interrupted.
+    Ratios are taken only against proven optima. With ``config.time_limit`` each
+    instance's phases share that many seconds of ``clock`` once the instance is built
+    (:class:`InstanceBudget`). Ctrl-C stops cleanly: the report holds the instances
+    finished so far and says it was interrupted.
     """
-    from ddlsched.proofs_checks.bounds import theorem1_constant
-    from ddlsched.proofs_checks.verifier import verify
-
-    exact = config.exact_params()
-    online = OnlineParams(predictor=config.predictor)
-
     report = CompareReport(config, [])
     try:
         for k in range(config.instances):
             seed = config.seed + k
             instance = config.instance(seed)
-            optimum = solve(instance, config.exact, params=exact)
-            results = {
-                method: solve(instance, method, params=online, seed=seed, bound=False)
-                for method in config.methods
-            }
-            verified = {}
-            for method, result in {config.exact: optimum, **results}.items():
-                ok = result.schedule is not None and verify(instance, result.schedule).feasible
-                verified[method] = ok
-                if not ok:
-                    raise RuntimeError(f"seed {seed}: the {method} schedule failed verification")
-            rho_value = rho_of_instance(instance).rho.value
-            factor = theorem1_constant(instance.cluster.num_gpus, instance.max_job_gpus)
-            report.rows.append(
-                InstanceComparison(
-                    seed,
-                    instance,
-                    optimum,
-                    results,
-                    rho_value,
-                    factor * rho_value,
-                    verified,
-                    fast.value
-                    if (fast := combinatorial_bound(instance)) is not None
-                    else math.nan,
-                    preemptive_lower_bound(instance),
-                )
-            )
+            budget = InstanceBudget(config.time_limit, clock)
+            report.rows.append(compare_instance(config, seed, instance, budget))
             if progress is not None:
                 progress(k + 1, config.instances)
     except KeyboardInterrupt:
         report.interrupted = True
     return report
+
+
+def compare_instance(
+    config: CompareConfig, seed: int, instance: Instance, budget: InstanceBudget
+) -> InstanceComparison:
+    """One instance's row: every phase within ``budget`` (:class:`InstanceBudget`), every
+    schedule checked by the independent verifier (outside the budget: a row is never
+    left unchecked).
+
+    Raises
+    ------
+    RuntimeError
+        When a schedule fails verification.
+    """
+    from ddlsched.proofs_checks.bounds import theorem1_constant
+
+    online = OnlineParams(predictor=config.predictor)
+    results = {
+        method: solve(instance, method, params=online, seed=seed, bound=False)
+        for method in config.methods
+    }
+    rho_value = math.nan
+    if budget.allows("rho"):
+        rho_value = rho_of_instance(instance, give_up=budget.give_up(RHO_CUT)).rho.value
+    fast, preemptive = _fast_bounds(instance, budget)
+    if budget.allows(config.exact):
+        optimum = solve(instance, config.exact, params=budget.exact_params(config.exact_params()))
+    else:
+        optimum = _not_run(config.exact, budget, fast)
+    verified = _verified(seed, instance, {config.exact: optimum, **results})
+    factor = theorem1_constant(instance.cluster.num_gpus, instance.max_job_gpus)
+    return InstanceComparison(
+        seed,
+        instance,
+        optimum,
+        results,
+        rho_value,
+        factor * rho_value,
+        verified,
+        _bound_value(fast),
+        preemptive,
+        tuple(budget.skipped),
+    )
+
+
+def _fast_bounds(
+    instance: Instance, budget: InstanceBudget
+) -> tuple[LowerBound | None, LowerBound | None]:
+    """The best fast bound on ``OPT(A)`` and the best for the preemptive model, or
+    ``(None, None)`` when the budget left no time for them."""
+    if not budget.allows(BOUNDS_PHASE):
+        return None, None
+    return combinatorial_bound(instance), preemptive_lower_bound(instance)
+
+
+def _not_run(exact: str, budget: InstanceBudget, bound: LowerBound | None) -> Result:
+    """The exact method's result when the budget was spent before it could start: no
+    schedule, no optimum, and ``bound`` (a proven bound on ``OPT(A)``, if one was computed)
+    for the certified ratios."""
+    return Result(
+        exact,
+        Problem.A,
+        SolveStatus.TIME_LIMIT,
+        math.nan,
+        math.nan,
+        notes=(f"not run: the instance's time budget of {budget.seconds:g} s was spent first",),
+        lower_bound=bound,
+    )
+
+
+def _verified(seed: int, instance: Instance, results: dict[str, Result]) -> dict[str, bool]:
+    """Per method, whether its schedule passes the independent verifier (``False`` for a
+    result without a schedule).
+
+    Raises
+    ------
+    RuntimeError
+        When a schedule fails verification.
+    """
+    from ddlsched.proofs_checks.verifier import verify
+
+    verified = {}
+    for method, result in results.items():
+        if result.schedule is None:
+            verified[method] = False
+            continue
+        verified[method] = verify(instance, result.schedule).feasible
+        if not verified[method]:
+            raise RuntimeError(f"seed {seed}: the {method} schedule failed verification")
+    return verified
 
 
 def _finite(values: list[float]) -> list[float]:
