@@ -29,8 +29,8 @@ answer exact by a *bracket*:
   definition of a closed gap), else ``feasible`` with the certified bound; the scale makes
   the rounding worth about ``n / MAX_UNITS`` of the objective. A mode whose duration is not
   proven (a time-limited mapping MILP) or modes not all enumerated withdraw the bound
-  (:func:`ddlsched.formulations.outcome.honest_status`); the combinatorial bounds are then still
-  added (:func:`ddlsched.formulations.certify.with_best_bound`).
+  (:func:`ddlsched.formulations.certify.honest_status`); the fast bounds are then still
+  added (:func:`ddlsched.formulations.certify.certify`).
 
 The CP-SAT model (Perron and Didier, *CP-SAT*, OR-Tools, Google; its interval and
 cumulative constraints follow the optional-interval formulation of multi-mode scheduling,
@@ -60,7 +60,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from ddlsched.formulations.cpsat_runtime import (
@@ -76,14 +76,10 @@ from ddlsched.formulations.slotted import SlottedProblem, sorted_within_classes,
 
 from ddlsched.core.model import Instance, Problem, Schedule, ScheduledJob
 from ddlsched.core.params import ExactParams
-from ddlsched.core.result import (
-    ExactFacts,
-    Result,
-    SolveStatus,
-    fixed_part,
-    gap_closed,
-    whole_objective_gap,
-)
+from ddlsched.core.result import ExactFacts, Result, SolveStatus, whole_objective_gap
+
+if TYPE_CHECKING:
+    from ddlsched.formulations.certify import BoundSet, RawAnswer
 
 METHOD = "cpsat-continuous"
 """The method's name in :data:`ddlsched.formulations.registry.EXACT_METHODS` and in results."""
@@ -643,12 +639,16 @@ def solve_continuous(
     seed: int = 0,
     cancel: threading.Event | None = None,
     max_units: float = MAX_UNITS,
+    bounds: BoundSet | None = None,
 ) -> Result:
     """Solve problem A or A1 of ``instance`` in continuous time (see the module docstring).
 
     ``max_units`` caps the horizon in time units (a smaller one coarsens the scale: the
     tests use it to widen the rounding). Setting ``cancel`` from another thread stops the
-    child (:class:`ddlsched.formulations.isolation.Cancelled` is raised).
+    child (:class:`ddlsched.formulations.isolation.Cancelled` is raised). ``bounds``: the
+    bounds known on ``instance`` and the schedules admitted (else computed here, before the
+    modes, so that their time counts against the limit;
+    :class:`~ddlsched.formulations.certify.BoundSet`).
 
     Raises
     ------
@@ -661,8 +661,7 @@ def solve_continuous(
         When the model's estimated memory exceeds ``params.memory_limit``
         (:data:`ddlsched.formulations.memory.CPSAT_INTERVALS`), before the child starts.
     """
-    from ddlsched.formulations.admission import check_warm_start
-    from ddlsched.formulations.certify import combinatorial_bound, with_best_bound
+    from ddlsched.formulations.certify import BoundSet, certify
     from ddlsched.formulations.memory import CPSAT_INTERVALS
 
     params, safety = _with_safety_net(params or ExactParams())
@@ -670,10 +669,10 @@ def solve_continuous(
     problem = Problem(problem)
     if problem is Problem.A2:
         raise ValueError(f"{METHOD} solves problems A and A1; for A2 use cpsat or milp")
-    check_warm_start(instance, problem, warm_start)
     began = time.perf_counter()
-    # Computed before the modes, so that its time counts against the limit, not after it.
-    combinatorial = combinatorial_bound(instance) if problem is Problem.A else None
+    if bounds is None:
+        bounds = BoundSet.of(instance) if problem is Problem.A else BoundSet.empty(instance)
+    bounds.admit_warm_start(problem, warm_start)
     prepared = prepare(instance, problem, params, warm_start, max_units, ends)
     units, hint = prepared.units, prepared.hint
     CPSAT_INTERVALS.check(
@@ -697,11 +696,12 @@ def solve_continuous(
     build_time = time.perf_counter() - began
     last: list[Plan] = []
     answer = _run_child(task, cancel, last)
-    result = _result(instance, problem, prepared, answer, last, began, build_time)
+    raw = _raw_answer(instance, problem, prepared, answer, last, began, build_time)
+    result = certify(raw, bounds if problem is Problem.A else BoundSet.empty(instance))
     ran = time.perf_counter() - began
     if safety and not result.proven_optimal and ran >= 0.9 * (params.time_limit or 0.0):
         result = dataclasses.replace(result, notes=(*result.notes, safety))
-    return with_best_bound(result, instance, combinatorial=combinatorial)
+    return result
 
 
 WORK_SAFETY = 10.0
@@ -728,7 +728,7 @@ def _with_safety_net(params: ExactParams) -> tuple[ExactParams, str]:
 
 def model_gap(units: Units, gap: float) -> float:
     """CP-SAT's relative gap limit for a gap of ``gap`` on the part of the objective a
-    schedule controls (:func:`ddlsched.core.result.gap_closed`): CP-SAT measures its gap
+    schedule controls (:func:`ddlsched.formulations.certify.gap_closed`): CP-SAT measures its gap
     against the whole objective, releases included
     (:func:`~ddlsched.core.result.whole_objective_gap`, with each job's release and shortest
     mode in units)."""
@@ -748,7 +748,7 @@ def _bound_seconds(prepared: _Prepared, bound: float) -> float:
     return shifted + prepared.origin * weights
 
 
-def _result(
+def _raw_answer(
     instance: Instance,
     problem: Problem,
     prepared: _Prepared,
@@ -756,11 +756,13 @@ def _result(
     last: list[Plan],
     began: float,
     build_time: float,
-) -> Result:
-    """The :class:`Result` of an answer: the better of the incumbent and the decoded plan
-    (CP-SAT's, else the last it reported), the rounded-down bound in seconds, ``optimal``
-    only when the two meet (the bracket of the module docstring)."""
-    from ddlsched.formulations.outcome import honest_status, objectives
+) -> RawAnswer:
+    """The raw answer of CP-SAT's: the better of the incumbent and the decoded plan
+    (CP-SAT's, else the last it reported), and the rounded-down bound in seconds, which
+    proves the schedule when the two meet (the bracket of the module docstring, closed or
+    not as :func:`ddlsched.formulations.certify.certify` finds it)."""
+    from ddlsched.formulations.certify import RawAnswer
+    from ddlsched.formulations.outcome import objectives
 
     slotted, releases = prepared.slotted, prepared.releases
     notes = [f"CP-SAT in continuous time ({prepared.scale:g} units per second): {answer.status}"]
@@ -777,36 +779,26 @@ def _result(
     status = SolveStatus.ERROR if failed else SolveStatus.FEASIBLE
     if plan is None:
         notes.append("no CP-SAT solution; the list schedule is returned")
-    status, bound, caveats = honest_status(
-        status, bound, True, slotted.unproven_modes, slotted.unenumerated
-    )
     schedule = to_schedule(instance, problem, slotted, real)
     objective, total_jct = objectives(instance, schedule)
-    closed = status is SolveStatus.FEASIBLE and gap_closed(objective, bound, fixed_part(instance))
-    if closed:
-        status = SolveStatus.OPTIMAL
-        notes.insert(0, "optimal: the schedule's real objective meets the rounded-down bound")
-    elif math.isfinite(bound):
-        notes.append(
-            f"bracket open: the schedule's real objective {objective:.10g} against the "
-            f"rounded-down bound {bound:.10g}"
-        )
-    return Result(
+    return RawAnswer(
         method=METHOD,
         problem=problem,
         status=status,
+        schedule=schedule,
         objective=objective,
         total_jct=total_jct,
-        best_bound=bound,
-        runtime_s=time.perf_counter() - began,
-        schedule=schedule,
-        build_time_s=build_time,
-        metrics={"scale": prepared.scale, "rounded_down_bound": bound},
+        solver_bound=bound,
         facts=ExactFacts(
             integral=slotted.exact,
             modes_proven=not slotted.unproven_modes,
             modes_complete=not slotted.unenumerated,
-            bracket_closed=closed,
-        ).as_dict(),
-        notes=(*notes, *caveats),
+            bracket_closed=False,
+        ),
+        unproven=slotted.unproven_modes,
+        unenumerated=slotted.unenumerated,
+        runtime_s=time.perf_counter() - began,
+        build_time_s=build_time,
+        metrics={"scale": prepared.scale, "rounded_down_bound": bound},
+        notes=tuple(notes),
     )

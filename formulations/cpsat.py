@@ -61,7 +61,7 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ddlsched.formulations.cpsat_runtime import (
     Answer,
@@ -76,7 +76,10 @@ from ddlsched.formulations.slotted import SlottedProblem, sorted_within_classes,
 
 from ddlsched.core.model import Instance, Problem, Schedule
 from ddlsched.core.params import ExactParams
-from ddlsched.core.result import ExactFacts, Result, SolveStatus, settled_status
+from ddlsched.core.result import ExactFacts, Result, SolveStatus
+
+if TYPE_CHECKING:
+    from ddlsched.formulations.certify import BoundSet, RawAnswer
 
 
 def _one_mode_per_job(model, slotted, latest):
@@ -270,7 +273,7 @@ def _solve_a2(
     seed: int,
     cancel: threading.Event | None,
     ends: float,
-) -> Result:
+) -> RawAnswer:
     """Problem A2 with CP-SAT: the same slotted data and honesty as the MILP's A2; the
     search ends at ``ends`` (``time.monotonic()``)."""
     from ddlsched.formulations.memory import A2_CPSAT
@@ -334,28 +337,28 @@ def _result(
     unproven: tuple[str, ...] = (),
     unenumerated: tuple[str, ...] = (),
     metrics: Callable[[list[tuple[int, int]]], dict[str, float]] | None = None,
-) -> Result:
-    """The :class:`Result` of a CP-SAT answer (problems A, A1 and A2 alike).
+) -> RawAnswer:
+    """The raw answer of CP-SAT (problems A, A1 and A2 alike), for
+    :func:`ddlsched.formulations.certify.certify` to make honest and certify.
 
     Without a CP-SAT solution the ``fallback`` plan (and its name, for the note) is
-    returned, never no schedule; the status and bound are then made honest
-    (:func:`ddlsched.formulations.outcome.honest_status`).
+    returned, never no schedule.
     """
-    from ddlsched.formulations.outcome import honest_status, objectives
+    from ddlsched.formulations.certify import RawAnswer
+    from ddlsched.formulations.outcome import objectives
 
     runtime = time.perf_counter() - began
     notes = [f"CP-SAT: {answer.status}"]
     if answer.status == "INFEASIBLE":
-        return Result(
+        return RawAnswer(
             "cpsat",
             problem,
             SolveStatus.INFEASIBLE,
-            math.nan,
-            math.nan,
-            math.nan,
-            runtime,
             None,
-            build_time,
+            math.nan,
+            math.nan,
+            runtime_s=runtime,
+            build_time_s=build_time,
             notes=tuple(notes),
         )
     if answer.plan is not None:
@@ -368,28 +371,28 @@ def _result(
         bound = math.nan
         notes.append(f"no CP-SAT solution; {name} is returned")
     schedule = schedule_of(plan)
-    status, bound, caveats = honest_status(status, bound, exact, unproven, unenumerated)
     objective, total_jct = objectives(instance, schedule)
-    status, unsettled = settled_status(status, objective, total_jct, bound)
-    caveats += unsettled
-    return Result(
+    return RawAnswer(
         method="cpsat",
         problem=problem,
         status=status,
+        schedule=schedule,
         objective=objective,
         total_jct=total_jct,
-        best_bound=bound,
-        runtime_s=runtime,
-        schedule=schedule,
-        build_time_s=build_time,
-        metrics=metrics(plan) if metrics is not None else {},
+        solver_bound=bound,
         facts=ExactFacts(
             integral=exact,
             modes_proven=not unproven,
             modes_complete=not unenumerated,
             slotted_optimal=answer.status == "OPTIMAL",
-        ).as_dict(),
-        notes=(*notes, *caveats),
+        ),
+        rounded=not exact,
+        unproven=unproven,
+        unenumerated=unenumerated,
+        runtime_s=runtime,
+        build_time_s=build_time,
+        metrics=metrics(plan) if metrics is not None else {},
+        notes=tuple(notes),
     )
 
 
@@ -412,6 +415,7 @@ def solve_cpsat(
     seed: int = 0,
     cancel: threading.Event | None = None,
     on_incumbent: Callable[[Schedule], None] | None = None,
+    bounds: BoundSet | None = None,
 ) -> Result:
     """Solve problem A, A1 or A2 of ``instance`` with CP-SAT (see the module docstring).
 
@@ -419,9 +423,9 @@ def solve_cpsat(
     (:class:`ddlsched.formulations.isolation.Cancelled` is raised). ``on_incumbent``
     (problems A and A1) is called in this process with each improving
     schedule as CP-SAT finds it (the portfolio passes them to the MILP).
-    On problem A ``best_bound`` is the larger of CP-SAT's and the combinatorial
-    bounds, and a schedule meeting the latter is ``optimal``
-    (:func:`ddlsched.formulations.certify.with_best_bound`).
+    On problem A ``best_bound`` is the larger of CP-SAT's and the fast bounds, and a
+    schedule meeting the latter is ``optimal`` (:func:`ddlsched.formulations.certify.certify`;
+    ``bounds``: those known already, with the schedules admitted, else computed here).
 
     Raises
     ------
@@ -433,17 +437,18 @@ def solve_cpsat(
     """
     params = params or ExactParams()
     ends = deadline(params)  # fixed first: preparing the model counts, the search gets the rest
-    from ddlsched.formulations.admission import check_warm_start
-    from ddlsched.formulations.certify import with_best_bound
+    from ddlsched.formulations.certify import BoundSet, certify
 
     problem = Problem(problem)
-    check_warm_start(instance, problem, warm_start)
+    if bounds is None:
+        bounds = BoundSet.of(instance) if problem is Problem.A else BoundSet.empty(instance)
+    bounds.admit_warm_start(problem, warm_start)
     if problem is Problem.A2:
-        return _solve_a2(instance, params, seed, cancel, ends)
-    result = _solve_cluster(
+        return certify(_solve_a2(instance, params, seed, cancel, ends))
+    answer = _solve_cluster(
         instance, problem, params, warm_start, seed, cancel, on_incumbent, ends
     )
-    return with_best_bound(result, instance)
+    return certify(answer, bounds if problem is Problem.A else None)
 
 
 def _solve_cluster(
@@ -455,9 +460,9 @@ def _solve_cluster(
     cancel: threading.Event | None,
     on_incumbent: Callable[[Schedule], None] | None,
     ends: float,
-) -> Result:
-    """:func:`solve_cpsat` on problem A or A1, without the combinatorial bounds; the search
-    ends at ``ends`` (``time.monotonic()``)."""
+) -> RawAnswer:
+    """:func:`solve_cpsat`'s raw answer on problem A or A1; the search ends at ``ends``
+    (``time.monotonic()``)."""
     from ddlsched.formulations.memory import CPSAT_INTERVALS
     from ddlsched.formulations.outcome import schedule_from_plan
     from ddlsched.formulations.prepared import prepare_slotted

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import pyomo.environ as pyo
+from ddlsched.formulations.certify import BoundSet, RawAnswer, certify
 from ddlsched.formulations.isolation import (
     DeadlineExceeded,
     SolverCrashed,
@@ -26,7 +27,7 @@ from ddlsched.formulations.isolation import (
     run_isolated,
 )
 from ddlsched.formulations.memory import SLOTTED_MILP
-from ddlsched.formulations.outcome import honest_status, objectives, schedule_from_plan
+from ddlsched.formulations.outcome import objectives, schedule_from_plan
 from ddlsched.formulations.prepared import (
     guard,
     guard_a2,
@@ -52,7 +53,7 @@ from ddlsched.formulations.timeindexed import (
 
 from ddlsched.core.model import Instance, Problem, Schedule
 from ddlsched.core.params import ExactParams
-from ddlsched.core.result import ExactFacts, Result, SolveStatus, settled_status
+from ddlsched.core.result import ExactFacts, Result, SolveStatus
 
 TIME_INDEXED_HIGHS_OPTIONS: dict[str, object] = {"presolve": "off"}
 """HiGHS options for the time-indexed models of A and A1. HiGHS's presolve spent most of
@@ -190,22 +191,25 @@ def solve_built(
             status = SolveStatus.FEASIBLE
     unproven = built.slotted.unproven_modes if built.slotted is not None else ()
     unenumerated = built.slotted.unenumerated if built.slotted is not None else ()
-    status, bound, caveats = honest_status(
-        status, outcome.bound, built.exact, unproven, unenumerated
-    )
-    notes += caveats
     objective, total_jct = objectives(built.instance, schedule)
-    status, unsettled = settled_status(status, objective, total_jct, bound)
-    notes += unsettled
-    return Result(
+    answer = RawAnswer(
         method="milp",
         problem=built.problem,
         status=status,
+        schedule=schedule,
         objective=objective,
         total_jct=total_jct,
-        best_bound=bound,
+        solver_bound=outcome.bound,
+        facts=ExactFacts(
+            integral=built.exact,
+            modes_proven=not unproven,
+            modes_complete=not unenumerated,
+            slotted_optimal=outcome.status == SolveStatus.OPTIMAL,
+        ),
+        rounded=not built.exact,
+        unproven=unproven,
+        unenumerated=unenumerated,
         runtime_s=built.build_time_s + outcome.runtime_s,
-        schedule=schedule,
         build_time_s=built.build_time_s,
         metrics={
             "solver_s": outcome.runtime_s,
@@ -213,14 +217,9 @@ def solve_built(
             "variables": _count(built.model, pyo.Var),
             "constraints": _count(built.model, pyo.Constraint),
         },
-        facts=ExactFacts(
-            integral=built.exact,
-            modes_proven=not unproven,
-            modes_complete=not unenumerated,
-            slotted_optimal=outcome.status == SolveStatus.OPTIMAL,
-        ).as_dict(),
         notes=(*notes, f"HiGHS: {outcome.message}"),
     )
+    return certify(answer)
 
 
 def _fixed_and_floor(built: BuiltModel) -> tuple[float, float]:
@@ -294,6 +293,7 @@ def solve_milp(
     cancel: threading.Event | None = None,
     on_incumbent: Callable[[Schedule, float], None] | None = None,
     offers: queue.Queue[Schedule] | None = None,
+    bounds: BoundSet | None = None,
 ) -> Result:
     """Solve problem ``problem`` (A, A1 or A2) of ``instance`` exactly.
 
@@ -320,6 +320,10 @@ def solve_milp(
     offers
         Isolated runs of A and A1: schedules put here (e.g. by another
         method) are offered to the running HiGHS as solutions.
+    bounds
+        The bounds known on ``instance`` and the schedules already admitted for it (the
+        portfolio's, shared by its backends); else they are computed here
+        (:meth:`ddlsched.formulations.certify.BoundSet.of`, problem A only).
 
     Returns
     -------
@@ -329,22 +333,22 @@ def solve_milp(
         bound meets the schedule); objective and JCT recomputed from the
         schedule; ``best_bound`` the larger of HiGHS's bound (withdrawn on
         non-integral instances, where it bounds only the slotted problem) and
-        the combinatorial bounds (problem A;
-        :func:`ddlsched.formulations.certify.with_best_bound`).
+        the fast bounds (problem A; :func:`ddlsched.formulations.certify.certify`).
 
     The time limit is a hard one: HiGHS is interrupted :data:`INTERRUPT_SLACK`
     seconds past it, and an isolated run still going :data:`OVERRUN_GRACE`
     seconds past it is stopped,
     returning the last incumbent it reported (or the list schedule).
     """
-    from ddlsched.formulations.admission import check_warm_start
-    from ddlsched.formulations.certify import with_best_bound
-
     params = params or ExactParams()
     solved = parse_problem(problem)
-    check_warm_start(instance, solved, warm_start)
+    if bounds is None:
+        bounds = BoundSet.of(instance) if solved is Problem.A else BoundSet.empty(instance)
+    bounds.admit_warm_start(solved, warm_start)
     result = _solve_milp(instance, solved, params, warm_start, cancel, on_incumbent, offers)
-    return with_best_bound(result, instance)
+    if solved is not Problem.A:
+        return result
+    return certify(RawAnswer.of(result), bounds)
 
 
 def _solve_milp(
@@ -433,19 +437,20 @@ def _stopped_at_deadline(
         schedule = schedule_from_plan(instance, problem, prepared.slotted, prepared.plan)
         source = "the list schedule"
     objective, total_jct = objectives(instance, schedule)
-    return Result(
+    answer = RawAnswer(
         method="milp",
-        problem=problem,
+        problem=Problem(problem),
         status=SolveStatus.FEASIBLE,
+        schedule=schedule,
         objective=objective,
         total_jct=total_jct,
-        best_bound=bound,
+        solver_bound=bound,
+        facts=ExactFacts(),
         runtime_s=time.perf_counter() - began,
-        schedule=schedule,
         metrics={"milp_objective": math.nan},
-        facts=ExactFacts().as_dict(),
         notes=(f"{note}; {source} is returned",),
     )
+    return certify(answer)
 
 
 def _build_and_solve(

@@ -1,12 +1,11 @@
-"""From a backend's answer to a :class:`~ddlsched.core.result.Result`: decoding and honesty.
+"""From a backend's answer to a decoded schedule and its objectives.
 
-The last stages of the exact pipeline (instance -> prepared problem -> backend model ->
-decoded schedule -> result): :func:`schedule_from_plan` decodes a plan of
-``(mode, start slot)`` per job into a schedule with exact ends, :func:`objectives` reads
-its ``sum w C`` and ``sum w (C - r)``, and :func:`honest_status` demotes a backend's status
-and withdraws its bound where an input to the proof was inexact. Every exact backend
-(the MILP, CP-SAT, the portfolio's bound searches) returns through here; the largest known
-bound and the proof it may give are added by :func:`ddlsched.formulations.certify.with_best_bound`.
+A late stage of the exact pipeline (instance -> prepared problem -> backend model ->
+decoded schedule -> certified result): :func:`schedule_from_plan` decodes a plan of
+``(mode, start slot)`` per job into a schedule with exact ends, and :func:`objectives`
+reads its ``sum w C`` and ``sum w (C - r)``. Every exact backend (the MILP, CP-SAT, the
+portfolio's bound searches) decodes through here; what its answer proves is decided by
+:func:`ddlsched.formulations.certify.certify`.
 """
 
 from __future__ import annotations
@@ -17,7 +16,6 @@ from ddlsched.formulations.slotted import SlottedProblem
 
 from ddlsched.core.alpha import all_cut_alpha
 from ddlsched.core.model import Instance, Problem, Schedule, ScheduledJob
-from ddlsched.core.result import SolveStatus
 
 
 def schedule_from_plan(
@@ -40,47 +38,6 @@ def schedule_from_plan(
             duration = job.iterations * all_cut_alpha(job, instance.cluster)
             entries.append(ScheduledJob(job.id, start, start + duration))
     return Schedule(tuple(entries), problem=problem)
-
-
-def honest_status(
-    status: SolveStatus,
-    bound: float,
-    integral: bool,
-    unproven: tuple[str, ...],
-    unenumerated: tuple[str, ...] = (),
-) -> tuple[SolveStatus, float, list[str]]:
-    """An exact backend's status and bound, demoted where an input was not exact.
-
-    The slotted optimum is the instance's optimum only on an integral instance
-    with every mode enumerated and every mode's duration exact; otherwise the
-    result is ``feasible``, with no bound, and the notes say which input was
-    inexact. Shared by the MILP and CP-SAT.
-    """
-    notes = []
-    if not integral:
-        notes.append(
-            "instance not integral: durations and releases were rounded up to the slot, so this "
-            "is the optimum of the slotted problem (an upper bound for the continuous one) and "
-            "its bound is not a bound for the continuous problem"
-        )
-    if unproven:
-        notes.append(
-            f"modes of {len(unproven)} job(s) ({', '.join(unproven[:5])}) use mappings that a "
-            "time-limited mapping MILP did not prove fastest, so their durations may be too "
-            "long: the schedule is feasible, but neither it nor the bound is proven for the "
-            "instance"
-        )
-    if unenumerated:
-        notes.append(
-            f"modes of {len(unenumerated)} job(s) ({', '.join(unenumerated[:5])}) were not all "
-            "enumerated before the time limit (or mode_limit): the schedule is feasible, but "
-            "the optimum of the modes tried is not proven for the instance"
-        )
-    if notes:
-        bound = math.nan
-        if status is SolveStatus.OPTIMAL:
-            status = SolveStatus.FEASIBLE
-    return status, bound, notes
 
 
 def objectives(instance: Instance, schedule: Schedule | None) -> tuple[float, float]:

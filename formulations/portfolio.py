@@ -69,17 +69,10 @@ from ddlsched.formulations.isolation import Cancelled
 
 from ddlsched.core.model import Instance, Problem, Schedule
 from ddlsched.core.params import DEFAULT_MEMORY_LIMIT, ExactParams
-from ddlsched.core.result import (
-    LowerBound,
-    Result,
-    SolveStatus,
-    best_lower_bound,
-    fixed_part,
-    gap_closed,
-    with_solver_bound,
-)
+from ddlsched.core.result import LowerBound, Result, SolveStatus, best_lower_bound
 
 if TYPE_CHECKING:
+    from ddlsched.formulations.certify import BoundSet
     from ddlsched.formulations.prepared import ModelTooLarge
 
 HEAD_START = 2.0
@@ -129,22 +122,23 @@ def solve_exact(
     ``params.threads`` is ignored: each backend gets one thread (two cores
     in all). ``metrics["first_proof_milp"]`` / ``["first_proof_cpsat"]`` say
     which proved first (1) if one did; ``["proof_by_bound"]`` is 1 when a lower bound
-    met a schedule first (:class:`_Watch`).
+    met a schedule first (:class:`_Watch`). The fast bounds are computed once, here, and
+    every stage certifies with them (:class:`~ddlsched.formulations.certify.BoundSet`).
     """
-    from ddlsched.formulations.certify import combinatorial_bound
+    from ddlsched.formulations.certify import BoundSet
     from ddlsched.formulations.prepared import ModelTooLarge
 
     params = params or ExactParams()
     problem = Problem(problem)
     began = time.perf_counter()
+    known = BoundSet.of(instance) if problem is Problem.A else BoundSet.empty(instance)
     refused = slotted_refusal(instance, problem, params.memory_limit)
     if refused is not None:
-        return _continuous(instance, problem, params, warm_start, seed, began, refused)
+        return _continuous(known, problem, params, warm_start, seed, began, refused)
     racing = problem is Problem.A and RACE_BOUNDS
-    combinatorial = combinatorial_bound(instance) if racing else None
-    race = _Race(instance, problem, params, warm_start, seed, began, racing, combinatorial)
+    race = _Race(known, problem, params, warm_start, seed, began, racing)
     if race.watch.proof is not None:
-        return _from_watch(instance, problem, race.watch, {}, race.elapsed())
+        return _from_watch(problem, race.watch, {}, race.elapsed())
     threads = race.start()
     stop_at = None if params.time_limit is None else began + params.time_limit + STOP_SLACK
     stopped = race.join(threads, stop_at)
@@ -153,13 +147,13 @@ def solve_exact(
     except ModelTooLarge as error:  # both refused once the modes were known
         if problem is Problem.A2:
             raise
-        return _continuous(instance, problem, params, warm_start, seed, began, error)
-    return _continued_in_continuous_time(result, instance, problem, params, seed, began)
+        return _continuous(known, problem, params, warm_start, seed, began, error)
+    return _continued_in_continuous_time(result, known, problem, params, seed, began)
 
 
 def _continued_in_continuous_time(
     result: Result,
-    instance: Instance,
+    known: BoundSet,
     problem: Problem,
     params: ExactParams,
     seed: int,
@@ -174,7 +168,7 @@ def _continued_in_continuous_time(
     if params.time_limit is not None and params.time_limit - (time.perf_counter() - began) < 0.1:
         return result
     reason = "the slotted models are not exact for this instance"
-    continued = _continuous(instance, problem, params, result.schedule, seed, began, reason)
+    continued = _continuous(known, problem, params, result.schedule, seed, began, reason)
     if continued.proven_optimal or continued.objective < result.objective:
         return continued
     return result
@@ -209,7 +203,7 @@ def slotted_refusal(
 
 
 def _continuous(
-    instance: Instance,
+    known: BoundSet,
     problem: Problem,
     params: ExactParams,
     warm_start: Schedule | None,
@@ -228,10 +222,12 @@ def _continuous(
     own = params.replace(threads=1 if deterministic else 2, isolate=True)
     if params.time_limit is not None:
         own = own.replace(time_limit=max(0.01, params.time_limit - (time.perf_counter() - began)))
-    result = solve_continuous(instance, problem, own, warm_start=warm_start, seed=seed)
+    result = solve_continuous(
+        known.instance, problem, own, warm_start=warm_start, seed=seed, bounds=known
+    )
     if warm_start is not None:  # kept when better: its modes may not all be enumerated
-        watch = _Watch.started(instance, problem, threading.Event(), None, warm_start)
-        result = _with_watched_schedule(result, instance, watch)
+        watch = _Watch.started(known, problem, threading.Event(), False, warm_start)
+        result = _with_watched_schedule(result, watch)
     why = refused if isinstance(refused, str) else f"the slotted models were refused ({refused})"
     note = f"{why}; solved in continuous time by {METHOD}"
     return dataclasses.replace(
@@ -261,6 +257,9 @@ class _Race:
         Each backend's result, or the exception it raised.
     first
         The backend that proved optimality first, if any.
+    known
+        The fast bounds of the instance and the schedules admitted, shared by every stage
+        (:class:`~ddlsched.formulations.certify.BoundSet`).
     watch
         The best schedule and the valid bounds seen so far (:class:`_Watch`).
     lp_stop
@@ -272,21 +271,20 @@ class _Race:
 
     def __init__(
         self,
-        instance: Instance,
+        known: BoundSet,
         problem: Problem,
         params: ExactParams,
         warm_start: Schedule | None,
         seed: int,
         began: float,
         racing: bool,
-        combinatorial: LowerBound | None,
     ) -> None:
         from ddlsched.formulations.cpsat import solve_cpsat
         from ddlsched.formulations.milp import solve_milp
 
-        self.instance, self.problem, self.params = instance, problem, params
+        self.instance, self.problem, self.params = known.instance, problem, params
         self.warm_start, self.seed, self.began = warm_start, seed, began
-        self.racing, self.combinatorial = racing, combinatorial
+        self.racing, self.known = racing, known
         self.solve_milp, self.solve_cpsat = solve_milp, solve_cpsat
         self.head = head_start(params.time_limit)
         self.cancel = threading.Event()
@@ -295,7 +293,7 @@ class _Race:
         self.found: list[Schedule] = []
         self.outcomes: dict[str, Result | BaseException] = {}
         self.first: list[str] = []
-        self.watch = _Watch.started(instance, problem, self.cancel, combinatorial, warm_start)
+        self.watch = _Watch.started(known, problem, self.cancel, racing, warm_start)
         self.lp_stop = threading.Event()
         # The bounds' children get the warm start's objective as their upper bound, fixed
         # before the race: the best objective when a child starts depends on how far the
@@ -381,6 +379,7 @@ class _Race:
                 cancel=self.cancel,
                 on_incumbent=self.from_milp if report else None,
                 offers=self.offers,
+                bounds=self.known,
             )
         return self.solve_cpsat(
             self.instance,
@@ -390,6 +389,7 @@ class _Race:
             seed=self.seed,
             cancel=self.cancel,
             on_incumbent=self.from_cpsat if report else None,
+            bounds=self.known,
         )
 
     def run_bounds(self) -> None:
@@ -511,56 +511,60 @@ class _Race:
 def _answer(race: _Race, stopped: bool) -> Result:
     """The result of a finished race: the watch's when it proved the instance first (or
     nothing else answered before the stop), else the backends' combined
-    (:func:`_combine`), with the best schedule watched and, when the bounds raced, the
-    best bound (:func:`ddlsched.formulations.certify.with_best_bound`)."""
-    from ddlsched.formulations.certify import with_best_bound
+    (:func:`_combine`), with the best schedule watched and, when the bounds raced,
+    certified with every bound the watch saw (:func:`ddlsched.formulations.certify.certify`)."""
+    from ddlsched.formulations.certify import RawAnswer, certify
 
-    instance, problem, watch, outcomes = race.instance, race.problem, race.watch, race.outcomes
+    problem, watch, outcomes = race.problem, race.watch, race.outcomes
     if (watch.proof is not None and not race.first) or (stopped and not outcomes):
-        return _from_watch(instance, problem, watch, outcomes, race.elapsed())
-    result = _combine(*_admitted(instance, problem, outcomes, race.first), race.elapsed())
-    result = _with_watched_schedule(result, instance, watch)
+        return _from_watch(problem, watch, outcomes, race.elapsed())
+    result = _combine(*_admitted(race.known, problem, outcomes, race.first), race.elapsed())
+    result = _with_watched_schedule(result, watch)
     if stopped:
         result = dataclasses.replace(
             result, notes=(*result.notes, f"stopped {STOP_SLACK:g} s past the time limit")
         )
     if not race.racing:
         return result
-    result = with_best_bound(result, instance, watch.bounds, race.combinatorial)
-    return dataclasses.replace(result, runtime_s=race.elapsed())
+    answer = dataclasses.replace(RawAnswer.of(result), runtime_s=race.elapsed())
+    return certify(answer, watch.bounds)
 
 
 class _Watch:
     """The best schedule and the valid bounds seen during a race; sets ``cancel`` once a
     bound meets a schedule (a proof), remembering which (:attr:`proof`). Only schedules the
     verifier accepts for :attr:`problem` are kept (:mod:`ddlsched.formulations.admission`); the
-    others are named in :attr:`refused` and never become the best or lend a proof."""
+    others are named in :attr:`refused` and never become the best or lend a proof.
+
+    :attr:`bounds` is the race's :class:`~ddlsched.formulations.certify.BoundSet` when the
+    bounds race (the fast ones, then each bound reported), else the same set without its
+    bounds (the watch then proves nothing); either way it admits each schedule once.
+    """
 
     def __init__(
         self,
-        instance: Instance,
+        known: BoundSet,
         cancel: threading.Event,
-        combinatorial: LowerBound | None,
+        racing: bool = True,
         problem: Problem = Problem.A,
     ) -> None:
-        self.instance = instance
-        self.fixed = fixed_part(instance)
+        self.instance = known.instance
+        self.bounds = known if racing else dataclasses.replace(known, bounds=())
         self.problem = problem
         self.cancel = cancel
         self.lock = threading.Lock()
         self.best: tuple[Schedule, str] | None = None
         self.objective = math.inf
-        self.bounds: list[LowerBound] = [] if combinatorial is None else [combinatorial]
         self.proof: tuple[Schedule, str, LowerBound] | None = None
         self.refused: list[str] = []
 
     @classmethod
     def started(
         cls,
-        instance: Instance,
+        known: BoundSet,
         problem: Problem,
         cancel: threading.Event,
-        combinatorial: LowerBound | None,
+        racing: bool,
         warm_start: Schedule | None,
     ) -> _Watch:
         """A watch that has seen the caller's warm start, which must be a schedule of
@@ -570,27 +574,25 @@ class _Watch:
         on A1 without a warm start a list schedule, so that a race stopped before either
         backend answers still returns a schedule (problem A's front door,
         :func:`ddlsched.api.solve`, gives it the online policies' best as warm start)."""
-        from ddlsched.formulations.admission import check_warm_start
         from ddlsched.formulations.continuous import pooled_list_schedule
         from ddlsched.formulations.problem_a2 import single_machine, srpt_schedule
 
-        check_warm_start(instance, problem, warm_start)
-        watch = cls(instance, cancel, combinatorial, problem)
+        known.admit_warm_start(problem, warm_start)
+        watch = cls(known, cancel, racing, problem)
         if problem is Problem.A2:
-            watch.schedule(srpt_schedule(single_machine(instance)), "preemptive SRPT")
+            watch.schedule(srpt_schedule(single_machine(known.instance)), "preemptive SRPT")
         elif warm_start is not None:
             watch.schedule(warm_start, "the warm start")
         elif problem is Problem.A1:
-            watch.schedule(pooled_list_schedule(instance), "a list schedule")
+            watch.schedule(pooled_list_schedule(known.instance), "a list schedule")
         return watch
 
     def schedule(self, schedule: Schedule, source: str) -> bool:
         """A schedule (with ends) found by ``source``; whether it was admitted (a schedule
         without ends is admitted but cannot be scored, so it is not kept)."""
-        from ddlsched.formulations.admission import refusal
         from ddlsched.formulations.outcome import objectives
 
-        reason = refusal(self.instance, self.problem, schedule, source)
+        reason = self.bounds.refusal(self.problem, schedule, source)
         if reason is not None:
             with self.lock:
                 self.refused.append(f"dropped: {reason}")
@@ -617,22 +619,19 @@ class _Watch:
         """A lower bound on ``OPT(A)`` (ignored unless valid)."""
         if bound.valid and math.isfinite(bound.value):
             with self.lock:
-                self.bounds.append(bound)
+                self.bounds = self.bounds.added(bound)
                 self._check()
 
     def _check(self) -> None:
-        if self.proof is not None or self.best is None or not self.bounds:
+        if self.proof is not None or self.best is None:
             return
-        best = best_lower_bound(self.bounds)
-        if best is None:
-            return
-        if gap_closed(self.objective, best.value, self.fixed):
-            self.proof = (self.best[0], self.best[1], best)
+        proving = self.bounds.proof(self.objective)
+        if proving is not None:
+            self.proof = (self.best[0], self.best[1], proving)
             self.cancel.set()
 
 
 def _from_watch(
-    instance: Instance,
     problem: Problem,
     watch: _Watch,
     outcomes: dict[str, Result | BaseException],
@@ -640,21 +639,16 @@ def _from_watch(
 ) -> Result:
     """The result of a race ended by :class:`_Watch`'s proof (``optimal``, the bound that
     proved it named) or stopped at :data:`STOP_SLACK` past its limit before either backend
-    answered (``feasible``: the best schedule reported, the best valid bound)."""
-    from ddlsched.formulations.certify import instance_facts
+    answered (``feasible``: the best schedule reported, the best valid bound), certified
+    with the watch's bounds and the facts a proof by them rests on."""
+    from ddlsched.formulations.certify import RawAnswer, certify
     from ddlsched.formulations.outcome import objectives
 
     if watch.proof is not None:
-        schedule, source, bound = watch.proof
-        status = SolveStatus.OPTIMAL
-        notes = [
-            f"optimal: {source} meets the {bound.name} lower bound {bound.value:.8g}, a proof "
-            "for the instance; both backends were stopped"
-        ]
+        schedule, source, _ = watch.proof
+        notes = ["both backends were stopped"]
     elif watch.best is not None:
         schedule, source = watch.best
-        status = SolveStatus.FEASIBLE
-        bound = best_lower_bound(watch.bounds) or LowerBound(math.nan, "", False)
         notes = [f"stopped {STOP_SLACK:g} s past the time limit; {source} is returned"]
     else:
         return Result.unsolved(
@@ -666,32 +660,32 @@ def _from_watch(
         if isinstance(r, Result)
     ]
     notes += watch.refusal_notes()
-    objective, total_jct = objectives(instance, schedule)
-    return Result(
+    objective, total_jct = objectives(watch.instance, schedule)
+    answer = RawAnswer(
         method="exact",
         problem=problem,
-        status=status,
+        status=SolveStatus.FEASIBLE,
+        schedule=schedule,
         objective=objective,
         total_jct=total_jct,
-        best_bound=bound.value,
+        facts=watch.bounds.facts(),
         runtime_s=wall,
-        schedule=schedule,
         metrics={
             "milp_objective": math.nan,
             "first_proof_milp": 0,
             "first_proof_cpsat": 0,
             "proof_by_bound": int(watch.proof is not None),
         },
-        facts=instance_facts(instance).as_dict(),
         notes=tuple(notes),
-        lower_bound=bound if bound.valid else None,
     )
+    return certify(answer, watch.bounds, source=source)
 
 
-def _with_watched_schedule(result: Result, instance: Instance, watch: _Watch) -> Result:
+def _with_watched_schedule(result: Result, watch: _Watch) -> Result:
     """``result`` with the best schedule :class:`_Watch` saw (the warm start, the pooled
-    bound's search) when that beats the backends' own, status ``feasible`` until a bound
-    meets it (:func:`ddlsched.formulations.certify.with_best_bound`)."""
+    bound's search) when that beats the backends' own by more than the closed gap, status
+    ``feasible`` until a bound meets it (:func:`ddlsched.formulations.certify.certify`)."""
+    from ddlsched.formulations.certify import clearly_better
     from ddlsched.formulations.outcome import objectives
 
     if watch.refused:
@@ -699,12 +693,11 @@ def _with_watched_schedule(result: Result, instance: Instance, watch: _Watch) ->
     if watch.best is None or result.proven_optimal or result.problem is not Problem.A:
         return result
     schedule, source = watch.best
-    if math.isfinite(result.objective) and (
-        watch.objective >= result.objective
-        or gap_closed(result.objective, watch.objective, fixed_part(instance))
+    if math.isfinite(result.objective) and not clearly_better(
+        watch.objective, result.objective, watch.bounds.fixed
     ):
         return result
-    objective, total_jct = objectives(instance, schedule)
+    objective, total_jct = objectives(watch.instance, schedule)
     return dataclasses.replace(
         result,
         status=SolveStatus.FEASIBLE,
@@ -736,7 +729,7 @@ def milp_params(params: ExactParams, elapsed: float) -> ExactParams:
 
 
 def _admitted(
-    instance: Instance,
+    known: BoundSet,
     problem: Problem,
     outcomes: dict[str, Result | BaseException],
     first: list[str],
@@ -744,13 +737,13 @@ def _admitted(
     """``outcomes`` with each result whose schedule the verifier rejects for ``problem``
     turned into a failure (its schedule is never returned and its bound never joins a
     proof: a backend that returns a schedule of another problem is not trusted), and
-    ``first`` without it."""
-    from ddlsched.formulations.admission import InadmissibleSchedule, refusal
+    ``first`` without it. Schedules ``known`` admitted already are not verified again."""
+    from ddlsched.formulations.admission import InadmissibleSchedule
 
     kept = dict(outcomes)
     for name, outcome in outcomes.items():
         if isinstance(outcome, Result) and outcome.schedule is not None:
-            reason = refusal(instance, problem, outcome.schedule, f"{name}'s schedule")
+            reason = known.refusal(problem, outcome.schedule, f"{name}'s schedule")
             if reason is not None:
                 kept[name] = InadmissibleSchedule(reason)
     return kept, [name for name in first if isinstance(kept[name], Result)]
@@ -761,7 +754,11 @@ def _combine(
     first: list[str],
     wall: float,
 ) -> Result:
-    """One result from the backends' outcomes (the module docstring's rules)."""
+    """One result from the backends' outcomes (the module docstring's rules): the first
+    proof's, else the best schedule with the best bound of either, certified on them alone
+    (:func:`ddlsched.formulations.certify.certify`: a joint proof when they meet)."""
+    from ddlsched.formulations.certify import RawAnswer, certify
+
     results = {name: r for name, r in outcomes.items() if isinstance(r, Result)}
     errors = {name: e for name, e in outcomes.items() if not isinstance(e, Result)}
     if not results:
@@ -771,31 +768,29 @@ def _combine(
         for name, result in results.items()
     ]
     notes += [f"{name} failed: {type(e).__name__}: {e}" for name, e in errors.items()]
+    with_schedule = [r for r in results.values() if r.schedule is not None]
     if first:
         chosen = results[first[0]]
-        status, bound = chosen.status, chosen.best_bound
+        status, bound = chosen.status, chosen.lower_bound
         notes.insert(0, f"{first[0]} proved optimality first; the other was stopped")
     else:
-        with_schedule = [r for r in results.values() if r.schedule is not None]
-        bounds = [r.best_bound for r in results.values() if math.isfinite(r.best_bound)]
-        bound = max(bounds) if bounds else math.nan
-        if with_schedule:
-            chosen = min(with_schedule, key=lambda r: r.objective)
-            status = SolveStatus.FEASIBLE
-            if gap_closed(chosen.objective, bound, chosen.objective - chosen.total_jct):
-                status = SolveStatus.OPTIMAL
-                notes.insert(0, "optimal, proven jointly: the best bound meets the best schedule")
-        else:
-            chosen = next(iter(results.values()))
-            status = chosen.status
+        chosen = (
+            min(with_schedule, key=lambda r: r.objective)
+            if with_schedule
+            else next(iter(results.values()))
+        )
+        status = SolveStatus.FEASIBLE if with_schedule else chosen.status
+        known = [chosen.lower_bound, *(r.lower_bound for r in results.values())]
+        bound = best_lower_bound([b for b in known if b is not None])
     metrics = {f"first_proof_{name}": int(name in first) for name in ("milp", "cpsat")}
     metrics["proof_by_bound"] = 0
-    return dataclasses.replace(
-        chosen,
+    answer = dataclasses.replace(
+        RawAnswer.of(chosen),
         method="exact",
         status=status,
-        lower_bound=with_solver_bound(chosen.lower_bound, bound),
+        lower_bound=bound,
         runtime_s=wall,
         metrics={**chosen.metrics, **metrics},
         notes=(*notes, *chosen.notes),
     )
+    return certify(answer, source="the best schedule")

@@ -25,7 +25,7 @@ from pyomo.contrib.appsi.base import TerminationCondition
 from pyomo.contrib.appsi.solvers.highs import Highs
 
 from ddlsched.core.params import ExactParams
-from ddlsched.core.result import SolveStatus, gap_closed, whole_objective_gap
+from ddlsched.core.result import SolveStatus, whole_objective_gap
 
 
 @dataclass(frozen=True)
@@ -132,11 +132,13 @@ def solve_model(
     fixed
         The part of the objective no solution changes (``sum_i w_i r_i`` of a
         scheduling model): the gap is judged on the rest
-        (:func:`ddlsched.core.result.gap_closed`), and so are HiGHS's own gaps
+        (:func:`ddlsched.formulations.certify.model_status`), and so are HiGHS's own gaps
         (:func:`highs_gaps`).
     floor
         A lower bound on the rest, ``objective - fixed`` (0 when none is known).
     """
+    from ddlsched.formulations.certify import model_status
+
     solver = Highs()
     solver.config.load_solution = False
     solver.config.stream_solver = options.verbose
@@ -182,10 +184,8 @@ def solve_model(
         # unknown and gives no incumbent: read it from HiGHS itself.
         condition = TerminationCondition.maxTimeLimit
         objective, bound = _read_interrupted(solver)
-    if condition == TerminationCondition.optimal and gap_closed(objective, bound, fixed):
-        status = SolveStatus.OPTIMAL
-    elif condition == TerminationCondition.optimal:  # stopped at a gap of mip_gap
-        status = SolveStatus.FEASIBLE
+    if condition == TerminationCondition.optimal:  # or stopped at a gap of mip_gap
+        status = model_status(objective, bound, fixed)
     elif condition in _LIMITS:
         status = SolveStatus.FEASIBLE if math.isfinite(objective) else SolveStatus.TIME_LIMIT
     elif condition == TerminationCondition.infeasible:

@@ -44,7 +44,8 @@ class SolveStatus(enum.StrEnum):
 CLOSED_GAP = 1e-6
 """The gap that counts as closed, relative to the part of the objective a schedule controls:
 a bound proves a schedule optimal when ``objective - bound <= CLOSED_GAP * (objective -
-fixed)``, ``fixed = sum_i w_i r_i`` (:func:`gap_closed`). No schedule changes ``fixed``, so
+fixed)``, ``fixed = sum_i w_i r_i``
+(:func:`ddlsched.formulations.certify.gap_closed`). No schedule changes ``fixed``, so
 a gap measured against ``sum w C`` would close on any schedule once releases dwarf the
 completion times (releases at 1e7 s made a schedule 16% above the optimum "optimal"), and
 a gap with an absolute floor closes on any schedule of tiny times (jobs of 1e-8 s). A
@@ -62,53 +63,9 @@ them are compared (above the error of summing a million doubles; as much as ever
 gives up for safety, :data:`ddlsched.formulations.lower_bounds.SAFETY`)."""
 
 
-def gap_closed(objective: float, bound: float, fixed: float) -> bool:
-    """Whether ``bound`` proves ``objective`` optimal: ``objective - bound <= CLOSED_GAP *
-    (objective - fixed)`` (false on ``nan``).
-
-    Parameters
-    ----------
-    objective
-        A feasible schedule's ``sum_i w_i C_i``.
-    bound
-        A valid lower bound on the optimum of the same problem.
-    fixed
-        The part of the objective no schedule changes, ``sum_i w_i r_i``
-        (:func:`fixed_part`): the gap is judged on ``sum_i w_i (C_i - r_i)``, which is
-        positive for every schedule, so its scale never vanishes.
-    """
-    controlled = objective - fixed
-    if not (math.isfinite(controlled) and math.isfinite(bound)):
-        return False
-    return objective - bound <= CLOSED_GAP * max(controlled, 0.0) * (1 + 1e-9)
-
-
-def settled_status(
-    status: SolveStatus, objective: float, total_jct: float, bound: float
-) -> tuple[SolveStatus, tuple[str, ...]]:
-    """``status``, unless it is ``optimal`` and ``bound`` leaves the gap of the schedule
-    (``objective``, ``total_jct``) open (:func:`gap_closed`): then ``feasible``, with a note.
-
-    A backend's ``optimal`` is about its model; the schedule it decodes is judged on the
-    instance. At releases near 1e11 s HiGHS's objective for a slotted model sat 19.5 s
-    below the decoded schedule's, on a flow time of 1.5 s: its own gap was closed, the
-    schedule's was not. Without a bound (``nan``) the status is kept: its proof is of
-    another kind (the backend's notes say which).
-    """
-    if status is not SolveStatus.OPTIMAL or not math.isfinite(bound):
-        return status, ()
-    if gap_closed(objective, bound, objective - total_jct):
-        return status, ()
-    return SolveStatus.FEASIBLE, (
-        f"not proven: the solver's optimum of its model leaves the schedule's objective "
-        f"{objective:.10g} above the bound {bound:.10g} by "
-        f"{(objective - bound) / total_jct:.3g} of its total flow time",
-    )
-
-
 def fixed_part(instance: Instance) -> float:
     """``sum_i w_i r_i`` of ``instance``: the part of ``sum w C`` that no schedule changes,
-    against which no gap is judged (:func:`gap_closed`)."""
+    against which no gap is judged (:func:`ddlsched.formulations.certify.gap_closed`)."""
     return math.fsum(job.weight * job.release for job in instance.jobs)
 
 
@@ -311,7 +268,7 @@ class Result:
         The result's one bound: the largest proven lower bound known on the optimum of
         :attr:`problem` (on ``OPT(A)`` for problem A: an exact method's own dual bound or
         the combinatorial bounds of :mod:`ddlsched.formulations.lower_bounds`, whichever
-        is larger, :func:`ddlsched.formulations.certify.with_best_bound`; for an online
+        is larger, :func:`ddlsched.formulations.certify.certify`; for an online
         method the fast bounds), with its name and its flow-time counterpart; ``None``
         when none is known. ``objective / lower_bound.value`` is then a certified upper
         bound on the ratio to the optimum. :attr:`best_bound` is its value.
@@ -397,7 +354,7 @@ class Result:
         valid :attr:`lower_bound` (a negative gap, a ratio to the bound under 1), a
         flow time below its flow bound (such a pair means the schedule is not one of the
         problem the bound bounds, or the bound is wrong), or ``optimal`` beside a bound
-        that leaves its gap open (:func:`gap_closed`: a status is a promise).
+        that leaves its gap open (a status is a promise).
         """
         pairs = []
         if self.lower_bound is not None and self.lower_bound.valid:
@@ -464,7 +421,7 @@ class Result:
         """Relative gap on the part of the objective a schedule controls: ``(objective -
         best_bound) / total_jct`` (``total_jct = objective - sum_i w_i r_i``, which no
         release time inflates), or ``nan``; ``optimal`` needs it at most
-        :data:`CLOSED_GAP` (:func:`gap_closed`)."""
+        :data:`CLOSED_GAP` (:func:`ddlsched.formulations.certify.gap_closed`)."""
         if not (math.isfinite(self.objective) and math.isfinite(self.best_bound)):
             return math.nan
         if not math.isfinite(self.total_jct):

@@ -24,9 +24,9 @@ from ddlsched.core.alpha import rho as rho_of_instance
 from ddlsched.core.generators import GeneratorConfig, generate
 from ddlsched.core.model import Instance, Problem
 from ddlsched.core.params import ExactParams, OnlineParams
-from ddlsched.core.result import LowerBound, Result, SolveStatus, best_lower_bound
-from ddlsched.formulations.certify import combinatorial_bound
-from ddlsched.formulations.lower_bounds import PREEMPTIVE_BOUNDS, lower_bounds
+from ddlsched.core.result import LowerBound, Result, SolveStatus
+from ddlsched.formulations.certify import BoundSet
+from ddlsched.formulations.lower_bounds import PREEMPTIVE_BOUNDS
 
 MAX_SEED = 2**63 - 1
 """The largest seed (NumPy's generators take any whole number; the CLI and result files
@@ -431,10 +431,10 @@ def preemptive_note(methods: tuple[str, ...]) -> str:
     )
 
 
-def preemptive_lower_bound(instance: Instance) -> LowerBound | None:
+def preemptive_lower_bound(known: BoundSet) -> LowerBound | None:
     """The best of the bounds proved for the preemptive model
-    (:data:`~ddlsched.formulations.lower_bounds.PREEMPTIVE_BOUNDS`) on ``instance``."""
-    return best_lower_bound(lower_bounds(instance, PREEMPTIVE_BOUNDS))
+    (:data:`~ddlsched.formulations.lower_bounds.PREEMPTIVE_BOUNDS`) among ``known``."""
+    return known.best(among=PREEMPTIVE_BOUNDS)
 
 
 def _bound_value(bound: LowerBound | None) -> float:
@@ -612,7 +612,8 @@ def _fast_bounds(
     ``(None, None)`` when the budget left no time for them."""
     if not budget.allows(BOUNDS_PHASE):
         return None, None
-    return combinatorial_bound(instance), preemptive_lower_bound(instance)
+    known = BoundSet.of(instance)
+    return known.best(), preemptive_lower_bound(known)
 
 
 def _not_run(exact: str, budget: InstanceBudget, bound: LowerBound | None) -> Result:

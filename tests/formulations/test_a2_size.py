@@ -8,6 +8,7 @@ import threading
 
 import pytest
 from ddlsched.formulations import cpsat, milp, portfolio
+from ddlsched.formulations.certify import BoundSet
 from ddlsched.formulations.memory import A2_MILP
 from ddlsched.formulations.prepared import ModelTooLarge, guard_a2
 from ddlsched.formulations.problem_a2 import single_machine, srpt_schedule
@@ -103,7 +104,9 @@ def test_the_a2_race_watches_preemptive_srpt_from_the_start() -> None:
     """The portfolio's watch on A2 holds preemptive SRPT before either backend runs, so a
     race stopped early still answers with a schedule of A2."""
     instance = generate(GeneratorConfig(num_jobs=4, integral=True), 3)
-    watch = portfolio._Watch.started(instance, Problem.A2, threading.Event(), None, None)
+    watch = portfolio._Watch.started(
+        BoundSet.empty(instance), Problem.A2, threading.Event(), False, None
+    )
     assert watch.best is not None
     schedule, source = watch.best
     assert source == "preemptive SRPT"

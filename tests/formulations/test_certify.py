@@ -12,7 +12,14 @@ from __future__ import annotations
 import math
 
 import pytest
-from ddlsched.formulations.certify import combinatorial_bound, exact_lp_bound, with_best_bound
+from ddlsched.formulations.certify import (
+    BoundSet,
+    RawAnswer,
+    certify,
+    combinatorial_bound,
+    exact_lp_bound,
+    gap_closed,
+)
 from ddlsched.formulations.cpsat import solve_cpsat
 from ddlsched.formulations.lower_bounds import BoundInputs, lagrangian_terms, lower_bounds
 from ddlsched.formulations.outcome import objectives
@@ -23,7 +30,7 @@ from hypothesis import strategies as st
 from ddlsched import ExactParams, SolveStatus, simulate
 from ddlsched.core.generators import GeneratorConfig, generate
 from ddlsched.core.model import Cluster, Instance, Problem
-from ddlsched.core.result import LowerBound, Result
+from ddlsched.core.result import LowerBound, Result, fixed_part
 from tests.formulations.helpers import unit_job
 from tests.oracles import brute_force_a
 from tests.strategies import (
@@ -34,6 +41,20 @@ from tests.strategies import (
 )
 
 POLICIES = ("asrpt", "asrpt-greedy", "fifo", "sjf", "las-tiresias")
+
+
+def _certified(
+    result: Result,
+    instance: Instance,
+    extra: tuple[LowerBound, ...] = (),
+    fast: LowerBound | None = None,
+) -> Result:
+    """``result`` certified with the fast bounds of ``instance`` (or ``fast`` alone) and
+    ``extra`` ones."""
+    known = BoundSet.of(instance)
+    if fast is not None:
+        known = BoundSet(instance, (fast,), None, fixed_part(instance))
+    return certify(RawAnswer.of(result), known.added(*extra))
 
 
 def _release_weight(instance: Instance) -> float:
@@ -152,14 +173,14 @@ def test_gap_is_measured_from_the_best_bound_by_hand() -> None:
     the solver's bound alone, or the larger bound ignored when it is the solver's."""
     jobs = tuple(unit_job(f"j{k}", 2, 4) for k in range(4))
     instance = Instance(Cluster((4,), 1.0, 1.0), jobs)
-    raised = with_best_bound(_feasible(28.0, 20.0), instance)
+    raised = _certified(_feasible(28.0, 20.0), instance)
     assert raised.best_bound == pytest.approx(24.0) and raised.gap == pytest.approx(4 / 28)
     assert raised.status is SolveStatus.FEASIBLE
     assert any("from the" in note and "bound" in note for note in raised.notes)
-    proven = with_best_bound(_feasible(24.0, 20.0), instance)
+    proven = _certified(_feasible(24.0, 20.0), instance)
     assert proven.status is SolveStatus.OPTIMAL
     assert any("a proof for the instance" in note for note in proven.notes)
-    kept = with_best_bound(_feasible(28.0, 25.0), instance)
+    kept = _certified(_feasible(28.0, 25.0), instance)
     assert kept.best_bound == 25.0 and kept.status is SolveStatus.FEASIBLE
 
 
@@ -169,7 +190,7 @@ def test_an_invalid_bound_never_raises_the_gap_or_proves() -> None:
     jobs = tuple(unit_job(f"j{k}", 2, 4) for k in range(4))
     instance = Instance(Cluster((4,), 1.0, 1.0), jobs)
     stopped = LowerBound(28.0, "lp", False)
-    result = with_best_bound(_feasible(28.0, 20.0), instance, extra=(stopped,))
+    result = _certified(_feasible(28.0, 20.0), instance, extra=(stopped,))
     assert result.status is SolveStatus.FEASIBLE and result.best_bound == pytest.approx(24.0)
 
 
@@ -181,7 +202,8 @@ def test_other_problems_are_left_alone() -> None:
     instance = Instance(Cluster((4,), 1.0, 1.0), jobs)
     for problem in (Problem.A1, Problem.A2):
         result = Result(**{**_feasible(24.0, 20.0).__dict__, "problem": problem})
-        assert with_best_bound(result, instance) is result
+        certified = _certified(result, instance)
+        assert (certified.status, certified.lower_bound) == (result.status, result.lower_bound)
 
 
 def test_deterministic_stop_is_optimal_only_when_the_bound_meets_it() -> None:
@@ -189,9 +211,7 @@ def test_deterministic_stop_is_optimal_only_when_the_bound_meets_it() -> None:
     (batch and spread arrivals): ``optimal`` only if the best bound meets the objective,
     else ``feasible`` with the bound below it; the best bound is at least the
     combinatorial one; the schedule verifies. Catches: a status upgraded without the gap
-    closed (planted: ``gap_closed`` dropped from ``with_best_bound``)."""
-    from ddlsched.core.result import fixed_part, gap_closed
-
+    closed (planted: ``gap_closed`` dropped from ``certify``)."""
     limit = ExactParams(time_limit=600, deterministic_limit=0.02)
     for load in (None, 1.0):
         instance = generate(GeneratorConfig.exact_friendly(16, 4, 4, load), 1)
@@ -257,12 +277,12 @@ def test_a_larger_bound_offered_later_becomes_the_reported_lower_bound() -> None
     from tests.examples import ring_instance
 
     instance = ring_instance()
-    first = with_best_bound(simulate(instance, "fifo"), instance)
+    first = _certified(simulate(instance, "fifo"), instance)
     assert first.lower_bound is not None
     stronger = LowerBound(
         first.lower_bound.value + 1.0, "lp", True, flow_value=first.lower_bound.flow_value + 1.0
     )
-    second = with_best_bound(first, instance, extra=(stronger,))
+    second = _certified(first, instance, extra=(stronger,))
     assert second.lower_bound is not None and second.lower_bound.name == "lp"
     assert second.best_bound == pytest.approx(second.lower_bound.value)
     assert second.lower_bound.value == pytest.approx(first.lower_bound.value + 1.0)
@@ -291,7 +311,7 @@ def test_the_note_names_the_bound_that_proves() -> None:
 
     jobs = tuple(unit_job(f"j{k}", 2, 4) for k in range(4))
     instance = Instance(Cluster((4,), 1.0, 1.0), jobs)
-    proven = with_best_bound(_feasible(24.0, 24.0), instance)
+    proven = _certified(_feasible(24.0, 24.0), instance)
     assert proven.status is SolveStatus.OPTIMAL
     assert proven.lower_bound is not None and proven.lower_bound.name == SOLVER_BOUND
     assert proven.notes[0].startswith(f"optimal: the {SOLVER_BOUND} lower bound")
@@ -317,26 +337,49 @@ def test_a_bound_close_on_sum_wc_but_not_on_the_flow_time_proves_nothing() -> No
         "cpsat", Problem.A, SolveStatus.FEASIBLE, 4e7 + flow, flow, math.nan, 1.0, pairs
     )
     bound = LowerBound(4e7 + 24.0, "mean-busy-time", True)
-    settled = with_best_bound(result, instance, combinatorial=bound)
+    settled = _certified(result, instance, fast=bound)
     assert settled.best_bound == 4e7 + 24.0
     assert settled.status is SolveStatus.FEASIBLE
 
 
-def test_instance_facts_say_modes_unproven_when_an_alpha_min_is_a_bound(
+def test_bound_facts_say_modes_unproven_when_an_alpha_min_is_a_bound(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """``instance_facts`` reports ``modes_proven`` only when every ``alpha_min`` is exact:
+    """A bound set's facts report ``modes_proven`` only when every ``alpha_min`` is exact:
     with one of them only a lower bound (the mapping search cut short) it is false, with
     none it is true. Catches: ``modes_proven`` set true whatever the search found (a
     result proven by a bound claiming exact modes it never had)."""
     import importlib
 
-    from ddlsched.formulations.certify import instance_facts
-
+    module = importlib.import_module("ddlsched.formulations.lower_bounds")
     jobs = tuple(unit_job(f"j{k}", 2, 4) for k in range(4))
     instance = Instance(Cluster((4,), 1.0, 1.0), jobs)
-    assert instance_facts(instance).modes_proven
-    assert instance_facts(instance).modes_complete
-    alpha = importlib.import_module("ddlsched.core.alpha")  # ddlsched.core.alpha is a function
-    monkeypatch.setattr(alpha, "fastest_processing", lambda inst: ([4.0] * 4, 1))
-    assert not instance_facts(instance).modes_proven
+    assert BoundSet.of(instance).facts().modes_proven
+    assert BoundSet.of(instance).facts().modes_complete
+    monkeypatch.setattr(module, "fastest_processing", lambda *_: ([4.0] * 4, 1))
+    assert not BoundSet.of(instance).facts().modes_proven
+
+
+@pytest.mark.parametrize("flow", [1e-8, 1.0, 100.0])
+@pytest.mark.parametrize("releases", [0.0, 1e7, 1e10])
+def test_a_solver_optimum_whose_bound_leaves_the_flow_gap_open_is_feasible(
+    flow: float, releases: float
+) -> None:
+    """A backend's ``optimal`` with its own bound 1e-5 of the flow time below the schedule's
+    objective is certified ``feasible`` with a note; 1e-7 of it below stays ``optimal``
+    without one, whatever the releases (the gap is judged on the flow time, the answer's
+    objective minus its total JCT when no bound set is given). Catches: the demotion judged
+    on ``sum w C`` or dropped."""
+    total = releases + flow
+    loose, tight = total - 1e-5 * flow, total - 1e-7 * flow
+
+    def certified(bound: float) -> Result:
+        answer = RawAnswer("milp", Problem.A, SolveStatus.OPTIMAL, None, total, flow, bound)
+        return certify(answer)
+
+    if total - loose > 0:  # the bound is representable apart from the objective
+        demoted = certified(loose)
+        assert demoted.status is SolveStatus.FEASIBLE
+        assert demoted.notes and "not proven" in demoted.notes[0]
+    kept = certified(tight)
+    assert kept.status is SolveStatus.OPTIMAL and kept.notes == ()

@@ -166,7 +166,7 @@ def test_a_warm_start_without_ends_is_never_scored_as_zero() -> None:
     import dataclasses
     import math
 
-    from ddlsched.formulations.certify import with_best_bound
+    from ddlsched.formulations.certify import BoundSet, RawAnswer, certify
 
     from ddlsched.core.model import Schedule
 
@@ -175,7 +175,8 @@ def test_a_warm_start_without_ends_is_never_scored_as_zero() -> None:
     assert listed is not None
     no_ends = Schedule(tuple(dataclasses.replace(e, end=None) for e in listed.jobs))
     assert all(math.isnan(value) for value in objectives(instance, no_ends))
-    result = with_best_bound(_stopped_at_deadline(instance, "A", no_ends, [], 0.0), instance)
+    stopped = _stopped_at_deadline(instance, "A", no_ends, [], 0.0)
+    result = certify(RawAnswer.of(stopped), BoundSet.of(instance))
     assert result.schedule is not None and any("list schedule" in n for n in result.notes)
     if result.proven_optimal:  # here the bound meets the list schedule's true objective
         assert result.best_bound == pytest.approx(result.objective)

@@ -1,4 +1,4 @@
-"""Status honesty where a backend's answer becomes a result (ddlsched.formulations.outcome),
+"""Status honesty where a backend's answer becomes a result (ddlsched.formulations.certify),
 CP-SAT's
 reading of its own status, and the portfolio's proof watcher: each input that makes a proof
 inexact demotes ``optimal`` on its own, and an invalid bound never proves anything."""
@@ -10,7 +10,7 @@ import threading
 from types import SimpleNamespace
 
 import pytest
-from ddlsched.formulations.outcome import honest_status
+from ddlsched.formulations.certify import BoundSet, honest_status
 
 from ddlsched.core.result import LowerBound, SolveStatus
 
@@ -65,10 +65,10 @@ def test_the_portfolio_watch_takes_no_proof_from_an_invalid_bound() -> None:
     from ddlsched.formulations.portfolio import _Watch
 
     cancel = threading.Event()
-    watch = _Watch(SimpleNamespace(jobs=()), cancel, None)
+    watch = _Watch(BoundSet(SimpleNamespace(jobs=())), cancel)  # type: ignore[arg-type]
     watch.best, watch.objective = (object(), "cpsat"), 100.0  # type: ignore[assignment]
     watch.bound(LowerBound(100.0, "lp", False))
-    assert not cancel.is_set() and watch.proof is None and watch.bounds == []
+    assert not cancel.is_set() and watch.proof is None and watch.bounds.bounds == ()
     watch.bound(LowerBound(100.0, "lp", True))
     assert cancel.is_set() and watch.proof is not None and watch.proof[2].valid
 
@@ -81,7 +81,7 @@ def test_the_portfolio_watch_proves_with_its_strongest_bound() -> None:
     from ddlsched.formulations.portfolio import _Watch
 
     cancel = threading.Event()
-    watch = _Watch(SimpleNamespace(jobs=()), cancel, None)
+    watch = _Watch(BoundSet(SimpleNamespace(jobs=())), cancel)  # type: ignore[arg-type]
     watch.best, watch.objective = (object(), "cpsat"), 100.0  # type: ignore[assignment]
     watch.bound(LowerBound(1.0, "combinatorial", True))
     assert not cancel.is_set() and watch.proof is None
@@ -125,17 +125,17 @@ def test_a_watched_schedule_better_than_the_backends_is_returned_feasible(
         runtime_s=1.0,
         schedule=None if math.isnan(objective) else long_first,
     )
-    watch = _Watch(instance, threading.Event(), None)
+    watch = _Watch(BoundSet.empty(instance), threading.Event())
     watch.schedule(short_first, "the warm start")
-    result = _with_watched_schedule(backends, instance, watch)
+    result = _with_watched_schedule(backends, watch)
     assert result.status is SolveStatus.FEASIBLE
     assert result.schedule is short_first
     assert result.objective == 6.0 and result.total_jct == 5.5
     assert any("the warm start is returned" in note for note in result.notes)
 
     if not math.isnan(objective):
-        no_better = _Watch(instance, threading.Event(), None)
+        no_better = _Watch(BoundSet.empty(instance), threading.Event())
         no_better.schedule(long_first, "the warm start")
-        assert _with_watched_schedule(backends, instance, no_better) is backends
+        assert _with_watched_schedule(backends, no_better) is backends
     proven = dataclasses.replace(backends, status=SolveStatus.OPTIMAL)
-    assert _with_watched_schedule(proven, instance, watch) is proven
+    assert _with_watched_schedule(proven, watch) is proven

@@ -8,6 +8,7 @@ import threading
 import time
 
 import pytest
+from ddlsched.formulations.certify import BoundSet
 from ddlsched.formulations.portfolio import _combine
 from ddlsched.proofs_checks.verifier import verify
 from hypothesis import given, settings
@@ -350,7 +351,9 @@ def test_without_a_time_limit_the_milp_starts_only_once_cpsat_has_stopped(
             pass
 
     for limit in (None, 600.0):
-        race = _Race(instance, Problem.A, ExactParams(time_limit=limit), None, 0, 0.0, False, None)
+        race = _Race(
+            BoundSet.empty(instance), Problem.A, ExactParams(time_limit=limit), None, 0, 0.0, False
+        )
         race.cpsat_done = Recorder()  # type: ignore[assignment]
         race.run_backend("milp")
     assert waits == [None, pytest.approx(2.0)]

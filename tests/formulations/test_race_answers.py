@@ -6,6 +6,7 @@ from __future__ import annotations
 import threading
 
 from ddlsched.formulations import portfolio
+from ddlsched.formulations.certify import BoundSet
 from ddlsched.proofs_checks.verifier import verify
 from hypothesis import given, settings
 
@@ -19,7 +20,9 @@ from tests.strategies import weighted_instances
 def test_the_a1_race_watches_a_verified_list_schedule_from_the_start(instance: Instance) -> None:
     """Over weighted, typed, multi-GPU instances, the watch of an A1 race holds a schedule
     the verifier accepts for A1 before either backend runs."""
-    watch = portfolio._Watch.started(instance, Problem.A1, threading.Event(), None, None)
+    watch = portfolio._Watch.started(
+        BoundSet.empty(instance), Problem.A1, threading.Event(), False, None
+    )
     assert watch.best is not None
     schedule, source = watch.best
     assert source == "a list schedule"

@@ -28,6 +28,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from ddlsched.formulations.certify import BoundSet
 from ddlsched.proofs_checks.verifier import verify
 
 from ddlsched import solve
@@ -239,14 +240,14 @@ def test_the_watch_drops_a_schedule_of_another_problem() -> None:
     is dropped: never the best, never a proof, named in the notes; A's optimum then
     meets the bound. Catches: internal incumbents taken unchecked, which lend a proof
     to an objective below OPT(A)."""
-    from ddlsched.formulations.certify import combinatorial_bound
     from ddlsched.formulations.portfolio import _Watch
 
     instance = _instance("spread")
-    bound = combinatorial_bound(instance)
+    known = BoundSet.of(instance)
+    bound = known.best()
     a2 = _optimal_schedule("spread", Problem.A2)
     assert bound is not None and _optimum("spread", Problem.A2) < bound.value
-    watch = _Watch(instance, threading.Event(), bound, Problem.A)
+    watch = _Watch(known, threading.Event(), True, Problem.A)
     for offered in (a2, dataclasses.replace(a2, problem=Problem.A)):
         assert not watch.schedule(offered, "a CP-SAT incumbent")
     assert watch.best is None and watch.proof is None and not watch.cancel.is_set()
@@ -260,9 +261,9 @@ def test_a_backend_result_with_a_schedule_of_another_problem_is_dropped() -> Non
     """A backend's result whose schedule is not one of the problem solved becomes a
     failure before the results are combined (its schedule never returned, its bound and
     its status never part of a proof), and a certified bound never promotes it. Catches:
-    ``_combine`` or ``with_best_bound`` trusting a backend's schedule unchecked."""
+    ``_combine`` or ``certify`` trusting a backend's schedule unchecked."""
     from ddlsched.formulations.admission import InadmissibleSchedule
-    from ddlsched.formulations.certify import with_best_bound
+    from ddlsched.formulations.certify import RawAnswer, certify
     from ddlsched.formulations.portfolio import _admitted, _combine
 
     instance = _instance("spread")
@@ -276,7 +277,7 @@ def test_a_backend_result_with_a_schedule_of_another_problem_is_dropped() -> Non
 
     low = _optimum("spread", Problem.A2)
     outcomes, first = _admitted(
-        instance,
+        BoundSet.empty(instance),
         Problem.A,
         {"cpsat": result("cpsat", wrong, low), "milp": result("milp", good, optimum)},
         ["cpsat"],
@@ -287,7 +288,10 @@ def test_a_backend_result_with_a_schedule_of_another_problem_is_dropped() -> Non
     assert any("cpsat failed: InadmissibleSchedule" in note for note in combined.notes)
     feasible = dataclasses.replace(result("cpsat", wrong, low), status=SolveStatus.FEASIBLE)
     with pytest.raises(InadmissibleSchedule, match="feasible for problem A2"):
-        with_best_bound(dataclasses.replace(feasible, best_bound=math.nan), instance)
+        certify(
+            RawAnswer.of(dataclasses.replace(feasible, best_bound=math.nan)),
+            BoundSet.of(instance),
+        )
 
 
 @pytest.mark.parametrize(

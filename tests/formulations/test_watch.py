@@ -20,6 +20,7 @@ from collections.abc import Callable
 
 import pytest
 from ddlsched.formulations.admission import InadmissibleSchedule, fitting_problems
+from ddlsched.formulations.certify import BoundSet, gap_closed
 from ddlsched.formulations.outcome import objectives
 from ddlsched.formulations.portfolio import (
     _admitted,
@@ -42,7 +43,7 @@ from ddlsched.core.model import (
     ScheduledJob,
 )
 from ddlsched.core.params import ExactParams
-from ddlsched.core.result import LowerBound, Result, SolveStatus, fixed_part, gap_closed
+from ddlsched.core.result import LowerBound, Result, SolveStatus, fixed_part
 
 SHAPES = (
     ((0.5, 1), (0.0, 3)),  # SRPT preempts the long job for the short one: 5.5 < A's 6
@@ -218,11 +219,11 @@ def test_an_invalid_bound_at_or_above_the_schedule_proves_nothing(instance: Inst
     for schedule in _orders(instance):
         objective = objectives(instance, schedule)[0]
         cancel = threading.Event()
-        watch = _Watch(instance, cancel, None)
+        watch = _Watch(BoundSet.empty(instance), cancel)
         assert watch.schedule(schedule, "a CP-SAT incumbent")
         for value in (objective, objective * (1 + 1e-9), objective + 1.0, 10 * objective):
             watch.bound(LowerBound(value, "lp", False))
-        assert watch.proof is None and not cancel.is_set() and watch.bounds == []
+        assert watch.proof is None and not cancel.is_set() and watch.bounds.bounds == ()
         watch.bound(LowerBound(objective, "lp", True))
         assert watch.proof is not None and cancel.is_set()
         assert watch.proof[0] is schedule and watch.proof[2].valid
@@ -243,7 +244,7 @@ def test_bounds_before_the_schedule_prove_with_the_strongest(instance: Instance)
         LowerBound(objective - 1.0, "squashed-area", True),
     ]
     for order in itertools.permutations([strong, *weak]):
-        watch = _Watch(instance, threading.Event(), None)
+        watch = _Watch(BoundSet.empty(instance), threading.Event())
         for bound in order:
             watch.bound(bound)
         assert watch.proof is None  # no schedule yet
@@ -251,7 +252,7 @@ def test_bounds_before_the_schedule_prove_with_the_strongest(instance: Instance)
         assert watch.proof is not None and watch.proof[2] is strong, order
         assert watch.cancel.is_set()
     for order in itertools.permutations(weak):
-        watch = _Watch(instance, threading.Event(), strong)
+        watch = _Watch(BoundSet.empty(instance).added(strong), threading.Event())
         for bound in order:
             watch.bound(bound)
         watch.schedule(best, "the warm start")
@@ -269,17 +270,17 @@ def test_a_race_stopped_with_only_invalid_bounds_reports_no_lower_bound(
     reported as the result's ``lower_bound``."""
     for schedule in _orders(instance):
         objective = objectives(instance, schedule)[0]
-        watch = _Watch(instance, threading.Event(), None)
+        watch = _Watch(BoundSet.empty(instance), threading.Event())
         watch.schedule(schedule, "a MILP incumbent")
         for fraction in (0.25, 0.5, 0.9):
             watch.bound(LowerBound(fraction * objective, "lp", False))
-        result = _from_watch(instance, Problem.A, watch, {}, 1.0)
+        result = _from_watch(Problem.A, watch, {}, 1.0)
         assert result.status is SolveStatus.FEASIBLE and result.schedule is schedule
         assert result.lower_bound is None and math.isnan(result.best_bound)
         valid = [LowerBound(0.3 * objective, "job", True), LowerBound(0.6 * objective, "lp", True)]
         for bound in valid:
             watch.bound(bound)
-        result = _from_watch(instance, Problem.A, watch, {}, 1.0)
+        result = _from_watch(Problem.A, watch, {}, 1.0)
         assert result.lower_bound is valid[1] and result.best_bound == valid[1].value
         assert result.status is SolveStatus.FEASIBLE
 
@@ -291,7 +292,7 @@ def test_a_refused_cpsat_incumbent_never_crosses_to_the_milp(instance: Instance)
     (the MILP's warm start) or the MILP's offers, and each is named as dropped; a schedule
     of A then crosses. Prevents: refused incumbents handed to the MILP as its start or its
     offered solutions."""
-    race = _Race(instance, Problem.A, ExactParams(), None, 0, 0.0, False, None)
+    race = _Race(BoundSet.empty(instance), Problem.A, ExactParams(), None, 0, 0.0, False)
     for schedule in _foreign(instance):
         race.from_cpsat(schedule)
         race._received(("schedule", schedule))
@@ -327,7 +328,7 @@ def test_a_backends_a2_schedule_is_refused_for_problem_a(instance: Instance, tag
         "cpsat": _backend(tag, SolveStatus.OPTIMAL, instance, a2),
         "milp": _backend(Problem.A, SolveStatus.FEASIBLE, instance, good),
     }
-    kept, first = _admitted(instance, Problem.A, outcomes, ["cpsat"])
+    kept, first = _admitted(BoundSet.empty(instance), Problem.A, outcomes, ["cpsat"])
     assert isinstance(kept["cpsat"], InadmissibleSchedule) and first == []
     assert kept["milp"] is outcomes["milp"]
 
@@ -382,9 +383,9 @@ def test_an_unproven_race_returns_the_better_of_the_watched_and_the_backends(
         if gap_closed(mine, theirs, fixed) and gap_closed(theirs, mine, fixed):
             continue  # a tie: either is right
         backends = _backend(Problem.A, SolveStatus.FEASIBLE, instance, backends_own)
-        watch = _Watch(instance, threading.Event(), None)
+        watch = _Watch(BoundSet.empty(instance), threading.Event())
         watch.schedule(watched, "the warm start")
-        result = _with_watched_schedule(backends, instance, watch)
+        result = _with_watched_schedule(backends, watch)
         if mine < theirs:
             assert result.schedule is watched and result.objective == mine
             assert result.status is SolveStatus.FEASIBLE
