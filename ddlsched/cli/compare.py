@@ -38,7 +38,12 @@ from ddlsched.core.traces import ARRIVALS
 
 WORK = "exact solves: CP-SAT's deterministic time (work units, about seconds of one core)"
 NODES = "exact solves: the MILP's branch-and-bound nodes"
-WALL = "exact solves: a wall-clock limit too, in seconds (default none: the same table anywhere)"
+WALL = (
+    "seconds of wall-clock time per instance, shared by the online methods, rho, the lower "
+    "bounds and the exact solve (which gets what is left; a phase the budget leaves no time "
+    "for is skipped and named); the instance's sampling and the verifier run outside it "
+    "(default none: the deterministic limits alone, the same table anywhere)"
+)
 
 
 def add(commands: Any) -> None:
@@ -209,6 +214,7 @@ def _print(config: Any, summary: dict[str, Any]) -> None:
         f"(2 + M/(M-g_max+1)) * rho: up to {summary['theorem1_factor_max']:.3f}"
     )
     _print_unproven(summary)
+    _print_budget_cuts(summary)
     _print_bounds(summary)
     instances = summary["instances"]
     rows = [
@@ -237,6 +243,20 @@ def _print_unproven(summary: dict[str, Any]) -> None:
         f"OPT not proven on {len(unproven)}/{summary['instances']} instance(s) (seeds "
         f"{seeds}{more}): {'; '.join(whys)}{gap}; "
         "C/OPT covers the proven ones only, C/LB (an upper bound on C/OPT) covers all"
+    )
+
+
+def _print_budget_cuts(summary: dict[str, Any]) -> None:
+    """One line naming the phases the time budget cut, and on which instances."""
+    cuts = summary["budget_cuts"]
+    if not cuts:
+        return
+    seeds = ", ".join(str(entry["seed"]) for entry in cuts[:10])
+    more = ", ..." if len(cuts) > 10 else ""
+    phases = sorted({phase for entry in cuts for phase in entry["phases"]})
+    print(
+        f"time limit: phases cut on {len(cuts)}/{summary['instances']} instance(s) (seeds "
+        f"{seeds}{more}): {'; '.join(phases)}; what they would give is missing (nan)"
     )
 
 
@@ -272,7 +292,10 @@ def _cell(header: str, value: Any, instances: int) -> str:
 
 
 def _figure(report: Any, path: str) -> None:
-    first = report.rows[0]
+    first = next((r for r in report.rows if r.optimum.schedule is not None), None)
+    if first is None:
+        print("no figure: the time limit left no instance an exact schedule")
+        return
     heuristic = "asrpt" if "asrpt" in first.results else next(iter(first.results))
     result = first.results[heuristic]
     proven = [r for r in report.rows if r.optimum.proven_optimal]
