@@ -172,3 +172,28 @@ def test_simulate_text_leads_with_jct_over_lb_and_claims_no_upper_end(trace: str
     assert lines[1].split(":")[0].strip() == "total JCT / LB"
     assert not any("total JCT interval" in line for line in lines)
     assert any("no offline schedule computed" in line for line in lines)
+
+
+@pytest.mark.slow
+def test_ctrl_c_in_worker_processes_ends_every_process(tmp_path: Path) -> None:
+    """Ctrl-C (to the whole process group, as a terminal sends it) once a worker process has
+    started a task of a long study: exit 130, ``ddlsched: interrupted`` as the last line,
+    no traceback, and no worker left in the command's session (the workers ignore the
+    signal; the study stops them)."""
+    from tests.test_signals import _ctrl_c, _marked
+
+    rows = ["submit_time,duration,num_gpus"]
+    rows += [f"{k},{50 + k % 977},{1 << (k % 3)}" for k in range(20_000)]
+    trace = tmp_path / "long.csv"
+    trace.write_text("\n".join(rows) + "\n")
+    process = _marked(
+        tmp_path,
+        "ddlsched.experiments.trace_study:_call",
+        ["compare", "--trace", str(trace), "--servers", "8", "--workers", "2", "--no-cache"],
+    )
+    _, err = _ctrl_c(process)
+    assert process.returncode == 130, err
+    lines = err.strip().splitlines()
+    assert lines[-1] == "ddlsched: interrupted", err
+    assert "Traceback" not in err
+    assert all(line.startswith("compare --trace: ") for line in lines[:-1]), err

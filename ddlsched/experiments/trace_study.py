@@ -686,8 +686,11 @@ def _run_policy(instance: Instance, policy: str, seed: int) -> Result:
 
 
 def _quiet_worker() -> None:
-    """Workers leave Ctrl-C to the study, which stops them."""
+    """Workers leave Ctrl-C to the study, which stops them with SIGTERM: that ends a worker
+    at once and silently (a forked worker would otherwise run the command line's handler,
+    which prints a line of its own)."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
 
 
 Task = tuple[float | None, str, str]
