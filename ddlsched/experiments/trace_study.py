@@ -15,8 +15,8 @@ proven lower bound of its own model, computed once per load and model, never per
   :class:`TraceStudy`: :meth:`~TraceStudy.table` (one row per load and policy),
   :meth:`~TraceStudy.jobs` (one row per job, policy and load), :attr:`~TraceStudy.sandwiches`.
 
-Metrics of a row
-----------------
+The metrics of a row:
+
 ``jct_over_lb``
     Total JCT ``sum (C_i - r_i)`` over the lower bound of the policy's own model
     (:data:`~ddlsched.algorithms.registry.PREEMPTIVE_POLICIES` are measured against the
