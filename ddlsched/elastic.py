@@ -98,7 +98,7 @@ Workload = ElasticWorkload | str | os.PathLike[str]
 """A workload as the entry points take it: the jobs, or a Pollux workload CSV (a path or a
 shipped name)."""
 
-Progress = Callable[[int, int], None]
+RunProgress = Callable[[int, int], None]
 """Called as ``progress(done, total)``."""
 
 
@@ -156,7 +156,7 @@ def simulate(
     cluster: ElasticCluster | None = None,
     params: ElasticSimParams | None = None,
     limit: int | None = None,
-    progress: Progress | None = None,
+    progress: RunProgress | None = None,
 ) -> ElasticRun:
     """Run an elastic policy on a workload, round by round, and check the run.
 
@@ -217,7 +217,7 @@ def compare(
     cluster: ElasticCluster | None = None,
     params: ElasticSimParams | None = None,
     limit: int | None = None,
-    progress: Progress | None = None,
+    progress: RunProgress | None = None,
 ) -> ElasticComparison:
     """Elastic policies side by side: each run as by :func:`simulate` on the same workload,
     cluster and settings.
@@ -267,7 +267,7 @@ def sandwich(
     params: ElasticSimParams | None = None,
     limit: int | None = None,
     lagrangian_steps: int = 100,
-    progress: Progress | None = None,
+    progress: RunProgress | None = None,
 ) -> ElasticSandwich:
     """The least total JCT of any run of the simulator on ``workload``, pinned from both sides.
 
@@ -435,7 +435,7 @@ def _policy(policy: str | ElasticPolicy) -> ElasticPolicy:
     return policy
 
 
-def _check_progress(progress: Progress | None) -> None:
+def _check_progress(progress: RunProgress | None) -> None:
     """Refuse a ``progress`` that cannot be called (it would fail only after the first
     round or run)."""
     if progress is not None and not callable(progress):

@@ -66,9 +66,13 @@ import itertools
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING
 
 from ddlsched.core.elastic import ElasticCluster, ElasticWorkload, load_application
+
+if TYPE_CHECKING:
+    from highspy import Highs
+    from highspy.highs import highs_var
 
 __all__ = [
     "MalleableInstance",
@@ -204,18 +208,18 @@ class MalleableResult:
 class _Model:
     """The HiGHS model and its variables, keyed ``(j, t, k)`` / ``(j, t)`` / ``j``."""
 
-    highs: Any
-    run: dict[tuple[int, int, int], Any] = field(default_factory=dict)
-    restart: dict[tuple[int, int, int], Any] = field(default_factory=dict)
-    seconds: dict[tuple[int, int, int], Any] = field(default_factory=dict)
-    active: dict[tuple[int, int], Any] = field(default_factory=dict)
-    completion: dict[int, Any] = field(default_factory=dict)
+    highs: Highs
+    run: dict[tuple[int, int, int], highs_var] = field(default_factory=dict)
+    restart: dict[tuple[int, int, int], highs_var] = field(default_factory=dict)
+    seconds: dict[tuple[int, int, int], highs_var] = field(default_factory=dict)
+    active: dict[tuple[int, int], highs_var] = field(default_factory=dict)
+    completion: dict[int, highs_var] = field(default_factory=dict)
 
 
 def _variables(model: _Model, instance: MalleableInstance, relax: bool) -> None:
     highs = model.highs
 
-    def binary() -> Any:
+    def binary() -> highs_var:
         return highs.addVariable(0.0, 1.0) if relax else highs.addBinary()
 
     for j, job in enumerate(instance.jobs):

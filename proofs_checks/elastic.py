@@ -23,10 +23,18 @@ from __future__ import annotations
 import csv
 import math
 from collections.abc import Mapping
-from typing import Any, Protocol
+from typing import Protocol
 
 from ddlsched.core.data import data_path
-from ddlsched.core.elastic import ELASTIC_GPU_TYPES, GAVEL_MATCH, load_application
+from ddlsched.core.elastic import (
+    ELASTIC_GPU_TYPES,
+    GAVEL_MATCH,
+    Application,
+    ElasticCluster,
+    ElasticJob,
+    ElasticWorkload,
+    load_application,
+)
 
 __all__ = ["check_elastic"]
 
@@ -34,23 +42,66 @@ TOLERANCE = 1e-6
 """Relative tolerance of recomputed times and progress."""
 
 
+class _Allocation(Protocol):
+    """One job's allocation in a round, as the check reads it."""
+
+    @property
+    def placement(self) -> tuple[tuple[int, int], ...]: ...
+
+    @property
+    def atomic_bsz(self) -> int: ...
+
+    @property
+    def accum_steps(self) -> int: ...
+
+    @property
+    def replicas(self) -> int: ...
+
+    @property
+    def num_nodes(self) -> int: ...
+
+
+class _Record(Protocol):
+    """One round of a run: its start, the allocations and the progress it claims."""
+
+    @property
+    def time(self) -> float: ...
+
+    @property
+    def allocations(self) -> Mapping[str, _Allocation]: ...
+
+    @property
+    def progress(self) -> Mapping[str, float]: ...
+
+
+class _Settings(Protocol):
+    """The simulation's settings the check reads (s)."""
+
+    @property
+    def round_length(self) -> float: ...
+
+    @property
+    def restart_time(self) -> float: ...
+
+
 class _Run(Protocol):
-    """What the check reads (read-only, so a frozen result matches)."""
+    """What the check reads (read-only, so a frozen result matches). The simulator's own
+    types are not imported: the check shares no code with what it checks."""
 
     @property
-    def workload(self) -> Any: ...
+    def workload(self) -> ElasticWorkload: ...
 
     @property
-    def cluster(self) -> Any: ...
+    def cluster(self) -> ElasticCluster: ...
 
     @property
-    def params(self) -> Any: ...
+    def params(self) -> _Settings: ...
 
     @property
     def completion(self) -> Mapping[str, float]: ...
 
     @property
-    def records(self) -> tuple[Any, ...]: ...
+    def records(self) -> tuple[_Record, ...]: ...
 
     @property
     def mean_jct(self) -> float: ...
@@ -84,9 +135,9 @@ def _speed(model: str, gpu_type: str | None) -> float:
 
 
 def _run_round(
-    app: Any,
+    app: Application,
     progress: float,
-    alloc: Any,
+    alloc: _Allocation,
     start: float,
     length: float,
     delay: float,
@@ -146,7 +197,7 @@ def check_elastic(result: _Run) -> list[str]:
     speeds: dict[tuple[str, str | None], float] = {}
     progress = dict.fromkeys(jobs, 0.0)
     finished: dict[str, float] = {}
-    last: dict[str, Any] = {}
+    last: dict[str, _Allocation] = {}
     pending_delay = dict.fromkeys(jobs, 0.0)
     length = params.round_length
     for number, record in enumerate(result.records):
@@ -222,8 +273,8 @@ def _capacity_problems(
 
 def _completion_problems(
     result: _Run,
-    jobs: Mapping[str, Any],
-    apps: Mapping[str, Any],
+    jobs: Mapping[str, ElasticJob],
+    apps: Mapping[str, Application],
     progress: Mapping[str, float],
     finished: Mapping[str, float],
 ) -> list[str]:

@@ -14,7 +14,8 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import Any
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from ddlsched.cli.elastic_options import COMPARE_OPTIONS, ELASTIC_COMPARE_ONLY, SIMULATE_OPTIONS
 from ddlsched.cli.files import check_outputs, csv_output, output_extension
@@ -36,6 +37,10 @@ from ddlsched.cli.output import (
     write_csv,
 )
 from ddlsched.core.model import InputError
+
+if TYPE_CHECKING:
+    from ddlsched.core.elastic import ElasticCluster
+    from ddlsched.experiments.elastic import ComparisonSummary, ElasticRun, RunSummary
 
 
 def explain_cluster_defaults(command: argparse.ArgumentParser) -> None:
@@ -77,7 +82,7 @@ def is_pollux_workload(path: str) -> bool:
     return tuple(name.strip() for name in header.split(",")) == WORKLOAD_COLUMNS
 
 
-def _cluster(args: argparse.Namespace) -> Any:
+def _cluster(args: argparse.Namespace) -> ElasticCluster:
     """The elastic cluster the options describe: ``--servers`` nodes of ``--gpus-per-server``
     GPUs, each the Pollux study's (16 x 4) when not given; with ``--gpu-types``, that many
     nodes of each type."""
@@ -105,7 +110,7 @@ def _outputs(args: argparse.Namespace, out: str | None) -> None:
         figure_format("--plot", args.plot)
 
 
-def _figure(runs: Any, path: str) -> None:
+def _figure(runs: Sequence[ElasticRun], path: str) -> None:
     """``--plot``: every run's JCT CDF and GPUs in use over time, into ``path``."""
     save_figure(
         "elastic_figure",
@@ -143,15 +148,15 @@ def run(args: argparse.Namespace) -> int:
         done.write(args.out)
     if args.plot:
         _figure([done], args.plot)
-    summary = {**done.summary(), "trace_format": "pollux-workload"}
+    summary = done.summary()
     if args.json:
-        print_json(summary)
+        print_json({**summary, "trace_format": "pollux-workload"})
     else:
         _print(args, summary, len(done.violations))
     return EXIT_OK if done.verified else EXIT_NO
 
 
-def _print(args: argparse.Namespace, summary: dict[str, Any], violations: int) -> None:
+def _print(args: argparse.Namespace, summary: RunSummary, violations: int) -> None:
     print(
         f"{args.policy} on {args.trace} (Pollux workload, {summary['jobs']} elastic jobs) on "
         f"{summary['cluster']} GPUs, {summary['rounds']} rounds:"
@@ -249,7 +254,7 @@ def compare(args: argparse.Namespace) -> int:
     return EXIT_OK if all(run.verified for run in report.runs) else EXIT_NO
 
 
-def _print_rows(args: argparse.Namespace, summary: dict[str, Any]) -> None:
+def _print_rows(args: argparse.Namespace, summary: ComparisonSummary) -> None:
     stopped = " - interrupted" if summary["interrupted"] else ""
     print(
         f"{len(summary['policies'])} elastic policies on {args.trace} "

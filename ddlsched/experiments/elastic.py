@@ -22,7 +22,7 @@ import statistics
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, NotRequired, TypedDict
 
 import numpy as np
 
@@ -38,9 +38,18 @@ if TYPE_CHECKING:
 
 __all__ = [
     "RUN_FORMAT",
+    "AllocationRow",
+    "ComparisonSummary",
     "ElasticComparison",
     "ElasticRun",
     "ElasticSandwich",
+    "JobRow",
+    "PolicyRow",
+    "RoundRow",
+    "RunSettings",
+    "RunSummary",
+    "SandwichRecord",
+    "Settings",
     "compare_elastic",
     "elastic_sandwich",
     "run_elastic",
@@ -49,18 +58,122 @@ __all__ = [
 RUN_FORMAT = "ddlsched.elastic-run/1"
 """The ``format`` field of a file :meth:`ElasticRun.write` writes."""
 
-ROW_FIELDS = (
-    "mean_jct",
-    "p50_jct",
-    "p95_jct",
-    "p99_jct",
-    "makespan",
-    "restarts",
-    "gpu_seconds",
-    "flow_ratio",
-    "verified",
-)
-"""The figures of a run in a comparison row, in order (:meth:`ElasticComparison.rows`)."""
+
+class JobRow(TypedDict):
+    """One job of a run (:attr:`ElasticRun.jobs`): times in seconds."""
+
+    name: str
+    model: str
+    arrival: float
+    completion: float
+    jct: float
+    restarts: int
+    gpu_seconds: float
+
+
+class AllocationRow(TypedDict):
+    """One job's allocation in a round: ``placement`` as ``[[node, gpus], ...]``, and on a
+    typed cluster the ``gpu_type`` of its nodes."""
+
+    placement: list[list[int]]
+    gpus: int
+    atomic_bsz: int
+    accum_steps: int
+    gpu_type: NotRequired[str]
+
+
+class RoundRow(TypedDict):
+    """One round with active jobs (:attr:`ElasticRun.rounds`)."""
+
+    time: float
+    gpus_in_use: int
+    allocations: dict[str, AllocationRow]
+
+
+class Settings(TypedDict):
+    """What a run or a comparison was given: the workload's file (if read from one) and
+    size, the cluster's fields, the round length and restart delay (s)."""
+
+    workload: str | None
+    jobs: int
+    cluster: dict[str, object]
+    round_length: float
+    restart_time: float
+
+
+class RunSettings(Settings):
+    """:class:`Settings` and the policy (:meth:`ElasticRun.settings`)."""
+
+    policy: str
+
+
+class RunSummary(TypedDict):
+    """The figures of a run (:meth:`ElasticRun.summary`), times in seconds."""
+
+    method: str
+    jobs: int
+    cluster: str
+    mean_jct: float
+    p50_jct: float
+    p95_jct: float
+    p99_jct: float
+    makespan: float
+    total_flow_time: float
+    flow_lower_bound: float
+    flow_ratio: float | None
+    flow_model: str
+    flow_upper_bound: float | None
+    flow_upper_bound_method: str | None
+    flow_upper_over_lower: float | None
+    rounds: int
+    restarts: int
+    gpu_seconds: float
+    median_decision_s: NotRequired[float]
+    verified: bool
+    violations: list[str]
+
+
+class PolicyRow(TypedDict):
+    """One policy's row of a comparison (:meth:`ElasticComparison.rows`): the figures of
+    its :class:`RunSummary` a table shows, in order."""
+
+    policy: str
+    mean_jct: float
+    p50_jct: float
+    p95_jct: float
+    p99_jct: float
+    makespan: float
+    restarts: int
+    gpu_seconds: float
+    flow_ratio: float | None
+    verified: bool
+
+
+class ComparisonSummary(TypedDict):
+    """A comparison as one record (:meth:`ElasticComparison.summary`)."""
+
+    settings: Settings
+    cluster: str
+    policies: list[PolicyRow]
+    interrupted: bool
+
+
+class SandwichRecord(TypedDict):
+    """A sandwich as one record (:meth:`ElasticSandwich.to_dict`), totals in seconds."""
+
+    flow_lower_bound: float
+    flow_lower_bound_method: str
+    lower_per_job: float
+    lower_squashed: float
+    lower_combined: float
+    lower_lagrangian: float
+    flow_upper_bound: float
+    flow_upper_bound_method: str
+    flow_upper_over_lower: float | None
+    best_online: str | None
+    best_online_over_lower: float | None
+    totals: dict[str, float]
+    failed: list[str]
 
 
 @dataclass(frozen=True)
@@ -102,7 +215,7 @@ class ElasticRun:
         return not self.violations
 
     @property
-    def jobs(self) -> list[dict[str, Any]]:
+    def jobs(self) -> list[JobRow]:
         """One record per job, in submission order: ``name``, ``model``, ``arrival``,
         ``completion``, ``jct`` (completion - arrival, s), ``restarts`` (placement changes,
         the first start included, each costing the restart delay) and ``gpu_seconds`` (GPUs
@@ -112,34 +225,34 @@ class ElasticRun:
         restarts = result.restarts
         held = _gpu_seconds(result)
         return [
-            {
-                "name": job.name,
-                "model": job.model,
-                "arrival": job.submit_time,
-                "completion": result.completion[job.name],
-                "jct": result.completion[job.name] - job.submit_time,
-                "restarts": restarts[job.name],
-                "gpu_seconds": held[job.name],
-            }
+            JobRow(
+                name=job.name,
+                model=job.model,
+                arrival=job.submit_time,
+                completion=result.completion[job.name],
+                jct=result.completion[job.name] - job.submit_time,
+                restarts=restarts[job.name],
+                gpu_seconds=held[job.name],
+            )
             for job in result.workload.jobs
         ]
 
     @property
-    def rounds(self) -> list[dict[str, Any]]:
+    def rounds(self) -> list[RoundRow]:
         """One record per round with active jobs, in time order: ``time`` (its start),
         ``gpus_in_use`` and ``allocations`` (job name -> ``placement`` as ``[[node, gpus],
         ...]``, ``gpus``, ``atomic_bsz``, ``accum_steps``, and on a typed cluster the
         ``gpu_type`` of its nodes)."""
         cluster = self.result.cluster
         return [
-            {
-                "time": record.time,
-                "gpus_in_use": sum(a.replicas for a in record.allocations.values()),
-                "allocations": {
+            RoundRow(
+                time=record.time,
+                gpus_in_use=sum(a.replicas for a in record.allocations.values()),
+                allocations={
                     name: _allocation_row(alloc, cluster)
                     for name, alloc in record.allocations.items()
                 },
-            }
+            )
             for record in self.result.records
         ]
 
@@ -161,16 +274,14 @@ class ElasticRun:
             gpus.append(0)
         return times, gpus
 
-    def settings(self) -> dict[str, Any]:
+    def settings(self) -> RunSettings:
         """What produced the run: policy, workload source and size, cluster, round length and
         restart delay."""
         result = self.result
-        return {
-            "policy": self.policy,
-            **_settings(result.workload, result.cluster, result.params, self.source),
-        }
+        shared = _settings(result.workload, result.cluster, result.params, self.source)
+        return RunSettings(policy=self.policy, **shared)
 
-    def summary(self) -> dict[str, Any]:
+    def summary(self) -> RunSummary:
         """The run's figures: ``mean_jct`` (the mean of :attr:`jobs`' ``jct``), ``p50_jct``,
         ``p95_jct``, ``p99_jct`` (linear interpolation, as ``numpy.percentile``),
         ``makespan`` (the last completion), ``total_flow_time``, ``flow_lower_bound``,
@@ -186,31 +297,31 @@ class ElasticRun:
         jcts = [row["jct"] for row in rows]
         flow = math.fsum(jcts)
         bound = self.flow_lower_bound
-        return {
-            "method": self.policy,
-            "jobs": len(rows),
-            "cluster": _cluster_text(self.result.cluster),
-            "mean_jct": statistics.fmean(jcts),
-            "p50_jct": float(np.percentile(jcts, 50)),
-            "p95_jct": float(np.percentile(jcts, 95)),
-            "p99_jct": float(np.percentile(jcts, 99)),
-            "makespan": max(row["completion"] for row in rows),
-            "total_flow_time": flow,
-            "flow_lower_bound": bound,
-            "flow_ratio": flow / bound if bound > 0 else None,
-            "flow_model": "elastic",
-            "flow_upper_bound": flow if self.verified else None,
-            "flow_upper_bound_method": self.policy if self.verified else None,
-            "flow_upper_over_lower": flow / bound if self.verified and bound > 0 else None,
-            "rounds": len(self.result.records),
-            "restarts": sum(row["restarts"] for row in rows),
-            "gpu_seconds": math.fsum(row["gpu_seconds"] for row in rows),
-            "median_decision_s": statistics.median(self.result.decision_seconds or (0.0,)),
-            "verified": self.verified,
-            "violations": list(self.violations[:10]),
-        }
+        return RunSummary(
+            method=self.policy,
+            jobs=len(rows),
+            cluster=_cluster_text(self.result.cluster),
+            mean_jct=statistics.fmean(jcts),
+            p50_jct=float(np.percentile(jcts, 50)),
+            p95_jct=float(np.percentile(jcts, 95)),
+            p99_jct=float(np.percentile(jcts, 99)),
+            makespan=max(row["completion"] for row in rows),
+            total_flow_time=flow,
+            flow_lower_bound=bound,
+            flow_ratio=flow / bound if bound > 0 else None,
+            flow_model="elastic",
+            flow_upper_bound=flow if self.verified else None,
+            flow_upper_bound_method=self.policy if self.verified else None,
+            flow_upper_over_lower=flow / bound if self.verified and bound > 0 else None,
+            rounds=len(self.result.records),
+            restarts=sum(row["restarts"] for row in rows),
+            gpu_seconds=math.fsum(row["gpu_seconds"] for row in rows),
+            median_decision_s=statistics.median(self.result.decision_seconds or (0.0,)),
+            verified=self.verified,
+            violations=list(self.violations[:10]),
+        )
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         """The run as one document: ``format`` (:data:`RUN_FORMAT`), ``producer`` (the
         package version and git revision that ran it), ``settings``, ``summary`` (less the
         machine-dependent ``median_decision_s``, so that the same run of the same code gives
@@ -267,25 +378,21 @@ class ElasticComparison:
     source: str | None = None
     interrupted: bool = False
 
-    def rows(self) -> list[dict[str, Any]]:
-        """One row per policy: ``policy`` and the :data:`ROW_FIELDS` of its
-        :meth:`ElasticRun.summary`."""
-        rows = []
-        for run in self.runs:
-            summary = run.summary()
-            rows.append({"policy": run.policy, **{key: summary[key] for key in ROW_FIELDS}})
-        return rows
+    def rows(self) -> list[PolicyRow]:
+        """One row per policy: its name and the figures of its :meth:`ElasticRun.summary`
+        a :class:`PolicyRow` holds."""
+        return [_policy_row(run.summary()) for run in self.runs]
 
-    def summary(self) -> dict[str, Any]:
+    def summary(self) -> ComparisonSummary:
         """The ``settings`` every run shares (:meth:`ElasticRun.settings` less the policy),
         the ``cluster`` in short (``16 x 4``), the :meth:`rows` (as ``policies``) and whether
         the comparison was ``interrupted``."""
-        return {
-            "settings": _settings(self.workload, self.cluster, self.params, self.source),
-            "cluster": _cluster_text(self.cluster),
-            "policies": self.rows(),
-            "interrupted": self.interrupted,
-        }
+        return ComparisonSummary(
+            settings=_settings(self.workload, self.cluster, self.params, self.source),
+            cluster=_cluster_text(self.cluster),
+            policies=self.rows(),
+            interrupted=self.interrupted,
+        )
 
 
 def run_elastic(
@@ -410,28 +517,28 @@ class ElasticSandwich:
         """Upper over lower: the optimum lies within this factor of either end."""
         return self.upper / self.lower if self.lower > 0 else math.inf
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> SandwichRecord:
         """The sandwich as a record: ``flow_lower_bound``, its method and parts,
         ``flow_upper_bound`` and ``flow_upper_bound_method``, ``flow_upper_over_lower``, the
         best online policy and its ratio to the lower bound, every schedule's total, the
         failed ones."""
         low = self.lower
         online = self.totals.get(self.best_online) if self.best_online else None
-        return {
-            "flow_lower_bound": low,
-            "flow_lower_bound_method": self.lower_method,
-            "lower_per_job": self.bound.per_job,
-            "lower_squashed": self.bound.squashed,
-            "lower_combined": self.bound.combined,
-            "lower_lagrangian": self.lagrangian,
-            "flow_upper_bound": self.upper,
-            "flow_upper_bound_method": self.upper_method,
-            "flow_upper_over_lower": self.ratio if math.isfinite(self.ratio) else None,
-            "best_online": self.best_online,
-            "best_online_over_lower": online / low if online is not None and low > 0 else None,
-            "totals": dict(self.totals),
-            "failed": list(self.failed),
-        }
+        return SandwichRecord(
+            flow_lower_bound=low,
+            flow_lower_bound_method=self.lower_method,
+            lower_per_job=self.bound.per_job,
+            lower_squashed=self.bound.squashed,
+            lower_combined=self.bound.combined,
+            lower_lagrangian=self.lagrangian,
+            flow_upper_bound=self.upper,
+            flow_upper_bound_method=self.upper_method,
+            flow_upper_over_lower=self.ratio if math.isfinite(self.ratio) else None,
+            best_online=self.best_online,
+            best_online_over_lower=online / low if online is not None and low > 0 else None,
+            totals=dict(self.totals),
+            failed=list(self.failed),
+        )
 
 
 def elastic_sandwich(
@@ -472,9 +579,10 @@ def elastic_sandwich(
     from ddlsched.formulations.elastic_lagrangian import elastic_lagrangian_bound
 
     if cluster.typed:
+        kinds = ", ".join(dict.fromkeys(cluster.node_types))
         raise ValueError(
-            f"cluster: one GPU type only, got {', '.join(cluster.gpu_types)} (the bounds and "
-            "the offline schedules take a uniform cluster)"
+            f"cluster: one GPU type only, got {kinds} (the bounds and the offline schedules "
+            "take a uniform cluster)"
         )
     # Capped once, so that the bounds see the jobs every run sees and the cap is warned once.
     workload = fit_to_cluster(workload, cluster)
@@ -517,15 +625,31 @@ def _settings(
     cluster: ElasticCluster,
     params: ElasticSimParams,
     source: str | None,
-) -> dict[str, Any]:
+) -> Settings:
     """Workload source and size, cluster, round length and restart delay, as a record."""
-    return {
-        "workload": source,
-        "jobs": len(workload.jobs),
-        "cluster": dataclasses.asdict(cluster),
-        "round_length": params.round_length,
-        "restart_time": params.restart_time,
-    }
+    return Settings(
+        workload=source,
+        jobs=len(workload.jobs),
+        cluster=dataclasses.asdict(cluster),
+        round_length=params.round_length,
+        restart_time=params.restart_time,
+    )
+
+
+def _policy_row(summary: RunSummary) -> PolicyRow:
+    """The figures of ``summary`` a comparison's row holds, under the policy's name."""
+    return PolicyRow(
+        policy=summary["method"],
+        mean_jct=summary["mean_jct"],
+        p50_jct=summary["p50_jct"],
+        p95_jct=summary["p95_jct"],
+        p99_jct=summary["p99_jct"],
+        makespan=summary["makespan"],
+        restarts=summary["restarts"],
+        gpu_seconds=summary["gpu_seconds"],
+        flow_ratio=summary["flow_ratio"],
+        verified=summary["verified"],
+    )
 
 
 def _gpu_seconds(result: ElasticResult) -> dict[str, float]:
@@ -540,17 +664,17 @@ def _gpu_seconds(result: ElasticResult) -> dict[str, float]:
     return held
 
 
-def _allocation_row(alloc: Allocation, cluster: ElasticCluster) -> dict[str, Any]:
+def _allocation_row(alloc: Allocation, cluster: ElasticCluster) -> AllocationRow:
     """A round's allocation of one job as a record (its nodes' type on a typed cluster: a
     job runs on one type at a time)."""
-    row: dict[str, Any] = {
-        "placement": [list(pair) for pair in alloc.placement],
-        "gpus": alloc.replicas,
-        "atomic_bsz": alloc.atomic_bsz,
-        "accum_steps": alloc.accum_steps,
-    }
+    row = AllocationRow(
+        placement=[list(pair) for pair in alloc.placement],
+        gpus=alloc.replicas,
+        atomic_bsz=alloc.atomic_bsz,
+        accum_steps=alloc.accum_steps,
+    )
     if cluster.typed:
-        row["gpu_type"] = cluster.type_of(alloc.placement[0][0])
+        row["gpu_type"] = cluster.node_types[alloc.placement[0][0]]
     return row
 
 

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import csv
 import math
+import os
 import warnings
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
-from pathlib import Path
 from typing import Any
 
 from ddlsched.core.data import resolve_trace
@@ -226,7 +226,7 @@ class ElasticWorkload:
         return replace(self, **changes)
 
 
-def load_pollux_workload(path: str | Path) -> ElasticWorkload:
+def load_pollux_workload(path: str | os.PathLike[str]) -> ElasticWorkload:
     """Read a Pollux workload CSV (header ``name,time,application,num_replicas,batch_size``);
     a bare name such as ``workload-6.csv`` is one of the shipped workloads
     (:func:`~ddlsched.core.data.resolve_trace`). A leading UTF-8 byte-order mark is skipped;
@@ -268,10 +268,11 @@ def load_pollux_workload(path: str | Path) -> ElasticWorkload:
 
 
 def _job_from_row(row: dict[str, str], where: str) -> ElasticJob:
-    def number(column: str, kind: type) -> Any:
+    def number(column: str, whole: bool = False) -> float:
+        """The column's value, refused unless a number (a whole one if ``whole``) in range."""
         text = (row.get(column) or "").strip()
         try:
-            value = kind(text) if kind is float else int(text)
+            value = int(text) if whole else float(text)
         except ValueError:
             raise InputError(f"{where}: column {column}: not a number: {text!r}") from None
         if not math.isfinite(value) or value < (0 if column == "time" else 1):
@@ -292,9 +293,9 @@ def _job_from_row(row: dict[str, str], where: str) -> ElasticJob:
     return ElasticJob(
         name=name,
         model=model,
-        submit_time=number("time", float),
-        asked_replicas=number("num_replicas", int),
-        asked_batch_size=number("batch_size", int),
+        submit_time=number("time"),
+        asked_replicas=int(number("num_replicas", whole=True)),
+        asked_batch_size=int(number("batch_size", whole=True)),
     )
 
 
