@@ -39,7 +39,6 @@ from ddlsched.formulations.lower_bounds import BoundInputs, lower_bounds, proven
 
 from ddlsched.core.model import Instance, Problem, Schedule
 from ddlsched.core.result import (
-    CLOSED_GAP,
     SOLVER_BOUND,
     ExactFacts,
     LowerBound,
@@ -47,41 +46,14 @@ from ddlsched.core.result import (
     SolveStatus,
     best_lower_bound,
     fixed_part,
+    gap_closed,
 )
-
-
-def gap_closed(objective: float, bound: float, fixed: float) -> bool:
-    """Whether ``bound`` proves ``objective`` optimal: ``objective - bound <= CLOSED_GAP *
-    (objective - fixed)`` (false on ``nan``).
-
-    Parameters
-    ----------
-    objective
-        A feasible schedule's ``sum_i w_i C_i``.
-    bound
-        A valid lower bound on the optimum of the same problem.
-    fixed
-        The part of the objective no schedule changes, ``sum_i w_i r_i``
-        (:func:`~ddlsched.core.result.fixed_part`): the gap is judged on ``sum_i w_i (C_i -
-        r_i)``, which is positive for every schedule, so its scale never vanishes.
-    """
-    controlled = objective - fixed
-    if not (math.isfinite(controlled) and math.isfinite(bound)):
-        return False
-    return objective - bound <= CLOSED_GAP * max(controlled, 0.0) * (1 + 1e-9)
 
 
 def clearly_better(objective: float, than: float, fixed: float) -> bool:
     """Whether ``objective`` beats ``than`` by more than the closed gap: a schedule that is
     better only by what :func:`gap_closed` forgives replaces no proven or equal answer."""
     return objective < than and not gap_closed(than, objective, fixed)
-
-
-def model_status(objective: float, bound: float, fixed: float) -> SolveStatus:
-    """The status of a model a solver reports solved: ``optimal`` when its own bound closes
-    its own gap (:func:`gap_closed` on the model's numbers, ``fixed`` the part of its
-    objective no solution changes), ``feasible`` when it stopped at a larger ``mip_gap``."""
-    return SolveStatus.OPTIMAL if gap_closed(objective, bound, fixed) else SolveStatus.FEASIBLE
 
 
 @dataclass(frozen=True)

@@ -25,7 +25,7 @@ from pyomo.contrib.appsi.base import TerminationCondition
 from pyomo.contrib.appsi.solvers.highs import Highs
 
 from ddlsched.core.params import ExactParams
-from ddlsched.core.result import SolveStatus, whole_objective_gap
+from ddlsched.core.result import SolveStatus, gap_closed, whole_objective_gap
 
 
 @dataclass(frozen=True)
@@ -132,13 +132,11 @@ def solve_model(
     fixed
         The part of the objective no solution changes (``sum_i w_i r_i`` of a
         scheduling model): the gap is judged on the rest
-        (:func:`ddlsched.formulations.certify.model_status`), and so are HiGHS's own gaps
+        (:func:`model_status`), and so are HiGHS's own gaps
         (:func:`highs_gaps`).
     floor
         A lower bound on the rest, ``objective - fixed`` (0 when none is known).
     """
-    from ddlsched.formulations.certify import model_status
-
     solver = Highs()
     solver.config.load_solution = False
     solver.config.stream_solver = options.verbose
@@ -195,6 +193,16 @@ def solve_model(
     if status in (SolveStatus.OPTIMAL, SolveStatus.FEASIBLE) and not stopped:
         solver.load_vars()
     return SolveOutcome(status, objective, bound, runtime, condition.name)
+
+
+def model_status(objective: float, bound: float, fixed: float) -> SolveStatus:
+    """The status of a model HiGHS reports solved: ``optimal`` when its own bound closes its
+    own gap (:func:`~ddlsched.core.result.gap_closed` on the model's numbers, ``fixed`` the
+    part of its objective no solution changes), ``feasible`` when it stopped at a larger
+    ``mip_gap``. A model's word only: the mapping MILP's proven mappings rest on it, and a
+    scheduling model's answer is certified for the instance by
+    :func:`ddlsched.formulations.certify.certify`."""
+    return SolveStatus.OPTIMAL if gap_closed(objective, bound, fixed) else SolveStatus.FEASIBLE
 
 
 def highs_gaps(mip_gap: float, fixed: float, floor: float) -> tuple[float, float]:

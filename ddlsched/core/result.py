@@ -45,7 +45,7 @@ CLOSED_GAP = 1e-6
 """The gap that counts as closed, relative to the part of the objective a schedule controls:
 a bound proves a schedule optimal when ``objective - bound <= CLOSED_GAP * (objective -
 fixed)``, ``fixed = sum_i w_i r_i``
-(:func:`ddlsched.formulations.certify.gap_closed`). No schedule changes ``fixed``, so
+(:func:`gap_closed`). No schedule changes ``fixed``, so
 a gap measured against ``sum w C`` would close on any schedule once releases dwarf the
 completion times (releases at 1e7 s made a schedule 16% above the optimum "optimal"), and
 a gap with an absolute floor closes on any schedule of tiny times (jobs of 1e-8 s). A
@@ -63,9 +63,32 @@ them are compared (above the error of summing a million doubles; as much as ever
 gives up for safety, :data:`ddlsched.formulations.lower_bounds.SAFETY`)."""
 
 
+def gap_closed(objective: float, bound: float, fixed: float) -> bool:
+    """Whether ``bound`` proves ``objective`` optimal: ``objective - bound <= CLOSED_GAP *
+    (objective - fixed)`` (false on ``nan``). The one rule of a closed gap, here on the
+    ground floor so that every floor applies the same; what a result's status is, is
+    decided by :func:`ddlsched.formulations.certify.certify` alone.
+
+    Parameters
+    ----------
+    objective
+        A feasible schedule's ``sum_i w_i C_i``.
+    bound
+        A valid lower bound on the optimum of the same problem.
+    fixed
+        The part of the objective no schedule changes, ``sum_i w_i r_i``
+        (:func:`fixed_part`): the gap is judged on ``sum_i w_i (C_i -
+        r_i)``, which is positive for every schedule, so its scale never vanishes.
+    """
+    controlled = objective - fixed
+    if not (math.isfinite(controlled) and math.isfinite(bound)):
+        return False
+    return objective - bound <= CLOSED_GAP * max(controlled, 0.0) * (1 + 1e-9)
+
+
 def fixed_part(instance: Instance) -> float:
     """``sum_i w_i r_i`` of ``instance``: the part of ``sum w C`` that no schedule changes,
-    against which no gap is judged (:func:`ddlsched.formulations.certify.gap_closed`)."""
+    against which no gap is judged (:func:`gap_closed`)."""
     return math.fsum(job.weight * job.release for job in instance.jobs)
 
 
@@ -421,7 +444,7 @@ class Result:
         """Relative gap on the part of the objective a schedule controls: ``(objective -
         best_bound) / total_jct`` (``total_jct = objective - sum_i w_i r_i``, which no
         release time inflates), or ``nan``; ``optimal`` needs it at most
-        :data:`CLOSED_GAP` (:func:`ddlsched.formulations.certify.gap_closed`)."""
+        :data:`CLOSED_GAP` (:func:`gap_closed`)."""
         if not (math.isfinite(self.objective) and math.isfinite(self.best_bound)):
             return math.nan
         if not math.isfinite(self.total_jct):

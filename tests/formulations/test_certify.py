@@ -18,7 +18,6 @@ from ddlsched.formulations.certify import (
     certify,
     combinatorial_bound,
     exact_lp_bound,
-    gap_closed,
 )
 from ddlsched.formulations.cpsat import solve_cpsat
 from ddlsched.formulations.lower_bounds import BoundInputs, lagrangian_terms, lower_bounds
@@ -30,7 +29,7 @@ from hypothesis import strategies as st
 from ddlsched import ExactParams, SolveStatus, simulate
 from ddlsched.core.generators import GeneratorConfig, generate
 from ddlsched.core.model import Cluster, Instance, Problem
-from ddlsched.core.result import LowerBound, Result, fixed_part
+from ddlsched.core.result import LowerBound, Result, fixed_part, gap_closed
 from tests.formulations.helpers import unit_job
 from tests.oracles import brute_force_a
 from tests.strategies import (

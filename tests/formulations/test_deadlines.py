@@ -13,7 +13,6 @@ import random
 
 import numpy as np
 from ddlsched.algorithms.registry import UPPER_BOUND_POLICIES
-from ddlsched.formulations.certify import gap_closed
 from ddlsched.formulations.continuous import (
     LISTS_CUT,
     enumerate_modes,
@@ -31,7 +30,7 @@ from ddlsched import ExactParams, Problem, SolveStatus
 from ddlsched.api import online_start, simulate
 from ddlsched.core.generators import GeneratorConfig, generate
 from ddlsched.core.model import Instance
-from ddlsched.core.result import fixed_part
+from ddlsched.core.result import fixed_part, gap_closed
 
 NO_LIMIT = ExactParams(time_limit=None)
 

@@ -4,11 +4,13 @@ source of every package (``ddlsched/``, ``formulations/``, ``algorithms/``,
 
 Outside the home no module
 
-- calls :func:`~ddlsched.formulations.certify.gap_closed` or
-  :func:`~ddlsched.formulations.certify.honest_status` (the rules that decide a status);
+- calls :func:`~ddlsched.core.result.gap_closed` or
+  :func:`~ddlsched.formulations.certify.honest_status` (the rules that decide a status),
+  except where HiGHS's word on its own model is read (:data:`MODEL_WORDS`);
 - sets a status to ``optimal`` itself (an assignment, a keyword argument or a return of
   ``SolveStatus.OPTIMAL``), except where a backend reads its solver's own word on its
-  model into a raw answer, which the home then certifies (:data:`RAW_CLAIMS`);
+  model into a raw answer, which the home then certifies (:data:`RAW_CLAIMS`,
+  :data:`MODEL_WORDS`);
 - writes a note announcing a proof (a string starting ``"optimal:"``);
 - computes the fast bounds (:func:`~ddlsched.formulations.lower_bounds.lower_bounds`)
   beside an exact solve instead of taking them from a
@@ -31,6 +33,11 @@ HOME = ROOT / "formulations" / "certify.py"
 
 DECIDING = {"gap_closed", "honest_status"}
 """The functions that decide a status, called by the home alone."""
+
+MODEL_WORDS = {("formulations/solver.py", "model_status")}
+"""Functions that apply the closed gap to a solver's own model, below the home's floor:
+HiGHS's ``optimal`` at a larger ``mip_gap`` is ``feasible`` (the mapping MILP's proven
+mappings rest on it; a scheduling model's answer is then certified by the home)."""
 
 RAW_CLAIMS = {("formulations/cpsat.py", "_result")}
 """Functions that store ``SolveStatus.OPTIMAL`` as a backend's raw claim on its own model
@@ -118,12 +125,14 @@ def decisions(source: str, name: str) -> list[str]:
     owners = _owners(tree)
     found = []
     for node in ast.walk(tree):
-        if isinstance(node, ast.Call) and _called(node) in DECIDING:
-            found.append((node.lineno, f"calls {_called(node)}"))
+        line = getattr(node, "lineno", 0)
+        deciding = isinstance(node, ast.Call) and _called(node) in DECIDING
+        if deciding and (name, owners[node]) not in MODEL_WORDS:
+            found.append((line, f"calls {_called(node)}"))
         elif _proof_note(node):
-            found.append((node.lineno, "writes a proof note"))
-        elif _stores_optimal(node) and (name, owners[node]) not in RAW_CLAIMS:
-            found.append((node.lineno, "sets a status to optimal"))
+            found.append((line, "writes a proof note"))
+        elif _stores_optimal(node) and (name, owners[node]) not in RAW_CLAIMS | MODEL_WORDS:
+            found.append((line, "sets a status to optimal"))
     return [f"{line}: {what}" for line, what in sorted(set(found))]
 
 

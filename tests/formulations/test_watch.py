@@ -20,7 +20,7 @@ from collections.abc import Callable
 
 import pytest
 from ddlsched.formulations.admission import InadmissibleSchedule, fitting_problems
-from ddlsched.formulations.certify import BoundSet, gap_closed
+from ddlsched.formulations.certify import BoundSet
 from ddlsched.formulations.outcome import objectives
 from ddlsched.formulations.portfolio import (
     _admitted,
@@ -43,7 +43,7 @@ from ddlsched.core.model import (
     ScheduledJob,
 )
 from ddlsched.core.params import ExactParams
-from ddlsched.core.result import LowerBound, Result, SolveStatus, fixed_part
+from ddlsched.core.result import LowerBound, Result, SolveStatus, fixed_part, gap_closed
 
 SHAPES = (
     ((0.5, 1), (0.0, 3)),  # SRPT preempts the long job for the short one: 5.5 < A's 6
