@@ -323,7 +323,7 @@ class _Simulation:
                 "pairs, the job as the view on_arrival() was given"
             )
         view, mapping = item
-        job = self.by_id.get(getattr(view, "id", None)) if isinstance(view, JobView) else None
+        job = self.by_id.get(view.id) if isinstance(view, JobView) else None
         if job is None:
             given = f"the job id {view!r}" if isinstance(view, str) else repr(view)
             raise TypeError(

@@ -38,7 +38,8 @@ def adversarial_theorem1(
     from ddlsched.proofs_checks.bounds import rho_of, theorem1_constant
 
     cluster = Cluster.uniform(servers, gpus_per_server, 2.0, 1.0)
-    best: dict[str, object] = {"ratio": 0.0, "factor": 0.0, "instance": None}
+    # (ratio, factor, instance) of the worst instance found so far
+    worst: list[tuple[float, float, Instance | None]] = [(0.0, 0.0, None)]
 
     @st.composite
     def instances(draw: st.DrawFn) -> Instance:
@@ -76,9 +77,9 @@ def adversarial_theorem1(
         online = simulate(instance, "asrpt")
         ratio = online.objective / optimum.objective
         target(ratio, label="asrpt / OPT(A)")
-        if ratio > best["ratio"]:
+        if ratio > worst[0][0]:
             constant = theorem1_constant(cluster.num_gpus, instance.max_job_gpus)
-            best.update(ratio=ratio, factor=constant * rho_of(instance).rho, instance=instance)
+            worst[0] = (ratio, constant * rho_of(instance).rho, instance)
 
     import hypothesis.configuration as configuration
 
@@ -90,4 +91,4 @@ def adversarial_theorem1(
             (search if seed is None else seeded(seed)(search))()
         finally:
             configuration.set_hypothesis_home_dir(previous)
-    return best["ratio"], best["factor"], best["instance"]  # type: ignore[return-value]
+    return worst[0]
