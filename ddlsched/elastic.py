@@ -299,6 +299,8 @@ def sandwich(
     ElasticSandwich
         ``lower`` and ``upper`` (s), ``upper_method``, ``best_online``, every checked run's
         total (``totals``), the runs the check refused (``failed``) and ``to_dict()``.
+        Ctrl-C once a run has passed the check stops cleanly: the sandwich holds the runs
+        finished (``interrupted``) and the fast bound alone.
 
     Raises
     ------

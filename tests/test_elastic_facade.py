@@ -182,6 +182,57 @@ def test_a_sandwich_of_one_lone_job_holds_its_run(written: Path) -> None:
     assert 0 < pinned.lower <= pinned.upper
 
 
+def test_a_sandwich_caps_an_ask_beyond_the_cluster_once(written: Path) -> None:
+    """On one 4-GPU node the written workload's 8-GPU ask is capped to 4 for every run of a
+    sandwich, with one warning naming the job, not one per run."""
+    from ddlsched.core.elastic import AskedReplicasCapped
+
+    with pytest.warns(AskedReplicasCapped) as caught:
+        pinned = elastic.sandwich(
+            written,
+            ["fifo", "las-pollux"],
+            offline=["srpt-ceiling"],
+            cluster=ElasticCluster(1, 4),
+            lagrangian_steps=0,
+        )
+    assert len(caught) == 1 and "job 'spread-a' asks 8 GPUs" in str(caught[0].message)
+    assert len(pinned.totals) == 3 and pinned.lower <= pinned.upper
+
+
+def test_ctrl_c_during_a_sandwich_keeps_the_runs_done(
+    written: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Ctrl-C during the second run of a sandwich returns the first run's sandwich, said to
+    be interrupted: its upper end is that run's total JCT (as ``elastic.simulate`` gives it),
+    its lower end the fast bound alone, which stays below it. Ctrl-C before any run is done
+    is raised, not swallowed."""
+    from ddlsched.experiments import elastic as experiments
+
+    finished = experiments.run_elastic
+    calls: list[str] = []
+
+    def stopped_at_second(*arguments, **options):  # type: ignore[no-untyped-def]
+        calls.append("run")
+        if len(calls) == 2:
+            raise KeyboardInterrupt
+        return finished(*arguments, **options)
+
+    monkeypatch.setattr(experiments, "run_elastic", stopped_at_second)
+    cluster = ElasticCluster(2, 4)
+    pinned = elastic.sandwich(written, ["fifo", "pollux"], cluster=cluster)
+    assert pinned.interrupted and pinned.to_dict()["interrupted"] is True
+    assert dict(pinned.totals) == {"fifo": pinned.upper} and pinned.lagrangian == 0.0
+    monkeypatch.setattr(experiments, "run_elastic", finished)
+    alone = elastic.simulate(written, "fifo", cluster=cluster)
+    assert pinned.upper == math.fsum(row["jct"] for row in alone.jobs)
+    assert pinned.lower == pinned.bound.value <= pinned.upper
+    calls.clear()
+    calls.append("run")  # the next run is the second: stopped before any finished
+    monkeypatch.setattr(experiments, "run_elastic", stopped_at_second)
+    with pytest.raises(KeyboardInterrupt):
+        elastic.sandwich(written, ["fifo"], cluster=cluster)
+
+
 @pytest.mark.parametrize(
     ("call", "error", "message"),
     [

@@ -174,6 +174,7 @@ class SandwichRecord(TypedDict):
     best_online_over_lower: float | None
     totals: dict[str, float]
     failed: list[str]
+    interrupted: bool
 
 
 @dataclass(frozen=True)
@@ -488,6 +489,9 @@ class ElasticSandwich:
         The registered policy of least total JCT.
     failed
         Schedules whose run the check refused (not used as bounds).
+    interrupted
+        Whether Ctrl-C stopped the runs: the upper end is the best of those finished, the
+        lower end the fast bound alone (the Lagrangian's steps are skipped).
     """
 
     bound: ElasticFlowBound
@@ -496,6 +500,7 @@ class ElasticSandwich:
     upper_method: str
     best_online: str | None
     failed: tuple[str, ...] = ()
+    interrupted: bool = False
 
     @property
     def lower(self) -> float:
@@ -538,6 +543,7 @@ class ElasticSandwich:
             best_online_over_lower=online / low if online is not None and low > 0 else None,
             totals=dict(self.totals),
             failed=list(self.failed),
+            interrupted=self.interrupted,
         )
 
 
@@ -567,6 +573,9 @@ def elastic_sandwich(
         Supergradient steps of the Lagrangian bound (0: not computed), aimed at the
         best checked run's total (it steers the steps, never the bound's validity).
 
+    Ctrl-C during the runs stops cleanly once a run has passed the check: the sandwich
+    holds the runs finished and says it was interrupted (before that, it is raised).
+
     Raises
     ------
     ValueError
@@ -591,21 +600,27 @@ def elastic_sandwich(
     factories = [ELASTIC_POLICIES[name] for name in online]
     factories += [OFFLINE_ELASTIC_SCHEDULES[name] for name in extra]
     totals: dict[str, float] = {}
-    failed = []
-    for done, factory in enumerate(factories, start=1):
-        run = run_elastic(workload, factory(), cluster, params)
-        if run.verified:
-            totals[run.policy] = math.fsum(row["jct"] for row in run.jobs)
-        else:
-            failed.append(run.policy)
-        if progress is not None:
-            progress(done, len(factories))
+    failed: list[str] = []
+    try:
+        for done, factory in enumerate(factories, start=1):
+            run = run_elastic(workload, factory(), cluster, params)
+            if run.verified:
+                totals[run.policy] = math.fsum(row["jct"] for row in run.jobs)
+            else:
+                failed.append(run.policy)
+            if progress is not None:
+                progress(done, len(factories))
+        interrupted = False
+    except KeyboardInterrupt:
+        if not totals:
+            raise
+        interrupted = True
     if not totals:
         raise ValueError("elastic_sandwich: no run passed the independent check")
     settings = (cluster.total_gpus, params.round_length, params.restart_time)
     bound = elastic_flow_bound(workload.jobs, *settings)
     lagrangian = 0.0
-    if lagrangian_steps > 0:
+    if lagrangian_steps > 0 and not interrupted:
         lagrangian = elastic_lagrangian_bound(
             workload.jobs, *settings, steps=lagrangian_steps, upper=min(totals.values())
         ).value
@@ -617,6 +632,7 @@ def elastic_sandwich(
         min(totals, key=totals.__getitem__),
         min(checked_online, key=totals.__getitem__) if checked_online else None,
         tuple(failed),
+        interrupted,
     )
 
 
