@@ -41,6 +41,7 @@ import math
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -235,11 +236,11 @@ def _list_policies(
     """The fixed list schedules (:func:`list_variants`), ``sjf`` and ``asrpt-greedy``."""
     params = _oracle_params(restart_cost)
     built: list[tuple[str, Callable[[], Policy]]] = [
-        (name, lambda name=name, variant=variant: variant.policy(instance, name))
+        (name, partial(variant.policy, instance, name))
         for name, variant in list_variants(instance).items()
     ]
     for name in ("sjf", "asrpt-greedy"):
-        built.append((name, lambda name=name: build_policy(name, instance, params)))
+        built.append((name, partial(build_policy, name, instance, params)))
     return built
 
 
@@ -249,7 +250,7 @@ def _preemptive_policies(
     """``srpt-area`` and ``asrpt-preemptive`` with exact predictions."""
     params = _oracle_params(restart_cost)
     return [
-        (name, lambda name=name: build_policy(name, instance, params))
+        (name, partial(build_policy, name, instance, params))
         for name in ("srpt-area", "asrpt-preemptive")
     ]
 
@@ -448,9 +449,8 @@ class _Upper:
         grid = list(grid_variants(instance).items())[:rounds]
         rounds -= len(grid)
         variants.update(grid)
-        policies = [
-            (name, lambda name=name, variant=variant: variant.policy(instance, name))
-            for name, variant in grid
+        policies: list[tuple[str, Callable[[], Policy]]] = [
+            (name, partial(variant.policy, instance, name)) for name, variant in grid
         ]
         try:
             _run_all(instance, policies, cost, found, self.progress)
@@ -505,7 +505,9 @@ class _Upper:
         """The best verified schedule as a result (:attr:`best` is set)."""
         assert self.best is not None
         best = self.best
-        notes = (f"preemptive model, restart cost {self.cost:g} s" if preemptive else "problem A",)
+        notes: tuple[str, ...] = (
+            f"preemptive model, restart cost {self.cost:g} s" if preemptive else "problem A",
+        )
         if stopped:
             notes += (f"interrupted ({stopped}): the best verified schedule found so far",)
         return Result(

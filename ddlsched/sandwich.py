@@ -374,7 +374,7 @@ def study_sandwiches(
 
         digest = instance_digest(instance)
     shared: Result | None = None
-    found = []
+    found: list[Sandwich] = []
     for preemptive in models:
         job = _Study(instance, preemptive, effort, seed, restart_cost, digest)
         if preemptive and shared is None:
