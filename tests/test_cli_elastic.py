@@ -258,10 +258,14 @@ def test_compare_refuses_what_an_elastic_comparison_cannot_take(
     assert message in err and len(err.splitlines()) == 1
 
 
-def test_compare_takes_only_a_pollux_workload(capsys: pytest.CaptureFixture[str]) -> None:
-    """``compare --trace`` on a rigid trace says what it takes and where rigid traces go."""
-    assert main(["compare", "--trace", "tiresias_60_job.csv"]) == 2
-    assert "compare takes a Pollux workload" in capsys.readouterr().err
+def test_compare_on_a_rigid_trace_refuses_an_elastic_policy(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """``compare --trace`` on a rigid trace is a trace study of the rigid policies: an
+    elastic policy is refused in one line naming it."""
+    assert main(["compare", "--trace", "tiresias_60_job.csv", "--policies", "pollux"]) == 2
+    err = capsys.readouterr().err
+    assert "'pollux' schedules elastic jobs" in err and len(err.strip().splitlines()) == 1
 
 
 def test_compare_out_writes_the_rows_as_csv(
