@@ -18,9 +18,17 @@ only from floors below its own (checked by ``tests/test_layers.py``).
 from __future__ import annotations
 
 import importlib
-from typing import Any
+from typing import TYPE_CHECKING
 
 from ddlsched.formulations.registry import EXACT_METHODS
+
+if TYPE_CHECKING:
+    # What the lazy names are, for type checkers (at run time: __getattr__).
+    from ddlsched.formulations.mapping import solve_mapping as solve_mapping
+    from ddlsched.formulations.milp import build as build
+    from ddlsched.formulations.milp import solve_built as solve_built
+    from ddlsched.formulations.milp import solve_milp as solve_milp
+    from ddlsched.formulations.prepared import ModelTooLarge as ModelTooLarge
 
 FLOORS: tuple[tuple[str, ...], ...] = (
     ("grid", "slotted", "memory", "timeline"),
@@ -64,7 +72,7 @@ _LAZY = {
 __all__ = ["EXACT_METHODS", *_LAZY]
 
 
-def __getattr__(name: str) -> Any:
+def __getattr__(name: str) -> object:
     """Import the Pyomo-backed names on first use (PEP 562)."""
     if name in _LAZY:
         return getattr(importlib.import_module(_LAZY[name]), name)

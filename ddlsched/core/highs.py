@@ -13,7 +13,10 @@ import contextlib
 import os
 import sys
 import threading
-from typing import Any
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import highspy
 
 _constructed = threading.Event()
 _construct_lock = threading.Lock()
@@ -28,7 +31,7 @@ def flush_c_stdio() -> None:
         ctypes.CDLL(None).fflush(None)
 
 
-def new_highs() -> Any:
+def new_highs() -> highspy.Highs:
     """``highspy.Highs()``; the first in a process with the C library's standard output sent
     to the null device: highspy 1.16 prints its banner ("Running HiGHS ...") there when the
     first object is made, before any option can silence it, which put two lines on the
@@ -60,7 +63,7 @@ def new_highs() -> Any:
         return highs
 
 
-def exact_highs() -> Any:
+def exact_highs() -> highspy.Highs:
     """A ``highspy.Highs`` with no output, gaps 0 (an optimum is proven, not approached) and
     seed 0.
 

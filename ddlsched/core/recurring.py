@@ -33,7 +33,7 @@ from __future__ import annotations
 import dataclasses
 import math
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypedDict
 
 import numpy as np
 import pandas as pd
@@ -77,7 +77,16 @@ class WorkloadConfig:
         return dataclasses.replace(self, **changes)
 
 
-def _configuration(rng: np.random.Generator, sizes: tuple[int, ...]) -> dict[str, Any]:
+class _Configuration(TypedDict):
+    """What a recurring group (or a one-off job) trains: its columns of the history."""
+
+    model: str
+    dataset: str
+    batch_size: int
+    num_gpu: int
+
+
+def _configuration(rng: np.random.Generator, sizes: tuple[int, ...]) -> _Configuration:
     model = DRAWN_MODELS[int(rng.integers(len(DRAWN_MODELS)))]
     profile = ZOO[model]
     return {
