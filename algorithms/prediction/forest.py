@@ -26,7 +26,7 @@ from __future__ import annotations
 import math
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Protocol
 
 import numpy as np
 import pandas as pd
@@ -191,6 +191,15 @@ def forest_predictions(
     return predictions
 
 
+class _Tree(Protocol):
+    """A fitted tree of the forest (scikit-learn's Cython ``Tree``): the one method the
+    predictor calls, on the encoded rows."""
+
+    def predict(self, design: np.ndarray) -> np.ndarray:
+        """Each row's leaf value, one column per output."""
+        ...
+
+
 class ForestPredictor:
     """The random forest as an online A-SRPT predictor (the Predictor protocol).
 
@@ -226,7 +235,7 @@ class ForestPredictor:
         self._history: _RunningHistory | None = None
         self._fitted_at = 0
         self._codes: list[dict[str, float]] = []
-        self._trees: list[Any] = []  # sklearn's Cython Tree objects
+        self._trees: list[_Tree] = []
         self._warmup = RunningMeanPredictor("group", default)
 
     def predict(self, job: JobView) -> float:
