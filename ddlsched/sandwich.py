@@ -30,7 +30,7 @@ from __future__ import annotations
 import math
 import time
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -348,9 +348,15 @@ def study_sandwiches(
     restart_cost: float | None = None,
     progress: Callable[[str], None] | None = None,
     cache: bool = True,
+    fast_bounds: Sequence[LowerBound] = (),
 ) -> list[Sandwich]:
     """:func:`study_sandwich` of each model of ``models`` (``preemptive`` flags), in that
-    order; problem A's upper side, when computed, serves the preemptive model's too.
+    order; the fast bounds, computed once, serve every model they hold for, and problem
+    A's upper side, when computed, serves the preemptive model's too.
+
+    ``fast_bounds``: bounds of :mod:`ddlsched.formulations.lower_bounds` already computed
+    on this very instance (``lower_bounds(instance)``'s), used instead of computing them
+    again (by name; any other is ignored).
 
     Raises
     ------
@@ -373,10 +379,13 @@ def study_sandwiches(
         from ddlsched.cache import instance_digest
 
         digest = instance_digest(instance)
+    from ddlsched.formulations.lower_bounds import BOUNDS
+
     shared: Result | None = None
     found: list[Sandwich] = []
+    known = _Known({b.name: b for b in fast_bounds if b.name in BOUNDS.names()})
     for preemptive in models:
-        job = _Study(instance, preemptive, effort, seed, restart_cost, digest)
+        job = _Study(instance, preemptive, effort, seed, restart_cost, digest, known)
         if preemptive and shared is None:
             shared = job.stored_upper_of_a()
         try:
@@ -391,6 +400,22 @@ def study_sandwiches(
 
 
 @dataclass
+class _Known:
+    """What the models' sandwiches share: the fast bounds by name, the bounds' inputs."""
+
+    bounds: dict[str, LowerBound]
+    inputs: BoundInputs | None = None
+
+    def inputs_of(self, instance: Instance) -> BoundInputs:
+        """The bounds' inputs of ``instance``, computed once."""
+        from ddlsched.formulations.lower_bounds import BoundInputs
+
+        if self.inputs is None:
+            self.inputs = BoundInputs.of(instance)
+        return self.inputs
+
+
+@dataclass
 class _Study:
     """One model's sandwich of :func:`study_sandwiches` (``digest``: the instance's, or
     ``None`` without the cache)."""
@@ -401,6 +426,7 @@ class _Study:
     seed: int
     restart_cost: float | None
     digest: str | None
+    known: _Known
 
     @property
     def model(self) -> str:
@@ -433,7 +459,7 @@ class _Study:
 
     def _compute(self, report: _Reporter, base: Result | None) -> Sandwich:
         from ddlsched.algorithms.offline import UpperInterrupted, best_upper_bound
-        from ddlsched.formulations.lower_bounds import BOUNDS, PREEMPTIVE_BOUNDS, BoundInputs
+        from ddlsched.formulations.lower_bounds import BOUNDS, PREEMPTIVE_BOUNDS
         from ddlsched.formulations.lower_bounds import lower_bounds as fast_bounds
 
         began = time.perf_counter()
@@ -441,12 +467,14 @@ class _Study:
         upper: Result | None = None
         lower_s, phase = 0.0, "the fast bounds"
         try:
-            inputs = BoundInputs.of(self.instance)
             names = PREEMPTIVE_BOUNDS if self.preemptive else BOUNDS.names()
             lower = report.side("lower")
             for count, name in enumerate(names, 1):
                 lower(name, f"bound {count}/{len(names)}")
-                bounds += fast_bounds(self.instance, [name], inputs=inputs)
+                if name not in self.known.bounds:
+                    inputs = self.known.inputs_of(self.instance)
+                    (self.known.bounds[name],) = fast_bounds(self.instance, [name], inputs=inputs)
+                bounds.append(self.known.bounds[name])
             lower_s, phase = time.perf_counter() - began, "the upper side"
             try:
                 upper = best_upper_bound(
@@ -463,6 +491,7 @@ class _Study:
                 raise
             if not self.preemptive and self.effort == "full":
                 began, phase = time.perf_counter(), "the start-time Lagrangian bound"
+                inputs = self.known.inputs_of(self.instance)
                 bounds.append(self._lagrangian(inputs, upper, report.side("lower")))
                 lower_s += time.perf_counter() - began
         except KeyboardInterrupt:

@@ -121,7 +121,7 @@ def run(args: argparse.Namespace) -> int:
     pooled = dataclasses.replace(settings, integer=True) if args.pooled else None
     found = lower_bounds(instance, lp=settings if args.lp else None, pooled=pooled)
     best = best_lower_bound(found)
-    sandwiches, stop = _sandwiches(instance, args) if args.sandwich else ([], None)
+    sandwiches, stop = _sandwiches(instance, args, found) if args.sandwich else ([], None)
     if args.json:
         print_json(
             {
@@ -153,9 +153,12 @@ def run(args: argparse.Namespace) -> int:
     return _ended(stop)
 
 
-def _sandwiches(instance: Any, args: argparse.Namespace) -> tuple[list[Any], Any]:
-    """:func:`ddlsched.sandwich.study_sandwiches` of both models, progress on stderr, and
-    on Ctrl-C what finished with the interrupt (else ``None``)."""
+def _sandwiches(
+    instance: Any, args: argparse.Namespace, found: list[Any]
+) -> tuple[list[Any], Any]:
+    """:func:`ddlsched.sandwich.study_sandwiches` of both models (the fast bounds ``found``
+    already), progress on stderr, and on Ctrl-C what finished with the interrupt (else
+    ``None``)."""
     from ddlsched.sandwich import SandwichInterrupted, study_sandwiches
 
     def say(line: str) -> None:
@@ -168,6 +171,7 @@ def _sandwiches(instance: Any, args: argparse.Namespace) -> tuple[list[Any], Any
             seed=args.seed or 0,
             progress=say,
             cache=not args.no_cache,
+            fast_bounds=found,
         )
     except SandwichInterrupted as stop:
         kept = stop.sandwich
