@@ -81,7 +81,9 @@ def _direct(
     return dict(result.completion), check_elastic(result), bound.value
 
 
-@pytest.mark.parametrize("policy", ["pollux", "asrpt-elastic", "fifo"])
+@pytest.mark.parametrize(
+    "policy", [pytest.param("pollux", marks=pytest.mark.slow), "asrpt-elastic", "fifo"]
+)
 def test_simulate_gives_the_simulator_s_run_checked_and_bounded(
     written: Path, policy: str
 ) -> None:
@@ -350,6 +352,7 @@ def test_importing_the_facade_loads_no_simulator_or_solver() -> None:
     assert not sorted(m for m in loaded if m.startswith(heavy))
 
 
+@pytest.mark.slow
 def test_the_examples_run() -> None:
     """Every example of the façade (the module's, ``simulate``'s, ``compare``'s and
     ``sandwich``'s) prints what it shows, so the documentation cannot show a stale call."""
