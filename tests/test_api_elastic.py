@@ -352,8 +352,9 @@ def test_the_policy_names_are_the_registry_s() -> None:
     """``ddlsched.elastic.policy_names()`` is every policy of the registry in its order (what
     the docstring of ``ddlsched.elastic.simulate`` points to instead of a typed list); a list
     given is kept in its order."""
-    from ddlsched import elastic
     from ddlsched.algorithms.elastic import ELASTIC_POLICIES
+
+    from ddlsched import elastic
 
     assert elastic.policy_names() == ELASTIC_POLICIES.names()
     assert "typed-greedy" in elastic.policy_names()
