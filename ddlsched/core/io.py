@@ -18,7 +18,7 @@ import stat
 import tempfile
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 from ddlsched.core.jsontypes import JsonValue
 from ddlsched.core.model import (
@@ -218,7 +218,7 @@ class _NonFinite(ValueError):
     """A NaN or Infinity literal, which JSON does not allow."""
 
 
-def _reject_constant(name: str) -> float:
+def _reject_constant(name: str) -> NoReturn:
     raise _NonFinite(name)
 
 

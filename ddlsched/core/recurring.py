@@ -86,6 +86,15 @@ class _Configuration(TypedDict):
     num_gpu: int
 
 
+class _Group(_Configuration):
+    """A recurring group: its configuration, user, label and iteration law."""
+
+    user: str
+    group: str
+    log_typical: float
+    drift_sign: float
+
+
 def _configuration(rng: np.random.Generator, sizes: tuple[int, ...]) -> _Configuration:
     model = DRAWN_MODELS[int(rng.integers(len(DRAWN_MODELS)))]
     profile = ZOO[model]
@@ -108,7 +117,7 @@ def recurring_history(config: WorkloadConfig, seed: int | np.random.Generator) -
         ``model``, ``dataset``, ``batch_size``, ``num_gpu``, ``iterations``.
     """
     rng = np.random.default_rng(seed)
-    groups: list[dict[str, Any]] = []
+    groups: list[_Group] = []
     for user in range(config.users):
         for _ in range(max(1, int(rng.poisson(config.groups_per_user)))):
             settings = _configuration(rng, config.gpu_sizes)
@@ -153,10 +162,14 @@ def recurring_history(config: WorkloadConfig, seed: int | np.random.Generator) -
         )
         rows.append(
             {
-                key: group[key]
-                for key in ("model", "dataset", "batch_size", "num_gpu", "user", "group")
+                "model": group["model"],
+                "dataset": group["dataset"],
+                "batch_size": group["batch_size"],
+                "num_gpu": group["num_gpu"],
+                "user": group["user"],
+                "group": group["group"],
+                "log_iterations": log_k,
             }
-            | {"log_iterations": log_k}
         )
     frame = pd.DataFrame(rows)
     frame.insert(0, "submit_time", times)
