@@ -141,25 +141,30 @@ class BoundSet:
         admitted once is not verified again: schedules and instances are immutable."""
         from ddlsched.formulations.admission import refusal
 
-        key = (id(schedule), Problem(problem))
-        if self._admitted.get(key) is schedule:
+        if self._was_admitted(problem, schedule):
             return None
         reason = refusal(self.instance, problem, schedule, what)
         if reason is None:
-            self._admitted[key] = schedule  # held, so that its id is not reused meanwhile
+            self._admit(problem, schedule)
         return reason
 
     def admit_warm_start(self, problem: Problem | str, warm_start: Schedule | None) -> None:
         """Refuse a warm start that is not a schedule of ``problem`` with an
         :class:`~ddlsched.core.model.InputError` of one line
-        (:func:`ddlsched.formulations.admission.check_warm_start`); admitted once per set."""
-        from ddlsched.core.model import InputError
+        (:func:`ddlsched.formulations.admission.check_warm_start`); checked once per set."""
+        from ddlsched.formulations.admission import check_warm_start
 
-        if warm_start is None:
+        if warm_start is None or self._was_admitted(problem, warm_start):
             return
-        reason = self.refusal(problem, warm_start, "the warm start")
-        if reason is not None:
-            raise InputError(reason)
+        check_warm_start(self.instance, problem, warm_start)
+        self._admit(problem, warm_start)
+
+    def _was_admitted(self, problem: Problem | str, schedule: Schedule) -> bool:
+        return self._admitted.get((id(schedule), Problem(problem))) is schedule
+
+    def _admit(self, problem: Problem | str, schedule: Schedule) -> None:
+        # The schedule is held, so that its id is not reused by another while the set lives.
+        self._admitted[(id(schedule), Problem(problem))] = schedule
 
 
 def combinatorial_bound(instance: Instance, extra: Sequence[LowerBound] = ()) -> LowerBound | None:
@@ -358,7 +363,11 @@ def certify(
             f"best bound {best.value:.8g} from the {best.name} bound (the solver's: {mine})"
         )
     facts = answer.facts
-    if facts is not None and facts.bracket_closed is not None:
+    if (
+        facts is not None
+        and facts.bracket_closed is not None
+        and math.isfinite(answer.solver_bound)
+    ):
         facts = dataclasses.replace(facts, bracket_closed=scheduled and solver_closed)
         if math.isfinite(solver) and not solver_closed:
             notes.append(

@@ -319,7 +319,7 @@ def test_the_note_names_the_bound_that_proves() -> None:
 def test_a_bound_close_on_sum_wc_but_not_on_the_flow_time_proves_nothing() -> None:
     """Four jobs released at 1e7 s, a schedule of flow time 24.001 beside a bound 24 past the
     releases: 1e-3 is 2.5e-11 of ``sum w C`` but 4e-5 of the flow time, so the result stays
-    ``feasible``. Catches: ``with_best_bound`` judging the gap without ``fixed_part`` (which
+    ``feasible``. Catches: ``certify`` judging the gap without ``fixed_part`` (which
     made it ``optimal``, a 4e-5 gap)."""
     jobs = tuple(unit_job(f"j{k}", 2, 4).replace(release=1e7) for k in range(4))
     instance = Instance(Cluster((4,), 1.0, 1.0), jobs)
@@ -382,3 +382,37 @@ def test_a_solver_optimum_whose_bound_leaves_the_flow_gap_open_is_feasible(
         assert demoted.notes and "not proven" in demoted.notes[0]
     kept = certified(tight)
     assert kept.status is SolveStatus.OPTIMAL and kept.notes == ()
+
+
+@pytest.mark.parametrize(("bound", "closed"), [(24.0, True), (23.0, False)])
+def test_the_bracket_is_judged_once_and_kept_when_certified_again(
+    bound: float, closed: bool
+) -> None:
+    """Four 2-GPU jobs of 4 s on 4 GPUs, two at a time (objective 24, the optimum): a
+    continuous-time answer whose rounded-down bound is 24 closes its bracket and is
+    ``optimal``; one of 23 leaves it open (noted), though the mean-busy-time bound 24 still
+    proves the schedule. Certified again with more bounds (as the portfolio does), the
+    bracket stays as judged. Catches: the
+    bracket re-judged without the rounded-down bound (read as open) or judged on the best
+    bound instead of the rounded-down one."""
+    from ddlsched.core.result import ExactFacts
+
+    jobs = tuple(unit_job(f"j{k}", 2, 4) for k in range(4))
+    instance = Instance(Cluster((4,), 1.0, 1.0), jobs)
+    schedule = _feasible(24.0, math.nan).schedule
+    answer = RawAnswer(
+        "cpsat-continuous",
+        Problem.A,
+        SolveStatus.FEASIBLE,
+        schedule,
+        24.0,
+        24.0,
+        bound,
+        ExactFacts(integral=True, modes_proven=True, modes_complete=True, bracket_closed=False),
+    )
+    first = certify(answer, BoundSet.of(instance))
+    assert first.facts["bracket_closed"] is closed
+    assert any(note.startswith("bracket open") for note in first.notes) is not closed
+    again = certify(RawAnswer.of(first), BoundSet.of(instance).added(LowerBound(24.0, "lp", True)))
+    assert again.facts["bracket_closed"] is closed
+    assert again.proven_optimal and first.proven_optimal  # the fast bound 24 meets it anyway
