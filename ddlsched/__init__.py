@@ -10,9 +10,11 @@ here::
     online = simulate(instance, "asrpt")
     print(online.objective / optimum.objective)
 
-Elastic jobs (Pollux's model) have their own front door: ``simulate_elastic("workload-6.csv",
-"pollux")`` runs one policy round by round and checks the run (per-job rows in ``.jobs``,
-``summary()``, ``write(path)``); ``compare_elastic`` runs several side by side.
+Elastic jobs (Pollux's model) have their own front door, :mod:`ddlsched.elastic`:
+``elastic.simulate("workload-6.csv", "pollux")`` runs one policy round by round and checks the
+run (per-job rows in ``.jobs``, ``summary()``, ``write(path)``), ``elastic.compare`` runs
+several side by side and ``elastic.sandwich`` pins the optimal total JCT from both sides;
+``simulate_elastic`` and ``compare_elastic`` here are its first two.
 
 The checks and certificates are here too: ``verify(instance, schedule)`` (the independent
 verifier), ``lower_bounds(instance)`` (every proven bound on ``OPT(A)``), each result's
@@ -28,8 +30,8 @@ The floors, bottom up (``tests/test_layers.py`` enforces them):
   :mod:`ddlsched.proofs_checks` imports only the data model (it shares no code with
   what it checks); :mod:`ddlsched.plotting` imports only the ground floor
   and is the only module that imports matplotlib.
-- The top floor: the façades (:mod:`ddlsched.api`), the experiments
-  (:mod:`ddlsched.experiments`), sweeps (:mod:`ddlsched.sweep`) and the
+- The top floor: the façades (:mod:`ddlsched.api`, :mod:`ddlsched.elastic`), the experiments
+  (:mod:`ddlsched.experiments`), sweeps (:mod:`ddlsched.sweeps`) and the
   command line (:mod:`ddlsched.cli`) may import anything, heavy backends
   lazily.
 """
@@ -42,6 +44,7 @@ from ddlsched.api import (
     simulate,
     simulate_elastic,
     solve,
+    trace_study,
 )
 from ddlsched.core import *  # noqa: F403 - the front door re-exports the ground floor
 from ddlsched.core.elastic import (
@@ -76,18 +79,19 @@ __all__ = [
     "simulate",
     "simulate_elastic",
     "solve",
+    "trace_study",
     "verify",  # noqa: F405 - lazy, through __getattr__ below
     "zoo_job",
 ]
 
 
 def __getattr__(name: str) -> object:
-    """``ddlsched.plotting`` on first use (it imports matplotlib, the [plot] extra), and the
-    names of ``_LAZY``."""
+    """``ddlsched.plotting`` on first use (it imports matplotlib, the [plot] extra),
+    ``ddlsched.elastic`` (the elastic front door), and the names of ``_LAZY``."""
     from importlib import import_module
 
-    if name == "plotting":
-        return import_module("ddlsched.plotting")
+    if name in ("plotting", "elastic"):
+        return import_module(f"ddlsched.{name}")
     if name in _LAZY:
         return getattr(import_module(_LAZY[name]), name)
     raise AttributeError(f"module 'ddlsched' has no attribute {name!r}")

@@ -9,6 +9,9 @@ registries (:data:`ddlsched.formulations.registry.EXACT_METHODS`,
 objects (:class:`~ddlsched.core.params.ExactParams`,
 :class:`~ddlsched.core.params.OnlineParams`).
 
+Elastic jobs (Pollux's model) have their own façade, :mod:`ddlsched.elastic`;
+:func:`simulate_elastic` and :func:`compare_elastic` here call it.
+
 This module sits on the top floor: it imports ``formulations`` and
 ``algorithms`` inside the calls that need them, so ``import ddlsched`` stays
 light and the lower floors can import the core without a cycle.
@@ -34,6 +37,7 @@ if TYPE_CHECKING:
     from ddlsched.core.generators import GeneratorConfig
     from ddlsched.core.traces import LoadedTrace
     from ddlsched.experiments.elastic import ElasticComparison, ElasticRun
+    from ddlsched.experiments.trace_study import TraceReplay, TraceRun, TraceStudy
     from ddlsched.formulations.lower_bounds import LpSettings
 
 ProgressCallback = Callable[[int, int], None]
@@ -138,7 +142,9 @@ def solve(
     progress
         For policies: called as ``progress(completed, total)``.
     bound
-        Fill :attr:`Result.lower_bound` for problem A (see :func:`certify`).
+        For policies: fill :attr:`Result.lower_bound` with the best fast bound. An exact
+        method's result on problem A always holds the best bound known
+        (:func:`ddlsched.formulations.certify.certify`).
 
     Raises
     ------
@@ -172,7 +178,7 @@ def solve(
     if method in EXACT_METHODS:
         if params is not None and not isinstance(params, ExactParams):
             raise ValueError(f"params: method {method!r} takes ExactParams, got {params!r}")
-        return _solve_exact(instance, method, problem, params or ExactParams(), warm_start, bound)
+        return _solve_exact(instance, method, problem, params or ExactParams(), warm_start)
     if method in policy_names():
         if problem is not Problem.A:
             raise ValueError(f"problem: online methods solve problem A, not {problem.value!r}")
@@ -221,23 +227,16 @@ def _solve_exact(
     problem: Problem,
     params: ExactParams,
     warm_start: Schedule | None,
-    bound: bool,
 ) -> Result:
     """The exact method ``method`` on ``instance``; for problem A it starts from
-    :func:`online_start`'s schedule unless given one, and with ``bound`` its lower bound
-    is the best of its own dual bound and the combinatorial bounds.
+    :func:`online_start`'s schedule unless given one. The method certifies its result with
+    the fast bounds it computes once (:class:`ddlsched.formulations.certify.BoundSet`).
     """
     from ddlsched.formulations.registry import EXACT_METHODS
 
     if warm_start is None and problem is Problem.A:
         warm_start, params = _online_start_within(instance, params)
-    result = EXACT_METHODS[method](instance, problem, params, warm_start)
-    if problem is not Problem.A or not bound:
-        return result
-    from ddlsched.formulations.certify import combinatorial_bound
-
-    own = () if result.lower_bound is None else (result.lower_bound,)
-    return dataclasses.replace(result, lower_bound=combinatorial_bound(instance, own))
+    return EXACT_METHODS[method](instance, problem, params, warm_start)
 
 
 ONLINE_SHARE = 0.1
@@ -327,8 +326,8 @@ def simulate(
     progress
         Called as ``progress(completed, total)`` now and then.
     bound
-        Fill :attr:`Result.lower_bound` with the best fast lower bound on
-        ``OPT(A)`` (:func:`certify`; about 1.5 s for 82,000 jobs), so that
+        Fill :attr:`Result.lower_bound` with the best fast lower bound on ``OPT(A)``
+        (:meth:`ddlsched.formulations.certify.BoundSet.best`; about 1.5 s for 82,000 jobs), so that
         ``objective / lower_bound.value`` bounds the ratio to the optimum.
     partial
         On Ctrl-C, return what completed (status ERROR, no schedule, a note)
@@ -384,9 +383,9 @@ def simulate(
         raise KeyboardInterrupt
     if not bound or result.status is not SolveStatus.FEASIBLE:
         return result  # a schedule the verifier rejects gets no certified ratio
-    from ddlsched.formulations.certify import combinatorial_bound
+    from ddlsched.formulations.certify import BoundSet
 
-    return dataclasses.replace(result, lower_bound=combinatorial_bound(instance))
+    return dataclasses.replace(result, lower_bound=BoundSet.of(instance).best())
 
 
 def _online_parts(
@@ -461,65 +460,13 @@ def simulate_elastic(
     limit: int | None = None,
     progress: ProgressCallback | None = None,
 ) -> ElasticRun:
-    """Run an elastic policy on a workload of elastic jobs, round by round, and check the run.
+    """:func:`ddlsched.elastic.simulate`, the elastic product's own entry, under the name it
+    has in this namespace: the same arguments, the same checked run."""
+    from ddlsched import elastic
 
-    The elastic counterpart of :func:`simulate` (``ddlsched simulate`` on a Pollux workload):
-    the round-based simulator of :mod:`ddlsched.algorithms.elastic` (after Pollux, Qiao et
-    al., OSDI 2021), every run checked by the independent
-    :func:`ddlsched.proofs_checks.elastic.check_elastic` and its total JCT bounded from below.
-
-    Parameters
-    ----------
-    workload
-        The jobs: an :class:`~ddlsched.core.elastic.ElasticWorkload`, or a Pollux workload
-        CSV (a path, or a shipped name such as ``"workload-6.csv"``).
-    policy
-        A name of :data:`ddlsched.algorithms.elastic.ELASTIC_POLICIES` (all of them:
-        :func:`elastic_policy_names` ``()``), or a fresh object implementing
-        :class:`~ddlsched.algorithms.elastic.simulator.ElasticPolicy`.
-    cluster
-        Default :class:`~ddlsched.core.elastic.ElasticCluster` ``()``: 16 nodes x 4 GPUs,
-        the Pollux study's.
-    params
-        Round length, restart delay, safety stop (default
-        :class:`~ddlsched.algorithms.elastic.simulator.ElasticSimParams` ``()``: 60 s rounds, 30 s
-        restarts, Pollux's settings).
-    limit
-        Only the first ``limit`` jobs by submission.
-    progress
-        Called as ``progress(completed, total)`` after every round.
-
-    Returns
-    -------
-    ElasticRun
-        :attr:`~ddlsched.experiments.elastic.ElasticRun.jobs` (one record per job: arrival,
-        completion, JCT, restarts, GPU-seconds; ``pandas.DataFrame(run.jobs)`` is a table),
-        :attr:`~ddlsched.experiments.elastic.ElasticRun.rounds` (each round's allocations),
-        :meth:`~ddlsched.experiments.elastic.ElasticRun.summary` (mean and percentile JCTs,
-        makespan, restarts, GPU-seconds, the flow ratio, ``verified``) and
-        :meth:`~ddlsched.experiments.elastic.ElasticRun.write`.
-
-    Raises
-    ------
-    InputError
-        On a workload file that cannot be read (naming the line and column).
-    ValueError
-        On an unknown policy name or a ``limit`` that is not a whole number >= 1, or when a
-        policy object allocates beyond a node.
-    TypeError
-        On arguments of the wrong type.
-
-    Examples
-    --------
-    >>> import ddlsched
-    >>> run = ddlsched.simulate_elastic("workload-6.csv", "pollux", limit=4)
-    >>> run.verified, len(run.jobs)
-    (True, 4)
-    """
-    from ddlsched.experiments.elastic import run_elastic
-
-    workload, cluster, params, source = _elastic_inputs(workload, cluster, params, limit)
-    return run_elastic(workload, _elastic_policy(policy), cluster, params, source, progress)
+    return elastic.simulate(
+        workload, policy, cluster=cluster, params=params, limit=limit, progress=progress
+    )
 
 
 def compare_elastic(
@@ -531,121 +478,13 @@ def compare_elastic(
     limit: int | None = None,
     progress: ProgressCallback | None = None,
 ) -> ElasticComparison:
-    """Elastic policies side by side (``ddlsched compare --trace`` on a Pollux workload): each
-    run by :func:`simulate_elastic` on the same workload, cluster and settings.
+    """:func:`ddlsched.elastic.compare`, the elastic product's own entry, under the name it
+    has in this namespace: the same arguments, the same checked runs side by side."""
+    from ddlsched import elastic
 
-    Parameters
-    ----------
-    policies
-        Names of :data:`ddlsched.algorithms.elastic.ELASTIC_POLICIES` (default: all of them,
-        in the registry's order).
-    workload, cluster, params, limit
-        As for :func:`simulate_elastic`.
-    progress
-        Called as ``progress(policies done, policies)`` after each policy.
-
-    Returns
-    -------
-    ElasticComparison
-        One checked run per policy; :meth:`~ddlsched.experiments.elastic.ElasticComparison.rows`
-        gives one row per policy (mean, p50, p95, p99 JCT, makespan, restarts, GPU-seconds,
-        flow ratio, verified). Ctrl-C stops cleanly: it holds the runs finished so far and
-        says it was interrupted.
-
-    Raises
-    ------
-    ValueError
-        On no policies, an unknown or repeated name, or a bad ``limit``.
-    """
-    from ddlsched.experiments.elastic import compare_elastic as run_all
-
-    names = elastic_policy_names(policies)
-    _switches_and_progress(progress)
-    workload, cluster, params, source = _elastic_inputs(workload, cluster, params, limit)
-    return run_all(workload, names, cluster, params, source, progress)
-
-
-def elastic_policy_names(policies: Sequence[str] | None = None) -> tuple[str, ...]:
-    """The elastic policies :func:`compare_elastic` runs for ``policies``: each name once,
-    every one in :data:`ddlsched.algorithms.elastic.ELASTIC_POLICIES` (``None``: all of them,
-    in the registry's order).
-
-    Raises
-    ------
-    ValueError
-        On no policies, a single string, or an unknown or repeated name.
-    """
-    from ddlsched.algorithms.elastic import ELASTIC_POLICIES
-
-    names = ELASTIC_POLICIES.names() if policies is None else tuple(policies)
-    if isinstance(policies, str) or not names:
-        raise ValueError(f"policies: expected a non-empty list of names, got {policies!r}")
-    repeated = sorted({name for name in names if names.count(name) > 1})
-    if repeated:
-        raise ValueError(f"policies: {', '.join(repeated)} named twice")
-    for name in names:
-        ELASTIC_POLICIES[name]  # an unknown name is a ValueError listing the known ones
-    return names
-
-
-def _elastic_inputs(
-    workload: Any, cluster: Any, params: Any, limit: Any
-) -> tuple[ElasticWorkload, ElasticCluster, ElasticSimParams, str | None]:
-    """The workload (read from its file if a path, cut to its first ``limit`` jobs), the
-    cluster and the settings an elastic run takes, and where the workload came from.
-
-    Raises
-    ------
-    TypeError, ValueError
-        On an argument of the wrong type, or a ``limit`` that is not a whole number >= 1.
-    """
-    from ddlsched.algorithms.elastic import ElasticSimParams
-    from ddlsched.core.data import resolve_trace
-    from ddlsched.core.elastic import ElasticCluster, ElasticWorkload, load_pollux_workload
-
-    source = None
-    if isinstance(workload, str | os.PathLike):
-        source = str(resolve_trace(workload))
-        workload = load_pollux_workload(source)
-    elif not isinstance(workload, ElasticWorkload):
-        raise TypeError(
-            f"workload: expected an ElasticWorkload or a Pollux workload CSV path, got "
-            f"{type(workload).__name__}"
-        )
-    if limit is not None:
-        if not is_whole(limit) or limit < 1:
-            raise ValueError(f"limit: expected a whole number >= 1, got {limit!r}")
-        workload = workload.replace(jobs=workload.jobs[:limit])
-    cluster = ElasticCluster() if cluster is None else cluster
-    params = ElasticSimParams() if params is None else params
-    expected = (("cluster", cluster, ElasticCluster), ("params", params, ElasticSimParams))
-    for name, value, kind in expected:
-        if not isinstance(value, kind):
-            raise TypeError(f"{name}: expected {kind.__name__}, got {type(value).__name__}")
-    return workload, cluster, params, source
-
-
-def _elastic_policy(policy: Any) -> ElasticPolicy:
-    """A fresh policy of the registry by name, or the object given once it is seen to have
-    the ``name`` and ``allocate`` the simulator reads.
-
-    Raises
-    ------
-    ValueError
-        On an unknown name.
-    TypeError
-        On an object without them.
-    """
-    from ddlsched.algorithms.elastic import ELASTIC_POLICIES
-
-    if isinstance(policy, str):
-        return ELASTIC_POLICIES[policy]()
-    if not callable(getattr(policy, "allocate", None)) or not hasattr(policy, "name"):
-        raise TypeError(
-            f"policy: expected a name or an object with a name and allocate(state), got "
-            f"{type(policy).__name__}"
-        )
-    return policy
+    return elastic.compare(
+        workload, policies, cluster=cluster, params=params, limit=limit, progress=progress
+    )
 
 
 def best_policy_objective(instance: Instance, policies: tuple[str, ...] | None = None) -> float:
@@ -741,3 +580,42 @@ def _culprit(config: GeneratorConfig, seed: int) -> str:
             continue
         found.append(f"{field.name} = {value!r}")
     return ", ".join(found) or "generator settings"
+
+
+def replay_trace(trace: str | os.PathLike[str], **options: Any) -> TraceReplay:
+    """A CSV trace read on a cluster and scaled to a load, as ``ddlsched simulate --trace``
+    and ``compare --trace`` read it: :func:`ddlsched.experiments.trace_study.replay_trace`
+    (its parameters: the cluster, ``limit``, ``columns``, ``time_unit``, ``unnamed``,
+    ``target_load`` or ``load_factor``)."""
+    from ddlsched.experiments.trace_study import replay_trace as read
+
+    return read(trace, **options)
+
+
+def simulate_trace(replay: TraceReplay, policy: str, **options: Any) -> TraceRun:
+    """One policy on a replayed trace with its model's bounds (``ddlsched simulate --trace``):
+    :func:`ddlsched.experiments.trace_study.simulate_trace`; its
+    :meth:`~ddlsched.experiments.trace_study.TraceRun.summary` holds every figure the
+    command prints."""
+    from ddlsched.experiments.trace_study import simulate_trace as run
+
+    return run(replay, policy, **options)
+
+
+def trace_study(trace: str | os.PathLike[str], **options: Any) -> TraceStudy:
+    """Every rigid policy side by side on one trace at one or more loads, each run verified
+    and measured against its model's lower bound (``ddlsched compare --trace``):
+    :func:`ddlsched.experiments.trace_study.trace_study` (its parameters, returns and
+    errors), imported on first call so that ``import ddlsched`` stays light.
+
+    Examples
+    --------
+    >>> from ddlsched import trace_study
+    >>> study = trace_study("tiresias_60_job.csv", servers=2, policies=["fifo", "las"],
+    ...                     bounds="fast", workers=1)
+    >>> list(study.table()["policy"])
+    ['fifo', 'las']
+    """
+    from ddlsched.experiments.trace_study import trace_study as study
+
+    return study(trace, **options)

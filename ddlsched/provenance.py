@@ -1,6 +1,6 @@
 """Which code produced a result: the package version and the git revision.
 
-A sweep stores both on every row (:mod:`ddlsched.sweep`), so that a results file
+A sweep stores both on every row (:mod:`ddlsched.sweeps`), so that a results file
 says what made each number, and a resume refuses to mix rows of different code
 unless asked to.
 """

@@ -28,6 +28,15 @@ settings.register_profile("dev", max_examples=300, deadline=None)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
 
+@pytest.fixture(autouse=True)
+def cache_in_tmp(
+    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every test's cache (ddlsched.cache) in a fresh folder of its own, never the user's
+    home: what one test stores no other reads."""
+    monkeypatch.setenv("DDLSCHED_CACHE_DIR", str(tmp_path_factory.mktemp("cache")))
+
+
 @pytest.fixture
 def two_by_two() -> Cluster:
     """Two servers of two GPUs; intra bandwidth twice inter (see tests/examples.py)."""

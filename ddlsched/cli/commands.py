@@ -35,7 +35,8 @@ COMMANDS: tuple[Command, ...] = (
     Command(
         "compare",
         "compare",
-        "the main job: online methods against exact optima on random instances",
+        "the main job: online methods against exact optima on random instances; with --trace, "
+        "every policy side by side on a trace",
     ),
     Command("generate", "generate", "write a random instance"),
     Command("verify", "verify", "check a schedule against an instance"),

@@ -4,7 +4,7 @@
 the simulator, the checks). Three parts need more, each an extra of the package:
 
 - ``plot``: matplotlib, for :mod:`ddlsched.plotting` and every ``--plot`` option;
-- ``sweep``: Dask's distributed scheduler, for :mod:`ddlsched.sweep` (``ddlsched sweep``);
+- ``sweep``: Dask's distributed scheduler, for :mod:`ddlsched.sweeps` (``ddlsched sweep``);
 - ``search``: hypothesis, for the adversarial search (``ddlsched check --adversarial``).
 
 ``pip install 'ddlsched[all]'`` installs all three; ``[dev]`` adds the test and docs tools.
