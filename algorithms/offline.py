@@ -456,6 +456,7 @@ class _Upper:
             _run_all(instance, policies, cost, found, self.progress)
         finally:
             self.candidates += found
+            self.progress("verifier", f"checking the best of {len(found)} candidates")
             self.best = _best_verified(instance, found)
         start = self.best if self.best is not None and self.best.name in variants else None
         if rounds and start is None:
@@ -491,6 +492,7 @@ class _Upper:
         part (:attr:`best`), checked again by the verifier."""
         if base.schedule is None:
             raise ValueError(f"base: {base.method!r} has no schedule")
+        self.progress("verifier", f"checking problem A's schedule ({base.method})")
         if any(entry.pieces is not None and len(entry.pieces) > 1 for entry in base.schedule.jobs):
             raise ValueError(f"base: {base.method!r} preempts a job, not a problem-A schedule")
         checked = _verified(
@@ -531,6 +533,7 @@ class _Upper:
             _run_all(self.instance, policies, self.cost, found, self.progress)
         finally:
             self.candidates += found
+            self.progress("verifier", f"checking the best of {len(found)} candidates")
             self.best = _better(self.best, _best_verified(self.instance, found))
 
 

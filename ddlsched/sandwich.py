@@ -386,10 +386,12 @@ def study_sandwiches(
     known = _Known({b.name: b for b in fast_bounds if b.name in BOUNDS.names()})
     for preemptive in models:
         job = _Study(instance, preemptive, effort, seed, restart_cost, digest, known)
-        if preemptive and shared is None:
+        report = _Reporter(progress, job.model)
+        if preemptive and shared is None and digest is not None:
+            report("cache", "reading problem A's upper side")
             shared = job.stored_upper_of_a()
         try:
-            sandwich = job.run(_Reporter(progress, job.model), shared)
+            sandwich = job.run(report, shared)
         except SandwichInterrupted as stop:
             stop.finished = found
             raise
@@ -446,14 +448,16 @@ class _Study:
     def run(self, report: _Reporter, base: Result | None) -> Sandwich:
         """The sandwich, from the cache or computed (and then stored)."""
         key = self._key(self.preemptive)
+        if key is not None:
+            report("cache", "reading and verifying")
         stored = _load(self.instance, key, self.preemptive)
         if stored is not None:
-            report("cache", "read")
             return stored
         sandwich = self._compute(report, base)
         if key is not None:
             from ddlsched.cache import store
 
+            report("cache", "writing")
             store("sandwich", key, _to_body(sandwich))
         return sandwich
 
