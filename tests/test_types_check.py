@@ -13,6 +13,7 @@ module name it is imported by.
 from __future__ import annotations
 
 import ast
+import os
 import re
 import subprocess
 import sys
@@ -83,7 +84,7 @@ def test_mypy_passes_on_every_file_of_the_four_packages(tmp_path: Path) -> None:
         "--config-file",
         str(PYPROJECT),
         "--cache-dir",
-        str(tmp_path / "mypy_cache"),
+        os.devnull,  # no cache: every run checks afresh (writing one costs a tenth more)
         "-p",
         "ddlsched",
     ]
