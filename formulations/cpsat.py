@@ -80,11 +80,16 @@ from ddlsched.core.result import ExactFacts, Result, SolveStatus
 
 if TYPE_CHECKING:
     from ddlsched.formulations.certify import BoundSet, RawAnswer
+    from ortools.sat.python.cp_model import CpModel, IntervalVar, IntVar
 
 
-def _one_mode_per_job(model, slotted, latest):
+def _one_mode_per_job(
+    model: CpModel, slotted: SlottedProblem, latest: list[int]
+) -> tuple[list[IntVar], list[list[IntVar]], list[list[IntervalVar]]]:
     """Family 1: one start per job, one optional interval per mode, exactly one present."""
-    starts, presences, intervals = [], [], []
+    starts: list[IntVar] = []
+    presences: list[list[IntVar]] = []
+    intervals: list[list[IntervalVar]] = []
     for i, job in enumerate(slotted.jobs):
         shortest = min(mode.slots for mode in job.modes)
         last_start = max(job.release_slot, latest[i] - shortest)
@@ -104,7 +109,14 @@ def _one_mode_per_job(model, slotted, latest):
     return starts, presences, intervals
 
 
-def _horizon_and_symmetry(model, slotted, latest, anchors, starts, presences) -> None:
+def _horizon_and_symmetry(
+    model: CpModel,
+    slotted: SlottedProblem,
+    latest: list[int],
+    anchors: tuple[int, ...],
+    starts: list[IntVar],
+    presences: list[list[IntVar]],
+) -> None:
     """Family 2: a mode ends by the job's latest slot; the anchor keeps sorted modes only,
     and the second anchor, if any, modes sorted within the ties the anchor's mode leaves."""
     anchor = anchors[0] if anchors else None
@@ -122,7 +134,7 @@ def _horizon_and_symmetry(model, slotted, latest, anchors, starts, presences) ->
                     )
 
 
-def _capacity(model, slotted, intervals) -> None:
+def _capacity(model: CpModel, slotted: SlottedProblem, intervals: list[list[IntervalVar]]) -> None:
     """Family 3: one cumulative per resource over the present intervals."""
     for r, capacity in enumerate(slotted.capacities):
         chosen, demands = [], []
@@ -135,7 +147,9 @@ def _capacity(model, slotted, intervals) -> None:
             model.add_cumulative(chosen, demands, capacity)
 
 
-def _pooled_capacity(model, slotted, starts, presences) -> list:
+def _pooled_capacity(
+    model: CpModel, slotted: SlottedProblem, starts: list[IntVar], presences: list[list[IntVar]]
+) -> list[IntVar]:
     """Family 4 (redundant): one cumulative over all GPUs, each job ``g_i`` wide for its chosen
     mode's length. Implied by family 3 (the servers' capacities add up to ``M``); it lets
     CP-SAT reason about the whole cluster's energy at once. Returns each job's end."""
