@@ -49,7 +49,7 @@ import heapq
 import itertools
 from collections.abc import Callable, Hashable, Iterator
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 from ddlsched.algorithms.mapping import FreeGPUs, GraphMapper, Mapper
 from ddlsched.algorithms.prediction.view import JobView, Predictor
@@ -59,26 +59,29 @@ from ddlsched.core.alpha import virtual_size
 from ddlsched.core.model import Cluster
 from ddlsched.core.virtual import VirtualMachine
 
-Entry = tuple[Hashable, int, JobView]
+K = TypeVar("K", bound=Hashable)
+"""A queue's key type (smaller starts first): a number, or a tuple of numbers."""
+
+Entry = tuple[K, int, JobView]
 """A queued job: ``(key, sequence, job)``; the sequence breaks ties by push order."""
 
 
-class StrictQueue:
+class StrictQueue(Generic[K]):
     """Jobs in key order; only the head may start."""
 
     strict = True
 
     def __init__(self) -> None:
-        self._heap: list[Entry] = []
+        self._heap: list[Entry[K]] = []
         self._seq = itertools.count()
 
-    def push(self, job: JobView, key: Hashable) -> None:
+    def push(self, job: JobView, key: K) -> None:
         """Add ``job`` with ``key`` (smaller starts first)."""
         heapq.heappush(self._heap, (key, next(self._seq), job))
 
     def pop_entry(
         self, total_free: int, fits: Callable[[int], bool] | None = None
-    ) -> Entry | None:
+    ) -> Entry[K] | None:
         """The head if it fits in ``total_free`` GPUs (and its GPU count ``fits``, when
         given), removed; else ``None``."""
         head = self._heap[0][2].gpus if self._heap else None
@@ -86,7 +89,7 @@ class StrictQueue:
             return heapq.heappop(self._heap)
         return None
 
-    def restore(self, entry: Entry) -> None:
+    def restore(self, entry: Entry[K]) -> None:
         """Put back a popped entry where it was (a job its mapper could not place)."""
         heapq.heappush(self._heap, entry)
 
@@ -94,7 +97,7 @@ class StrictQueue:
         return len(self._heap)
 
 
-class BackfillQueue:
+class BackfillQueue(Generic[K]):
     """Jobs bucketed by GPU count; the best-keyed job that fits starts first.
 
     Keys may change (:meth:`push` again): stale entries are skipped lazily.
@@ -103,11 +106,11 @@ class BackfillQueue:
     strict = False
 
     def __init__(self) -> None:
-        self._buckets: dict[int, list[Entry]] = {}
+        self._buckets: dict[int, list[Entry[K]]] = {}
         self._current: dict[str, int] = {}
         self._seq = itertools.count()
 
-    def push(self, job: JobView, key: Hashable) -> None:
+    def push(self, job: JobView, key: K) -> None:
         """Add ``job`` or change its key."""
         seq = next(self._seq)
         self._current[job.id] = seq
@@ -116,15 +119,15 @@ class BackfillQueue:
     def __contains__(self, job_id: str) -> bool:
         return job_id in self._current
 
-    def restore(self, entry: Entry) -> None:
+    def restore(self, entry: Entry[K]) -> None:
         """Put back a popped entry with its key and place in ties."""
         self._current[entry[2].id] = entry[1]
         heapq.heappush(self._buckets.setdefault(entry[2].gpus, []), entry)
 
-    def _best(self, total_free: int, fits: Callable[[int], bool] | None = None) -> Entry | None:
+    def _best(self, total_free: int, fits: Callable[[int], bool] | None = None) -> Entry[K] | None:
         """The best-keyed entry with at most ``total_free`` GPUs (and a GPU count that
         ``fits``, when given), left in place."""
-        best: Entry | None = None
+        best: Entry[K] | None = None
         for gpus, bucket in self._buckets.items():
             if gpus > total_free or (fits is not None and not fits(gpus)):
                 continue
@@ -134,14 +137,14 @@ class BackfillQueue:
                 best = bucket[0]
         return best
 
-    def best_key(self) -> Hashable | None:
+    def best_key(self) -> K | None:
         """The smallest key of any waiting job, whatever its width, or ``None``."""
         best = self._best(max(self._buckets, default=0))
         return None if best is None else best[0]
 
     def pop_entry(
         self, total_free: int, fits: Callable[[int], bool] | None = None
-    ) -> Entry | None:
+    ) -> Entry[K] | None:
         """The best-keyed entry with at most ``total_free`` GPUs and a GPU count that
         ``fits`` (when given), removed; or ``None``."""
         best = self._best(total_free, fits)
@@ -328,7 +331,7 @@ class GreedyASRPT(GuidedASRPT):
 
     def _new_queue(self) -> StrictQueue | BackfillQueue:
         """Greedy: jobs wait from arrival, the best-keyed that fits starts."""
-        self.waiting = BackfillQueue()
+        self.waiting: BackfillQueue[tuple[int, float, int]] = BackfillQueue()
         return self.waiting
 
     def _arrive(self, job: JobView, now: float) -> None:

@@ -41,7 +41,7 @@ from __future__ import annotations
 
 import abc
 from collections.abc import Collection, Iterator
-from typing import Any
+from typing import Generic, Protocol, Self, TypeVar
 
 from ddlsched.algorithms.mapping import FreeGPUs, GraphMapper, Mapper
 from ddlsched.algorithms.policies import BackfillQueue, Entry, tie_key
@@ -51,6 +51,22 @@ from ddlsched.algorithms.protocol import Policy
 from ddlsched.core.alpha import AlphaMinCache, virtual_size
 from ddlsched.core.model import Cluster, Job
 from ddlsched.core.virtual import VirtualMachine
+
+
+class _Priority(Protocol):
+    """What a job's key supports: order (smaller runs first) and a hash (it is a queue
+    key). A number, or a tuple of numbers."""
+
+    def __lt__(self, other: Self, /) -> bool: ...
+
+    def __le__(self, other: Self, /) -> bool: ...
+
+    def __ge__(self, other: Self, /) -> bool: ...
+
+    def __hash__(self) -> int: ...
+
+
+KeyT = TypeVar("KeyT", bound=_Priority)
 
 
 class _Room:
@@ -99,7 +115,7 @@ def _counts(mapping: tuple[int, ...]) -> dict[int, int]:
     return counts
 
 
-class PreemptivePriorityPolicy(Policy, abc.ABC):
+class PreemptivePriorityPolicy(Policy, abc.ABC, Generic[KeyT]):
     """The greedy preemptive pass (module docstring) over a priority key.
 
     Parameters
@@ -120,18 +136,18 @@ class PreemptivePriorityPolicy(Policy, abc.ABC):
         self.cluster = cluster
         self.mapper = mapper or GraphMapper()
         self.restart_cost = restart_cost
-        self.waiting = BackfillQueue()
+        self.waiting: BackfillQueue[KeyT] = BackfillQueue()
         self.views: dict[str, JobView] = {}
         self.arrival_order: dict[str, int] = {}
         self._held: dict[str, dict[int, int]] = {}  # running job -> GPUs per server
         self._free = list(cluster.gpus_per_server)
-        self._admit: list[tuple[Entry, tuple[int, ...]]] = []
+        self._admit: list[tuple[Entry[KeyT], tuple[int, ...]]] = []
 
     @abc.abstractmethod
-    def key(self, job_id: str, now: float) -> Any:
+    def key(self, job_id: str, now: float) -> KeyT:
         """The job's priority now (smaller runs first)."""
 
-    def running_keys(self, now: float) -> dict[str, Any]:
+    def running_keys(self, now: float) -> dict[str, KeyT]:
         """The key of every running job now (one call per pass: subclasses may batch it)."""
         return {job_id: self.key(job_id, now) for job_id in self._held}
 
@@ -181,7 +197,7 @@ class PreemptivePriorityPolicy(Policy, abc.ABC):
         return self.waiting.pop_entry(room.total, room.fits) if room.total > 0 else None
 
     def _walk(
-        self, ranked: list[tuple[Any, int, str]], room: _Room
+        self, ranked: list[tuple[KeyT, int, str]], room: _Room
     ) -> tuple[set[str], list[tuple[Entry, tuple[int, ...]]]]:
         """The greedy walk over running (``ranked``) and waiting jobs together, each
         taking its GPUs from ``room``: the running jobs kept, the waiting entries to
@@ -222,7 +238,7 @@ class PreemptivePriorityPolicy(Policy, abc.ABC):
             yield entry[2], mapping
 
 
-class PreemptiveASRPT(PreemptivePriorityPolicy):
+class PreemptiveASRPT(PreemptivePriorityPolicy[tuple[int, float]]):
     """``asrpt-preemptive``: virtual-completion order on a preempting cluster.
 
     The virtual machine runs SRPT on ``v_hat_i = g_i K_hat_i alpha_i^max / M``
@@ -257,7 +273,7 @@ class PreemptiveASRPT(PreemptivePriorityPolicy):
         super().on_completion(job, iterations, now)
         self.predictor.observe(job, iterations)
 
-    def key(self, job_id: str, now: float) -> Any:
+    def key(self, job_id: str, now: float) -> tuple[int, float]:
         completion = self._completion_key.get(job_id)
         if completion is not None:
             return completion
@@ -279,7 +295,7 @@ class PreemptiveASRPT(PreemptivePriorityPolicy):
         return self.machine.next_completion()
 
 
-class RemainingAreaSRPT(PreemptivePriorityPolicy):
+class RemainingAreaSRPT(PreemptivePriorityPolicy[float]):
     """``srpt-area``: clairvoyant SRPT by remaining GPU-area ``g_i K_i^left alpha_i^min``.
 
     An oracle (it reads true iteration counts from ``jobs``). A running
@@ -312,13 +328,13 @@ class RemainingAreaSRPT(PreemptivePriorityPolicy):
         left, progressing, alpha, _ = piece
         return left - max(0.0, now - progressing) / alpha
 
-    def key(self, job_id: str, now: float) -> Any:
+    def key(self, job_id: str, now: float) -> float:
         # Unrounded: computed for every running job at every event, and a tie with a
         # waiting job's rounded key at worst preempts once.
         return max(0.0, self._left_now(job_id, now)) * self._area_per_iteration[job_id]
 
-    def running_keys(self, now: float) -> dict[str, Any]:
-        keys: dict[str, Any] = {}
+    def running_keys(self, now: float) -> dict[str, float]:
+        keys: dict[str, float] = {}
         for job_id, (left, progressing, alpha, area) in self._piece.items():
             done = (now - progressing) / alpha if now > progressing else 0.0
             keys[job_id] = (left - done) * area if left > done else 0.0
