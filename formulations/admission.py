@@ -1,7 +1,7 @@
 """Which schedules may enter an exact solve: each is checked by the independent verifier.
 
 A schedule enters a solve as the caller's warm start, as an incumbent one backend offers
-another, or as a schedule built from a bound's order. Any of them may become the
+another, or as a schedule built from a bound's order. Each of them may become the
 incumbent, and an incumbent that meets a lower bound is returned as ``optimal``
 (:mod:`ddlsched.formulations.certify`). A schedule of another problem (a schedule of the
 preemptive relaxation A2 offered to problem A, say) can sit below every valid bound on

@@ -19,7 +19,7 @@ Constraint families:
 - ``_capacity``: for every resource ``r`` and slot ``s``,
   ``sum_{i, m, t <= s < t + d_im} usage_imr * x[i, m, t] <= cap_r``;
 - symmetry (in ``_start_index``): one *anchor* job may use only modes whose counts are
-  non-increasing within each class of identical servers. Any schedule can
+  non-increasing within each class of identical servers. Every schedule can
   be relabelled by permuting identical servers (which changes neither
   feasibility nor any job's duration, since ``alpha`` depends only on which
   nodes share a server) so that the anchor's counts are sorted; hence some

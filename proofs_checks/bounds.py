@@ -30,7 +30,7 @@ with exact iteration counts, unit weights:
 
 Derivation. Let ``C^V_i`` be job ``i``'s completion on the virtual machine
 (preemptive SRPT on ``v_j = g_j K_j alpha_j^max / M``). Job ``i`` joins the
-real queue at ``C^V_i`` and jobs start strictly in ``C^V`` order. (a) Any
+real queue at ``C^V_i`` and jobs start strictly in ``C^V`` order. (a) Every
 instant ``t >= C^V_i`` at which ``i`` has not started is one where the head
 of the queue (``i`` or a job ahead of it) does not fit, so more than ``M -
 g_max`` GPUs, i.e. at least ``M - g_max + 1``, are busy, all with jobs that

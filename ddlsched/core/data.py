@@ -192,7 +192,7 @@ def data_path(*parts: str) -> Path:
 def resolve_trace(path: str | os.PathLike[str]) -> Path:
     """The trace file ``path`` names.
 
-    A path that exists, is absolute or climbs (``..``) is taken as it is. Any other name is
+    A path that exists, is absolute or climbs (``..``) is taken as it is. Every other name is
     looked up, ``.csv`` optional, in the working folder, then in each data folder
     (:func:`data_roots`): the folder itself, its ``traces/`` and ``pollux/workloads/``. So
     ``philly_jobs.csv`` or ``workload-6`` work from any folder, and a file of your own

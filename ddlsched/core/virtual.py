@@ -188,7 +188,7 @@ def rank_combined(floors: Sequence[float], srpt_completions: Sequence[float]) ->
     relaxation maps every real schedule to such a single-machine schedule in which each
     job completes no later than in the real one, the real completion times, sorted,
     dominate SRPT's sorted completions rank by rank; and each job still completes after
-    its own floor. Any such vector ``C`` assigns the jobs to ranks one to one (by the order
+    its own floor. Every such vector ``C`` assigns the jobs to ranks one to one (by the order
     of ``C``) with ``C_j >= max(floors[j], s_(rank j))``, and ``sum_j max(a_j, b_pi(j))``
     over the bijections ``pi`` is least when both are sorted the same way (``max`` is
     submodular on the line: ``max(a1, b1) + max(a2, b2) <= max(a1, b2) + max(a2, b1)``
