@@ -198,7 +198,7 @@ def _print_study(args: argparse.Namespace, study: Any) -> None:
             f"load {asked} (offered {replay.offered_load:.3g}, arrivals x"
             f"{replay.arrival_scale:.4g}){' - interrupted' if study.interrupted else ''}:"
         )
-        for model, found in study.sandwiches.get(load, {}).items():
+        for model, found in study.load_sandwiches(load):
             print(
                 f"  {models[model]}: optimal total JCT in [{found.lower.flow_value:.6g}, "
                 f"{found.upper.total_jct:.6g}] (lower: {found.lower.name}; upper: "

@@ -552,6 +552,11 @@ class TraceStudy:
         default_factory=dict, repr=False
     )
 
+    def load_sandwiches(self, load: float | None) -> list[tuple[str, Sandwich]]:
+        """The sandwiches computed at ``load``, problem A's first (:data:`MODELS` order)."""
+        found = self.sandwiches.get(load, {})
+        return [(model, found[model]) for model in MODELS if model in found]
+
     def _job_rows(self, load: float | None, policy: str) -> pd.DataFrame:
         key = (load, policy)
         if key not in self._jobs:
@@ -667,8 +672,7 @@ class TraceStudy:
                     "target_load": load,
                     **self.replays[load].fields(),
                     "sandwiches": {
-                        model: found.to_dict()
-                        for model, found in self.sandwiches.get(load, {}).items()
+                        model: found.to_dict() for model, found in self.load_sandwiches(load)
                     },
                 }
                 for load in self.settings.target_loads
