@@ -25,10 +25,10 @@ from ddlsched.formulations.registry import EXACT_METHODS
 if TYPE_CHECKING:
     # What the lazy names are, for type checkers (at run time: __getattr__).
     from ddlsched.formulations.mapping import solve_mapping as solve_mapping
+    from ddlsched.formulations.memory import ModelTooLarge as ModelTooLarge
     from ddlsched.formulations.milp import build as build
     from ddlsched.formulations.milp import solve_built as solve_built
     from ddlsched.formulations.milp import solve_milp as solve_milp
-    from ddlsched.formulations.prepared import ModelTooLarge as ModelTooLarge
 
 FLOORS: tuple[tuple[str, ...], ...] = (
     ("grid", "slotted", "memory", "timeline"),

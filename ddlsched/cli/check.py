@@ -28,7 +28,7 @@ from ddlsched.core.model import InputError
 
 if TYPE_CHECKING:
     from ddlsched.core.model import Instance
-    from ddlsched.experiments.check import ClaimRecord
+    from ddlsched.proofs_checks.claims import ClaimRecord
 
 GENERATOR_OPTIONS = ("--servers", "--gpu-types", "--gpus-per-server", "--jobs", "--load")
 """Options of ``check`` that shape generated instances (refused with an instance file)."""

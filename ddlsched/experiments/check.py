@@ -71,8 +71,8 @@ class CheckReport:
 
 def _optimum(instance: Instance, problem: Problem, params: ExactParams) -> Result:
     """The MILP's result, or an unknown one when the model is refused as too large."""
+    from ddlsched.formulations.memory import ModelTooLarge
     from ddlsched.formulations.milp import solve_milp
-    from ddlsched.formulations.prepared import ModelTooLarge
 
     try:
         return solve_milp(instance, problem, params)
