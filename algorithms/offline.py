@@ -224,8 +224,11 @@ def _run_all(
     """Simulate each policy, built when its turn comes, appending its candidate to
     ``found`` as it finishes (so an interrupted caller keeps those that finished)."""
     for count, (name, build) in enumerate(policies, 1):
-        progress(name, f"candidate {count}/{len(policies)}")
-        ran = _run(instance, build(), restart_cost, progress)
+        progress(name, f"candidate {count}/{len(policies)}: building the policy")
+        policy = build()
+        progress(name, f"candidate {count}/{len(policies)}: simulating")
+        ran = _run(instance, policy, restart_cost, progress)
+        progress(name, f"candidate {count}/{len(policies)}: simulated")
         if ran is not None:
             found.append(ran)
 
