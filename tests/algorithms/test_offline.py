@@ -491,9 +491,9 @@ def test_the_grid_comes_first_and_shares_the_evaluations(
     searched: list[int] = []
     original = offline.local_search
 
-    def counting(instance, start, order, variant, rounds, rng, cost):  # type: ignore[no-untyped-def]
+    def counting(instance, start, order, variant, rounds, rng, cost, **options):  # type: ignore[no-untyped-def]
         searched.append(rounds)
-        return original(instance, start, order, variant, rounds, rng, cost)
+        return original(instance, start, order, variant, rounds, rng, cost, **options)
 
     monkeypatch.setattr(offline, "local_search", counting)
     instance = generate(TINY_INTEGRAL.replace(num_jobs=10, servers=4), 3)
