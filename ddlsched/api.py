@@ -77,7 +77,7 @@ def _registered(kind: str) -> Callable[[], tuple[str, ...]]:
     def names() -> tuple[str, ...]:
         from ddlsched.algorithms.registry import MAPPERS, PREDICTORS
 
-        return {"predictor": PREDICTORS, "mapper": MAPPERS}[kind].names()
+        return PREDICTORS.names() if kind == "predictor" else MAPPERS.names()
 
     return names
 
@@ -485,6 +485,13 @@ def compare_elastic(
     return elastic.compare(
         workload, policies, cluster=cluster, params=params, limit=limit, progress=progress
     )
+
+
+def elastic_policy_names(policies: Sequence[str] | None = None) -> tuple[str, ...]:
+    """:func:`ddlsched.elastic.policy_names` under the name it has in this namespace."""
+    from ddlsched import elastic
+
+    return elastic.policy_names(policies)
 
 
 def best_policy_objective(instance: Instance, policies: tuple[str, ...] | None = None) -> float:

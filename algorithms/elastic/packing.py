@@ -26,6 +26,7 @@ within the type with most free GPUs.
 from __future__ import annotations
 
 from collections.abc import Hashable, Mapping, Sequence
+from typing import TypeVar
 
 __all__ = [
     "assign_groups",
@@ -37,7 +38,8 @@ __all__ = [
 ]
 
 Placement = tuple[tuple[int, int], ...]
-Group = Hashable
+Group = TypeVar("Group", bound=Hashable)
+"""A group of nodes (a GPU type, or ``None`` on an untyped cluster): any hashable label."""
 
 
 def chain_sizes(gpus_per_node: int) -> tuple[int, ...]:

@@ -20,6 +20,7 @@ import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
+from typing import Protocol
 
 import numpy as np
 from ddlsched.algorithms.elastic.packing import (
@@ -423,13 +424,23 @@ def _into_types(
     }
 
 
+class RoundParams(Protocol):
+    """What :class:`ExactRound` reads of a policy's settings: the limits on each job's
+    options."""
+
+    @property
+    def limits(self) -> OptionLimits:
+        """Most GPUs, replicas and fixed batch sizes of the options."""
+        ...
+
+
 class ExactRound(abc.ABC):
     """A policy whose round is one multiple-choice knapsack solved exactly: each job's
     options (:meth:`options`), their costs (the subclass's objective), one row of GPU
     capacity per pool (:func:`~ddlsched.algorithms.elastic.round_milp.solve_choice`: the
     whole cluster for type-unaware options, each GPU type for typed ones), then placement."""
 
-    params: PolluxParams | SiaParams
+    params: RoundParams
 
     @abc.abstractmethod
     def costs(self, job: JobState, options: JobOptions, state: RoundState) -> tuple[float, ...]:
