@@ -482,7 +482,7 @@ def _json_commands(tmp_path: Path) -> dict[str, list[list[str]]]:
     trace.write_text("submit_time,duration,num_gpus\n0,50,1\n5,80,2\n")
     config, results = tmp_path / "c.toml", tmp_path / "r.sqlite"
     config.write_text('[sweep]\nmethods = ["fifo"]\nseeds = 1\n[sweep.grid]\nnum_jobs = [2]\n')
-    from ddlsched.sweep import read_sweep, run_sweep
+    from ddlsched.sweeps import read_sweep, run_sweep
 
     run_sweep(read_sweep(config), results, workers=1)
     small = ["--servers", "1", "--gpus-per-server", "2"]

@@ -146,7 +146,7 @@ def test_a_sweep_setting_fixed_and_varied_differently_is_refused_naming_both(
     that differ is refused, naming both places and both values; the same single value in
     both agrees and is read."""
     from ddlsched.core.model import InputError
-    from ddlsched.sweep import read_sweep
+    from ddlsched.sweeps import read_sweep
 
     path = tmp_path / "s.toml"
     body = '[sweep]\nmethods = ["fifo"]\nseeds = 1\n[sweep.grid]\n{key} = {grid}\n[generator]\n'

@@ -61,8 +61,8 @@ REFUSALS: dict[str, tuple[list[str], str, str, tuple[str, ...]]] = {
         _SCHEDULE,
         ("ddlsched.core.traces.load_trace", "ddlsched.api.simulate"),
     ),
-    "simulate-elastic": ([*ELASTIC, "--out"], "--out", _RUN, ("ddlsched.api.simulate_elastic",)),
-    "results": (["results", "{db}", "--csv"], "--csv", _ROWS, ("ddlsched.sweep.load_results",)),
+    "simulate-elastic": ([*ELASTIC, "--out"], "--out", _RUN, ("ddlsched.elastic.simulate",)),
+    "results": (["results", "{db}", "--csv"], "--csv", _ROWS, ("ddlsched.sweeps.load_results",)),
 }
 """Per command: the words before the output name, the option, the extension and what is
 written, and the functions doing its work (none may be called before the refusal)."""

@@ -35,7 +35,7 @@ def test_a_plain_install_needs_neither_dask_matplotlib_nor_hypothesis() -> None:
         ("import ddlsched.plotting", "plot"),
         ("from ddlsched.experiments.adversarial import adversarial_theorem1\n"
          "adversarial_theorem1(1, 2, 2, 1)", "search"),
-        ("from ddlsched.sweep import run_sweep\nrun_sweep(None, 'x.sqlite')", "sweep"),
+        ("from ddlsched.sweeps import run_sweep\nrun_sweep(None, 'x.sqlite')", "sweep"),
     ],
     ids=["plot", "search", "sweep"],
 )  # fmt: skip

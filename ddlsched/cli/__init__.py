@@ -5,7 +5,7 @@ One module per command (``compare``, ``generate``, ``verify``, ``solve``, ``simu
 :data:`ddlsched.cli.commands.COMMANDS`), each with an
 ``add(commands)`` that declares its options and a ``run(args)`` that calls the façades
 (:mod:`ddlsched.api`), the experiments (:mod:`ddlsched.experiments`), the sweeps
-(:mod:`ddlsched.sweep`) or the figures (:mod:`ddlsched.plotting`) and prints. What several
+(:mod:`ddlsched.sweeps`) or the figures (:mod:`ddlsched.plotting`) and prints. What several
 commands share is defined once: converters and option groups in
 :mod:`ddlsched.cli.options`, JSON, tables, progress bars and figures in
 :mod:`ddlsched.cli.output`, the trace options in :mod:`ddlsched.cli.replay`. Every choice of

@@ -275,7 +275,7 @@ def test_a_repeat_in_a_toml_generator_table_is_refused(
     """A ``[generator]`` table repeating a size or a type is refused when read, naming the
     file, the setting and the repeat, from :meth:`GeneratorConfig.from_toml` and from a
     sweep file alike (one check, in the settings themselves)."""
-    from ddlsched.sweep import read_sweep
+    from ddlsched.sweeps import read_sweep
 
     path = tmp_path / "gen.toml"
     path.write_text(f"[generator]\n{table}\n")

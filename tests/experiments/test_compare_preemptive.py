@@ -23,7 +23,7 @@ from ddlsched.api import simulate
 from ddlsched.core.model import Cluster, Instance, Job
 from ddlsched.experiments import CompareConfig, compare
 from ddlsched.experiments.compare import RECORD_HEADERS, CompareReport
-from ddlsched.sweep import with_ratios
+from ddlsched.sweeps import with_ratios
 
 METHODS = ("srpt-area", "asrpt-preemptive", "las", "sjf", "fifo", "asrpt")
 
