@@ -40,15 +40,16 @@ def test_the_sandwich_is_of_the_policys_model(
     tmp_path, capsys, monkeypatch, policy: str, preemptive: bool
 ) -> None:
     """A non-preemptive policy's interval comes from problem A's sandwich (whose bounds
-    are stronger), a preemptive one's from the preemptive model's."""
+    are stronger), a preemptive one's from the preemptive model's (each the model's full
+    sandwich, :func:`ddlsched.sandwich.study_sandwich`)."""
     asked = []
-    original = sandwich.flow_sandwich
+    original = sandwich.study_sandwich
 
     def recording(*args, **kwargs):
-        asked.append(kwargs["preemptive"])
+        asked.append((kwargs["preemptive"], kwargs["effort"]))
         return original(*args, **kwargs)
 
-    monkeypatch.setattr(sandwich, "flow_sandwich", recording)
+    monkeypatch.setattr(sandwich, "study_sandwich", recording)
     document = _simulate(tmp_path, capsys, policy)
-    assert asked == [preemptive]
+    assert asked == [(preemptive, "full")]
     assert document["flow_model"] == ("preemptive" if preemptive else "A")
