@@ -9,9 +9,10 @@ by ``import formulations``.
 The exact pipeline runs one way, floor by floor (:data:`FLOORS`): an instance
 becomes a prepared problem (:mod:`ddlsched.formulations.prepared`: modes, grid, horizon,
 incumbent), a backend builds and solves its model (:mod:`ddlsched.formulations.milp`, the
-MILP; :mod:`ddlsched.formulations.cpsat`), its answer is decoded and made honest
-(:mod:`ddlsched.formulations.outcome`) and given the best known bound
-(:mod:`ddlsched.formulations.certify`); the portfolio races the backends. A module imports
+MILP; :mod:`ddlsched.formulations.cpsat`), its answer is decoded
+(:mod:`ddlsched.formulations.outcome`) and certified (:mod:`ddlsched.formulations.certify`,
+the one home of bounds and proofs: the bounds computed once per instance, the status, the
+gap and the bound that proves it); the portfolio races the backends. A module imports
 only from floors below its own (checked by ``tests/test_layers.py``).
 """
 
@@ -57,7 +58,7 @@ problem's data (:mod:`ddlsched.formulations.slotted`), the memory estimates
 independent verifier), children and HiGHS, the time-indexed model and the relaxations; the
 mapping MILP, problem A2's data and what every CP-SAT model shares
 (:mod:`ddlsched.formulations.cpsat_runtime`); the modes; the prepared problem and the
-outcome (decoding, honest status); the best known bound; the backends (the MILP, slotted
+outcome (decoding); the certificate (bounds and proofs); the backends (the MILP, slotted
 CP-SAT and continuous-time CP-SAT, none borrowing from another); the portfolio; the
 registry of methods. Two modules of one floor never import each other."""
 
