@@ -12,7 +12,6 @@ exist, then none is left), with a generous cap that only a broken build reaches.
 from __future__ import annotations
 
 import os
-import re
 import signal
 import subprocess
 import sys
@@ -21,6 +20,7 @@ from pathlib import Path
 import pytest
 
 from ddlsched.cli import main
+from tests.messages import messages
 from tests.waiting import wait_until
 
 CAP = 120.0
@@ -92,7 +92,7 @@ def test_a_signal_ends_the_solve_with_one_line_and_no_orphan(
     process.send_signal(number)
     _, err = process.communicate(timeout=CAP)
     assert process.returncode == 128 + number, err
-    assert _messages(err) == [line], err
+    assert messages(err) == [line], err
     wait_until(lambda: not _live(process.pid), "every child of the killed solve to end")
 
 
@@ -140,16 +140,6 @@ def _solver_child_runs(session: int) -> bool:
     return any(line.split()[1] in servers for line in listing)
 
 
-PROGRESS_LINE = re.compile(r"^\S+: \d+/\d+ \S+ done, \d+ s$")
-"""A progress line (``cli.output._heartbeat``), printed every few seconds when stderr is
-piped: how many appear depends on the machine's speed, so the tests read around them."""
-
-
-def _messages(err: str) -> list[str]:
-    """The lines of ``err`` that are not progress lines."""
-    return [line for line in err.strip().splitlines() if not PROGRESS_LINE.match(line)]
-
-
 def _ctrl_c(process: subprocess.Popen[str]) -> tuple[str, str]:
     """Ctrl-C as a terminal sends it (to the whole process group); the outputs."""
     os.killpg(process.pid, signal.SIGINT)
@@ -185,7 +175,7 @@ def test_ctrl_c_stops_the_lp_bound(tmp_path: Path) -> None:
     )
     out, err = _ctrl_c(process)
     assert process.returncode == 130, err
-    assert _messages(err) == ["ddlsched: interrupted"] and out == "", (out, err)
+    assert messages(err) == ["ddlsched: interrupted"] and out == "", (out, err)
 
 
 def test_an_interrupted_policy_run_stops_its_caller(
@@ -265,7 +255,7 @@ def test_ctrl_c_stops_a_sweep_in_one_line_and_keeps_its_rows(tmp_path: Path) -> 
     )
     out, err = _ctrl_c(process)
     assert process.returncode == 130, err
-    assert _messages(err) == [] and len(out.splitlines()) == 1 and "interrupted" in out, (out, err)
+    assert messages(err) == [] and len(out.splitlines()) == 1 and "interrupted" in out, (out, err)
     assert _rows(db) >= 1
 
 
@@ -320,7 +310,7 @@ def test_ctrl_c_stops_simulate_on_a_long_trace_and_keeps_its_metrics(tmp_path: P
     )
     out, err = _ctrl_c(process)
     assert process.returncode == 130, err
-    assert _messages(err) == ["ddlsched: interrupted"], err
+    assert messages(err) == ["ddlsched: interrupted"], err
     assert "jobs_completed" in out, out
 
 
@@ -335,7 +325,7 @@ def test_ctrl_c_stops_check_and_keeps_the_instances_done(tmp_path: Path) -> None
     )
     out, err = _ctrl_c(process)
     assert process.returncode == 130, (out, err)
-    assert "Traceback" not in err and len(_messages(err)) <= 1, err
+    assert "Traceback" not in err and len(messages(err)) <= 1, err
     assert "interrupted" in out, out
 
 
@@ -350,7 +340,7 @@ def test_ctrl_c_stops_predict_while_the_forest_learns(tmp_path: Path) -> None:
     )
     out, err = _ctrl_c(process)
     assert process.returncode == 130, (out, err)
-    assert _messages(err) == ["ddlsched: interrupted"], err
+    assert messages(err) == ["ddlsched: interrupted"], err
 
 
 def test_ctrl_c_while_the_parser_is_built_is_one_line(

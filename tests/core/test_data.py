@@ -20,6 +20,7 @@ from ddlsched.core.data import (
 from ddlsched.core.elastic.application import load_profile_rows
 from ddlsched.core.elastic.workload import load_pollux_workload
 from ddlsched.core.model import InputError
+from tests.messages import messages
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -501,6 +502,6 @@ def test_a_bad_user_throughput_file_is_named_by_file_line_and_column(
         assert main(command) == 2
     finally:
         gpu_types.clear_caches()
-    err = capsys.readouterr().err.strip()
-    assert len(err.splitlines()) == 1
-    assert f"{path}: {expected}" in err
+    err = messages(capsys.readouterr().err)
+    assert len(err) == 1, err
+    assert f"{path}: {expected}" in err[0]
