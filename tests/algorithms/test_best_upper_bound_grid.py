@@ -106,9 +106,9 @@ def test_the_search_starts_from_a_grid_point_that_beats_every_list_schedule(
     starts: list[str] = []
     original = offline.local_search
 
-    def recording(instance, start, order, variant, rounds, rng, cost):  # type: ignore[no-untyped-def]
+    def recording(instance, start, order, variant, rounds, rng, cost, **options):  # type: ignore[no-untyped-def]
         starts.append(start.name)
-        return original(instance, start, order, variant, rounds, rng, cost)
+        return original(instance, start, order, variant, rounds, rng, cost, **options)
 
     monkeypatch.setattr(offline, "local_search", recording)
     grid = grid_variants(instance)
