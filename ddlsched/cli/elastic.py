@@ -211,19 +211,14 @@ def is_elastic_compare(args: argparse.Namespace) -> bool:
 
 
 def compare(args: argparse.Namespace) -> int:
-    """``compare --trace``: one row per elastic policy on the workload; exit 1 if any run
-    fails the check."""
+    """``compare --trace`` on a Pollux workload (a rigid trace is a trace study,
+    :mod:`ddlsched.cli.study`, routed there first): one row per elastic policy; exit 1 if any
+    run fails the check."""
     from ddlsched import elastic
     from ddlsched.core.data import resolve_trace
 
     _refuse_others(args, COMPARE_OPTIONS, "not available with --trace (elastic policies)")
     args.trace = str(resolve_trace(args.trace))
-    if not is_pollux_workload(args.trace):
-        raise InputError(
-            f"--trace {args.trace}: compare takes a Pollux workload (header "
-            "name,time,application,num_replicas,batch_size); for a rigid trace's jobs use "
-            "--from-trace"
-        )
     _outputs(args, args.out)
     csv_output("--out", args.out)
     asked = None if args.policies is None else name_list(args.policies, "--policies")
