@@ -98,6 +98,6 @@ def __getattr__(name: str) -> object:
 
 
 def __dir__() -> list[str]:
-    """The API: :data:`__all__` (the lazy names included) and ``plotting``; no helper,
-    import or sub-package beside them."""
-    return sorted({*__all__, "plotting"})
+    """The API: :data:`__all__` (the lazy names included), ``plotting`` and ``elastic`` (the
+    elastic product's front door); no helper, import or other sub-package beside them."""
+    return sorted({*__all__, "plotting", "elastic"})

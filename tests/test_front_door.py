@@ -35,11 +35,12 @@ def test_a_zoo_job_in_one_call() -> None:
 
 
 def test_the_namespace_holds_the_api_and_nothing_else() -> None:
-    """``dir(ddlsched)`` is ``__all__`` and ``plotting``: no import (``Any``, ``Path``,
+    """``dir(ddlsched)`` is ``__all__``, ``plotting`` and ``elastic``: no import (``Any``, ``Path``,
     ``sys``, ``importlib``), helper or sub-package beside the API, and every name listed is
     reachable (the lazy ones through ``__getattr__``). Catches the front door's own
     imports and helpers showing up as its API."""
-    assert set(dir(ddlsched)) == {*ddlsched.__all__, "plotting"}
+    assert set(dir(ddlsched)) == {*ddlsched.__all__, "plotting", "elastic"}
+    assert ddlsched.elastic.simulate is not None
     assert not {"Any", "Path", "sys", "importlib"} & set(dir(ddlsched))
     assert not [name for name in ddlsched.__all__ if name.startswith("_")]
     for name in ddlsched.__all__:
