@@ -86,13 +86,13 @@ for _kind in ("predictor", "mapper"):  # OnlineParams checks its names on constr
     bind_part_names(_kind, _registered(_kind))
 
 
-def _seed(seed: Any) -> int:
+def _seed(seed: object) -> int:
     if not is_whole(seed) or not 0 <= seed < 2**63:
         raise ValueError(f"seed: expected a whole number >= 0, got {seed!r}")
     return int(seed)
 
 
-def _switches_and_progress(progress: Any, **switches: Any) -> None:
+def _switches_and_progress(progress: object, **switches: object) -> None:
     """Refuse a ``progress`` that cannot be called and a switch that is not a bool (a
     string such as ``"no"`` would read as true)."""
     if progress is not None and not callable(progress):
@@ -189,12 +189,12 @@ def solve(
 
 
 def _solve_arguments(
-    method: Any,
-    problem: Any,
-    seed: Any,
-    warm_start: Any,
-    progress: Any,
-    bound: Any,
+    method: object,
+    problem: Problem | str,
+    seed: object,
+    warm_start: object,
+    progress: object,
+    bound: object,
 ) -> tuple[int, Problem]:
     """The seed and the problem of a :func:`solve` call, once its arguments are checked:
     a method that is not a name, a warm start that is not a schedule, a bad seed, switch,
@@ -389,7 +389,9 @@ def simulate(
 
 
 def _online_parts(
-    params: Any, predictor: Any, mapper: Any
+    params: OnlineParams | None,
+    predictor: Predictor | str | None,
+    mapper: Mapper | str | None,
 ) -> tuple[OnlineParams, Predictor | None, Mapper | None]:
     """The parameters, predictor and mapper :func:`simulate` runs with: a predictor or
     mapper given by name goes into the parameters (which check it), an object stays as
