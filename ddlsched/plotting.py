@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import io
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -28,6 +28,7 @@ Rectangle = require("matplotlib.patches", "plotting").Rectangle
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
     from matplotlib.figure import Figure
+    from pandas import DataFrame
 
 
 def _axes(ax: Axes | None) -> Axes:
@@ -328,7 +329,7 @@ def save_figure(figure: Figure, path: str, file_format: str = "png", dpi: int = 
 
 
 def jct_against_bound(
-    summary: Any, ax: Axes | None = None, xlabel: str = "release period"
+    summary: DataFrame, ax: Axes | None = None, xlabel: str = "release period"
 ) -> Axes:
     """A schedule's total JCT by group against a lower bound's share of the same jobs.
 
@@ -424,7 +425,7 @@ def jct_parts(parts: Mapping[str, Mapping[str, float]], ax: Axes | None = None) 
     return ax
 
 
-def _by_load(frame: Any) -> list[tuple[Any, Any]]:
+def _by_load(frame: DataFrame) -> list[tuple[float | None, DataFrame]]:
     """``frame``'s rows grouped by their ``load`` column, in order of first appearance
     (``None``, the recorded arrivals, kept as a group of its own)."""
     loads = list(dict.fromkeys(frame["load"]))
@@ -432,11 +433,11 @@ def _by_load(frame: Any) -> list[tuple[Any, Any]]:
             for load in loads]  # fmt: skip
 
 
-def _load_title(load: Any) -> str:
+def _load_title(load: float | None) -> str:
     return "arrivals as recorded" if load is None else f"target load {load:g}"
 
 
-def study_jct_cdf(jobs: Any, table: Any) -> Figure:
+def study_jct_cdf(jobs: DataFrame, table: DataFrame) -> Figure:
     """``compare --trace --plot``: the JCT CDF of each policy (log time), one panel per
     load (``jobs``: :meth:`ddlsched.experiments.trace_study.TraceStudy.jobs`)."""
     groups = _by_load(jobs)
@@ -463,7 +464,7 @@ def fairness_cdf(rhos: Mapping[str, Sequence[float]], ax: Axes | None = None) ->
     return ax
 
 
-def study_fairness_cdf(jobs: Any, table: Any) -> Figure:
+def study_fairness_cdf(jobs: DataFrame, table: DataFrame) -> Figure:
     """``compare --trace --plot``: the CDF of finish-time fairness per policy, one panel
     per load."""
     groups = _by_load(jobs)
@@ -475,7 +476,7 @@ def study_fairness_cdf(jobs: Any, table: Any) -> Figure:
     return figure
 
 
-def jct_against_load(table: Any, ax: Axes | None = None) -> Axes:
+def jct_against_load(table: DataFrame, ax: Axes | None = None) -> Axes:
     """Mean JCT against the offered load, one line per policy, with each model's lower
     bound on the mean JCT (its bound on the total over the jobs) as a dashed line
     (``table``: :meth:`ddlsched.experiments.trace_study.TraceStudy.table`)."""
@@ -498,7 +499,7 @@ def jct_against_load(table: Any, ax: Axes | None = None) -> Axes:
     return ax
 
 
-def study_jct_against_load(jobs: Any, table: Any) -> Figure:
+def study_jct_against_load(jobs: DataFrame, table: DataFrame) -> Figure:
     """``compare --trace --plot``: :func:`jct_against_load` in a figure of its own."""
     figure, ax = plt.subplots(figsize=(7, 4.5))
     jct_against_load(table, ax)
