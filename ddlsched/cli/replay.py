@@ -3,10 +3,19 @@
 from __future__ import annotations
 
 import argparse
-from typing import Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING, ParamSpec, TypeVar
 
 from ddlsched.cli.options import add_gpu_types, count, positive
 from ddlsched.core.model import InputError
+
+if TYPE_CHECKING:
+    from ddlsched.core.model import Instance
+    from ddlsched.core.traces import LoadedTrace
+    from ddlsched.experiments.trace_study import LeftOutFields, TraceReplay
+
+Arguments = ParamSpec("Arguments")
+Answer = TypeVar("Answer")
 
 
 def add_replay_options(command: argparse.ArgumentParser, required: bool = True) -> None:
@@ -57,13 +66,13 @@ def add_replay_options(command: argparse.ArgumentParser, required: bool = True) 
     )
 
 
-def load_replay(args: argparse.Namespace) -> tuple[Any, Any, float, float]:
+def load_replay(args: argparse.Namespace) -> tuple[LoadedTrace, Instance, float, float]:
     """The trace as an instance, at the asked load: (loaded, instance, factor, offered load)."""
     replay = trace_replay(args)
     return replay.loaded, replay.instance, replay.arrival_scale, replay.offered_load
 
 
-def trace_replay(args: argparse.Namespace) -> Any:
+def trace_replay(args: argparse.Namespace) -> TraceReplay:
     """The trace the options describe, at the asked load
     (:class:`~ddlsched.experiments.trace_study.TraceReplay`)."""
     from ddlsched.experiments.trace_study import at_load
@@ -72,7 +81,7 @@ def trace_replay(args: argparse.Namespace) -> Any:
     return option_errors(at_load, loaded, source, args.target_load, args.load_factor)
 
 
-def read_replay_trace(args: argparse.Namespace) -> tuple[Any, str]:
+def read_replay_trace(args: argparse.Namespace) -> tuple[LoadedTrace, str]:
     """The trace the options describe, read on their cluster, and its path."""
     from ddlsched.experiments.trace_study import read_trace
 
@@ -105,7 +114,9 @@ OPTION_OF = {
 """The command-line option of an API argument an error may name first."""
 
 
-def option_errors(call: Any, *args: Any, **kwargs: Any) -> Any:
+def option_errors(
+    call: Callable[Arguments, Answer], *args: Arguments.args, **kwargs: Arguments.kwargs
+) -> Answer:
     """``call(*args, **kwargs)``, an error naming an API argument first (``target_load:
     ...``) raised as an :class:`InputError` naming its option (``--target-load: ...``)."""
     try:
@@ -118,7 +129,7 @@ def option_errors(call: Any, *args: Any, **kwargs: Any) -> Any:
         raise InputError(str(error)) from None
 
 
-def left_out_fields(loaded: Any) -> dict[str, Any]:
+def left_out_fields(loaded: LoadedTrace) -> LeftOutFields:
     """What the trace reader left out, for ``--json``: the counts and the first
     :data:`~ddlsched.core.traces.LEFT_OUT_SHOWN` rows (line, column, value, kind, reason)."""
     from ddlsched.core.traces import LEFT_OUT_SHOWN
@@ -131,7 +142,7 @@ def left_out_fields(loaded: Any) -> dict[str, Any]:
     }
 
 
-def left_out_lines(loaded: Any, trace: str) -> list[str]:
+def left_out_lines(loaded: LoadedTrace, trace: str) -> list[str]:
     """What the trace reader left out, as text (the reader's own report, which
     :func:`load_replay` keeps from being warned a second time)."""
     from ddlsched.core.traces import left_out_report

@@ -5,13 +5,15 @@ from __future__ import annotations
 import argparse
 import math
 import sys
-from typing import Any
+from collections.abc import Mapping
+from typing import TYPE_CHECKING
 
 from ddlsched.cli.files import check_outputs, output_extension
 from ddlsched.cli.options import (
     EXIT_INTERRUPTED,
     EXIT_NO,
     EXIT_OK,
+    Commands,
     add_json,
     add_online,
     add_seed,
@@ -23,8 +25,12 @@ from ddlsched.cli.output import figure_format, print_json, progress_bar, save_fi
 from ddlsched.cli.replay import add_replay_options, left_out_lines, trace_replay
 from ddlsched.core.model import InputError
 
+if TYPE_CHECKING:
+    from ddlsched.core.result import Result
+    from ddlsched.experiments.trace_study import TraceReplay
 
-def add(commands: Any) -> None:
+
+def add(commands: Commands) -> None:
     """Register the command."""
     from ddlsched.algorithms.registry import POLICIES
     from ddlsched.algorithms.simulator import MAX_PREEMPTIONS
@@ -154,10 +160,16 @@ def run(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-_MODEL_NAMES = {"A": "problem A", "preemptive": "the preemptive model"}
+_MODEL_NAMES: Mapping[object, str] = {"A": "problem A", "preemptive": "the preemptive model"}
+"""Each model's name in a sentence, by the ``flow_model`` of a run's summary."""
 
 
-def _print(args: argparse.Namespace, replay: Any, summary: dict[str, Any], result: Any) -> None:
+def _print(
+    args: argparse.Namespace,
+    replay: TraceReplay,
+    summary: Mapping[str, object],
+    result: Result,
+) -> None:
     """The heading, total JCT over the lower bound of the policy's model first, the
     metrics, what the reader left out, the model's interval, notes and warning."""
     from ddlsched.algorithms.simulator import REPORTED_METRICS

@@ -8,7 +8,8 @@ import argparse
 import math
 import os
 import sys
-from typing import Any
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING
 
 from ddlsched.cli import elastic
 from ddlsched.cli.files import check_outputs, csv_output
@@ -26,6 +27,9 @@ from ddlsched.cli.options import (
 from ddlsched.cli.output import print_json, print_table, save_figure, types_text, write_csv
 from ddlsched.core.model import InputError
 
+if TYPE_CHECKING:
+    from ddlsched.experiments.trace_study import StudyProgress, TraceStudy
+
 STUDY_ONLY = (
     "--columns", "--time-unit", "--unnamed", "--target-load", "--workers", "--bounds",
     "--no-cache",
@@ -38,7 +42,7 @@ RANDOM_ONLY = (
 """Options of the comparison on random instances, refused in a trace study."""
 
 
-def add_options(command: Any) -> None:
+def add_options(command: argparse.ArgumentParser) -> None:
     """How a rigid ``--trace`` is read and studied (``--servers``, ``--gpus-per-server``,
     ``--gpu-types``, ``--limit``, ``--policies``, ``--out``, ``--plot``, ``--json`` are shared)."""
     from ddlsched.core.traces import FIELDS, TIME_UNITS, UNNAMED_RULES
@@ -139,7 +143,7 @@ def _loads(args: argparse.Namespace) -> tuple[float | None, ...]:
     return tuple(loads)
 
 
-def _heartbeat() -> tuple[Any, Any]:
+def _heartbeat() -> tuple[StudyProgress, Callable[[], None]]:
     """A progress line on stderr every :data:`~ddlsched.cli.output.HEARTBEAT_S` seconds:
     the phase, runs done, seconds since the start."""
     import threading
@@ -185,12 +189,13 @@ STUDY_COLUMNS = (
 """The text table's columns: header, record key, format."""
 
 
-def _print_study(args: argparse.Namespace, study: Any) -> None:
+def _print_study(args: argparse.Namespace, study: TraceStudy) -> None:
     """Per load: the trace line, each model's sandwich, the table (leading with JCT / LB)."""
     models = {"A": "problem A", "preemptive": "preemptive model"}
     for load in study.settings.target_loads:
         replay = study.replays[load]
-        records = [r for r in study.records() if r["load"] == load]
+        # looked up by the keys STUDY_COLUMNS names, so read as a Mapping of them
+        records: list[Mapping[str, object]] = [r for r in study.records() if r["load"] == load]
         asked = "as recorded" if load is None else f"target {load:g}"
         print(
             f"{args.trace} ({replay.loaded.format}, {replay.instance.num_jobs} jobs) on "
@@ -217,7 +222,7 @@ def _print_study(args: argparse.Namespace, study: Any) -> None:
             print(f"{what} written to {path}")
 
 
-def _study_cell(value: Any, kind: str) -> str:
+def _study_cell(value: object, kind: str) -> str:
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return "-"
     if kind == "s":
@@ -225,7 +230,7 @@ def _study_cell(value: Any, kind: str) -> str:
     return format(value, kind)
 
 
-def _study_figures(study: Any, prefix: str) -> None:
+def _study_figures(study: TraceStudy, prefix: str) -> None:
     """``PREFIX-jct-cdf.png``, ``PREFIX-jct-vs-load.png``, ``PREFIX-fairness.png`` (the
     format of ``PREFIX``'s extension if it names one)."""
     root, extension = os.path.splitext(prefix)

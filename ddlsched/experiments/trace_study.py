@@ -58,7 +58,7 @@ import signal
 import warnings
 from collections.abc import Callable, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypedDict
 
 import numpy as np
 import pandas as pd
@@ -89,6 +89,75 @@ StudyProgress = Callable[[str, int, int], None]
 MODELS = ("A", "preemptive")
 
 
+class LeftOutFields(TypedDict):
+    """What the trace reader left out: the counts and the first
+    :data:`~ddlsched.core.traces.LEFT_OUT_SHOWN` rows (line, column, value, kind, reason)."""
+
+    rows_read: int
+    rows_skipped: int
+    jobs_dropped_too_wide: int
+    rows_left_out_first: list[dict[str, str | int]]
+
+
+class ReplayFields(LeftOutFields):
+    """What the reader read, left out and guessed, and the load (:meth:`TraceReplay.fields`)."""
+
+    trace_format: str
+    jobs: int
+    unnamed_rule: str
+    jobs_without_known_model: int
+    unmatched_models: dict[str, int]
+    arrival_scale: float
+    offered_load: float
+
+
+class StudyRecord(TypedDict):
+    """One policy's row at one load (:meth:`TraceStudy.record`; ``nan`` where unknown)."""
+
+    load: float | None
+    offered_load: float
+    policy: str
+    model: str
+    verified: bool
+    jct_over_lb: float
+    jct_over_best: float
+    best_schedule: str
+    total_jct: float
+    lower_bound: float
+    mean_jct: float
+    p50_jct: float
+    p95_jct: float
+    p99_jct: float
+    mean_queueing_delay: float
+    makespan: float
+    gpu_utilisation: float
+    preemptions: float
+    preempted_jobs: float
+    rho_mean: float
+    rho_max: float
+    user_jct_max_over_min: float | None
+    user_jct_cv: float | None
+    bounded_slowdown_mean: float
+    runtime_s: float
+    note: str | None
+
+
+class LoadDocument(ReplayFields):
+    """One load of a study's document: the trace at that load and each model's sandwich."""
+
+    target_load: float | None
+    sandwiches: dict[str, dict[str, object]]
+
+
+class StudyDocument(TypedDict):
+    """A study as one JSON document (:meth:`TraceStudy.to_dict`)."""
+
+    settings: dict[str, object]
+    interrupted: bool
+    loads: list[LoadDocument]
+    records: list[StudyRecord]
+
+
 @dataclasses.dataclass(frozen=True)
 class TraceReplay:
     """A trace read on a cluster, its arrivals scaled to a load.
@@ -113,7 +182,7 @@ class TraceReplay:
     offered_load: float
     source: str
 
-    def fields(self) -> dict[str, Any]:
+    def fields(self) -> ReplayFields:
         """What the reader read, left out and guessed, for a JSON document."""
         from ddlsched.core.traces import LEFT_OUT_SHOWN
 
@@ -283,9 +352,9 @@ class TraceRun:
             )
         return None
 
-    def summary(self) -> dict[str, Any]:
+    def summary(self) -> dict[str, object]:
         """Every figure ``ddlsched simulate`` prints, as its ``--json`` document."""
-        out = self.result.summary()
+        out: dict[str, object] = dict(self.result.summary())
         interval = self.interval
         if interval is not None:
             fields = interval.to_dict()
@@ -582,7 +651,7 @@ class TraceStudy:
                 found.append((result.total_jct, policy))
         return min(found)
 
-    def record(self, load: float | None, policy: str) -> dict[str, Any]:
+    def record(self, load: float | None, policy: str) -> StudyRecord:
         """The row of ``policy`` at ``load`` (module docstring for the metrics)."""
         result = self.runs[load][policy]
         model = model_of(policy)
@@ -628,7 +697,7 @@ class TraceStudy:
             "note": result.notes[0] if result.notes else None,
         }
 
-    def records(self) -> list[dict[str, Any]]:
+    def records(self) -> list[StudyRecord]:
         """One record per load and policy that finished, loads in the order asked."""
         return [
             self.record(load, policy)
@@ -658,7 +727,7 @@ class TraceStudy:
             ["load", "policy", *[c for c in table.columns if c not in ("load", "policy")]]
         ]
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> StudyDocument:
         """One document: the settings, each load's trace and sandwiches, one record per
         policy and load."""
         return {
@@ -715,7 +784,7 @@ def _call(
     instance: Instance,
     settings: StudySettings,
     progress: Callable[[str], None] | None = None,
-) -> Any:
+) -> Result | Sandwich:
     """Run one task; ``progress`` gets a sandwich's lines (in this process only)."""
     _, kind, name = task
     if kind == "policy":
@@ -742,9 +811,9 @@ def run_study(
     tasks = _tasks(settings)
     left = list(tasks)
 
-    def store(task: Task, answer: Any) -> None:
-        load, kind, name = task
-        if kind == "policy":
+    def store(task: Task, answer: Result | Sandwich) -> None:
+        load, _, name = task
+        if isinstance(answer, Result):  # a policy's run, else a model's sandwich
             study.runs[load][name] = answer
         else:
             study.sandwiches.setdefault(load, {})[name] = answer
@@ -788,12 +857,12 @@ def _in_pool(
     tasks: list[Task],
     replays: dict[float | None, TraceReplay],
     settings: StudySettings,
-    store: Callable[[Task, Any], None],
+    store: Callable[[Task, Result | Sandwich], None],
 ) -> None:
     """The tasks in a pool of ``settings.workers`` processes; on Ctrl-C the workers are
     stopped at once (a sandwich may have minutes left) and the interrupt re-raised."""
     pool = ProcessPoolExecutor(min(settings.workers, len(tasks)), initializer=_quiet_worker)
-    futures: dict[Future[Any], Task] = {}
+    futures: dict[Future[Result | Sandwich], Task] = {}
     try:
         for task in tasks:
             futures[pool.submit(_call, task, replays[task[0]].instance, settings)] = task
