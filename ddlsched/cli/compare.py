@@ -5,7 +5,7 @@ against its model's lower bound; a Pollux workload: the elastic policies)."""
 from __future__ import annotations
 
 import argparse
-from typing import Any
+from typing import TYPE_CHECKING
 
 from ddlsched.cli import elastic, study
 from ddlsched.cli.compare_text import print_summary
@@ -13,6 +13,7 @@ from ddlsched.cli.files import check_outputs, csv_output
 from ddlsched.cli.options import (
     EXIT_INTERRUPTED,
     EXIT_OK,
+    Commands,
     add_gpu_types,
     add_json,
     add_seed,
@@ -34,6 +35,9 @@ from ddlsched.cli.output import (
 from ddlsched.core.model import InputError
 from ddlsched.core.traces import ARRIVALS
 
+if TYPE_CHECKING:
+    from ddlsched.experiments.compare import CompareConfig, CompareReport
+
 WORK = "exact solves: CP-SAT's deterministic time (work units, about seconds of one core)"
 NODES = "exact solves: the MILP's branch-and-bound nodes"
 WALL = (
@@ -44,7 +48,7 @@ WALL = (
 )
 
 
-def add(commands: Any) -> None:
+def add(commands: Commands) -> None:
     """Register the command."""
     from ddlsched.algorithms.registry import POLICIES, PREDICTORS
     from ddlsched.api import exact_method_names
@@ -161,7 +165,7 @@ def run(args: argparse.Namespace) -> int:
     return EXIT_INTERRUPTED if report.interrupted else EXIT_OK
 
 
-def _config(args: argparse.Namespace) -> Any:
+def _config(args: argparse.Namespace) -> CompareConfig:
     """The comparison the options ask for (a bad combination: one line naming it)."""
     from ddlsched.experiments import CompareConfig
 
@@ -187,7 +191,7 @@ def _config(args: argparse.Namespace) -> Any:
         raise InputError(str(error)) from None
 
 
-def _figure(report: Any, path: str) -> None:
+def _figure(report: CompareReport, path: str) -> None:
     """Gantt charts of the first instance with an exact schedule, and the ratios per method."""
     first = next((r for r in report.rows if r.optimum.schedule is not None), None)
     if first is None:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import argparse
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from ddlsched.cli.files import check_outputs, csv_output
 from ddlsched.cli.options import (
@@ -11,6 +11,7 @@ from ddlsched.cli.options import (
     EXIT_NO,
     EXIT_OK,
     OUT,
+    Commands,
     add_json,
     count,
     new_command,
@@ -22,7 +23,7 @@ if TYPE_CHECKING:
     import pandas as pd
 
 
-def add(commands: Any) -> None:
+def add(commands: Commands) -> None:
     """Register ``sweep`` and ``results``."""
     sweep = new_command(commands, "sweep")
     sweep.add_argument("config", help="TOML file with a [sweep] table (required)")
