@@ -39,7 +39,6 @@ files and sweeps (``preset = "exact-friendly"`` in a ``[generator]`` table).
 
 from __future__ import annotations
 
-import dataclasses
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -62,6 +61,7 @@ from ddlsched.core.model import (
     Parallelism,
     expand_types,
     is_whole,
+    replaced,
 )
 from ddlsched.core.params import from_table, read_toml
 from ddlsched.core.zoo import DRAWN_MODELS, MEASURED_TYPES, ZOO, ModelProfile, type_compute_times
@@ -378,7 +378,7 @@ class GeneratorConfig:
         return [(g, w) for g, w in self.size_weights if 1 <= g <= widest and w > 0]
 
     @classmethod
-    def preset(cls, name: str, **settings: Any) -> GeneratorConfig:
+    def preset(cls, name: str, **settings: object) -> GeneratorConfig:
         """The preset ``name`` of :data:`PRESETS` with ``settings`` on top.
 
         Raises
@@ -411,9 +411,9 @@ class GeneratorConfig:
         (see :func:`generate_command`)."""
         return generate_command(self, seed, out)
 
-    def replace(self, **changes: Any) -> GeneratorConfig:
+    def replace(self, **changes: object) -> GeneratorConfig:
         """A copy with ``changes`` applied (validated again)."""
-        return dataclasses.replace(self, **changes)
+        return replaced(self, **changes)
 
     @classmethod
     def from_toml(cls, path: str | Path) -> GeneratorConfig:

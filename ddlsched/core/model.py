@@ -23,17 +23,45 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 from types import MappingProxyType
-from typing import Any, NamedTuple, Protocol, TypeGuard, cast
+from typing import TYPE_CHECKING, NamedTuple, Protocol, TypeGuard, TypeVar, cast
 
 import numpy as np
 
 from ddlsched.core.jsontypes import JsonObject
+
+if TYPE_CHECKING:
+    from _typeshed import DataclassInstance
 
 FeatureValue = str | int | float | bool
 
 
 class InputError(ValueError):
     """Bad input: the message names the field (as a path) and the value."""
+
+
+Frozen = TypeVar("Frozen", bound="DataclassInstance")
+"""A frozen dataclass of the package, which checks itself on construction."""
+
+
+def replaced(obj: Frozen, **changes: object) -> Frozen:
+    """A copy of the dataclass ``obj`` with ``changes`` applied, validated again by its
+    constructor (the ``replace()`` of every validated object of the package).
+
+    Parameters
+    ----------
+    obj
+        A dataclass instance.
+    **changes
+        New values by field name; the constructor checks them.
+
+    Raises
+    ------
+    TypeError
+        For a name that is not a field of ``obj``.
+    ValueError
+        For a value the constructor refuses, naming the field.
+    """
+    return dataclasses.replace(obj, **changes)
 
 
 def _fail(path: str, message: str) -> InputError:
@@ -261,9 +289,9 @@ class Cluster:
         """``max_h G_h``."""
         return max(self.gpus_per_server)
 
-    def replace(self, **changes: Any) -> Cluster:
+    def replace(self, **changes: object) -> Cluster:
         """A copy with ``changes`` applied (validated again)."""
-        return dataclasses.replace(self, **changes)
+        return replaced(self, **changes)
 
     def to_dict(self) -> JsonObject:
         """The JSON form of the instance's ``cluster`` (types only in version 2)."""
@@ -492,9 +520,9 @@ class Job:
         """``sum_e q_e`` (GB per iteration)."""
         return math.fsum(q for _, _, q in self.edges)
 
-    def replace(self, **changes: Any) -> Job:
+    def replace(self, **changes: object) -> Job:
         """A copy with ``changes`` applied (validated again)."""
-        return dataclasses.replace(self, **changes)
+        return replaced(self, **changes)
 
     def __hash__(self) -> int:
         return hash((self.id, self.release, self.iterations, self.edges))
@@ -621,9 +649,9 @@ class Instance:
         """``g_max``, the widest job."""
         return max(job.gpus for job in self.jobs)
 
-    def replace(self, **changes: Any) -> Instance:
+    def replace(self, **changes: object) -> Instance:
         """A copy with ``changes`` applied (validated again)."""
-        return dataclasses.replace(self, **changes)
+        return replaced(self, **changes)
 
     def __hash__(self) -> int:
         return hash((self.cluster, self.jobs, self.slot))

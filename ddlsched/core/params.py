@@ -13,13 +13,13 @@ from __future__ import annotations
 import dataclasses
 import math
 import tomllib
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TypeVar
 
 from ddlsched.core.io import check_regular_file
-from ddlsched.core.model import InputError, is_whole
+from ddlsched.core.model import InputError, is_whole, replaced
 
 P = TypeVar("P")
 
@@ -151,9 +151,9 @@ class ExactParams:
             parts.append(f"wall-clock {self.time_limit:g} s")
         return ", ".join(parts) or "none"
 
-    def replace(self, **changes: Any) -> ExactParams:
+    def replace(self, **changes: object) -> ExactParams:
         """A copy with ``changes`` applied (validated again)."""
-        return dataclasses.replace(self, **changes)
+        return replaced(self, **changes)
 
 
 PLACEMENTS = ("any", "consolidated", "prefer-consolidated")
@@ -250,12 +250,12 @@ class OnlineParams:
         if self.max_preemptions is not None:
             _count(self.max_preemptions, "max_preemptions", 0)
 
-    def replace(self, **changes: Any) -> OnlineParams:
+    def replace(self, **changes: object) -> OnlineParams:
         """A copy with ``changes`` applied (validated again)."""
-        return dataclasses.replace(self, **changes)
+        return replaced(self, **changes)
 
 
-def read_toml(path: str | Path) -> dict[str, Any]:
+def read_toml(path: str | Path) -> dict[str, object]:
     """The document of a TOML file (UTF-8; a byte-order mark allowed, as editors on
     Windows write one, and as the CSV and JSON readers allow).
 
@@ -279,7 +279,7 @@ def read_toml(path: str | Path) -> dict[str, Any]:
         raise InputError(f"{path}: not valid TOML ({error})") from None
 
 
-def from_table(cls: type[P], table: dict[str, Any], where: str) -> P:
+def from_table(cls: type[P], table: Mapping[str, object], where: str) -> P:
     """Build the parameter dataclass ``cls`` from a TOML table.
 
     Unknown keys and invalid values are errors naming ``where`` and the key.

@@ -30,15 +30,14 @@ Every draw comes from one seeded ``numpy.random.Generator``.
 
 from __future__ import annotations
 
-import dataclasses
 import math
 from dataclasses import dataclass
-from typing import Any, TypedDict
+from typing import TypedDict
 
 import numpy as np
 import pandas as pd
 
-from ddlsched.core.model import Cluster, InputError, Instance, is_whole
+from ddlsched.core.model import Cluster, InputError, Instance, is_whole, replaced
 from ddlsched.core.zoo import DRAWN_MODELS, ZOO
 
 DATASETS = ("imagenet", "cifar10", "squad", "wikitext", "coco", "librispeech", "private")
@@ -72,9 +71,9 @@ class WorkloadConfig:
         if not 0 <= self.one_off <= 1:
             raise InputError(f"one_off: must be in [0, 1], got {self.one_off!r}")
 
-    def replace(self, **changes: Any) -> WorkloadConfig:
+    def replace(self, **changes: object) -> WorkloadConfig:
         """A copy with ``changes`` applied (validated again)."""
-        return dataclasses.replace(self, **changes)
+        return replaced(self, **changes)
 
 
 class _Configuration(TypedDict):

@@ -7,13 +7,12 @@ import math
 import os
 import warnings
 from collections.abc import Iterable
-from dataclasses import dataclass, replace
-from typing import Any
+from dataclasses import dataclass
 
 from ddlsched.core.data import resolve_trace
 from ddlsched.core.elastic.application import EPOCH_BUDGETS, MODELS
 from ddlsched.core.elastic.gpu_types import ELASTIC_GPU_TYPES
-from ddlsched.core.model import MAX_TIME, InputError, is_whole
+from ddlsched.core.model import MAX_TIME, InputError, is_whole, replaced
 
 __all__ = [
     "WORKLOAD_COLUMNS",
@@ -193,9 +192,9 @@ class ElasticJob:
             )
         object.__setattr__(self, "epochs", int(self.epochs))
 
-    def replace(self, **changes: Any) -> ElasticJob:
+    def replace(self, **changes: object) -> ElasticJob:
         """A copy with some fields changed (validated again)."""
-        return replace(self, **changes)
+        return replaced(self, **changes)
 
 
 @dataclass(frozen=True)
@@ -221,9 +220,9 @@ class ElasticWorkload:
     def __len__(self) -> int:
         return len(self.jobs)
 
-    def replace(self, **changes: Any) -> ElasticWorkload:
+    def replace(self, **changes: object) -> ElasticWorkload:
         """A copy with some fields changed (validated again)."""
-        return replace(self, **changes)
+        return replaced(self, **changes)
 
 
 def load_pollux_workload(path: str | os.PathLike[str]) -> ElasticWorkload:
