@@ -48,7 +48,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any
+from typing import TypeVar
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -286,18 +286,20 @@ def load_profile_rows(model: str, root: Path | None = None) -> ProfileRows:
     base = root or _model_root(model)
     placements = read_table(
         base / "profiles" / f"pollux_{model}_placements.csv",
-        {"placement": _placement, "local_bsz": whole_count, "step_time": finite_non_negative,
-         "sync_time": finite_non_negative},
+        texts={"placement": _placement},
+        numbers={"local_bsz": whole_count, "step_time": finite_non_negative,
+                 "sync_time": finite_non_negative},
     )  # fmt: skip
     scalability = read_table(
         base / "pollux" / "scalability" / f"{model}.csv",
-        {"num_nodes": whole_count, "num_replicas": whole_count, "local_bsz": whole_count,
-         "step_time": finite_non_negative, "sync_time": finite_non_negative},
+        numbers={"num_nodes": whole_count, "num_replicas": whole_count, "local_bsz": whole_count,
+                 "step_time": finite_non_negative, "sync_time": finite_non_negative},
     )  # fmt: skip
-    nodes = [len(p) for p in placements["placement"]] + scalability["num_nodes"]
-    reps = [sum(map(int, p)) for p in placements["placement"]] + scalability["num_replicas"]
+    placed = placements.texts["placement"]
+    nodes = [len(p) for p in placed] + scalability.numbers["num_nodes"]
+    reps = [sum(map(int, p)) for p in placed] + scalability.numbers["num_replicas"]
     columns = ("local_bsz", "step_time", "sync_time")
-    bsz, step, sync = (placements[c] + scalability[c] for c in columns)
+    bsz, step, sync = (placements.numbers[c] + scalability.numbers[c] for c in columns)
     return ProfileRows(
         np.array(nodes), np.array(reps), np.array(bsz), np.array(step), np.array(sync)
     )
@@ -363,10 +365,37 @@ def finite_non_negative(text: str) -> float:
     return value
 
 
-def read_table(path: Path, columns: Mapping[str, Callable[[str], Any]]) -> dict[str, list[Any]]:
-    """The typed values of ``columns`` (name to converter) of a CSV file, by column, and
-    under ``"line"`` each row's line (the reader of every data table: the Pollux profiles
-    and Gavel's throughputs).
+Cell = TypeVar("Cell", str, float)
+"""What a column's converter makes of a cell's text: a text or a number."""
+
+
+@dataclass(frozen=True)
+class Table:
+    """The checked values of a CSV data table (:func:`read_table`), by column.
+
+    Attributes
+    ----------
+    texts
+        The text columns' values, by column name.
+    numbers
+        The number columns' values, by column name.
+    lines
+        Each row's line in the file.
+    """
+
+    texts: dict[str, list[str]]
+    numbers: dict[str, list[float]]
+    lines: list[int]
+
+
+def read_table(
+    path: Path,
+    texts: Mapping[str, Callable[[str], str]] | None = None,
+    numbers: Mapping[str, Callable[[str], float]] | None = None,
+) -> Table:
+    """The checked values of a CSV file's text and number columns (each named with its
+    converter), and each row's line (the reader of every data table: the Pollux profiles
+    and Gavel's throughputs). A row's cells are converted in turn, its text columns first.
 
     Raises
     ------
@@ -374,40 +403,49 @@ def read_table(path: Path, columns: Mapping[str, Callable[[str], Any]]) -> dict[
         A missing or unreadable file, a missing column, no rows, or a value its converter
         refuses, naming the file, the line and the column.
     """
+    texts, numbers = texts or {}, numbers or {}
     if not path.is_file():
         raise InputError(f"{path}: no such data file")
-    values: dict[str, list[Any]] = {column: [] for column in columns}
-    lines = []
+    table = Table({c: [] for c in texts}, {c: [] for c in numbers}, [])
     with path.open(newline="", encoding="utf-8") as handle:
         reader = csv.DictReader(handle)
-        missing = [c for c in columns if c not in (reader.fieldnames or [])]
+        missing = [c for c in [*texts, *numbers] if c not in (reader.fieldnames or [])]
         if missing:
             raise InputError(f"{path}: line 1: missing column(s) {missing}")
         for row in reader:
-            lines.append(reader.line_num)
-            for column, convert in columns.items():
-                text = (row.get(column) or "").strip()
-                try:
-                    values[column].append(convert(text))
-                except ValueError as error:
-                    reason = str(error) if "expected" in str(error) else "not a number"
-                    raise InputError(
-                        f"{path}: line {reader.line_num}: column {column}: {reason}: {text!r}"
-                    ) from None
-    if not lines:
+            table.lines.append(reader.line_num)
+            where = f"{path}: line {reader.line_num}"
+            for column, to_text in texts.items():
+                table.texts[column].append(_cell(row, column, to_text, where))
+            for column, to_number in numbers.items():
+                table.numbers[column].append(_cell(row, column, to_number, where))
+    if not table.lines:
         raise InputError(f"{path}: no rows")
-    return {**values, "line": lines}
+    return table
+
+
+def _cell(
+    row: Mapping[str, str | None], column: str, convert: Callable[[str], Cell], where: str
+) -> Cell:
+    """``convert`` of the text of ``row``'s cell in ``column`` (stripped), or an
+    :class:`InputError` naming ``where`` (the file and line), the column and the text."""
+    text = (row.get(column) or "").strip()
+    try:
+        return convert(text)
+    except ValueError as error:
+        reason = str(error) if "expected" in str(error) else "not a number"
+        raise InputError(f"{where}: column {column}: {reason}: {text!r}") from None
 
 
 def _efficiency_tables(model: str, base: Path) -> tuple[NDArray, NDArray, NDArray, NDArray]:
     pattern = re.compile(rf"^{re.escape(model)}_(\d+)\.csv$")
-    runs: dict[int, dict[str, list[Any]]] = {}
+    runs: dict[int, Table] = {}
     for path in sorted((base / "pollux" / "efficiency").glob(f"{model}_*.csv")):
         match = pattern.match(path.name)
         if match:
             runs[int(match.group(1))] = read_table(
                 path,
-                {
+                numbers={
                     "progress": finite_non_negative,
                     "grad_sqr": finite_non_negative,
                     "grad_var": finite_non_negative,
@@ -416,9 +454,9 @@ def _efficiency_tables(model: str, base: Path) -> tuple[NDArray, NDArray, NDArra
     if not runs:
         raise InputError(f"{base / 'pollux' / 'efficiency'}: no {model}_BATCH.csv files")
     sizes = sorted(runs)
-    epochs = min(len(run["progress"]) for run in runs.values())
+    epochs = min(len(run.lines) for run in runs.values())
     sqr, var, progress = (
-        np.array([runs[b][c][:epochs] for b in sizes])
+        np.array([runs[b].numbers[c][:epochs] for b in sizes])
         for c in ("grad_sqr", "grad_var", "progress")
     )
     return np.array(sizes), sqr, var, progress.min(axis=0)

@@ -30,9 +30,8 @@ from __future__ import annotations
 import functools
 import math
 from collections import defaultdict
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from types import MappingProxyType
-from typing import Any
 
 from ddlsched.core.data import data_path
 from ddlsched.core.elastic.application import finite_non_negative, read_table, whole_count
@@ -82,16 +81,22 @@ def _gavel_rows() -> Mapping[tuple[str, str], Mapping[str, float]]:
         zeros only on multi-GPU rows it could not run).
     """
     path = data_path("profiles", "gavel_throughputs.csv")
-    columns: dict[str, Callable[[str], Any]] = {
-        "gpu_type": str,
-        "model": str,
-        "batch_size": str,
-        "scale_factor": whole_count,
-        "steps_per_second": finite_non_negative,
-    }
-    read = read_table(path, columns)
+    read = read_table(
+        path,
+        texts={"gpu_type": str, "model": str, "batch_size": str},
+        numbers={"scale_factor": whole_count, "steps_per_second": finite_non_negative},
+    )
     table: dict[tuple[str, str], dict[str, float]] = defaultdict(dict)
-    rows = zip(*(read[name] for name in [*columns, "line"]), strict=True)
+    texts, numbers = read.texts, read.numbers
+    rows = zip(
+        texts["gpu_type"],
+        texts["model"],
+        texts["batch_size"],
+        numbers["scale_factor"],
+        numbers["steps_per_second"],
+        read.lines,
+        strict=True,
+    )
     for gpu_type, model, batch_size, scale, speed, line in rows:
         if scale != 1 or gpu_type not in ELASTIC_GPU_TYPES:
             continue
