@@ -49,7 +49,7 @@ import heapq
 import itertools
 from collections.abc import Callable, Hashable, Iterator
 from dataclasses import dataclass
-from typing import Any, Generic, TypeVar
+from typing import Generic, TypeVar
 
 from ddlsched.algorithms.mapping import FreeGPUs, GraphMapper, Mapper
 from ddlsched.algorithms.prediction.view import JobView, Predictor
@@ -325,9 +325,15 @@ class GreedyASRPT(GuidedASRPT):
 
     name = "asrpt-greedy"
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
+    def __init__(
+        self,
+        cluster: Cluster,
+        predictor: Predictor,
+        mapper: Mapper | None = None,
+        outrun_factor: float = 2.0,
+    ) -> None:
         self._arrival_order: dict[str, int] = {}  # the last part of every key: ties by arrival
-        super().__init__(*args, **kwargs)
+        super().__init__(cluster, predictor, mapper, outrun_factor)
 
     def _new_queue(self) -> StrictQueue | BackfillQueue:
         """Greedy: jobs wait from arrival, the best-keyed that fits starts."""

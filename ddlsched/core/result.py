@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from ddlsched.core.jsontypes import JsonObject
 from ddlsched.core.model import Instance, Problem, Schedule
 
 
@@ -161,7 +162,7 @@ class LowerBound:
             return math.nan
         return objective / self.value
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JsonObject:
         """The JSON form."""
         return {
             "value": self.value if math.isfinite(self.value) else None,
@@ -503,11 +504,14 @@ class Result:
 
     def summary(self) -> dict[str, Any]:
         """The ``--json`` document of ``ddlsched solve``/``simulate``."""
+        # Built as a JsonObject (each value one JSON holds); returned with values of any
+        # type because its keys are fixed ones beside the method's own metrics and facts,
+        # which no TypedDict of Python 3.11 can hold, and readers take fixed keys as scalars.
 
         def number(value: float | int) -> float | int | None:
             return value if math.isfinite(value) else None
 
-        out: dict[str, Any] = {
+        out: JsonObject = {
             "method": self.method,
             "problem": self.problem.value,
             "status": self.status.value,
