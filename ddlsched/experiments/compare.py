@@ -480,7 +480,9 @@ class InstanceBudget:
     """
 
     seconds: float | None
-    clock: Callable[[], float] = time.monotonic
+    # A factory, not a default: a function as the class's default would be documented
+    # a second time, as a method.
+    clock: Callable[[], float] = field(default_factory=lambda: time.monotonic)
     skipped: list[str] = field(default_factory=list)
     began: float = field(init=False, default=math.nan)
 
