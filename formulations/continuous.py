@@ -60,7 +60,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 from ddlsched.formulations.cpsat_runtime import (
@@ -80,6 +80,13 @@ from ddlsched.core.result import ExactFacts, Result, SolveStatus, whole_objectiv
 
 if TYPE_CHECKING:
     from ddlsched.formulations.certify import BoundSet, RawAnswer
+    from ortools.sat.python.cp_model import (
+        CpModel,
+        CpSolver,
+        CpSolverSolutionCallback,
+        IntervalVar,
+        IntVar,
+    )
 
 METHOD = "cpsat-continuous"
 """The method's name in :data:`ddlsched.formulations.registry.EXACT_METHODS` and in results."""
@@ -373,10 +380,15 @@ class _Task:
     ends: float  # time.monotonic() at which the search must end (inf: no limit)
 
 
-def _variables(model: Any, units: Units, latest: list[int]) -> tuple[list, list, list, list]:
+def _variables(
+    model: CpModel, units: Units, latest: list[int]
+) -> tuple[list[IntVar], list[list[IntVar]], list[IntVar], list[list[IntervalVar]]]:
     """Per job a start in ``[r_i, L_i - d_min]``, one optional interval per mode (exactly one
     present, ending by ``L_i``), its end, and the intervals per mode."""
-    starts, presences, ends, intervals = [], [], [], []
+    starts: list[IntVar] = []
+    presences: list[list[IntVar]] = []
+    ends: list[IntVar] = []
+    intervals: list[list[IntervalVar]] = []
     for i, (release, lengths) in enumerate(zip(units.releases, units.durations, strict=True)):
         start = model.new_int_var(release, max(release, latest[i] - min(lengths)), f"S{i}")
         present = [model.new_bool_var(f"p{i}_{m}") for m in range(len(lengths))]
@@ -397,7 +409,12 @@ def _variables(model: Any, units: Units, latest: list[int]) -> tuple[list, list,
 
 
 def _constraints(
-    model: Any, task: _Task, starts: list, presences: list, ends: list, intervals: list
+    model: CpModel,
+    task: _Task,
+    starts: list[IntVar],
+    presences: list[list[IntVar]],
+    ends: list[IntVar],
+    intervals: list[list[IntervalVar]],
 ) -> None:
     """The symmetry rules, a cumulative per resource over the present mode intervals, and
     (with several resources) the redundant one over all GPUs, each job as wide as its GPUs
@@ -443,7 +460,7 @@ def _solve_in_child(task: _Task) -> Answer:
     solver = cp_model.CpSolver()
     set_parameters(solver, task.options, task.seed, task.ends)
 
-    def plan_of(read: Any) -> Plan:
+    def plan_of(read: CpSolver | CpSolverSolutionCallback) -> Plan:
         return [
             (next(m for m, p in enumerate(row) if read.BooleanValue(p)), int(read.Value(s)))
             for s, row in zip(starts, presences, strict=True)

@@ -61,7 +61,7 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from ddlsched.formulations.cpsat_runtime import (
     Answer,
@@ -71,7 +71,7 @@ from ddlsched.formulations.cpsat_runtime import (
     isolated_answer,
     set_parameters,
 )
-from ddlsched.formulations.isolation import report
+from ddlsched.formulations.isolation import ReportHandler, report
 from ddlsched.formulations.slotted import SlottedProblem, sorted_within_classes, tie_groups
 
 from ddlsched.core.model import Instance, Problem, Schedule
@@ -80,7 +80,13 @@ from ddlsched.core.result import ExactFacts, Result, SolveStatus
 
 if TYPE_CHECKING:
     from ddlsched.formulations.certify import BoundSet, RawAnswer
-    from ortools.sat.python.cp_model import CpModel, IntervalVar, IntVar
+    from ortools.sat.python.cp_model import (
+        CpModel,
+        CpSolver,
+        CpSolverSolutionCallback,
+        IntervalVar,
+        IntVar,
+    )
 
 
 def _one_mode_per_job(
@@ -199,7 +205,7 @@ def _solve_in_child(task: _Task) -> Answer:
     solver = cp_model.CpSolver()
     set_parameters(solver, task.options, task.seed, task.ends)
 
-    def plan_of(read: Any) -> list[tuple[int, int]]:
+    def plan_of(read: CpSolver | CpSolverSolutionCallback) -> list[tuple[int, int]]:
         """The (mode, start) per job from ``read`` (the solver or a solution callback)."""
         return [
             (
@@ -245,7 +251,7 @@ def _solve_a2_in_child(task: _A2Task) -> Answer:
     from ortools.sat.python import cp_model
 
     model = cp_model.CpModel()
-    runs: dict[tuple[int, int], Any] = {}
+    runs: dict[tuple[int, int], IntVar] = {}
     completions = []
     for i, (units, release) in enumerate(zip(task.units, task.release_slots, strict=True)):
         slots = range(release, task.horizon)
@@ -256,7 +262,7 @@ def _solve_a2_in_child(task: _A2Task) -> Answer:
         for s in slots:
             model.add(done >= s + 1).only_enforce_if(runs[i, s])
         completions.append(done)
-    by_slot: dict[int, list[Any]] = {}
+    by_slot: dict[int, list[IntVar]] = {}
     for (_, s), run in runs.items():
         by_slot.setdefault(s, []).append(run)
     for column in by_slot.values():
@@ -413,11 +419,13 @@ def _result(
 def _run_child(
     task: _Task | _A2Task,
     cancel: threading.Event | None,
-    on_report: Callable[[Any], None] | None = None,
+    on_report: ReportHandler[list[tuple[int, int]]] | None = None,
 ) -> Answer:
-    """:func:`_solve_in_child` in a fresh interpreter; a crash becomes an ``ERROR`` answer."""
-    solver = _solve_a2_in_child if isinstance(task, _A2Task) else _solve_in_child
-    return isolated_answer(solver, task, cancel, on_report)
+    """:func:`_solve_in_child` (:func:`_solve_a2_in_child` for problem A2) in a fresh
+    interpreter; a crash becomes an ``ERROR`` answer."""
+    if isinstance(task, _A2Task):
+        return isolated_answer(_solve_a2_in_child, task, cancel, on_report)
+    return isolated_answer(_solve_in_child, task, cancel, on_report)
 
 
 def solve_cpsat(

@@ -29,11 +29,17 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Any
+from typing import TYPE_CHECKING, TypeVar
 
-from ddlsched.formulations.isolation import Cancelled, run_isolated
+from ddlsched.formulations.isolation import Cancelled, Report, ReportHandler, run_isolated
 
 from ddlsched.core.params import ExactParams
+
+if TYPE_CHECKING:
+    from ortools.sat.python.cp_model import CpSolver
+
+Task = TypeVar("Task")
+"""The plain data a backend's child builds its model from (each backend has its own)."""
 
 
 @dataclass(frozen=True)
@@ -93,7 +99,7 @@ def deadline(params: ExactParams) -> float:
     return math.inf if limit is None else time.monotonic() + limit
 
 
-def set_parameters(solver: object, options: ExactParams, seed: int, ends: float) -> None:
+def set_parameters(solver: CpSolver, options: ExactParams, seed: int, ends: float) -> None:
     """Translate the exact-method settings into CP-SAT's parameters (the one place).
 
     ``ends`` is a ``time.monotonic()`` value (one clock for every process of the
@@ -111,7 +117,7 @@ def set_parameters(solver: object, options: ExactParams, seed: int, ends: float)
     ends
         :func:`deadline`'s value for the call.
     """
-    params = solver.parameters  # type: ignore[attr-defined]
+    params = solver.parameters
     if options.time_limit is not None:
         params.max_time_in_seconds = max(0.01, ends - time.monotonic())
     if options.deterministic_limit is not None:
@@ -122,7 +128,7 @@ def set_parameters(solver: object, options: ExactParams, seed: int, ends: float)
     params.log_search_progress = options.verbose
 
 
-def checked_status(solver: Any, code: int) -> str:
+def checked_status(solver: CpSolver, code: int) -> str:
     """CP-SAT's status name, ``OPTIMAL`` only when its bound meets its objective.
 
     CP-SAT also says ``OPTIMAL`` when it stops at ``relative_gap_limit`` (a
@@ -143,10 +149,10 @@ def checked_status(solver: Any, code: int) -> str:
 
 
 def isolated_answer(
-    solver: Callable[[Any], Answer],
-    task: Any,
+    solver: Callable[[Task], Answer],
+    task: Task,
     cancel: threading.Event | None,
-    on_report: Callable[[Any], None] | None = None,
+    on_report: ReportHandler[Report] | None = None,
 ) -> Answer:
     """``solver(task)`` in a reused fresh interpreter (every CP-SAT model of the project);
     a child that crashed or raised becomes an ``ERROR`` answer, a cancel stays one.

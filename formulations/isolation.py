@@ -58,10 +58,11 @@ if TYPE_CHECKING:
     from multiprocessing.process import BaseProcess
 
 T = TypeVar("T")
+Report = TypeVar("Report")
 
-ReportHandler: TypeAlias = Callable[[Any], None]
+ReportHandler: TypeAlias = Callable[[Report], None]
 """The caller's ``on_report``: it receives what the child passed to :func:`report`,
-unpickled (any value the child sent; the caller and the child agree on what it is)."""
+unpickled; ``Report`` is what the caller and the child agree the child sends."""
 
 
 class Inbox(Protocol):
@@ -419,7 +420,7 @@ def run_isolated(
     cancel: threading.Event | None = None,
     fresh: bool = False,
     reuse: bool = False,
-    on_report: ReportHandler | None = None,
+    on_report: ReportHandler[Report] | None = None,
     inbox: Inbox | None = None,
     deadline: float | None = None,
 ) -> T:
@@ -472,7 +473,7 @@ def _run_on_worker(
     function: Callable[..., T],
     args: tuple[object, ...],
     cancel: threading.Event | None,
-    on_report: ReportHandler | None,
+    on_report: ReportHandler[Report] | None,
     inbox: Inbox | None,
     deadline: float | None,
 ) -> T:
@@ -502,7 +503,7 @@ def _await(
     connection: Connection,
     process: BaseProcess,
     cancel: threading.Event | None,
-    on_report: ReportHandler | None,
+    on_report: ReportHandler[Report] | None,
     inbox: Inbox | None,
     deadline: float | None,
 ) -> tuple[str, object]:

@@ -222,7 +222,7 @@ import math
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 from ddlsched.formulations.grid import on_grid
@@ -234,6 +234,9 @@ from ddlsched.core.params import DEFAULT_MEMORY_LIMIT
 from ddlsched.core.registry import Registry
 from ddlsched.core.result import LowerBound
 from ddlsched.core.virtual import rank_combined, srpt
+
+if TYPE_CHECKING:
+    import highspy
 
 SAFETY = 1.0 - 1e-9
 """Every bound is multiplied by this, so rounding never lifts it above OPT."""
@@ -790,7 +793,9 @@ def _slot_width(
     return max(finest, shortest / LP_SLOTS_PER_SHORTEST_JOB), False
 
 
-def _model(grid: _Grid, inputs: BoundInputs, settings: LpSettings) -> tuple[Any, np.ndarray]:
+def _model(
+    grid: _Grid, inputs: BoundInputs, settings: LpSettings
+) -> tuple[highspy.Highs, np.ndarray]:
     """The model in HiGHS (``highspy``'s matrix interface), and each slot's capacity row's
     right-hand side (:func:`_add_capacity_rows`)."""
     from ddlsched.core.highs import new_highs
@@ -808,7 +813,9 @@ def _model(grid: _Grid, inputs: BoundInputs, settings: LpSettings) -> tuple[Any,
     return model, _add_capacity_rows(model, grid, inputs)
 
 
-def _add_columns(model: Any, grid: _Grid, inputs: BoundInputs, settings: LpSettings) -> None:
+def _add_columns(
+    model: highspy.Highs, grid: _Grid, inputs: BoundInputs, settings: LpSettings
+) -> None:
     """The variables ``X_{i,t}`` in ``[0, 1]``, integral for bound 7, each costing ``-w_i
     delta``, in units of :func:`_cost_unit`: every slot by which job ``i`` has started
     takes ``w_i delta`` off the latest start counted in :func:`_constant`."""
@@ -840,7 +847,7 @@ def _cost_unit(grid: _Grid, inputs: BoundInputs) -> float:
     return grid.delta * heaviest
 
 
-def _add_monotone_rows(model: Any, grid: _Grid) -> None:
+def _add_monotone_rows(model: highspy.Highs, grid: _Grid) -> None:
     """Monotone: X_{i,t} - X_{i,t-1} >= 0."""
     import highspy
 
@@ -862,7 +869,7 @@ def _add_monotone_rows(model: Any, grid: _Grid) -> None:
         )
 
 
-def _add_capacity_rows(model: Any, grid: _Grid, inputs: BoundInputs) -> np.ndarray:
+def _add_capacity_rows(model: highspy.Highs, grid: _Grid, inputs: BoundInputs) -> np.ndarray:
     """Capacity per slot: sum_i g_i (X_{i,s} - X_{i,s-d_i}) <= M, constants moved right;
     the right-hand sides."""
     import highspy
@@ -928,7 +935,7 @@ def _fixed_bound(
 
 
 def _objective(
-    model: Any, settings: LpSettings, notes: tuple[str, ...]
+    model: highspy.Highs, settings: LpSettings, notes: tuple[str, ...]
 ) -> tuple[float | None, tuple[str, ...]]:
     """The solved model's value to trust as a bound (``None``: none) and the notes saying
     how HiGHS stopped."""
@@ -963,7 +970,9 @@ def _on_grid_multiple(
     return objective
 
 
-def _integral_starts(model: Any, grid: _Grid, settings: LpSettings) -> list[float] | None:
+def _integral_starts(
+    model: highspy.Highs, grid: _Grid, settings: LpSettings
+) -> list[float] | None:
     """Bound 7's starts (seconds): each job's first slot with ``X_{i,t} = 1`` in HiGHS's
     best integral solution, or ``None`` without one (or for the LP)."""
     if not (settings.integer and model.getInfo().primal_solution_status == 2):  # feasible
