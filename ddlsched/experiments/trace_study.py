@@ -58,7 +58,7 @@ import signal
 import warnings
 from collections.abc import Callable, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
-from typing import TYPE_CHECKING, Any, TypedDict
+from typing import TYPE_CHECKING, Any, Protocol, TypedDict
 
 import numpy as np
 import pandas as pd
@@ -767,13 +767,20 @@ def _quiet_worker() -> None:
 
 
 Task = tuple[float | None, str, str]
-"""``(load, "policy" or "sandwich", policy name or model)``."""
+"""``(load, "policy", policy name)`` or ``(load, "sandwiches", models joined by commas)``."""
+
+Answer = Result | dict[str, "Sandwich"]
+"""What a task returns: a policy's run, or each model's sandwich by model name."""
 
 
 def _tasks(settings: StudySettings) -> list[Task]:
-    """The sandwiches first (the longest), then the policies, load by load."""
+    """The sandwiches first (the longest), then the policies, load by load. A load's models
+    share one task: problem A's upper side, computed first, serves the preemptive model's
+    too (:func:`ddlsched.sandwich.study_sandwiches`), which a task per model would compute
+    twice, at once, in two workers."""
+    models = ",".join(settings.models())
     sandwiches = [] if settings.bounds == "none" else [
-        (load, "sandwich", model) for load in settings.target_loads for model in settings.models()
+        (load, "sandwiches", models) for load in settings.target_loads
     ]  # fmt: skip
     runs = [(load, "policy", p) for load in settings.target_loads for p in settings.policies]
     return sandwiches + runs
@@ -784,19 +791,30 @@ def _call(
     instance: Instance,
     settings: StudySettings,
     progress: Callable[[str], None] | None = None,
-) -> Result | Sandwich:
-    """Run one task; ``progress`` gets a sandwich's lines (in this process only)."""
+) -> Answer:
+    """Run one task; ``progress`` gets a sandwich's lines."""
+    from ddlsched.sandwich import study_sandwiches
+
     _, kind, name = task
     if kind == "policy":
         return _run_policy(instance, name, settings.seed)
-    return model_sandwich(
+    models = name.split(",")
+    found = study_sandwiches(
         instance,
-        preemptive=name == "preemptive",
+        models=tuple(model == "preemptive" for model in models),
         effort=settings.bounds,
         seed=settings.seed,
         progress=progress,
         cache=settings.cache,
     )
+    return dict(zip(models, found, strict=True))
+
+
+def _call_reporting(
+    task: Task, instance: Instance, settings: StudySettings, lines: _LineQueue | None
+) -> Answer:
+    """:func:`_call` in a worker, its progress lines sent to the study through ``lines``."""
+    return _call(task, instance, settings, None if lines is None else lines.put)
 
 
 def run_study(
@@ -806,35 +824,36 @@ def run_study(
 ) -> TraceStudy:
     """Every task of ``settings`` on the replays, in worker processes (in this one for
     ``workers=1``); Ctrl-C keeps what finished (:attr:`TraceStudy.interrupted`).
-    ``progress`` hears after each task what finished and what runs next."""
+    ``progress`` hears after each task what finished and what runs next, and a sandwich's
+    own lines as they come."""
     study = TraceStudy(settings, replays, {load: {} for load in replays}, {})
     tasks = _tasks(settings)
     left = list(tasks)
 
-    def store(task: Task, answer: Result | Sandwich) -> None:
+    def store(task: Task, answer: Answer) -> None:
         load, _, name = task
-        if isinstance(answer, Result):  # a policy's run, else a model's sandwich
+        if isinstance(answer, Result):  # a policy's run, else the load's sandwiches
             study.runs[load][name] = answer
         else:
-            study.sandwiches.setdefault(load, {})[name] = answer
+            study.sandwiches.setdefault(load, {}).update(answer)
         left.remove(task)
         if progress is not None:
             progress(f"{_task_text(task)} done; {_running(left, settings.workers)}",
                      len(tasks) - len(left), len(tasks))  # fmt: skip
+
+    def phase(task: Task) -> Callable[[str], None] | None:
+        if progress is None:
+            return None
+        return _phase(progress, task, len(tasks) - len(left), len(tasks))
 
     if progress is not None:
         progress(_running(left, settings.workers), 0, len(tasks))
     try:
         if settings.workers == 1:
             for task in tasks:
-                line = (
-                    None
-                    if progress is None
-                    else _phase(progress, task, len(tasks) - len(left), len(tasks))
-                )
-                store(task, _call(task, replays[task[0]].instance, settings, line))
+                store(task, _call(task, replays[task[0]].instance, settings, phase(task)))
         else:
-            _in_pool(tasks, replays, settings, store)
+            _in_pool(tasks, replays, settings, store, phase)
     except KeyboardInterrupt:
         study.interrupted = True
     return study
@@ -842,7 +861,8 @@ def run_study(
 
 def _task_text(task: Task) -> str:
     load, kind, name = task
-    return f"{kind} {name} (load {_load_text(load)})"
+    what = f"sandwich {name.replace(',', ' and ')}" if kind == "sandwiches" else f"policy {name}"
+    return f"{what} (load {_load_text(load)})"
 
 
 def _running(left: list[Task], workers: int) -> str:
@@ -853,22 +873,50 @@ def _running(left: list[Task], workers: int) -> str:
     return "running " + ", ".join(_task_text(task) for task in left[:workers])
 
 
+class _LineQueue(Protocol):
+    """A queue of progress lines shared with the workers (a manager's queue)."""
+
+    def put(self, line: str) -> None: ...
+
+    def get_nowait(self) -> str: ...
+
+    def empty(self) -> bool: ...
+
+
 def _in_pool(
     tasks: list[Task],
     replays: dict[float | None, TraceReplay],
     settings: StudySettings,
-    store: Callable[[Task, Result | Sandwich], None],
+    store: Callable[[Task, Answer], None],
+    phase: Callable[[Task], Callable[[str], None] | None],
 ) -> None:
-    """The tasks in a pool of ``settings.workers`` processes; on Ctrl-C the workers are
-    stopped at once (a sandwich may have minutes left) and the interrupt re-raised."""
+    """The tasks in a pool of ``settings.workers`` processes; a sandwich's progress lines
+    come back through a queue and are passed on as its task's phase. On Ctrl-C the workers
+    are stopped at once (a sandwich may have minutes left) and the interrupt re-raised."""
+    from multiprocessing import Manager
+    from queue import Empty
+
+    manager = Manager()
+    lines: _LineQueue = manager.Queue()
     pool = ProcessPoolExecutor(min(settings.workers, len(tasks)), initializer=_quiet_worker)
-    futures: dict[Future[Result | Sandwich], Task] = {}
+    futures: dict[Future[Answer], Task] = {}
     try:
         for task in tasks:
-            futures[pool.submit(_call, task, replays[task[0]].instance, settings)] = task
+            talks = lines if task[1] == "sandwiches" else None
+            instance = replays[task[0]].instance
+            futures[pool.submit(_call_reporting, task, instance, settings, talks)] = task
+        sandwich_task = next((task for task in tasks if task[1] == "sandwiches"), None)
         pending = set(futures)
         while pending:
-            finished, pending = wait(pending, return_when=FIRST_COMPLETED)
+            finished, pending = wait(pending, timeout=1.0, return_when=FIRST_COMPLETED)
+            while sandwich_task is not None:
+                try:
+                    line = lines.get_nowait()
+                except Empty:
+                    break
+                report = phase(_running_sandwich(tasks, futures, sandwich_task))
+                if report is not None:
+                    report(line)
             for future in sorted(finished, key=lambda f: tasks.index(futures[f])):
                 store(futures[future], future.result())
     except BaseException:
@@ -876,8 +924,16 @@ def _in_pool(
         for process in list(getattr(pool, "_processes", {}).values()):
             process.terminate()
         pool.shutdown(wait=False, cancel_futures=True)
+        manager.shutdown()
         raise
     pool.shutdown()
+    manager.shutdown()
+
+
+def _running_sandwich(tasks: list[Task], futures: dict[Future[Answer], Task], first: Task) -> Task:
+    """The sandwich task running now: the first not yet done (loads run in order)."""
+    done = {futures[f] for f in futures if f.done()}
+    return next((t for t in tasks if t[1] == "sandwiches" and t not in done), first)
 
 
 def _phase(progress: StudyProgress, task: Task, done: int, total: int) -> Callable[[str], None]:

@@ -188,22 +188,26 @@ def test_a_trace_without_users_has_no_user_spread() -> None:
 
 
 def test_the_sandwich_is_computed_once_per_load_and_model(tmp_path, monkeypatch) -> None:
-    """Ten policies at two loads: four sandwiches (two loads x two models), never one per
-    policy; only the models of the policies asked are computed."""
+    """Ten policies at two loads: one sandwich call per load holding both models (problem
+    A's first, so that its upper side serves the preemptive model's), never one per policy
+    or per model; only the models of the policies asked are computed."""
+    import ddlsched.sandwich as sandwich_module
+
     asked = []
-    original = study_module.model_sandwich
+    original = sandwich_module.study_sandwiches
 
     def counting(instance, **options):
-        asked.append((instance.num_jobs, options["preemptive"]))
+        asked.append((instance.num_jobs, options["models"]))
         return original(instance, **options)
 
-    monkeypatch.setattr(study_module, "model_sandwich", counting)
+    monkeypatch.setattr(sandwich_module, "study_sandwiches", counting)
     trace = _write(tmp_path, "m.csv", MINIMAL)
-    trace_study(trace, servers=1, gpus_per_server=4, target_loads=(0.5, 0.9), **FAST)
-    assert sorted(asked) == sorted([(7, False), (7, True)] * 2)
+    found = trace_study(trace, servers=1, gpus_per_server=4, target_loads=(0.5, 0.9), **FAST)
+    assert asked == [(7, (False, True))] * 2
+    assert all(set(found.sandwiches[load]) == {"A", "preemptive"} for load in (0.5, 0.9))
     asked.clear()
     trace_study(trace, servers=1, gpus_per_server=4, policies=["fifo", "sjf"], **FAST)
-    assert asked == [(7, False)]
+    assert asked == [(7, (False,))]
 
 
 def test_ctrl_c_keeps_the_runs_finished(tmp_path, monkeypatch) -> None:
@@ -234,6 +238,19 @@ def test_worker_processes_give_the_same_table(tmp_path) -> None:
     alone = trace_study(trace, bounds="fast", workers=1, **options).table()
     pooled = trace_study(trace, bounds="fast", workers=2, **options).table()
     assert alone.drop(columns="runtime_s").equals(pooled.drop(columns="runtime_s"))
+
+
+def test_worker_processes_pass_the_sandwich_progress_on(tmp_path) -> None:
+    """In worker processes the sandwich's own lines (each phase of both models) still reach
+    the study's progress, as its task's phase: a silent sandwich of minutes is what a
+    heartbeat of "running sandwich" alone would show."""
+    trace = _write(tmp_path, "m.csv", MINIMAL)
+    heard: list[str] = []
+    trace_study(trace, servers=1, gpus_per_server=4, policies=["fifo", "las"], bounds="fast",
+                workers=2, progress=lambda text, done, total: heard.append(text))  # fmt: skip
+    phases = [line for line in heard if line.startswith("sandwich A and preemptive (load")]
+    assert any(": problem A lower: " in line for line in phases), heard
+    assert any(": preemptive upper: " in line for line in phases), heard
 
 
 @pytest.mark.parametrize(
