@@ -114,10 +114,10 @@ def test_table_footnote_names_preemptive_methods(
 ) -> None:
     """The printed table ends with a line naming the preemptive methods and saying their
     C/OPT is against OPT(A) and may be below 1; without one, no such line."""
-    from ddlsched.cli.compare import _print
+    from ddlsched.cli.compare_text import print_summary
 
     report = _report(_beaten(), monkeypatch)
-    _print(report.config, report.summary())
+    print_summary(report.config, report.summary())
     out = capsys.readouterr().out
     assert "preemptive: srpt-area, asrpt-preemptive, las; their C/OPT" in out
     assert "below 1 are legitimate" in out
