@@ -11,11 +11,14 @@ Entries are written atomically (a temporary file in the same folder, then
 ``os.replace``), so a reader never sees half of one, and an interrupted run leaves none.
 Delete the folder to empty the cache.
 
-An entry is never trusted blindly: its body carries its own SHA-256, and a file that
+An entry is checked before use: its body carries its own SHA-256, and a file that
 does not parse, is of another format or key, or whose body does not match its hash is
 ignored with a :class:`CacheWarning` (the caller recomputes and overwrites it). What a
 caller can check again from the instance (a schedule, by the verifier) it checks on
-loading (:mod:`ddlsched.sandwich`).
+loading (:mod:`ddlsched.sandwich`). The hash guards against a corrupted or hand-edited
+file, not against a forgery: an entry whose lower bound was changed and its hash
+recomputed is believed as long as the bound stays below the verified schedule. The cache
+is the user's own folder; for a result to publish, recompute with ``--no-cache``.
 """
 
 from __future__ import annotations

@@ -103,14 +103,38 @@ def test_a_row_equals_simulate_of_that_policy(trace: str, capsys, policy: str) -
         (["--target-load", "0.5,-2"], "'-2'"),
         (["--target-load", "0.5,0.5"], "--target-load"),
         (["--jobs", "4"], "--jobs: not available with a rigid --trace"),
+        (["--target-load", "0.5,,0.9"], "--target-load: an empty item between commas"),
+        (["--target-load", "0.5,"], "--target-load: an empty item between commas"),
+        (["--target-load", "0_9"], "--target-load: expected a number > 0, got '0_9'"),
+        (["--policies", "fifo,,sjf"], "--policies: an empty item between commas"),
+        (["--plot", "figure.txt"], "--plot figure.txt: figures are written as"),
     ],
 )
 def test_bad_inputs_are_one_line_naming_the_value(trace: str, capsys, options, named) -> None:
-    """An unknown policy, an elastic one, a load <= 0 or repeated, an option of the random
-    comparison: exit 2, one line naming the value."""
+    """An unknown policy, an elastic one, a load <= 0 or repeated, an empty item of a list
+    (a slip, not a shorter list), a figure of no format the plots write, an option of the
+    random comparison: exit 2, one line naming the value, before any run."""
     assert main(["compare", "--trace", trace, *QUICK, *options]) == 2
     err = capsys.readouterr().err
     assert named in err and len(err.strip().splitlines()) == 1, err
+
+
+def test_rows_left_out_are_said_once_on_stderr(tmp_path: Path, capsys) -> None:
+    """A row wider than the cluster and one of zero duration are left out of the study and
+    said so on stderr, naming their lines (as ``simulate`` does); ``--json`` on stdout stays
+    one document."""
+    path = tmp_path / "p.csv"
+    wide, empty = "2017-10-09 07:40:00,100,64,6400,beta", "2017-10-09 07:41:00,0,1,0,beta"
+    path.write_text(f"{TRACE}{wide}\n{empty}\n")
+    argv = ["compare", "--trace", str(path), *QUICK, "--policies", "fifo", "--json"]
+    document = _json(capsys, argv)
+    assert document["loads"][0]["jobs"] == 6
+    assert main(argv) == 0
+    captured = capsys.readouterr()
+    assert json.loads(captured.out)["loads"][0]["rows_read"] == 8
+    err = captured.err
+    assert "2 of 8 rows left out (1 too wide, 1 invalid)" in err, err
+    assert "p.csv:8:" in err and "p.csv:9:" in err, err
 
 
 def test_study_options_need_a_rigid_trace(capsys) -> None:

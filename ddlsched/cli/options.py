@@ -87,13 +87,18 @@ def non_negative(text: str) -> float:
     return float(_number(text, float, lambda v: 0 <= v <= 1e12, "a number >= 0 (at most 1e12)"))
 
 
-def name_list(text: str, option: str) -> tuple[str, ...]:
-    """Names separated by commas (``fifo,asrpt``); a value with no name at all is refused,
-    naming ``option``, not read as the defaults."""
-    names = tuple(name for name in (part.strip() for part in text.split(",")) if name)
-    if not names:
-        raise InputError(f"{option}: expected one or more names separated by commas, got {text!r}")
-    return names
+def name_list(text: str, option: str, what: str = "names") -> tuple[str, ...]:
+    """Items separated by commas (``fifo,asrpt``); a value with no item at all is refused,
+    naming ``option``, not read as the defaults, and so is an empty item (``fifo,,sjf``,
+    ``0.5,``: a slip, not a list of two). ``what`` names the items in the message."""
+    parts = [part.strip() for part in text.split(",")]
+    if not any(parts):
+        raise InputError(
+            f"{option}: expected one or more {what} separated by commas, got {text!r}"
+        )
+    if not all(parts):
+        raise InputError(f"{option}: an empty item between commas in {text!r}")
+    return tuple(parts)
 
 
 def type_list(

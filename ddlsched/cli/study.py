@@ -24,7 +24,14 @@ from ddlsched.cli.options import (
     refuse_given,
     servers,
 )
-from ddlsched.cli.output import print_json, print_table, save_figure, types_text, write_csv
+from ddlsched.cli.output import (
+    figure_format,
+    print_json,
+    print_table,
+    save_figure,
+    types_text,
+    write_csv,
+)
 from ddlsched.core.model import InputError
 
 if TYPE_CHECKING:
@@ -83,12 +90,14 @@ def is_rigid_trace(args: argparse.Namespace) -> bool:
 
 def run(args: argparse.Namespace) -> int:
     """``compare --trace`` on a rigid trace: one table per load, one row per policy."""
-    from ddlsched.cli.replay import option_errors, read_replay_trace
+    from ddlsched.cli.replay import left_out_lines, option_errors, read_replay_trace
     from ddlsched.experiments.trace_study import StudySettings, at_load, run_study
 
     refuse_given(args, RANDOM_ONLY, "not available with a rigid --trace (a trace study)")
-    check_outputs({"--out": args.out}, [args.trace])
+    check_outputs({"--out": args.out, "--plot": args.plot}, [args.trace])
     csv_output("--out", args.out)
+    if args.plot is not None:
+        figure_format("--plot", args.plot)
     chosen = given(args)
     args.servers = servers(args, 256)
     args.gpus_per_server = args.gpus_per_server if "--gpus-per-server" in chosen else 8
@@ -102,6 +111,8 @@ def run(args: argparse.Namespace) -> int:
         cache=not args.no_cache,
     )
     loaded, source = read_replay_trace(args)
+    for line in left_out_lines(loaded, args.trace):  # rows the study leaves out, said once
+        print(line, file=sys.stderr)
     replays = {
         load: option_errors(at_load, loaded, source, load) for load in settings.target_loads
     }
@@ -135,7 +146,9 @@ def _loads(args: argparse.Namespace) -> tuple[float | None, ...]:
     if args.target_load is None:
         return (None,)
     loads = []
-    for word in name_list(args.target_load, "--target-load"):
+    for word in name_list(args.target_load, "--target-load", "loads"):
+        if "_" in word:  # float() reads 0_9 as 9: a slip for 0.9, not a load
+            raise InputError(f"--target-load: expected a number > 0, got {word!r}")
         try:
             loads.append(positive(word))
         except argparse.ArgumentTypeError as error:
@@ -217,9 +230,10 @@ def _print_study(args: argparse.Namespace, study: TraceStudy) -> None:
         "finish-time fairness; user max/min: largest over smallest per-user mean JCT; BSLD: "
         "bounded slowdown, 10 s threshold"
     )
-    for what, path in (("jobs", args.out), ("figures", args.plot)):
-        if path:
-            print(f"{what} written to {path}")
+    if args.out:
+        print(f"jobs written to {args.out}")
+    if args.plot and study.runs:
+        print(f"figures written to {', '.join(figure_paths(args.plot))}")
 
 
 def _study_cell(value: object, kind: str) -> str:
@@ -230,16 +244,26 @@ def _study_cell(value: object, kind: str) -> str:
     return format(value, kind)
 
 
-def _study_figures(study: TraceStudy, prefix: str) -> None:
+FIGURES = (
+    ("jct-cdf", "study_jct_cdf"),
+    ("jct-vs-load", "study_jct_against_load"),
+    ("fairness", "study_fairness_cdf"),
+)
+"""Each figure of a study: its file's suffix and its drawing function in
+:mod:`ddlsched.plotting`."""
+
+
+def figure_paths(prefix: str) -> list[str]:
     """``PREFIX-jct-cdf.png``, ``PREFIX-jct-vs-load.png``, ``PREFIX-fairness.png`` (the
     format of ``PREFIX``'s extension if it names one)."""
     root, extension = os.path.splitext(prefix)
     if extension.lower() not in (".png", ".pdf", ".svg"):
         root, extension = prefix, ".png"
+    return [f"{root}-{name}{extension}" for name, _ in FIGURES]
+
+
+def _study_figures(study: TraceStudy, prefix: str) -> None:
+    """The study's figures, at :func:`figure_paths` of ``prefix``."""
     jobs, table = study.jobs(), study.table()
-    for name, figure in (
-        ("jct-cdf", "study_jct_cdf"),
-        ("jct-vs-load", "study_jct_against_load"),
-        ("fairness", "study_fairness_cdf"),
-    ):
-        save_figure(figure, f"{root}-{name}{extension}", jobs, table)
+    for path, (_, figure) in zip(figure_paths(prefix), FIGURES, strict=True):
+        save_figure(figure, path, jobs, table)
