@@ -550,9 +550,12 @@ class StudySettings:
         if repeated:
             raise ValueError(f"policies: {', '.join(repeated)} named twice")
         for load in self.target_loads:
-            if load is not None and not (isinstance(load, int | float) and 0 < load < math.inf):
+            number = isinstance(load, int | float) and not isinstance(load, bool)
+            if load is not None and not (number and 0 < load < math.inf):
                 raise ValueError(f"target_loads: expected numbers > 0, got {load!r}")
-        if not self.target_loads or len(set(self.target_loads)) != len(self.target_loads):
+        if not self.target_loads:
+            raise ValueError("target_loads: expected one or more loads (None: as recorded)")
+        if len(set(self.target_loads)) != len(self.target_loads):
             raise ValueError(f"target_loads: expected distinct loads, got {self.target_loads!r}")
         if self.bounds not in BOUNDS:
             raise ValueError(f"bounds: expected one of {', '.join(BOUNDS)}, got {self.bounds!r}")
@@ -1017,6 +1020,12 @@ def trace_study(
     """
     if progress is not None and not callable(progress):
         raise TypeError(f"progress: expected a callable, got {type(progress).__name__}")
+    if isinstance(target_loads, str | bytes) or not isinstance(target_loads, Sequence):
+        raise ValueError(
+            f"target_loads: expected a list of loads (None: as recorded), got {target_loads!r}"
+        )
+    if not isinstance(trace, str | os.PathLike):
+        raise TypeError(f"trace: expected a path, got {type(trace).__name__}")
     settings = StudySettings(
         policies=rigid_policy_names(policies),
         target_loads=tuple(target_loads),

@@ -261,13 +261,19 @@ def test_worker_processes_pass_the_sandwich_progress_on(tmp_path) -> None:
         ({"policies": ["fifo", "fifo"]}, "fifo"),
         ({"target_loads": (0.5, 0.0)}, "0.0"),
         ({"target_loads": (-1.0,)}, "-1.0"),
+        ({"target_loads": 0.5}, "target_loads: expected a list of loads"),
+        ({"target_loads": "0.5"}, "target_loads: expected a list of loads"),
+        ({"target_loads": ()}, "target_loads: expected one or more loads"),
+        ({"target_loads": (True,)}, "target_loads: expected numbers > 0, got True"),
         ({"bounds": "most"}, "most"),
         ({"workers": 0}, "workers"),
     ],
 )
 def test_bad_settings_are_refused_naming_the_value(options, named: str) -> None:
-    """An unknown, elastic or repeated policy, a load <= 0, unknown bounds or no workers:
-    one ValueError naming the value, before the trace is read."""
+    """An unknown, elastic or repeated policy, a load <= 0, loads given as one number, a
+    string, none at all or a bool, unknown bounds or no workers: one ValueError naming the
+    value, before the trace is read (a bare number was a TypeError from iterating it, a
+    string read character by character)."""
     with pytest.raises(ValueError, match=named) as error:
         trace_study("no-such-file.csv", servers=1, **{**FAST, **options})
     assert "\n" not in str(error.value)
