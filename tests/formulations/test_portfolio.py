@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import math
 import threading
-import time
 
 import pytest
 from ddlsched.formulations.certify import BoundSet
@@ -260,8 +259,8 @@ def test_the_continuous_continuation_replaces_only_a_worse_slotted_answer(
 
     monkeypatch.setattr(portfolio, "_continuous", fake_continuous)
     answer = portfolio._continued_in_continuous_time(
-        slotted, instance, Problem.A, ExactParams(time_limit=None), 0, time.perf_counter()
-    )
+        slotted, instance, Problem.A, ExactParams(time_limit=None), 0, 0.0
+    )  # no time limit: the start time given is never read, so no clock is
     assert warm_starts == [slotted.schedule]
     assert answer is (continued if kept == "continuous" else slotted)
 
