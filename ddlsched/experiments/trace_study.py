@@ -397,6 +397,7 @@ def simulate_trace(
     from ddlsched.algorithms.registry import PREEMPTIVE_POLICIES
     from ddlsched.api import simulate
     from ddlsched.core.traces import stretched_jobs
+    from ddlsched.sandwich import study_sandwich
 
     instance = replay.instance
     result = simulate(instance, policy, params=params, seed=seed, progress=progress, partial=True)
@@ -407,38 +408,14 @@ def simulate_trace(
     found = None
     if upper_bound:
         restart = None if params is None else params.restart_cost
-        found = model_sandwich(instance, preemptive=preemptive, restart_cost=restart)
+        found = study_sandwich(
+            instance, preemptive=preemptive, effort="full", restart_cost=restart
+        )
         if found.lower.flow_value > result.flow_lower_bound:
             result = dataclasses.replace(result, lower_bound=found.lower)
     offline = None if found is None else found.upper
     interval = flow_interval(instance, result, preemptive=preemptive, offline=offline)
     return TraceRun(replay, result, found, interval, stretched)
-
-
-def model_sandwich(
-    instance: Instance,
-    *,
-    preemptive: bool,
-    effort: str = "full",
-    seed: int = 0,
-    restart_cost: float | None = None,
-    progress: Callable[[str], None] | None = None,
-    cache: bool = True,
-) -> Sandwich:
-    """The sandwich of one model (:func:`ddlsched.sandwich.study_sandwich`): its best lower
-    bound and best verified schedule, at ``effort`` ``"full"`` or ``"fast"``, cached
-    unless ``cache`` is false."""
-    from ddlsched.sandwich import study_sandwich
-
-    return study_sandwich(
-        instance,
-        preemptive=preemptive,
-        effort=effort,
-        seed=seed,
-        restart_cost=restart_cost,
-        progress=progress,
-        cache=cache,
-    )
 
 
 def finish_time_fairness(
