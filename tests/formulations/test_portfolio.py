@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 import threading
+from collections.abc import Callable
 
 import pytest
 from ddlsched.formulations.certify import BoundSet
@@ -265,6 +266,16 @@ def test_the_continuous_continuation_replaces_only_a_worse_slotted_answer(
     assert answer is (continued if kept == "continuous" else slotted)
 
 
+def _recorded(events: list[str], name: str, answer: Result) -> Callable[..., Result]:
+    """A backend that appends ``name`` to ``events`` when called and answers ``answer``."""
+
+    def fake(*_: object, **__: object) -> Result:
+        events.append(name)
+        return answer
+
+    return fake
+
+
 def _silent_race(monkeypatch: pytest.MonkeyPatch) -> None:
     """Both backends replaced by fakes that answer nothing: each waits for the race's
     ``cancel`` and then reports itself cancelled, as a real backend stopped at the limit
@@ -328,15 +339,8 @@ def test_without_a_time_limit_the_milp_starts_only_once_cpsat_has_stopped(
     feasible = _with_schedule(_result("x", SolveStatus.FEASIBLE, 5.0, 4.0), instance)
     events: list[str] = []
 
-    def backend(name: str):  # type: ignore[no-untyped-def]
-        def fake(*_: object, **__: object) -> Result:
-            events.append(name)
-            return feasible
-
-        return fake
-
-    monkeypatch.setattr(cpsat_module, "solve_cpsat", backend("cpsat"))
-    monkeypatch.setattr(exact_module, "solve_milp", backend("milp"))
+    monkeypatch.setattr(cpsat_module, "solve_cpsat", _recorded(events, "cpsat", feasible))
+    monkeypatch.setattr(exact_module, "solve_milp", _recorded(events, "milp", feasible))
     result = solve(instance, "exact", params=ExactParams(time_limit=None), bound=False)
     assert events == ["cpsat", "milp"] and result.schedule is not None
     waits: list[float | None] = []
@@ -375,19 +379,12 @@ def test_without_a_time_limit_the_bounds_run_once_after_both_backends(
     feasible = _with_schedule(_result("x", SolveStatus.FEASIBLE, 1e3, 4.0), instance)
     events: list[str] = []
 
-    def backend(name: str):  # type: ignore[no-untyped-def]
-        def fake(*_: object, **__: object) -> Result:
-            events.append(name)
-            return feasible
-
-        return fake
-
     def bound_child(self: _Race, step: str, upper: float, remaining: float) -> LowerBound:
         events.append(step)
         return LowerBound(1.0, step, True)
 
-    monkeypatch.setattr(cpsat_module, "solve_cpsat", backend("cpsat"))
-    monkeypatch.setattr(exact_module, "solve_milp", backend("milp"))
+    monkeypatch.setattr(cpsat_module, "solve_cpsat", _recorded(events, "cpsat", feasible))
+    monkeypatch.setattr(exact_module, "solve_milp", _recorded(events, "milp", feasible))
     monkeypatch.setattr(_Race, "_bound_child", bound_child)
     solve(instance, "exact", params=ExactParams(time_limit=None), bound=False)
     assert events == ["cpsat", "milp", "lp", "pooled"]
