@@ -442,6 +442,9 @@ def test_mixing_when_asked_is_recorded_and_shown(
     assert summary["produced_by"] == ", ".join(
         sorted(["0.0.1@deadbeef", f"{ours.version}@{ours.revision[:12]}"])
     )
+    # a finished sweep and two readings leave the results file alone in its folder: no
+    # write-ahead log or shared-memory file beside it
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["r.sqlite", "s.toml"]
 
 
 def test_dask_loggers_are_quiet_while_a_sweep_runs_and_restored_after(tmp_path: Path) -> None:

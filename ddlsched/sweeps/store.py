@@ -123,7 +123,12 @@ class ResultStore:
         )
 
     def close(self) -> None:
-        """Close the file."""
+        """Close the file, back in SQLite's rollback-journal mode: the write-ahead log is
+        folded into the file, so the file stands alone (no ``-wal`` or ``-shm`` beside it),
+        and later read-only opens (``ddlsched results``) create nothing beside it."""
+        # another connection may still hold the log: it then stays, with the rows in it
+        with contextlib.suppress(sqlite3.Error):
+            self._connection.execute("PRAGMA journal_mode=DELETE")
         self._connection.close()
 
 
