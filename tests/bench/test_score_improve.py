@@ -1,0 +1,125 @@
+"""Narrowing the library's certificates (:func:`ddlsched.bench.score.improve`): written only
+when strictly better and verified, with the old certificate kept as history; nothing
+written otherwise, to the byte."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from ddlsched import ExactParams
+from ddlsched.bench import score
+from ddlsched.bench.library import Certificate, Entry, library, write_library
+from ddlsched.core.model import Problem, Schedule, ScheduledJob
+from ddlsched.core.result import LowerBound, Result, SolveStatus
+from tests.bench.conftest import released_entry, two_job_entry
+
+EXACT = ExactParams(time_limit=None, deterministic_limit=5, node_limit=500, threads=1)
+WIDE_FIRST = Schedule(
+    (ScheduledJob("wide", 0.0, 2.0, (0, 0)), ScheduledJob("narrow", 2.0, 3.0, (0,)))
+)
+"""The two-job entry's other order: ``sum w C = 2 + 2 * 3 = 8`` (the optimum is 5)."""
+
+
+def _weakened(lower: float) -> Entry:
+    """The two-job entry with its optimum forgotten: the interval ``[lower, 8]``, the
+    upper end the worse order's schedule."""
+    good = two_job_entry()
+    weak = Certificate(
+        problem="A",
+        status="interval",
+        lower_bound=lower,
+        lower_bound_name="job",
+        lower_bound_settings={"bounds": ["job"]},
+        upper_bound=8.0,
+        schedule=WIDE_FIRST,
+        command="weakened by a test",
+        version="0.0.1",
+        produced="2026-01-01",
+    )
+    return Entry(good.name, good.tier, good.family, good.instance, weak)
+
+
+def _files(folder: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*.json*"))}
+
+
+def test_a_weakened_certificate_is_tightened_and_keeps_its_history(tmp_path: Path) -> None:
+    """The forgotten optimum is found again (upper 8 -> 5, its schedule verified; the
+    bound raised to 5 within the closed gap, so ``optimal``), the weak certificate's summary
+    is its history; the entry already optimal is left to the byte; a second run writes
+    nothing at all."""
+    write_library([_weakened(4.0), released_entry()], tmp_path)
+    before = _files(tmp_path)
+    first = score.improve(tmp_path, params=EXACT)
+    written = {item.name: item for item in first.written}
+    assert set(written) == {"S-hand-1x2-j2", "M-hand-1x2-j2-r"}
+    improved = {entry.name: entry.certificate for entry in library(tmp_path)}
+    tight = improved["S-hand-1x2-j2"]
+    assert (tight.status, tight.upper_bound) == ("optimal", 5.0)
+    assert tight.lower_bound == pytest.approx(5.0, rel=1e-6) and tight.lower_bound <= 5.0
+    assert tight.history == (_weakened(4.0).certificate.summary(),)
+    assert "ddlsched bench improve --names S-hand-1x2-j2" in tight.command
+    assert written["S-hand-1x2-j2"].status_after == "optimal"
+    assert before != _files(tmp_path)
+    settled = _files(tmp_path)
+    second = score.improve(tmp_path, params=EXACT)
+    assert not second.written and _files(tmp_path) == settled
+    assert all(item.note for item in second.improvements)
+
+
+def test_only_the_named_entries_are_tried(tmp_path: Path) -> None:
+    """``names`` chooses; the other entry's file is not touched though it could improve."""
+    write_library([_weakened(4.0), released_entry()], tmp_path)
+    other = (tmp_path / "M" / "M-hand-1x2-j2-r.json").read_bytes()
+    done = score.improve(tmp_path, names=["S-hand-1x2-j2"], params=EXACT)
+    assert [item.name for item in done.improvements] == ["S-hand-1x2-j2"]
+    assert (tmp_path / "M" / "M-hand-1x2-j2-r.json").read_bytes() == other
+
+
+def _fake_solve(answer: Result) -> object:
+    def solve(*args: object, **kwargs: object) -> Result:
+        return answer
+
+    return solve
+
+
+def test_a_schedule_the_verifier_refuses_is_never_written(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A solve that returns both jobs at once on one 2-GPU server (3 GPUs: infeasible) with
+    the objective 4, below the true optimum 5: refused by the verifier, so nothing is written
+    (the bound is already the optimum, so nothing else could be)."""
+    overlapping = Schedule(
+        (ScheduledJob("narrow", 0.0, 1.0, (0,)), ScheduledJob("wide", 0.0, 2.0, (0, 0)))
+    )
+    claim = Result("exact", Problem.A, SolveStatus.FEASIBLE, 4.0, 4.0, schedule=overlapping)
+    monkeypatch.setattr("ddlsched.api.solve", _fake_solve(claim))
+    write_library([_weakened(5.0)], tmp_path)
+    before = _files(tmp_path)
+    (item,) = score.improve(tmp_path, params=EXACT).improvements
+    assert not item.written and "refused by the verifier" in item.note
+    assert _files(tmp_path) == before
+
+
+def test_a_bound_above_the_verified_schedule_is_a_contradiction_not_a_certificate(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A solve claiming a bound of 9 above the stored schedule's 8: nothing is written, and
+    the note says why."""
+    claim = Result.unsolved("exact", Problem.A, "test")
+    claim = Result(
+        "exact",
+        Problem.A,
+        SolveStatus.ERROR,
+        claim.objective,
+        claim.total_jct,
+        lower_bound=LowerBound(9.0, "solver-dual", True),
+    )
+    monkeypatch.setattr("ddlsched.api.solve", _fake_solve(claim))
+    write_library([_weakened(4.0)], tmp_path)
+    before = _files(tmp_path)
+    (item,) = score.improve(tmp_path, params=EXACT).improvements
+    assert not item.written and "contradiction" in item.note
+    assert _files(tmp_path) == before
