@@ -895,3 +895,30 @@ def _unchanged(entry: Entry, note: str) -> Improvement:
         lower_bound_name=old.lower_bound_name,
         note=note,
     )
+
+
+def copy_library(destination: Path, path: Path | None = None) -> int:
+    """Copy the library at ``path`` (default: the shipped one) to the new folder
+    ``destination``, for :func:`improve` to write into (``ddlsched bench copy``).
+
+    Returns
+    -------
+    int
+        The number of entries copied.
+
+    Raises
+    ------
+    InputError
+        When ``destination`` exists (nothing is overwritten), or the library cannot be
+        read (naming the file).
+    """
+    import shutil
+
+    from ddlsched.bench.library import default_library_path, library
+
+    source = default_library_path() if path is None else Path(path)
+    copied = library(source)  # refuses a corrupt library before anything is copied
+    if destination.exists():
+        raise InputError(f"{destination}: exists; copy the library to a new folder")
+    shutil.copytree(source, destination)
+    return len(copied)
