@@ -161,27 +161,33 @@ def test_every_row_is_the_verifiers_total_jct_over_the_certified_one(
         assert row.ratio >= 1.0
 
 
-def test_a_ratio_below_one_against_an_optimum_is_an_error(tmp_path: Path) -> None:
-    """A certificate that calls the other order (``wide`` first, ``sum w C = 8``) optimal:
-    a policy reaching the true optimum 5 is below its bound, a contradiction reported as
-    the row's error with no ratio, never a score under 1."""
+def wrong_optimum_entry() -> Entry:
+    """The two-job entry with a certificate that calls the other order (``wide`` first,
+    ``sum w C = 8``) optimal, bound and all: the true optimum is 5."""
     good = two_job_entry()
     worse = Schedule(
         (ScheduledJob("wide", 0.0, 2.0, (0, 0)), ScheduledJob("narrow", 2.0, 3.0, (0,)))
     )
     wrong = Certificate(
-        **{
-            **{k: getattr(good.certificate, k) for k in ("problem", "command", "version")},
-            "status": "optimal",
-            "lower_bound": 8.0,
-            "lower_bound_name": "exact",
-            "lower_bound_settings": {},
-            "upper_bound": 8.0,
-            "schedule": worse,
-            "produced": "2026-11-29",
-        }
+        problem="A",
+        status="optimal",
+        lower_bound=8.0,
+        lower_bound_name="exact",
+        lower_bound_settings={},
+        upper_bound=8.0,
+        schedule=worse,
+        command="a wrong certificate",
+        version="0.1.0",
+        produced="2026-11-29",
     )
-    write_library([Entry(good.name, "S", good.family, good.instance, wrong)], tmp_path)
+    return Entry(good.name, "S", good.family, good.instance, wrong)
+
+
+def test_a_ratio_below_one_against_an_optimum_is_an_error(tmp_path: Path) -> None:
+    """Against :func:`wrong_optimum_entry`'s certificate a policy reaching the true optimum
+    5 is below the bound 8, a contradiction reported as the row's error with no ratio,
+    never a score under 1."""
+    write_library([wrong_optimum_entry()], tmp_path)
     scored = score.run("asrpt-greedy", path=tmp_path)
     (row,) = scored.rows
     assert row.total_jct == 5.0 and math.isnan(row.ratio)
