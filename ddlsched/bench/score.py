@@ -789,7 +789,11 @@ def _solved(
     from ddlsched.proofs_checks.verifier import verify
 
     instance = entry.instance
-    result = solve(instance, "exact", params=params, warm_start=entry.certificate.schedule)
+    try:
+        result = solve(instance, "exact", params=params, warm_start=entry.certificate.schedule)
+    except InputError as error:  # a model refused for its size, a stored schedule refused
+        notes.append(f"the exact solve refused the entry: {error}")
+        return [], None
     bounds = []
     found = result.lower_bound
     if found is not None and found.valid and math.isfinite(found.value):

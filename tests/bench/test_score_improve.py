@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from ddlsched import ExactParams
+from ddlsched.api import lower_bounds
 from ddlsched.bench import score
 from ddlsched.bench.library import Certificate, Entry, library, write_library
 from ddlsched.core.model import Problem, Schedule, ScheduledJob
@@ -123,3 +124,27 @@ def test_a_bound_above_the_verified_schedule_is_a_contradiction_not_a_certificat
     (item,) = score.improve(tmp_path, params=EXACT).improvements
     assert not item.written and "contradiction" in item.note
     assert _files(tmp_path) == before
+
+
+def test_a_refused_solve_leaves_the_fast_bounds_to_improve_the_bound(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An exact solve refused for the entry (a model too large: bad input for the settings,
+    not the end of the run) is noted; the fast bounds still raise the weakened bound 4 to
+    their best (rank's, 4.5 on this entry), and the interval stays an interval."""
+    from ddlsched.core.model import InputError
+
+    def refused(*args: object, **kwargs: object) -> Result:
+        raise InputError("the model needs about 9 GiB, more than the limit")
+
+    monkeypatch.setattr("ddlsched.api.solve", refused)
+    write_library([_weakened(4.0)], tmp_path)
+    (item,) = score.improve(tmp_path, params=EXACT).improvements
+    assert item.written and "refused the entry: the model needs about 9 GiB" in item.note
+    (entry,) = library(tmp_path)
+    assert entry.certificate.status == "interval" and entry.certificate.upper_bound == 8.0
+    best = max(lower_bounds(entry.instance), key=lambda bound: bound.value)
+    assert (best.name, round(best.value, 6)) == ("rank", 4.5)
+    assert entry.certificate.lower_bound_name == "rank"
+    assert entry.certificate.lower_bound == best.value
+    assert entry.certificate.lower_bound_settings == {"bounds": ["rank"]}
