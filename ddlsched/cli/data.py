@@ -1,24 +1,72 @@
-"""``ddlsched data``: the real data that ships with the package (name, rows, source, licence)."""
+"""``ddlsched data [list]``: the real data that ships with the package (name, rows, source,
+licence); ``ddlsched data check TRACE``: a trace read and checked against a cluster
+(:func:`ddlsched.core.trace_check.check_trace`)."""
 
 from __future__ import annotations
 
 import argparse
 import os
 
-from ddlsched.cli.options import EXIT_OK, Commands, add_json, new_command
+from ddlsched.cli.options import EXIT_OK, Commands, add_json, count, new_command
 from ddlsched.cli.output import print_json
+
+CHECK_HELP = (
+    "read a trace and check it against a cluster: what the reader leaves out, jobs wider "
+    "than a server or the cluster, host GPU counts over a server's, offered load over 1, "
+    "duplicate ids, durations not > 0 (findings are not errors: exit 0)"
+)
+"""What ``ddlsched data check`` does."""
 
 
 def add(commands: Commands) -> None:
-    """Register the command."""
+    """Register the command and its two actions (``list``, the default, and ``check``)."""
+    from ddlsched.cli.replay import add_reading_options
+
     data = new_command(commands, "data")
-    data.add_argument(
+    _list_options(data)
+    data.set_defaults(handler=run)
+    actions = data.add_subparsers(dest="data_action", metavar="{list,check}")
+    listing = new_command(actions, "list", "list the shipped traces and profiles (the default)")
+    _list_options(listing)
+    check = new_command(actions, "check", CHECK_HELP)
+    check.add_argument("trace", metavar="TRACE", help="the trace file (as simulate --trace)")
+    check.add_argument("--servers", type=count, required=True, help="servers of the cluster")
+    check.add_argument("--gpus-per-server", type=count, required=True, help="GPUs per server")
+    add_reading_options(check)
+    add_json(check)
+    check.set_defaults(handler=run_check)
+
+
+def _list_options(command: argparse.ArgumentParser) -> None:
+    """``--all`` and ``--json`` of the listing."""
+    command.add_argument(
         "--all",
         action="store_true",
         help="one line per file (default: traces and workloads by file, profiles by kind)",
     )
-    add_json(data)
-    data.set_defaults(handler=run)
+    add_json(command)
+
+
+def run_check(args: argparse.Namespace) -> int:
+    """Print what the trace's reading left out and what its check found (text or JSON)."""
+    from ddlsched.cli.replay import parse_columns_option
+    from ddlsched.core.trace_check import check_trace
+
+    report = check_trace(
+        args.trace,
+        args.servers,
+        args.gpus_per_server,
+        format=args.format,
+        columns=None if args.columns is None else parse_columns_option(args.columns),
+        time_unit=args.time_unit,
+        states=args.states,
+        fractional=args.fractional,
+    )
+    if args.json:
+        print_json(report.to_dict())
+    else:
+        print("\n".join(report.lines()))
+    return EXIT_OK
 
 
 def run(args: argparse.Namespace) -> int:

@@ -20,23 +20,15 @@ Answer = TypeVar("Answer")
 
 def add_replay_options(command: argparse.ArgumentParser, required: bool = True) -> None:
     """``--trace`` and how to read it, the cluster it runs on, and the load to run it at."""
-    from ddlsched.core.traces import FIELDS, TIME_UNITS, UNNAMED_RULES
+    from ddlsched.core.traces import UNNAMED_RULES
 
     command.add_argument(
         "--trace",
         required=required,
-        help="CSV trace: philly, muri, tiresias, or minimal (submit time, duration, GPUs)",
+        help="trace: a CSV file (philly, muri, tiresias, helios, acme, or minimal: submit "
+        "time, duration, GPUs), a raw Philly cluster_job_log, or a PAI pai_job_table.csv",
     )
-    command.add_argument(
-        "--columns",
-        help=f"map fields to your columns, e.g. submit=submission_time,gpus=num_gpu "
-        f"(fields: {', '.join(FIELDS)})",
-    )
-    command.add_argument(
-        "--time-unit",
-        choices=list(TIME_UNITS),
-        help="unit of numeric submit and duration columns (default: the format's)",
-    )
+    add_reading_options(command)
     command.add_argument(
         "--unnamed",
         choices=UNNAMED_RULES,
@@ -63,6 +55,39 @@ def add_replay_options(command: argparse.ArgumentParser, required: bool = True) 
     )
     load.add_argument(
         "--target-load", type=positive, help="compress arrivals to this offered load"
+    )
+
+
+def add_reading_options(command: argparse.ArgumentParser, prefix: str = "") -> None:
+    """How a trace file is read: ``--format``, ``--columns``, ``--time-unit``,
+    ``--states``, ``--fractional`` (``prefix`` leads each help text)."""
+    from ddlsched.core.traces import FIELDS, FORMAT_NAMES, FRACTIONAL_RULES, TIME_UNITS
+
+    command.add_argument(
+        "--format",
+        choices=FORMAT_NAMES,
+        help=f"{prefix}the trace's format (default: recognised from the file)",
+    )
+    command.add_argument(
+        "--columns",
+        help=f"{prefix}map fields to your columns, e.g. submit=submission_time,gpus=num_gpu "
+        f"(fields: {', '.join(FIELDS)})",
+    )
+    command.add_argument(
+        "--time-unit",
+        choices=list(TIME_UNITS),
+        help=f"{prefix}unit of numeric submit and duration columns (default: the format's)",
+    )
+    command.add_argument(
+        "--states",
+        help=f"{prefix}job states to keep, e.g. COMPLETED,FAILED (default: every state)",
+    )
+    command.add_argument(
+        "--fractional",
+        choices=FRACTIONAL_RULES,
+        default=FRACTIONAL_RULES[0],
+        help=f"{prefix}a fractional GPU count (PAI's plan_gpu 50): refuse the trace, round "
+        "it up to whole GPUs per instance, or drop the job",
     )
 
 
@@ -96,8 +121,11 @@ def read_replay_trace(args: argparse.Namespace) -> tuple[LoadedTrace, str]:
         limit=args.limit,
         seed=args.seed,
         unnamed=args.unnamed,
-        columns=None if args.columns is None else _columns(args.columns),
+        columns=None if args.columns is None else parse_columns_option(args.columns),
         time_unit=args.time_unit,
+        format=args.format,
+        states=args.states,
+        fractional=args.fractional,
     )
     return loaded, args.trace
 
@@ -144,13 +172,19 @@ def left_out_fields(loaded: LoadedTrace) -> LeftOutFields:
 
 def left_out_lines(loaded: LoadedTrace, trace: str) -> list[str]:
     """What the trace reader left out, as text (the reader's own report, which
-    :func:`load_replay` keeps from being warned a second time)."""
+    :func:`load_replay` keeps from being warned a second time), the states kept, and what
+    the trace's check found that the report does not already say (jobs too wide for the
+    cluster and durations that are not positive are among the rows left out)."""
     from ddlsched.core.traces import left_out_report
 
-    return left_out_report(loaded.left_out, loaded.rows_read, trace)
+    lines = left_out_report(loaded.left_out, loaded.rows_read, trace) + loaded.summary_lines()
+    if loaded.check is not None:
+        said = ("wider than the cluster", "duration not > 0")
+        lines += [f"check: {line}" for line in loaded.check.lines(skip=said)]
+    return lines
 
 
-def _columns(text: str) -> dict[str, str]:
+def parse_columns_option(text: str) -> dict[str, str]:
     """``--columns``: FIELD=COLUMN pairs; an empty value is refused, not read as none."""
     from ddlsched.core.traces import parse_columns
 

@@ -38,8 +38,8 @@ if TYPE_CHECKING:
     from ddlsched.experiments.trace_study import StudyProgress, TraceStudy
 
 STUDY_ONLY = (
-    "--columns", "--time-unit", "--unnamed", "--target-load", "--workers", "--bounds",
-    "--no-cache",
+    "--format", "--columns", "--time-unit", "--states", "--fractional", "--unnamed",
+    "--target-load", "--workers", "--bounds", "--no-cache",
 )  # fmt: skip
 """Options that only mean something with a rigid ``--trace`` (a trace study)."""
 RANDOM_ONLY = (
@@ -52,14 +52,12 @@ RANDOM_ONLY = (
 def add_options(command: argparse.ArgumentParser) -> None:
     """How a rigid ``--trace`` is read and studied (``--servers``, ``--gpus-per-server``,
     ``--gpu-types``, ``--limit``, ``--policies``, ``--out``, ``--plot``, ``--json`` are shared)."""
-    from ddlsched.core.traces import FIELDS, TIME_UNITS, UNNAMED_RULES
+    from ddlsched.cli.replay import add_reading_options
+    from ddlsched.core.traces import UNNAMED_RULES
     from ddlsched.experiments.trace_study import BOUNDS
 
     trace = "with a rigid --trace (a trace study: every rigid policy, default 256 x 8 GPUs)"
-    command.add_argument(
-        "--columns", help=f"{trace}: map fields to columns, e.g. submit=time ({', '.join(FIELDS)})"
-    )
-    command.add_argument("--time-unit", choices=list(TIME_UNITS), help=f"{trace}: time unit")
+    add_reading_options(command, prefix=f"{trace}: ")
     command.add_argument(
         "--unnamed", choices=UNNAMED_RULES, help=f"{trace}: rows without a known model "
         f"(default {UNNAMED_RULES[0]}, as simulate)"

@@ -6,14 +6,24 @@ mapping, :func:`parse_columns`; :func:`read_rows` types every row):
 ============  ==========================================================  ============
 format        columns used                                                times in
 ============  ==========================================================  ============
-``philly``    timestamp, duration, num_gpus (+ cluster as the user)       seconds
+``philly``    timestamp, duration, num_gpus (+ cluster: user and vc)      dates, seconds
 ``muri``      job_id, num_gpu, submit_time, iterations, model_name,       microseconds
               duration, iteration_time (+ batch_size)
 ``tiresias``  job_id, num_gpu, submit_time, iterations, model_name,       seconds
               duration
+``helios``    job_id, user, vc, gpu_num, state, submit_time, duration      dates, seconds
+``acme``      job_id, user, gpu_num, type, state, submit_time, duration    dates, seconds
 ``minimal``   a submit time, a duration and a GPU count under common      seconds
               names (:data:`MINIMAL_NAMES`)
 ============  ==========================================================  ============
+
+Two formats are not one CSV file: Microsoft's raw Philly log (``philly-raw``, one
+JSON list of jobs with their attempts: :mod:`ddlsched.core.philly_raw`) and Alibaba's
+PAI 2020 tables (``pai2020``, job and task tables joined by job name:
+:mod:`ddlsched.core.pai`). Every format can be named (:data:`FORMAT_NAMES`) instead of
+recognised; the rules every reader shares (time zones, states, CPU-only rows,
+fractional GPUs) are in :mod:`ddlsched.core.trace_formats`, and
+``docs/guide/trace_formats.md`` says where each trace comes from and what is left out.
 
 Sources: the Microsoft Philly trace (Jeon et al., USENIX ATC 2019; CC BY
 4.0) as preprocessed by the Pollux artifact; the Muri job lists (Zhao et
@@ -41,9 +51,11 @@ Apache-2.0).
    one factor so that ``K * alpha_packed = D`` exactly: the job keeps its
    model's shape (communication to compute) and the trace's duration.
 4. Rows with a non-positive duration are skipped; jobs wider than the
-   cluster are dropped unless the caller asks for an error. Both are counted
-   and named (:class:`LeftOutRow`: line, column, why), among the rows read up
-   to the last job kept when a ``limit`` leaves jobs out (else all rows).
+   cluster are dropped unless the caller asks for an error; rows the reader
+   leaves out (a state not kept, no GPU, a fractional count dropped, no recorded
+   run) are left out too. All are counted and named (:class:`LeftOutRow`: line,
+   column, why), among the rows read up to the last job kept when a ``limit``
+   leaves jobs out (else all rows).
 """
 
 from __future__ import annotations
@@ -53,10 +65,11 @@ import dataclasses
 import math
 import os
 import warnings
-from collections.abc import Mapping
+from collections import Counter
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from datetime import UTC, datetime
-from typing import NamedTuple
+from pathlib import Path
+from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 
@@ -75,7 +88,24 @@ from ddlsched.core.model import (
     Schedule,
     is_whole,
 )
+from ddlsched.core.trace_formats import (
+    FRACTIONAL_RULES,
+    LEFT_OUT_KINDS,
+    FeatureValue,
+    LeftOutRow,
+    Moments,
+    RowsRead,
+    StateFilter,
+    TraceFormat,
+    TraceRow,
+    check_fractional,
+    gpu_count,
+    parse_states,
+)
 from ddlsched.core.zoo import DRAWN_MODELS, ZOO, ModelProfile, type_compute_times
+
+if TYPE_CHECKING:
+    from ddlsched.core.trace_check import TraceCheck
 
 MODEL_ALIASES = {
     "resnet50": "resnet50",
@@ -148,8 +178,21 @@ DATA_PARALLEL_MODEL = "resnet50"
 parallel at every GPU count, and a gradient volume (102 MB) whose all-reduce
 is small against its compute inside a server."""
 
-FIELDS = ("submit", "duration", "gpus", "id", "model", "iterations", "batch_size", "user")
-"""The fields a trace row can give; the first three are required."""
+FIELDS = (
+    "submit",
+    "duration",
+    "gpus",
+    "id",
+    "model",
+    "iterations",
+    "batch_size",
+    "user",
+    "vc",
+    "state",
+    "type",
+)
+"""The fields a trace row can give; the first three are required (``vc``: the virtual
+cluster, ``state``: the job's final state, ``type``: its kind of workload)."""
 
 TIME_UNITS = {"s": 1.0, "ms": 1e-3, "us": 1e-6, "min": 60.0, "h": 3600.0}
 """Time units of the numeric columns, in seconds."""
@@ -157,26 +200,6 @@ TIME_UNITS = {"s": 1.0, "ms": 1e-3, "us": 1e-6, "min": 60.0, "h": 3600.0}
 
 class UnknownTraceColumns(InputError):
     """A file whose columns match no trace format (the message names what is missing)."""
-
-
-@dataclass(frozen=True)
-class TraceFormat:
-    """How to read one kind of trace: the file column of each field, and the unit.
-
-    ``detect`` lists the columns that identify the format (a file with all of
-    them is of this format); ``columns`` maps fields to file columns (a
-    field whose column the file lacks is left out).
-    """
-
-    name: str
-    detect: tuple[str, ...]
-    columns: tuple[tuple[str, str], ...]
-    seconds_per_unit: float = 1.0
-    dates: bool = False
-
-    def column(self, field: str) -> str | None:
-        """The file column of ``field``, or ``None``."""
-        return dict(self.columns).get(field)
 
 
 _LIST_COLUMNS = (
@@ -217,11 +240,45 @@ FORMATS = (
             ("duration", "duration"),
             ("gpus", "num_gpus"),
             ("user", "cluster"),
+            ("vc", "cluster"),
+        ),
+        dates=True,
+    ),
+    TraceFormat(
+        "helios",
+        ("job_id", "user", "vc", "gpu_num", "state", "submit_time", "duration"),
+        (
+            ("id", "job_id"),
+            ("user", "user"),
+            ("vc", "vc"),
+            ("gpus", "gpu_num"),
+            ("state", "state"),
+            ("submit", "submit_time"),
+            ("duration", "duration"),
+        ),
+        dates=True,
+    ),
+    TraceFormat(
+        "acme",
+        ("job_id", "user", "gpu_num", "type", "state", "submit_time", "duration"),
+        (
+            ("id", "job_id"),
+            ("user", "user"),
+            ("gpus", "gpu_num"),
+            ("type", "type"),
+            ("state", "state"),
+            ("submit", "submit_time"),
+            ("duration", "duration"),
         ),
         dates=True,
     ),
 )
-"""The formats recognised by their columns (the shared data's traces)."""
+"""The CSV formats recognised by their columns: the shared data's traces, and Helios
+(Hu et al., SC'21: ``cluster_log.csv`` of HeliosData) and Acme (Hu et al., NSDI'24:
+``trace_seren.csv`` and ``trace_kalos.csv`` of AcmeTrace)."""
+
+FORMAT_NAMES = (*(fmt.name for fmt in FORMATS), "philly-raw", "pai2020", "minimal")
+"""Every format a trace can be read in, by the name ``--format`` takes."""
 
 MINIMAL_NAMES = {
     "submit": (
@@ -239,6 +296,8 @@ MINIMAL_NAMES = {
     "iterations": ("iterations", "iters", "num_iterations"),
     "batch_size": ("batch_size", "batch"),
     "user": ("user", "user_id", "cluster", "vc"),
+    "vc": ("vc", "virtual_cluster"),
+    "state": ("state", "status"),
 }
 """The *minimal* format: submit time and duration in seconds and a GPU count
 (ElasticFlow's traces, many simulators' inputs), under any of these column
@@ -254,6 +313,28 @@ def _named_columns(header: list[str]) -> dict[str, str]:
         if column is not None:
             found[name] = column
     return found
+
+
+def _named_format(columns: list[str], path: str, name: str) -> TraceFormat:
+    """The CSV format ``name`` over ``columns``, refused naming the columns it lacks."""
+    if name == "minimal":
+        minimal = minimal_format(columns)
+        if minimal is None:
+            raise UnknownTraceColumns(
+                f"{path}: the minimal format needs a submit time, duration and GPU count "
+                f"(columns found: {', '.join(columns) or 'none'})"
+            )
+        return minimal
+    fmt = next((f for f in FORMATS if f.name == name), None)
+    if fmt is None:
+        raise InputError(f"format: expected one of {', '.join(FORMAT_NAMES)}, got {name!r}")
+    missing = [column for column in fmt.detect if column not in columns]
+    if missing:
+        raise UnknownTraceColumns(
+            f"{path}: not in the {name} format: no column {', '.join(missing)} (columns found: "
+            f"{', '.join(columns) or 'none'})"
+        )
+    return fmt
 
 
 def minimal_format(header: list[str]) -> TraceFormat | None:
@@ -291,21 +372,27 @@ def parse_columns(text: str) -> dict[str, str]:
 
 
 def detect_format(
-    columns: list[str], path: str = "trace", mapping: dict[str, str] | None = None
+    columns: list[str],
+    path: str = "trace",
+    mapping: dict[str, str] | None = None,
+    name: str | None = None,
 ) -> TraceFormat:
     """The format of a file with these columns.
 
     With ``mapping`` (field to column, see :func:`parse_columns`) the file
-    is read as the minimal format with those columns; otherwise the first of
-    :data:`FORMATS` whose columns the file has, else the minimal format.
+    is read as the minimal format with those columns; with ``name`` (one of
+    :data:`FORMATS`, or ``"minimal"``) as that format, its columns checked; otherwise
+    the first of :data:`FORMATS` whose columns the file has, else the minimal format.
 
     Raises
     ------
     InputError
-        Naming the columns missing for the closest format, or a mapped
-        column the file lacks.
+        Naming the columns missing for the closest (or the named) format, or a
+        mapped column the file lacks.
     """
     present = set(columns)
+    if name is not None and not mapping:
+        return _named_format(columns, path, name)
     if mapping:
         missing = sorted(set(mapping.values()) - present)
         if missing:
@@ -334,46 +421,6 @@ def detect_format(
     )
 
 
-@dataclass(frozen=True)
-class TraceRow:
-    """One row of a trace, typed: times in seconds from the file's origin."""
-
-    line: int
-    submit: float
-    duration: float
-    gpus: int
-    id: str | None = None
-    model: str | None = None
-    iterations: int | None = None
-    batch_size: int | None = None
-    user: str | None = None
-
-
-@dataclass(frozen=True)
-class LeftOutRow:
-    """A row of a trace that did not become a job: where it is and why.
-
-    ``kind`` is ``"invalid"`` (a duration that is not positive: the row is
-    skipped) or ``"too wide"`` (more GPUs than the cluster: the job is
-    dropped); ``column`` is the file's column holding the reason, ``value``
-    its value (a duration in seconds, a GPU count).
-    """
-
-    line: int
-    column: str
-    value: str
-    kind: str
-    reason: str
-
-    def to_dict(self) -> dict[str, str | int]:
-        """The JSON form: line, column, value, kind, reason."""
-        return dataclasses.asdict(self)
-
-    def message(self, path: str) -> str:
-        """``FILE:LINE: COLUMN: reason``, as errors name a place in a file."""
-        return f"{path}:{self.line}: {self.column}: {self.reason}"
-
-
 class RowsLeftOut(UserWarning):
     """Rows of a trace that did not become jobs (each in :attr:`LoadedTrace.left_out`)."""
 
@@ -390,13 +437,21 @@ def left_out_report(
     if not left_out:
         return []
     named = left_out[:shown]
-    wide = sum(entry.kind == "too wide" for entry in left_out)
     which = f"the first {len(named)}" if len(named) < len(left_out) else "each"
-    head = (
-        f"{len(left_out)} of {rows_read} rows left out "
-        f"({wide} too wide, {len(left_out) - wide} invalid); {which}:"
-    )
+    head = f"{len(left_out)} of {rows_read} rows left out ({_kind_counts(left_out)}); {which}:"
     return [head, *(f"  {entry.message(path)}" for entry in named)]
+
+
+def _kind_counts(left_out: Iterable[LeftOutRow]) -> str:
+    """``"1 too wide, 2 invalid, 5 cpu-only"``: the rows left out by kind, in the order of
+    :data:`LEFT_OUT_KINDS` (too wide and invalid always, the reader's own kinds when
+    present)."""
+    counts = Counter(entry.kind for entry in left_out)
+    return ", ".join(
+        f"{counts[kind]} {kind}"
+        for kind in LEFT_OUT_KINDS
+        if counts[kind] or kind in ("too wide", "invalid")
+    )
 
 
 @dataclass(frozen=True)
@@ -405,11 +460,15 @@ class LoadedTrace:
 
     Every count describes the rows read up to the last job kept in submit
     order when a ``limit`` left jobs out (else the whole file): ``rows_read`` rows, of which
-    ``skipped_invalid`` were skipped and ``dropped_wide`` dropped, each
-    named in ``left_out`` (by line); ``unnamed_jobs`` jobs of the instance
+    ``skipped_invalid`` were skipped and ``dropped_wide`` dropped, and the others the
+    reader left out (:data:`LEFT_OUT_KINDS`), each named in ``left_out`` (by line);
+    ``unnamed_jobs`` jobs of the instance
     had no known model, and ``unmatched_models`` counts their model names
     that no zoo model matched (those jobs follow the ``unnamed`` rule,
-    ``unnamed_rule``).
+    ``unnamed_rule``). ``states`` are the states kept (``None``: every state) and
+    ``state_counts`` the jobs in each; ``check`` what :mod:`ddlsched.core.trace_check`
+    finds in the rows on the cluster (jobs wider than a server, offered load, duplicate
+    ids, ...).
     """
 
     instance: Instance
@@ -421,6 +480,23 @@ class LoadedTrace:
     unnamed_rule: str = UNNAMED_RULES[0]
     unnamed_jobs: int = 0
     left_out: tuple[LeftOutRow, ...] = ()
+    states: tuple[str, ...] | None = None
+    state_counts: dict[str, int] = dataclasses.field(default_factory=dict)
+    check: TraceCheck | None = None
+
+    def left_out_counts(self) -> dict[str, int]:
+        """How many rows were left out for each reason (:data:`LEFT_OUT_KINDS`)."""
+        counts = Counter(entry.kind for entry in self.left_out)
+        return {kind: counts[kind] for kind in LEFT_OUT_KINDS if counts[kind]}
+
+    def summary_lines(self) -> list[str]:
+        """The states kept, when the trace names states (``states kept: all (COMPLETED
+        40, FAILED 3)``)."""
+        if not self.state_counts:
+            return []
+        kept = "all" if self.states is None else ",".join(self.states)
+        counts = ", ".join(f"{state} {n}" for state, n in sorted(self.state_counts.items()))
+        return [f"states kept: {kept} ({counts})"]
 
 
 def _float(text: str, column: str, path: str, line: int) -> float:
@@ -449,16 +525,13 @@ def _whole(text: str, column: str, path: str, line: int, limit: int) -> int:
     return int(value)
 
 
-def _submit(text: str, fmt: TraceFormat, column: str, path: str, line: int, unit: float) -> float:
-    if fmt.dates:
-        try:
-            moment = datetime.fromisoformat(text)
-        except ValueError:
-            raise InputError(f"{path}:{line}: {column}: not a date and time: {text!r}") from None
-        if moment.tzinfo is None:
-            # Naive times read as UTC, so no daylight-saving jump distorts gaps.
-            moment = moment.replace(tzinfo=UTC)
-        return moment.timestamp()
+def _submit(
+    text: str, moments: Moments | None, column: str, path: str, line: int, unit: float
+) -> float:
+    """A submit time in seconds: a date and time when the format has dates
+    (``moments``), else a number of ``unit`` from the trace's origin."""
+    if moments is not None:
+        return moments.seconds(text, column, line)
     seconds = _real(text, column, path, line, unit, MAX_TIME)
     if seconds < 0:
         # A submit time is a moment after the trace's origin: a negative one is a sign
@@ -473,25 +546,57 @@ def read_rows(
     columns: dict[str, str] | None = None,
     time_unit: str | None = None,
 ) -> tuple[TraceFormat, list[TraceRow]]:
-    """Every row of a trace file, typed and checked, in file order.
+    """Every row of a trace file that :func:`read_trace_rows` keeps, typed and checked, in
+    file order, and the file's format.
+
+    Raises
+    ------
+    InputError
+        As :func:`read_trace_rows`.
+    """
+    read = read_trace_rows(path, columns=columns, time_unit=time_unit)
+    return read.format, read.kept
+
+
+def read_trace_rows(
+    path: str | os.PathLike[str],
+    *,
+    format: str | None = None,
+    columns: dict[str, str] | None = None,
+    time_unit: str | None = None,
+    states: str | Iterable[str] | None = None,
+    fractional: str = FRACTIONAL_RULES[0],
+) -> RowsRead:
+    """Every row of a trace file, typed and checked, in file order; each row the reader
+    leaves out carries its reason (:attr:`TraceRow.left_out`).
 
     Parameters
     ----------
     path
-        A CSV file (UTF-8, a byte-order mark allowed).
+        A CSV file (UTF-8, a byte-order mark allowed), a raw Philly ``cluster_job_log``
+        (JSON) or a PAI ``pai_job_table.csv`` (its ``pai_task_table.csv`` beside it).
+    format
+        One of :data:`FORMAT_NAMES`; default: recognised (a JSON list is raw Philly, a
+        file named ``pai_job_table*.csv`` PAI, a CSV file by its columns).
     columns
-        Field to column, for files in no known format (see
+        Field to column, for CSV files in no known format (see
         :func:`parse_columns`).
     time_unit
         Unit of the numeric submit and duration columns (:data:`TIME_UNITS`);
         default the format's (microseconds for Muri lists, else seconds).
+    states
+        The states to keep (``"COMPLETED,FAILED"`` or a list), case aside; default every
+        state. Refused for a file without a state column.
+    fractional
+        What a fractional GPU count does (:data:`FRACTIONAL_RULES`).
 
     Raises
     ------
     InputError
         One line naming the file, the line (as an editor counts them) and
         the column: unreadable or binary files, short or long rows, values
-        that are not numbers, not whole, non-finite, or out of range.
+        that are not numbers, not whole, non-finite, or out of range, naive and
+        zoned times mixed; or a bad argument, named.
     """
     file = resolve_trace(path)
     where = os.fspath(file)
@@ -499,16 +604,57 @@ def read_rows(
         raise InputError(f"{where}: not a file")
     if time_unit is not None and time_unit not in TIME_UNITS:
         raise InputError(f"time unit: expected one of {', '.join(TIME_UNITS)}, got {time_unit!r}")
+    if format is not None and format not in FORMAT_NAMES:
+        raise InputError(f"format: expected one of {', '.join(FORMAT_NAMES)}, got {format!r}")
+    check_fractional(fractional)
+    keep = StateFilter(parse_states(states))
+    kind = format or _file_kind(file)
+    if kind in ("philly-raw", "pai2020"):
+        if columns:
+            raise InputError(f"columns: only for CSV traces in no known format, not {kind}")
+        if kind == "philly-raw":
+            from ddlsched.core.philly_raw import read_philly_raw
+
+            return read_philly_raw(file, keep, fractional)
+        from ddlsched.core.pai import read_pai
+
+        return read_pai(file, keep, fractional, TIME_UNITS[time_unit or "s"])
+    return _read_csv(file, kind, columns, time_unit, keep, fractional)
+
+
+def _file_kind(file: Path) -> str | None:
+    """``"philly-raw"`` for a JSON list, ``"pai2020"`` for a PAI job table by its name,
+    else ``None`` (a CSV file, recognised by its columns)."""
+    if file.name.lower().startswith("pai_job_table"):
+        return "pai2020"
+    with file.open("rb") as stream:
+        start = stream.read(64).lstrip(b"\xef\xbb\xbf \t\r\n")
+    return "philly-raw" if start.startswith(b"[") else None
+
+
+def _read_csv(
+    file: Path,
+    name: str | None,
+    columns: dict[str, str] | None,
+    time_unit: str | None,
+    keep: StateFilter,
+    fractional: str,
+) -> RowsRead:
+    """The rows of a CSV trace (:func:`read_trace_rows`)."""
+    where = os.fspath(file)
     rows: list[TraceRow] = []
     try:
         with file.open(newline="", encoding="utf-8-sig") as stream:
             reader = csv.reader(stream)
             header = [name.strip() for name in next(reader, [])]
             _refuse_repeated_columns(header, where, reader.line_num)
-            fmt = detect_format(header, where, columns)
+            fmt = detect_format(header, where, columns, name)
             unit = TIME_UNITS[time_unit] if time_unit else fmt.seconds_per_unit
             known = set(header)
             spec = {f: c if (c := fmt.column(f)) in known else None for f in FIELDS}
+            if keep.states is not None and spec["state"] is None:
+                raise InputError(f"states: {where} has no state column ({fmt.name} format)")
+            reading = _CsvReading(spec, where, unit, Moments(where) if fmt.dates else None)
             for record in reader:
                 line = reader.line_num
                 if not record or all(not cell.strip() for cell in record):
@@ -517,14 +663,13 @@ def read_rows(
                     raise InputError(
                         f"{where}:{line}: {len(record)} fields, the header has {len(header)}"
                     )
-                rows.append(
-                    _row(dict(zip(header, record, strict=True)), spec, fmt, where, line, unit)
-                )
+                cells = dict(zip(header, record, strict=True))
+                rows.append(reading.row(cells, line, keep, fractional))
     except UnicodeDecodeError as error:
         raise InputError(f"{where}: not UTF-8 text (byte {error.start}: {error.reason})") from None
     except csv.Error as error:
         raise InputError(f"{where}: not a CSV file ({error})") from None
-    return fmt, rows
+    return RowsRead(fmt, rows, keep.states)
 
 
 def _refuse_repeated_columns(header: list[str], where: str, line: int) -> None:
@@ -543,35 +688,56 @@ def _refuse_repeated_columns(header: list[str], where: str, line: int) -> None:
         seen[key] = number
 
 
-def _row(
-    cells: dict[str, str],
-    spec: dict[str, str | None],
-    fmt: TraceFormat,
-    where: str,
-    line: int,
-    unit: float,
-) -> TraceRow:
-    """One typed row; ``spec`` names the file column of each field (required ones exist)."""
+@dataclass(frozen=True)
+class _CsvReading:
+    """How the rows of one CSV file are typed: ``spec`` names the file column of each
+    field (the required ones exist), ``unit`` the seconds of a numeric time, ``moments``
+    reads its dates (``None``: times are numbers)."""
 
-    def text(field: str) -> str:  # "" when the file has no column for the field
-        column = spec[field]
-        return cells[column].strip() if column else ""
+    spec: dict[str, str | None]
+    where: str
+    unit: float
+    moments: Moments | None
 
-    def whole(field: str, limit: int) -> int | None:
-        value = text(field)
-        return _whole(value, str(spec[field]), where, line, limit) if value else None
+    def row(
+        self, cells: dict[str, str], line: int, keep: StateFilter, fractional: str
+    ) -> TraceRow:
+        """One typed row, with why the reader leaves it out (a state not kept, no GPU, a
+        fractional count dropped), if it does."""
+        spec, where = self.spec, self.where
 
-    return TraceRow(
-        line=line,
-        submit=_submit(text("submit"), fmt, str(spec["submit"]), where, line, unit),
-        duration=_real(text("duration"), str(spec["duration"]), where, line, unit, MAX_TIME),
-        gpus=_whole(text("gpus"), str(spec["gpus"]), where, line, MAX_GPUS),
-        id=text("id") or None,
-        model=text("model") or None,
-        iterations=whole("iterations", MAX_ITERATIONS),
-        batch_size=whole("batch_size", MAX_GPUS),
-        user=text("user") or None,
-    )
+        def text(field: str) -> str:  # "" when the file has no column for the field
+            column = spec[field]
+            return cells[column].strip() if column else ""
+
+        def whole(field: str, limit: int) -> int | None:
+            value = text(field)
+            return _whole(value, str(spec[field]), where, line, limit) if value else None
+
+        gpus_column = str(spec["gpus"])
+        requested = _float(text("gpus"), gpus_column, where, line)
+        gpus, no_gpu = gpu_count(requested, fractional, f"{where}:{line}", gpus_column, line)
+        state = text("state") or None
+        kind = text("type")
+        return TraceRow(
+            line=line,
+            submit=_submit(
+                text("submit"), self.moments, str(spec["submit"]), where, line, self.unit
+            ),
+            duration=_real(
+                text("duration"), str(spec["duration"]), where, line, self.unit, MAX_TIME
+            ),
+            gpus=gpus,
+            id=text("id") or None,
+            model=text("model") or None,
+            iterations=whole("iterations", MAX_ITERATIONS),
+            batch_size=whole("batch_size", MAX_GPUS),
+            user=text("user") or None,
+            vc=text("vc") or None,
+            state=state,
+            extra=(("workload_type", kind),) if kind else (),
+            left_out=keep.left_out(state, line, str(spec["state"])) or no_gpu,
+        )
 
 
 def _parallelism(profile: ModelProfile, gpus: int, per_server: int) -> Parallelism:
@@ -689,6 +855,9 @@ def load_trace(
     unnamed: str = UNNAMED_RULES[0],
     columns: dict[str, str] | None = None,
     time_unit: str | None = None,
+    format: str | None = None,
+    states: str | Iterable[str] | None = None,
+    fractional: str = FRACTIONAL_RULES[0],
 ) -> LoadedTrace:
     """Read a trace file into an :class:`Instance` on ``cluster``.
 
@@ -696,7 +865,8 @@ def load_trace(
     ----------
     path
         A CSV file in one of :data:`FORMATS`, the minimal format, or any
-        format through ``columns``.
+        format through ``columns``; a raw Philly log or a PAI job table
+        (:func:`read_trace_rows`).
     cluster
         The cluster the jobs will run on (it fixes the packed mapping).
     seed
@@ -716,8 +886,8 @@ def load_trace(
         at the row's GPU count; ``"zoo"`` any zoo model (tensor-parallel
         transformers included: a spread 8-GPU ``megatron_8b`` runs up to ~14x
         its recorded duration).
-    columns, time_unit
-        See :func:`read_rows`.
+    columns, time_unit, format, states, fractional
+        See :func:`read_trace_rows`.
 
     Raises
     ------
@@ -725,25 +895,34 @@ def load_trace(
         Unknown columns (naming what is missing), a bad value (naming the
         file, line and column), or no usable job.
     """
+    from ddlsched.core.trace_check import check_rows
+
     _check_load_arguments(path, cluster, seed, limit, columns)
     if unnamed not in UNNAMED_RULES:
         raise InputError(f"unnamed: expected one of {', '.join(UNNAMED_RULES)}, got {unnamed!r}")
     where = os.fspath(path)
-    fmt, rows = read_rows(path, columns=columns, time_unit=time_unit)
+    read = read_trace_rows(
+        path,
+        format=format,
+        columns=columns,
+        time_unit=time_unit,
+        states=states,
+        fractional=fractional,
+    )
     rng = np.random.default_rng(seed)
-    drafts, left_out = _drafts(rows, fmt, cluster, where, drop_wide, unnamed, rng)
+    drafts, left_out = _drafts(read.rows, read.format, cluster, where, drop_wide, unnamed, rng)
     drafts, named_out = _first_jobs(drafts, left_out, limit)
     skipped = sum(entry.kind == "invalid" for entry in named_out)
-    dropped = len(named_out) - skipped
+    dropped = sum(entry.kind == "too wide" for entry in named_out)
     if not drafts:
-        raise InputError(f"{where}: no usable job ({skipped} skipped, {dropped} too wide)")
+        raise InputError(f"{where}: no usable job ({_kind_counts(named_out)})")
     jobs = _zoo_jobs(drafts, cluster)
     report = left_out_report(named_out, len(drafts) + len(named_out), where)
     if report:  # the caller learns of dropped jobs unasked; each is in .left_out
         warnings.warn("\n".join(report), RowsLeftOut, stacklevel=2)
     return LoadedTrace(
         _trace_instance(where, cluster, jobs, slot),
-        fmt.name,
+        read.format.name,
         len(drafts) + len(named_out),
         skipped,
         dropped,
@@ -751,6 +930,13 @@ def load_trace(
         unnamed,
         sum(draft.guessed for draft in drafts),
         named_out,
+        read.states,
+        dict(Counter(draft.row.state for draft in drafts if draft.row.state is not None)),
+        check_rows(
+            [row for row in read.kept if _submit_order(row) <= _submit_order(drafts[-1].row)],
+            cluster.num_gpus,
+            cluster.max_gpus_per_server,
+        ),
     )
 
 
@@ -802,9 +988,9 @@ def trace_sample(
     if unnamed not in UNNAMED_RULES:
         raise InputError(f"unnamed: expected one of {', '.join(UNNAMED_RULES)}, got {unnamed!r}")
     where = os.fspath(path)
-    fmt, rows = read_rows(path)
+    read = read_trace_rows(path)
     rng = np.random.default_rng(seed)
-    drafts, _ = _drafts(rows, fmt, cluster, where, True, unnamed, rng)
+    drafts, _ = _drafts(read.rows, read.format, cluster, where, True, unnamed, rng)
     drafts = sorted(drafts, key=lambda draft: _submit_order(draft.row))
     if len(drafts) < jobs:
         raise InputError(f"{where}: {len(drafts)} usable jobs on this cluster, {jobs} asked")
@@ -886,14 +1072,16 @@ def _left_out_entry(
     gpus_column: str,
     drop_wide: bool,
 ) -> LeftOutRow | None:
-    """Why ``row`` cannot become a job (a duration that is not positive, more GPUs than
-    the cluster has), or ``None`` when it can.
+    """Why ``row`` cannot become a job (the reader's reason, a duration that is not
+    positive, more GPUs than the cluster has), or ``None`` when it can.
 
     Raises
     ------
     InputError
         On a row wider than the cluster, unless ``drop_wide``, naming its file and line.
     """
+    if row.left_out is not None:
+        return row.left_out
     if row.duration <= 0:
         reason = f"{row.duration:g} s is not > 0 (row skipped)"
         return LeftOutRow(row.line, duration_column, f"{row.duration:g}", "invalid", reason)
@@ -906,10 +1094,11 @@ def _left_out_entry(
     return None
 
 
-def _features(row: TraceRow, model: str) -> dict[str, str | int | float | bool]:
+def _features(row: TraceRow, model: str) -> dict[str, FeatureValue]:
     """The features a job of ``row`` keeps: its model, GPU count and recorded duration,
-    and what the row names of its model, batch size, user and id."""
-    features: dict[str, str | int | float | bool] = {
+    and what the row names of its model, batch size, user, virtual cluster, state, id
+    and the format's own (:attr:`TraceRow.extra`)."""
+    features: dict[str, FeatureValue] = {
         "model": model,
         "num_gpus": row.gpus,
         "trace_duration": row.duration,
@@ -920,8 +1109,13 @@ def _features(row: TraceRow, model: str) -> dict[str, str | int | float | bool]:
         features["batch_size"] = row.batch_size
     if row.user is not None:
         features["user"] = row.user
+    if row.vc is not None:
+        features["vc"] = row.vc
+    if row.state is not None:
+        features["trace_state"] = row.state
     if row.id is not None:
         features["trace_id"] = row.id
+    features.update(row.extra)
     return features
 
 

@@ -89,7 +89,7 @@ def test_same_seed_same_models(tmp_path: Path) -> None:
         ("job_id,num_gpu,submit_time\n0,1,0\n", "closest format 'tiresias' is missing duration"),
         ("timestamp,duration,num_gpus\n2017-10-09 07:01:55,abc,1\n", ":2: duration: not a number"),
         (
-            "timestamp,duration,num_gpus\n2017-10-09 07:01:55,5,0\n",
+            "timestamp,duration,num_gpus\n2017-10-09 07:01:55,5,-1\n",
             ":2: num_gpus: expected a whole",
         ),
         ("timestamp,duration,num_gpus\nyesterday,5,1\n", ":2: timestamp: not a date"),
@@ -560,10 +560,17 @@ def test_a_field_mapped_twice_is_refused() -> None:
 
 def test_time_zones_in_philly_timestamps_are_kept(tmp_path: Path) -> None:
     """A timestamp with an offset is that moment (replacing the offset by UTC would make a
-    07:01:55+02:00 job come two hours late); naive timestamps read as UTC."""
-    text = "timestamp,duration,num_gpus\n2017-10-09 07:00:00+02:00,5,1\n2017-10-09 05:30:00,5,1\n"
+    07:01:55+02:00 job come two hours late); naive timestamps read as UTC; a file mixing
+    the two is refused, naming the line of the first time of the other kind."""
+    text = "timestamp,duration,num_gpus\n2017-10-09 07:00:00+02:00,5,1\n2017-10-09 05:30:00Z,5,1\n"
     jobs = load_trace(write(tmp_path, "z.csv", text), CLUSTER).instance.jobs
     assert [(job.id, job.release) for job in jobs] == [("t2", 0.0), ("t3", 1800.0)]
+    naive = "timestamp,duration,num_gpus\n2017-10-09 05:00:00,5,1\n2017-10-09 05:30:00,5,1\n"
+    jobs = load_trace(write(tmp_path, "n.csv", naive), CLUSTER).instance.jobs
+    assert [job.release for job in jobs] == [0.0, 1800.0]
+    mixed = text.replace("05:30:00Z", "05:30:00")
+    with pytest.raises(InputError, match=r"z\.csv:3: timestamp: .* has no time zone.*line 2"):
+        load_trace(write(tmp_path, "z.csv", mixed), CLUSTER)
 
 
 @pytest.mark.parametrize(
