@@ -630,6 +630,19 @@ class Improvement:
             "note": self.note,
         }
 
+    def describe(self) -> str:
+        """One line: what the certificate became, or why it stayed."""
+        if not self.written:
+            return f"{self.name}: unchanged ({self.note})"
+        status = self.status_before
+        status = "" if status == self.status_after else f"; {status} -> {self.status_after}"
+        note = f" ({self.note})" if self.note else ""
+        return (
+            f"{self.name}: lower bound {self.lower_before:.10g} -> {self.lower_after:.10g} "
+            f"({self.lower_bound_name}), upper bound {self.upper_before:.10g} -> "
+            f"{self.upper_after:.10g}{status}{note}"
+        )
+
 
 @dataclass(frozen=True)
 class ImproveRun:

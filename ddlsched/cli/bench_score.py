@@ -28,7 +28,7 @@ from ddlsched.cli.output import print_json, print_table, progress_bar, write_csv
 from ddlsched.core.model import InputError
 
 if TYPE_CHECKING:
-    from ddlsched.bench.score import BenchRun, Improvement, TierScore
+    from ddlsched.bench.score import BenchRun, TierScore
 
 RATIO_NOTE = (
     "ratio: total weighted JCT, sum w (C - r), over the optimal one where proven, else over "
@@ -152,14 +152,9 @@ def run(args: argparse.Namespace) -> int:
     progress = _Progress(f"bench run {args.policy}", "instance")
     try:
         scored = score(
-            args.policy,
-            tiers,
-            names,
-            path=_library(args),
-            seed=args.seed,
-            progress=progress,
+            args.policy, tiers, names, path=_library(args), seed=args.seed, progress=progress,
             partial=True,
-        )
+        )  # fmt: skip
     finally:
         progress.close()
     if args.out:
@@ -231,16 +226,10 @@ def leaderboard(args: argparse.Namespace) -> int:
     error."""
     from ddlsched.bench.score import leaderboard as board
 
-    policies = _list(args.policies, "--policies")
+    policies, tiers = _list(args.policies, "--policies"), _list(args.tier, "--tier")
     progress = _Progress("bench leaderboard", "run")
     try:
-        scores = board(
-            policies,
-            _list(args.tier, "--tier"),
-            path=_library(args),
-            seed=args.seed,
-            progress=progress,
-        )
+        scores = board(policies, tiers, path=_library(args), seed=args.seed, progress=progress)
     finally:
         progress.close()
     if args.json:
@@ -261,11 +250,8 @@ def improve(args: argparse.Namespace) -> int:
             "--library: improve writes certificates; name the library to write, a copy "
             "(ddlsched bench copy DEST makes one) or the shipped one by its path"
         )
-    params = ExactParams(
-        time_limit=args.time_limit,
-        deterministic_limit=args.work_limit,
-        node_limit=args.node_limit,
-    )
+    limits = {"deterministic_limit": args.work_limit, "node_limit": args.node_limit}
+    params = ExactParams(time_limit=args.time_limit, **limits)
     progress = _Progress("bench improve", "instance")
     try:
         done = narrow(
@@ -282,7 +268,7 @@ def improve(args: argparse.Namespace) -> int:
         print_json(done.to_dict())
     else:
         for item in done.improvements:
-            print(_change(item))
+            print(item.describe())
         print(
             f"{len(done.written)} of {len(done.improvements)} certificates improved in "
             f"{args.library}"
@@ -303,20 +289,3 @@ def copy_library(args: argparse.Namespace) -> int:
         f"improve --library {args.destination}"
     )
     return EXIT_OK
-
-
-def _change(item: Improvement) -> str:
-    """One line: what a certificate became, or why it stayed."""
-    if not item.written:
-        return f"{item.name}: unchanged ({item.note})"
-    status = (
-        f"; {item.status_before} -> {item.status_after}"
-        if item.status_before != item.status_after
-        else ""
-    )
-    note = f" ({item.note})" if item.note else ""
-    return (
-        f"{item.name}: lower bound {item.lower_before:.10g} -> {item.lower_after:.10g} "
-        f"({item.lower_bound_name}), upper bound {item.upper_before:.10g} -> "
-        f"{item.upper_after:.10g}{status}{note}"
-    )
