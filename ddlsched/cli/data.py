@@ -13,7 +13,8 @@ from ddlsched.cli.output import print_json
 CHECK_HELP = (
     "read a trace and check it against a cluster: what the reader leaves out, jobs wider "
     "than a server or the cluster, host GPU counts over a server's, offered load over 1, "
-    "duplicate ids, durations not > 0 (findings are not errors: exit 0)"
+    "duplicate ids, durations not > 0 (findings are not errors: exit 0; --servers and "
+    "--gpus-per-server required)"
 )
 """What ``ddlsched data check`` does."""
 
