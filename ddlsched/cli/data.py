@@ -6,6 +6,10 @@ from __future__ import annotations
 
 import argparse
 import os
+import sys
+import threading
+import time
+from collections.abc import Callable
 
 from ddlsched.cli.options import EXIT_OK, Commands, add_json, count, new_command
 from ddlsched.cli.output import print_json
@@ -53,21 +57,49 @@ def run_check(args: argparse.Namespace) -> int:
     from ddlsched.cli.replay import parse_columns_option
     from ddlsched.core.trace_check import check_trace
 
-    report = check_trace(
-        args.trace,
-        args.servers,
-        args.gpus_per_server,
-        format=args.format,
-        columns=None if args.columns is None else parse_columns_option(args.columns),
-        time_unit=args.time_unit,
-        states=args.states,
-        fractional=args.fractional,
-    )
+    columns = None if args.columns is None else parse_columns_option(args.columns)
+    close = _heartbeat(args.trace)
+    try:
+        report = check_trace(
+            args.trace,
+            args.servers,
+            args.gpus_per_server,
+            format=args.format,
+            columns=columns,
+            time_unit=args.time_unit,
+            states=args.states,
+            fractional=args.fractional,
+        )
+    finally:
+        close()
     if args.json:
         print_json(report.to_dict())
     else:
         print("\n".join(report.lines()))
     return EXIT_OK
+
+
+def _heartbeat(trace: str) -> Callable[[], None]:
+    """A line on stderr every :data:`~ddlsched.cli.output.HEARTBEAT_S` seconds while a
+    large trace is read (Helios and Acme run to hundreds of thousands of rows); the
+    returned function stops it."""
+    from ddlsched.cli.output import HEARTBEAT_S
+
+    began, stop = time.monotonic(), threading.Event()
+
+    def beat() -> None:
+        while not stop.wait(HEARTBEAT_S):
+            elapsed = time.monotonic() - began
+            print(f"data check: reading {trace}; {elapsed:.0f} s", file=sys.stderr, flush=True)
+
+    thread = threading.Thread(target=beat, name="data-check-progress", daemon=True)
+    thread.start()
+
+    def close() -> None:
+        stop.set()
+        thread.join()
+
+    return close
 
 
 def run(args: argparse.Namespace) -> int:
