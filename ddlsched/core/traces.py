@@ -69,7 +69,7 @@ from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, NamedTuple
+from typing import NamedTuple
 
 import numpy as np
 
@@ -88,6 +88,7 @@ from ddlsched.core.model import (
     Schedule,
     is_whole,
 )
+from ddlsched.core.trace_check import TraceCheck, check_rows
 from ddlsched.core.trace_formats import (
     FRACTIONAL_RULES,
     LEFT_OUT_KINDS,
@@ -103,9 +104,6 @@ from ddlsched.core.trace_formats import (
     parse_states,
 )
 from ddlsched.core.zoo import DRAWN_MODELS, ZOO, ModelProfile, type_compute_times
-
-if TYPE_CHECKING:
-    from ddlsched.core.trace_check import TraceCheck
 
 MODEL_ALIASES = {
     "resnet50": "resnet50",
@@ -895,8 +893,6 @@ def load_trace(
         Unknown columns (naming what is missing), a bad value (naming the
         file, line and column), or no usable job.
     """
-    from ddlsched.core.trace_check import check_rows
-
     _check_load_arguments(path, cluster, seed, limit, columns)
     if unnamed not in UNNAMED_RULES:
         raise InputError(f"unnamed: expected one of {', '.join(UNNAMED_RULES)}, got {unnamed!r}")
