@@ -14,6 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
+from ddlsched.algorithms.fair import FinishTimeFair, UserMaxMin
 from ddlsched.algorithms.gavel import HeterogeneityAwareRounds
 from ddlsched.algorithms.las import TIRESIAS_THRESHOLDS, LeastAttainedService
 from ddlsched.algorithms.mapping import (
@@ -81,7 +82,7 @@ MAPPERS.add("random", RandomMapper, "every node on a uniformly random free GPU")
 
 POLICIES: Registry[PolicyFactory] = Registry("policy")
 """Every online policy by name (see :mod:`ddlsched.algorithms.policies`,
-:mod:`ddlsched.algorithms.las`)."""
+:mod:`ddlsched.algorithms.las`, :mod:`ddlsched.algorithms.fair`)."""
 
 POLICIES.add(
     "asrpt",
@@ -187,6 +188,24 @@ POLICIES.add(
     lambda c: HeterogeneityAwareRounds(c.instance.cluster, c.mapper or GraphMapper()),
     "Gavel-style rounds of 6 min: fair by normalised service, fast types to sensitive jobs",
 )
+POLICIES.add(
+    "themis",
+    lambda c: FinishTimeFair(
+        c.instance.cluster,
+        c.predictor,
+        c.mapper or GraphMapper(),
+        restart_cost=_restart_cost(c),
+        outrun_factor=c.params.outrun_factor,
+    ),
+    "Themis-style 6-min leases: worst predicted finish-time fairness rho first, preemptive",
+)
+POLICIES.add(
+    "maxmin-users",
+    lambda c: UserMaxMin(
+        c.instance.cluster, c.mapper or GraphMapper(), restart_cost=_restart_cost(c)
+    ),
+    "Gavel's hierarchical max-min over users, LAS within a user, 6-min rounds, preemptive",
+)
 
 UPPER_BOUND_POLICIES = ("sjf", "asrpt-greedy", "fifo")
 """Fast non-preemptive policies of :data:`POLICIES` (milliseconds each) whose best schedule
@@ -194,7 +213,15 @@ is an upper bound on ``OPT(A)``: it narrows the LP bound's job windows and start
 solve of problem A (a smaller incumbent shortens every job's horizon, hence the model)."""
 
 
-PREEMPTIVE_POLICIES = ("las", "las-tiresias", "gavel", "asrpt-preemptive", "srpt-area")
+PREEMPTIVE_POLICIES = (
+    "las",
+    "las-tiresias",
+    "gavel",
+    "asrpt-preemptive",
+    "srpt-area",
+    "themis",
+    "maxmin-users",
+)
 """The policies of :data:`POLICIES` that may preempt: their schedules belong to the
 preemptive model, whose optimum and bounds differ from problem A's."""
 

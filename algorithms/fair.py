@@ -1,0 +1,438 @@
+"""Fair schedulers with GPU leases: ``themis`` and ``maxmin-users`` (preemptive).
+
+Both hand out GPUs as *leases*, as Themis does: a job that starts holds its GPUs for
+``lease`` seconds (default :data:`LEASE_LENGTH`, Gavel's 6-minute rounds; Themis
+leases for 10-20 minutes), and may be preempted only when its lease ends. A *contest*
+is held at any event where jobs wait and GPUs are free or a lease has ended: the
+contenders (the waiting jobs and the running jobs whose lease ended) are ranked by
+the policy, and in ranking order each takes what fits in the GPUs the jobs still
+under lease leave (a job too wide for what is left is skipped, as in LAS). Running
+contenders left out are preempted, and pay the simulator's restart cost when they
+resume; those kept renew their lease. Waiting jobs then start in ranking order, each
+on GPUs that run it within :data:`PLACEMENT_SLACK` of its fastest (Themis's bids are
+placement-sensitive: a wide job resumed across many servers can run several times
+slower). If the first-ranked waiting job cannot start, no other does: the free GPUs
+wait for it, which every lease ending within ``lease`` seconds bounds. Iteration
+counts are never read: ``themis`` ranks by predicted remaining work,
+``maxmin-users`` by service received.
+
+- :class:`FinishTimeFair` (``themis``): Mahajan et al., *Themis: Fair and Efficient
+  GPU Cluster Scheduling*, NSDI 2020. Jobs with the worst estimated finish-time
+  fairness ``rho`` (:mod:`ddlsched.core.fairness`) get GPUs first. Themis's
+  auction (jobs bid for GPU bundles, a fraction ``f`` of the fairest jobs left out)
+  is replaced by this greedy ranking: ``f = 0``, every job takes part.
+- :class:`UserMaxMin` (``maxmin-users``): Narayanan et al., *Heterogeneity-Aware
+  Cluster Scheduling Policies for Deep Learning Workloads*, OSDI 2020, its
+  hierarchical max-min fairness: GPUs are shared max-min among users (or virtual
+  clusters), and within a user by least attained service (Tiresias's LAS, Gu et al.,
+  NSDI 2019). Gavel solves an LP for time shares and realises them in rounds; here
+  the shares are water-filled at each contest and realised with whole jobs, leftovers
+  to the least-served users.
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+from collections.abc import Collection, Iterator
+
+from ddlsched.algorithms.mapping import FreeGPUs, GraphMapper, Mapper
+from ddlsched.algorithms.prediction.view import JobView, Predictor
+from ddlsched.algorithms.protocol import Policy
+
+from ddlsched.core.alpha import AlphaMinCache, alpha
+from ddlsched.core.fairness import isolated_time
+from ddlsched.core.model import Cluster
+from ddlsched.core.params import DEFAULT_RESTART_COST
+
+__all__ = [
+    "GROUPINGS",
+    "LEASE_LENGTH",
+    "PLACEMENT_SLACK",
+    "FinishTimeFair",
+    "UserMaxMin",
+    "max_min_shares",
+]
+
+LEASE_LENGTH = 360.0
+"""Seconds of a lease: Gavel's 6-minute rounds (Themis leases for 10-20 minutes)."""
+
+PLACEMENT_SLACK = 1.5
+"""How much slower than its fastest (``alpha_i^min``) a job may be placed: a job whose
+free GPUs would run it slower waits for better ones (Themis's placement-sensitive bids;
+a wide job resumed across many servers may otherwise run several times slower)."""
+
+GROUPINGS = ("user", "vc")
+"""What :class:`UserMaxMin` shares GPUs among: the job feature it groups by."""
+
+
+class _Leases(Policy):
+    """Per-job leases and contests over a ranking (module docstring).
+
+    A subclass gives :meth:`_ranking`; this class keeps each job's lease, its service
+    (seconds held, iterations done), the GPUs held and the waiting order.
+    """
+
+    name = "leases"
+
+    def __init__(
+        self,
+        cluster: Cluster,
+        mapper: Mapper | None,
+        lease: float,
+        restart_cost: float | None,
+        placement_slack: float,
+    ) -> None:
+        if not (isinstance(lease, int | float) and 0 < lease < math.inf):
+            raise ValueError(f"lease: must be a number of seconds > 0, got {lease!r}")
+        if not (isinstance(placement_slack, int | float) and placement_slack >= 1):
+            raise ValueError(f"placement_slack: must be a number >= 1, got {placement_slack!r}")
+        self.placement_slack = float(placement_slack)
+        self._fastest = AlphaMinCache(cluster)
+        self._alpha_min: dict[str, float] = {}
+        self.cluster = cluster
+        self.mapper = mapper or GraphMapper()
+        self.lease = float(lease)
+        self.restart_cost = restart_cost
+        self._views: dict[str, JobView] = {}
+        self._order: dict[str, int] = {}  # the active jobs, in arrival order
+        self._arrivals = 0
+        self._held: dict[str, float] = {}  # seconds on GPUs, pieces ended
+        self._done: dict[str, float] = {}  # iterations, pieces ended (alpha known at start)
+        self._since: dict[str, tuple[float, float, float]] = {}  # start, restart, alpha
+        self._lease_end: dict[str, float] = {}  # running jobs
+        self._ends: list[tuple[float, str]] = []  # lease ends, a heap (stale entries kept)
+        self._busy = 0  # GPUs held
+        self._queue: dict[str, None] = {}  # waiting jobs, in ranking order
+        self._skip: set[str] = set()
+
+    def _ranking(self, now: float, contenders: list[str], pinned: list[str]) -> list[str]:
+        """``contenders`` (waiting jobs and running jobs whose lease ended), the first
+        to get GPUs first; ``pinned`` are the running jobs whose lease goes on."""
+        raise NotImplementedError
+
+    def resume_cost(self) -> float:
+        """Seconds a resumed job restores: the policy's ``restart_cost``, else the
+        simulator's default."""
+        return DEFAULT_RESTART_COST if self.restart_cost is None else self.restart_cost
+
+    def on_arrival(self, job: JobView, now: float) -> None:
+        self._views[job.id] = job
+        self._order[job.id] = self._arrivals
+        self._arrivals += 1
+        self._held[job.id] = 0.0
+        self._done[job.id] = 0.0
+        self._alpha_min[job.id] = self._fastest(job)[0]  # type: ignore[arg-type]
+        self._queue[job.id] = None
+
+    def held(self, job_id: str, now: float) -> float:
+        """Seconds ``job_id`` has held GPUs by ``now``."""
+        run = self._since.get(job_id)
+        return self._held[job_id] + (0.0 if run is None else now - run[0])
+
+    def done(self, job_id: str, now: float) -> float:
+        """Iterations ``job_id`` has done by ``now`` (none while it restores)."""
+        run = self._since.get(job_id)
+        if run is None:
+            return self._done[job_id]
+        start, restart, alpha = run
+        return self._done[job_id] + max(0.0, now - start - restart) / alpha
+
+    def _renew(self, job_id: str, now: float) -> None:
+        self._lease_end[job_id] = now + self.lease
+        heapq.heappush(self._ends, (now + self.lease, job_id))
+
+    def preempt(self, now: float, running: Collection[str]) -> list[str]:
+        """A contest, when jobs wait and GPUs are free or a lease has ended: the
+        contenders' ranking takes, in order, what fits beside the pinned jobs; running
+        contenders left out stop, the others renew their lease."""
+        self._skip = set()
+        horizon = now + 1e-9 * max(1.0, abs(now))
+        ended = [j for j in self._since if self._lease_end[j] <= horizon]
+        if not self._queue or not (ended or self._busy < self.cluster.num_gpus):
+            return []
+        ended_set = set(ended)
+        pinned = [j for j in self._since if j not in ended_set]
+        room = self.cluster.num_gpus - sum(self._views[j].gpus for j in pinned)
+        ranking = self._ranking(now, [*self._queue, *ended], pinned)
+        kept: set[str] = set()
+        for job_id in ranking:
+            gpus = self._views[job_id].gpus
+            if gpus <= room:
+                room -= gpus
+                kept.add(job_id)
+        stopped = [j for j in ended if j not in kept]
+        for job_id in ended:
+            if job_id in kept:
+                self._renew(job_id, now)
+        self._queue = dict.fromkeys(j for j in ranking if j not in kept or j not in ended_set)
+        self._skip = set(stopped)
+        return stopped
+
+    def dispatch(self, now: float, free: FreeGPUs) -> Iterator[tuple[JobView, tuple[int, ...]]]:
+        """Waiting jobs in ranking order, each on GPUs that run it within
+        ``placement_slack`` of its fastest; none past the first job if that one cannot
+        start (its GPUs are kept for it: every lease ends within ``lease`` seconds)."""
+        first = True
+        for job_id in list(self._queue):  # a start leaves the queue
+            if job_id in self._skip:
+                continue
+            view = self._views[job_id]
+            mapping = self._placed(view, free) if view.gpus <= free.total else None
+            if mapping is not None:
+                yield view, mapping
+            elif first or free.total == 0:
+                return
+            first = False
+
+    def _placed(self, view: JobView, free: FreeGPUs) -> tuple[int, ...] | None:
+        """The mapper's GPUs for ``view``, unless they run it slower than
+        ``placement_slack`` times its fastest while other jobs hold GPUs (on an idle
+        cluster any GPUs do: waiting would change nothing)."""
+        mapping = self.mapper(view, self.cluster, free)
+        if mapping is None or self._busy == 0:
+            return mapping
+        fastest = self._alpha_min[view.id] * self.placement_slack
+        return mapping if alpha(view, self.cluster, mapping) <= fastest * (1 + 1e-9) else None
+
+    def on_start(self, job: JobView, mapping: tuple[int, ...], alpha: float, now: float) -> None:
+        restart = self.resume_cost() if self._held[job.id] > 0.0 else 0.0
+        self._since[job.id] = (now, restart, alpha)
+        self._renew(job.id, now)
+        self._busy += job.gpus
+        del self._queue[job.id]
+
+    def _bank(self, job_id: str, now: float) -> None:
+        self._held[job_id] = self.held(job_id, now)
+        self._done[job_id] = self.done(job_id, now)
+        del self._since[job_id]
+        del self._lease_end[job_id]
+        self._busy -= self._views[job_id].gpus
+
+    def on_preempt(self, job: JobView, now: float) -> None:
+        """A preempted job banks its service (it is already in the waiting order)."""
+        self._bank(job.id, now)
+
+    def on_completion(self, job: JobView, iterations: int, now: float) -> None:
+        self._bank(job.id, now)
+        for store in (self._views, self._order, self._held, self._done, self._alpha_min):
+            del store[job.id]
+
+    def next_wakeup(self) -> float | None:
+        """The next lease end while a job waits (with none waiting, a lease that ends is
+        contested at the next event)."""
+        ends = self._ends
+        while ends and self._lease_end.get(ends[0][1]) != ends[0][0]:
+            heapq.heappop(ends)  # the job stopped, completed or renewed since
+        return ends[0][0] if ends and self._queue else None
+
+
+class FinishTimeFair(_Leases):
+    """``themis``: GPU leases, the worst estimated finish-time fairness first.
+
+    At a contest at ``t`` each contender's ``rho`` is estimated as in
+    :mod:`ddlsched.core.fairness`, with its predicted work in place of the true one:
+    ``rho_hat_i = (t - r_i + R_i + (K_hat_i - k_i) alpha_i^min) /
+    T^iso(K_hat_i alpha_i^min, N_i)``: the time so far, the restart cost ``R_i`` a
+    preempted job would pay, and the predicted work left ``K_hat_i - k_i`` at its
+    fastest; ``N_i`` is the time-average number of active jobs since ``r_i``. Jobs
+    are ranked by ``w_i rho_hat_i``, worst first (ties: arrival). A job past its
+    prediction has it multiplied by ``outrun_factor`` (A-SRPT's rule) until ahead.
+
+    Parameters
+    ----------
+    cluster
+        The cluster.
+    predictor
+        Gives ``K_hat_i`` at arrival (and hears the true count at completion).
+    mapper
+        Chooses GPUs; default the communication-aware
+        :class:`~ddlsched.algorithms.mapping.GraphMapper`.
+    lease
+        Seconds of a lease (> 0).
+    restart_cost
+        Seconds a resumed job restores (its estimate counts it); ``None``: the
+        simulator's.
+    outrun_factor
+        What a prediction is multiplied by once the job has done that much (> 1).
+    placement_slack
+        How much slower than its fastest a job may be placed (>= 1).
+    """
+
+    name = "themis"
+
+    def __init__(
+        self,
+        cluster: Cluster,
+        predictor: Predictor,
+        mapper: Mapper | None = None,
+        lease: float = LEASE_LENGTH,
+        *,
+        restart_cost: float | None = None,
+        outrun_factor: float = 2.0,
+        placement_slack: float = PLACEMENT_SLACK,
+    ) -> None:
+        super().__init__(cluster, mapper, lease, restart_cost, placement_slack)
+        if not outrun_factor > 1:
+            raise ValueError(f"outrun_factor: must be > 1, got {outrun_factor!r}")
+        self.predictor = predictor
+        self.outrun_factor = outrun_factor
+        self._predicted: dict[str, float] = {}
+        self._area_at_release: dict[str, float] = {}
+        self._area = 0.0  # integral of the number of active jobs up to _area_time
+        self._area_time = 0.0
+        self._active = 0
+
+    def _advance_area(self, now: float) -> None:
+        self._area += self._active * (now - self._area_time)
+        self._area_time = now
+
+    def on_arrival(self, job: JobView, now: float) -> None:
+        super().on_arrival(job, now)
+        self._advance_area(now)
+        self._active += 1
+        self._area_at_release[job.id] = self._area
+        self._predicted[job.id] = max(1.0, float(self.predictor.predict(job)))
+
+    def on_completion(self, job: JobView, iterations: int, now: float) -> None:
+        super().on_completion(job, iterations, now)
+        self._advance_area(now)
+        self._active -= 1
+        self.predictor.observe(job, iterations)
+        for store in (self._predicted, self._area_at_release):
+            del store[job.id]
+
+    def estimated_rho(self, job_id: str, now: float) -> float:
+        """``rho_hat_i`` at ``now`` (class docstring), from predicted work only."""
+        view = self._views[job_id]
+        done = self.done(job_id, now)
+        while self._predicted[job_id] <= done:
+            self._predicted[job_id] *= self.outrun_factor
+        alpha_min = self._alpha_min[job_id]
+        waited = now - view.release
+        area = self._area + self._active * (now - self._area_time)
+        active = (area - self._area_at_release[job_id]) / waited if waited > 0 else self._active
+        restart = 0.0 if job_id in self._since or self._held[job_id] == 0 else self.resume_cost()
+        shared = waited + restart + (self._predicted[job_id] - done) * alpha_min
+        alone = isolated_time(
+            self._predicted[job_id] * alpha_min, active, view.gpus, self.cluster.num_gpus
+        )
+        return shared / alone
+
+    def _ranking(self, now: float, contenders: list[str], pinned: list[str]) -> list[str]:
+        """The contenders by ``w_i rho_hat_i``, worst first, then arrival."""
+        keys = {
+            job_id: (-self._views[job_id].weight * self.estimated_rho(job_id, now),
+                     self._order[job_id])
+            for job_id in contenders
+        }  # fmt: skip
+        return sorted(keys, key=keys.__getitem__)
+
+
+def max_min_shares(capacity: float, demands: dict[str, float]) -> dict[str, float]:
+    """Max-min fair shares of ``capacity`` among ``demands`` (water-filling).
+
+    Every group gets ``min(demand, level)``, with one ``level`` for all that uses the
+    whole capacity (or satisfies every demand): the least-demanding groups are served
+    in full first and what they leave is split equally among the rest.
+    """
+    shares: dict[str, float] = {}
+    left, groups = float(capacity), len(demands)
+    for group in sorted(demands, key=lambda g: (demands[g], g)):
+        shares[group] = min(demands[group], left / groups)
+        left -= shares[group]
+        groups -= 1
+    return shares
+
+
+class UserMaxMin(_Leases):
+    """``maxmin-users``: GPUs max-min among users (or virtual clusters), LAS within.
+
+    At a contest the active jobs are grouped by the feature ``by`` (jobs naming
+    none form one group); each group's demand is its jobs' GPUs, and
+    :func:`max_min_shares` splits ``M`` among the groups. Groups in order of least
+    GPU-seconds received (ties: the earliest arrival) each take, within
+    ``floor(share)`` GPUs, their jobs in order of least attained service (GPU-seconds
+    over weight; ties: arrival). The rest follow in order of their group's service,
+    then their own, taking the GPUs rounding left over.
+
+    Parameters
+    ----------
+    cluster
+        The cluster.
+    mapper
+        Chooses GPUs; default the communication-aware
+        :class:`~ddlsched.algorithms.mapping.GraphMapper`.
+    lease
+        Seconds of a lease (> 0).
+    by
+        ``"user"`` or ``"vc"`` (:data:`GROUPINGS`): the job feature naming the group.
+    restart_cost
+        Seconds a resumed job restores; ``None``: the simulator's.
+    placement_slack
+        How much slower than its fastest a job may be placed (>= 1).
+    """
+
+    name = "maxmin-users"
+
+    def __init__(
+        self,
+        cluster: Cluster,
+        mapper: Mapper | None = None,
+        lease: float = LEASE_LENGTH,
+        *,
+        by: str = "user",
+        restart_cost: float | None = None,
+        placement_slack: float = PLACEMENT_SLACK,
+    ) -> None:
+        super().__init__(cluster, mapper, lease, restart_cost, placement_slack)
+        if by not in GROUPINGS:
+            raise ValueError(f"by: expected one of {', '.join(GROUPINGS)}, got {by!r}")
+        self.by = by
+        self._group_served: dict[str, float] = {}  # GPU-seconds of completed jobs
+
+    def group_of(self, job_id: str) -> str:
+        """The group of ``job_id``: its ``by`` feature ("" when the trace names none)."""
+        named = self._views[job_id].features.get(self.by)
+        return "" if named is None else str(named)
+
+    def service(self, job_id: str, now: float) -> float:
+        """GPU-seconds ``job_id`` has held by ``now``."""
+        return self.held(job_id, now) * self._views[job_id].gpus
+
+    def on_completion(self, job: JobView, iterations: int, now: float) -> None:
+        group = self.group_of(job.id)
+        served = self.service(job.id, now)
+        self._group_served[group] = self._group_served.get(group, 0.0) + served
+        super().on_completion(job, iterations, now)
+
+    def _ranking(self, now: float, contenders: list[str], pinned: list[str]) -> list[str]:
+        """Contenders within their group's share, group by group, then the rest (class
+        docstring); a pinned job's GPUs count against its group's share."""
+        members: dict[str, list[str]] = {}
+        for job_id in self._order:
+            members.setdefault(self.group_of(job_id), []).append(job_id)
+        served = {
+            g: (self._group_served.get(g, 0.0) + sum(self.service(j, now) for j in jobs),
+                self._order[jobs[0]])
+            for g, jobs in members.items()
+        }  # fmt: skip
+        shares = max_min_shares(
+            self.cluster.num_gpus,
+            {g: float(sum(self._views[j].gpus for j in jobs)) for g, jobs in members.items()},
+        )
+        budget = {g: math.floor(share + 1e-9) for g, share in shares.items()}
+        for job_id in pinned:
+            budget[self.group_of(job_id)] -= self._views[job_id].gpus
+        job_key = {j: (self.service(j, now) / self._views[j].weight, self._order[j])
+                   for j in contenders}  # fmt: skip
+        first: list[str] = []
+        for job_id in sorted(contenders, key=lambda j: (served[self.group_of(j)], job_key[j])):
+            group = self.group_of(job_id)
+            if self._views[job_id].gpus <= budget[group]:
+                budget[group] -= self._views[job_id].gpus
+                first.append(job_id)
+        chosen = set(first)
+        rest = [j for j in contenders if j not in chosen]
+        rest.sort(key=lambda j: (served[self.group_of(j)], job_key[j]))
+        return first + rest
