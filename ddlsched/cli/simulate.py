@@ -196,6 +196,8 @@ def _print(
         value = summary.get(key)
         if value is not None:
             print(f"  {key:>20}: {value:.6g}")
+    for line in fairness_lines(summary):
+        print(f"  {line}")
     print(
         f"  {loaded.unnamed_jobs} jobs had no known model ({loaded.unnamed_rule} rule); "
         f"{summary['jobs_over_2x_recorded_duration']} ran more than 2x their recorded duration"
@@ -220,3 +222,33 @@ def _print(
         print(f"  note: {note}")
     if summary.get("warning"):
         print(f"  warning: {summary['warning']}")
+
+
+GROUPS_SHOWN = 10
+"""Users (or virtual clusters) a summary names, the worst ``rho`` first (``--json``: all)."""
+
+
+def fairness_lines(summary: Mapping[str, object]) -> list[str]:
+    """The run's finish-time fairness: mean and worst ``rho``, then per user and per
+    virtual cluster where the trace names them."""
+    if summary.get("rho_max") is None:
+        return []
+    lines = [
+        f"{'rho (fairness)':>20}: mean {summary['rho_mean']:.4g}, max {summary['rho_max']:.4g} "
+        f"(job {summary['rho_max_job']}; rho = JCT / time alone on a 1/N share)"
+    ]
+    for grouping, what in (("user", "user"), ("vc", "virtual cluster")):
+        groups = summary.get(f"fairness_by_{grouping}")
+        if not isinstance(groups, Mapping):
+            continue
+        worst = sorted(groups.items(), key=lambda item: -item[1]["rho_max"])
+        lines.append(f"{'per ' + what:>20}: {len(groups)}, the worst rho first")
+        lines += [
+            f"{name:>22}: {g['jobs']} job{'s' if g['jobs'] != 1 else ''}, mean JCT "
+            f"{g['mean_jct']:.6g}, rho mean "
+            f"{g['rho_mean']:.4g}, max {g['rho_max']:.4g}"
+            for name, g in worst[:GROUPS_SHOWN]
+        ]
+        if len(worst) > GROUPS_SHOWN:
+            lines.append(f"{'':>22}  ... {len(worst) - GROUPS_SHOWN} more (--json: all)")
+    return lines

@@ -35,8 +35,12 @@ The metrics of a row:
     (released, not completed, the job itself included) during ``[r_i, C_i]`` in the
     policy's own schedule; a rigid job of ``g_i`` GPUs given ``M / N_i`` GPUs runs a
     time share ``min(1, M / (N_i g_i))`` of its fastest processing time ``p_i = K_i
-    alpha_i^min``: ``T_i^iso = p_i max(1, N_i g_i / M)``. ``rho_i > 1``: the job did
-    worse than on its fair share.
+    alpha_i^min``: ``T_i^iso = p_i max(1, N_i g_i / M)`` (one definition,
+    :mod:`ddlsched.core.fairness`, which the ``themis`` policy estimates online).
+    ``rho_i > 1``: the job did worse than on its fair share. Per user and per virtual
+    cluster where the trace names them (the job features ``user`` and ``vc``): jobs,
+    mean JCT, mean and largest ``rho`` (:func:`group_fairness`; :meth:`TraceStudy.groups`,
+    and ``simulate``'s summary: :func:`run_fairness`).
 ``user_jct_max_over_min``, ``user_jct_cv``
     Over the users the trace names (Philly's ``cluster`` column, a ``user`` column):
     the largest per-user mean JCT over the smallest, and the coefficient of variation
@@ -63,6 +67,7 @@ from typing import TYPE_CHECKING, Any, Protocol, TypedDict
 import numpy as np
 import pandas as pd
 
+from ddlsched.core.fairness import finish_time_fairness
 from ddlsched.core.model import InputError, Instance, is_whole
 from ddlsched.core.result import Result, SolveStatus
 
@@ -156,6 +161,7 @@ class StudyDocument(TypedDict):
     interrupted: bool
     loads: list[LoadDocument]
     records: list[StudyRecord]
+    fairness_groups: list[dict[str, object]]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -215,6 +221,9 @@ def read_trace(
     unnamed: str | None = None,
     columns: dict[str, str] | str | None = None,
     time_unit: str | None = None,
+    format: str | None = None,
+    states: str | Sequence[str] | None = None,
+    fractional: str = "refuse",
 ) -> tuple[LoadedTrace, str]:
     """The trace on the cluster described, read as ``simulate`` reads it, and its path.
 
@@ -230,7 +239,7 @@ def read_trace(
         Only the first ``limit`` jobs by submit time.
     seed
         Seeds the models drawn for rows naming none.
-    unnamed, columns, time_unit
+    unnamed, columns, time_unit, format, states, fractional
         As for :func:`ddlsched.core.traces.load_trace` (``columns`` also as the text
         ``"submit=time,gpus=num_gpu"``).
 
@@ -263,6 +272,9 @@ def read_trace(
                 unnamed=UNNAMED_RULES[0] if unnamed is None else unnamed,
                 columns=parse_columns(columns) if isinstance(columns, str) else columns,
                 time_unit=time_unit,
+                format=format,
+                states=states,
+                fractional=fractional,
             )
     except ValueError as error:
         raise InputError(str(error)) from None
@@ -352,8 +364,14 @@ class TraceRun:
             )
         return None
 
+    def jobs(self) -> pd.DataFrame:
+        """One row per job of the run (:func:`job_rows`); the run must hold a schedule."""
+        return job_rows(self.replay.instance, self.result, processing_times(self.replay.instance))
+
     def summary(self) -> dict[str, object]:
-        """Every figure ``ddlsched simulate`` prints, as its ``--json`` document."""
+        """Every figure ``ddlsched simulate`` prints, as its ``--json`` document: the
+        run's metrics, its model's interval, what the reader did and the run's
+        finish-time fairness (:func:`run_fairness`)."""
         out: dict[str, object] = dict(self.result.summary())
         interval = self.interval
         if interval is not None:
@@ -367,6 +385,8 @@ class TraceRun:
             out["problem"] = interval.model
         out.update(self.replay.fields())
         out["jobs_over_2x_recorded_duration"] = self.stretched
+        if self.result.schedule is not None:
+            out.update(run_fairness(self.jobs()))
         if self.warning:
             out["warning"] = self.warning
         return out
@@ -418,39 +438,9 @@ def simulate_trace(
     return TraceRun(replay, result, found, interval, stretched)
 
 
-def finish_time_fairness(
-    releases: np.ndarray,
-    ends: np.ndarray,
-    gpus: np.ndarray,
-    processing: np.ndarray,
-    num_gpus: int,
-) -> np.ndarray:
-    """Each job's finish-time fairness ``rho_i`` (module docstring): its JCT over
-    ``p_i max(1, N_i g_i / M)``, ``N_i`` the time-average number of jobs active during
-    ``[r_i, C_i]``.
-
-    The number active integrates in closed form: ``A(t) = sum_j [min(t, C_j) - r_j]^+``
-    is the area under the count of active jobs up to ``t``, so ``N_i = (A(C_i) -
-    A(r_i)) / (C_i - r_i)``.
-    """
-    order_r, order_c = np.sort(releases), np.sort(ends)
-    sum_r = np.concatenate(([0.0], np.cumsum(order_r)))
-    sum_c = np.concatenate(([0.0], np.cumsum(order_c)))
-
-    def area(t: np.ndarray) -> np.ndarray:
-        released = np.searchsorted(order_r, t, side="left")  # r_j < t
-        ended = np.searchsorted(order_c, t, side="left")  # C_j < t
-        return (released * t - sum_r[released]) - (ended * t - sum_c[ended])
-
-    jct = ends - releases
-    life = np.where(jct > 0, jct, 1.0)
-    active = np.where(jct > 0, (area(ends) - area(releases)) / life, 1.0)
-    alone = processing * np.maximum(1.0, active * gpus / num_gpus)
-    return jct / alone
-
-
 def job_rows(instance: Instance, result: Result, processing: np.ndarray) -> pd.DataFrame:
-    """One row per job of a run: id, user, GPUs, submit, start, end, JCT, queueing delay
+    """One row per job of a run: id, user, virtual cluster (``vc``: ``None`` where the
+    trace names none), GPUs, submit, start, end, JCT, queueing delay
     (first start minus submit, as the simulator's ``mean_queueing_delay``), seconds run,
     preemptions, finish-time fairness ``rho`` and bounded slowdown."""
     assert result.schedule is not None
@@ -472,6 +462,7 @@ def job_rows(instance: Instance, result: Result, processing: np.ndarray) -> pd.D
         {
             "id": [job.id for job in jobs],
             "user": [job.features.get("user") for job in jobs],
+            "vc": [job.features.get("vc") for job in jobs],
             "gpus": gpus.astype(int),
             "submit": release,
             "start": start,
@@ -484,6 +475,82 @@ def job_rows(instance: Instance, result: Result, processing: np.ndarray) -> pd.D
             "bounded_slowdown": np.maximum(1.0, jct / np.maximum(ran, SLOWDOWN_THRESHOLD_S)),
         }
     )
+
+
+GROUPINGS = ("user", "vc")
+"""The job features fairness is reported by, where the trace names them."""
+
+
+class GroupFairness(TypedDict):
+    """One user's or virtual cluster's jobs in a run (:func:`group_fairness`)."""
+
+    jobs: int
+    mean_jct: float
+    rho_mean: float
+    rho_max: float
+
+
+def group_fairness(jobs: pd.DataFrame) -> dict[str, dict[str, GroupFairness]]:
+    """Per user and per virtual cluster (:data:`GROUPINGS`) of a run's :func:`job_rows`:
+    the jobs, mean JCT and mean and largest finish-time fairness ``rho``; a grouping
+    the trace names for no job is left out, jobs naming none are left out of it."""
+    out: dict[str, dict[str, GroupFairness]] = {}
+    for grouping in GROUPINGS:
+        named = jobs[jobs[grouping].notna()]
+        if named.empty:
+            continue
+        by_group = named.groupby(named[grouping].astype(str), sort=True)
+        stats = by_group.agg(
+            jobs=("jct", "size"),
+            mean_jct=("jct", "mean"),
+            rho_mean=("rho", "mean"),
+            rho_max=("rho", "max"),
+        )
+        out[grouping] = {
+            str(name): {
+                "jobs": int(row.jobs),
+                "mean_jct": float(row.mean_jct),
+                "rho_mean": float(row.rho_mean),
+                "rho_max": float(row.rho_max),
+            }
+            for name, row in stats.iterrows()
+        }
+    return out
+
+
+class RunFairness(TypedDict, total=False):
+    """A run's finish-time fairness (:func:`run_fairness`)."""
+
+    rho_mean: float
+    rho_max: float
+    rho_max_job: str
+    fairness_by_user: dict[str, GroupFairness]
+    fairness_by_vc: dict[str, GroupFairness]
+
+
+def run_fairness(jobs: pd.DataFrame) -> RunFairness:
+    """A run's mean and worst ``rho``, the job with the worst, and per user and per
+    virtual cluster (:func:`group_fairness`: the keys ``fairness_by_user`` and
+    ``fairness_by_vc`` where the trace names them)."""
+    worst = int(jobs["rho"].to_numpy().argmax())
+    out: RunFairness = {
+        "rho_mean": float(jobs["rho"].mean()),
+        "rho_max": float(jobs["rho"].iloc[worst]),
+        "rho_max_job": str(jobs["id"].iloc[worst]),
+    }
+    groups = group_fairness(jobs)
+    if "user" in groups:
+        out["fairness_by_user"] = groups["user"]
+    if "vc" in groups:
+        out["fairness_by_vc"] = groups["vc"]
+    return out
+
+
+def processing_times(instance: Instance) -> np.ndarray:
+    """``p_i = K_i alpha_i^min`` per job, the processing times ``rho`` is measured by."""
+    from ddlsched.core.alpha import fastest_processing
+
+    return np.array(fastest_processing(instance)[0], dtype=float)
 
 
 def user_spread(jobs: pd.DataFrame) -> tuple[float | None, float | None]:
@@ -609,10 +676,8 @@ class TraceStudy:
     def _job_rows(self, load: float | None, policy: str) -> pd.DataFrame:
         key = (load, policy)
         if key not in self._jobs:
-            from ddlsched.core.alpha import fastest_processing
-
             instance = self.replays[load].instance
-            processing = np.array(fastest_processing(instance)[0], dtype=float)
+            processing = processing_times(instance)
             self._jobs[key] = job_rows(instance, self.runs[load][policy], processing)
         return self._jobs[key]
 
@@ -728,7 +793,27 @@ class TraceStudy:
                 if load in self.replays
             ],
             "records": self.records(),
+            "fairness_groups": self.groups().to_dict("records"),
         }
+
+    def groups(self) -> pd.DataFrame:
+        """One row per load, policy, grouping (``user``, ``vc``) and group of every
+        verified run, where the trace names them: jobs, mean JCT, mean and largest
+        ``rho`` (:func:`group_fairness`)."""
+        rows = []
+        for load in self.settings.target_loads:
+            for policy in self.settings.policies:
+                result = self.runs.get(load, {}).get(policy)
+                if result is None or result.status is not SolveStatus.FEASIBLE:
+                    continue
+                for grouping, groups in group_fairness(self._job_rows(load, policy)).items():
+                    rows += [
+                        {"load": load, "policy": policy, "grouping": grouping, "group": name,
+                         **figures}
+                        for name, figures in groups.items()
+                    ]  # fmt: skip
+        columns = ["load", "policy", "grouping", "group", *GroupFairness.__annotations__]
+        return pd.DataFrame(rows, columns=columns)
 
 
 def _run_policy(instance: Instance, policy: str, seed: int) -> Result:
