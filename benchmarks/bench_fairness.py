@@ -51,18 +51,17 @@ def main() -> None:
     print(
         f"{args.trace}, {jobs} jobs, {args.servers} x {args.gpus_per_server} GPUs, offered "
         f"load {study.replays[None].offered_load:.3g}; {platform.node()}, "
-        f"{args.workers} workers, {wall:.0f} s wall in all"
+        f"{args.workers} workers, {wall:.0f} s wall in all (run: one policy's simulation)\n"
     )
-    print(
-        f"{'policy':>14} {'rho max':>9} {'rho mean':>9} {'mean JCT s':>11} "
-        f"{'makespan s':>11} {'util':>6} {'preempted':>9} {'run s':>7}"
-    )
+    print("| policy | rho max | rho mean | mean JCT (s) | makespan (s) | GPU use | preempted jobs "
+          "| run (s) |")  # fmt: skip
+    print("| --- | --- | --- | --- | --- | --- | --- | --- |")
     for row in table.itertuples():
         assert row.verified, f"{row.policy}: the verifier rejected the run"
         print(
-            f"{row.policy:>14} {row.rho_max:9.3f} {row.rho_mean:9.3f} {row.mean_jct:11.4g} "
-            f"{row.makespan:11.4g} {row.gpu_utilisation:6.3f} {row.preempted_jobs:9.0f} "
-            f"{row.runtime_s:7.1f}"
+            f"| {row.policy} | {row.rho_max:.3f} | {row.rho_mean:.3f} | {row.mean_jct:,.0f} | "
+            f"{row.makespan:,.0f} | {row.gpu_utilisation:.3f} | {row.preempted_jobs:.0f} | "
+            f"{row.runtime_s:.1f} |"
         )
     every_job = study.jobs().groupby("policy").size()
     assert (every_job == jobs).all(), every_job
@@ -70,11 +69,13 @@ def main() -> None:
     if not groups.empty:
         users = groups[groups["grouping"] == "user"]
         worst = users.loc[users.groupby("policy")["rho_max"].idxmax()]
-        print("worst user per policy:")
+        print("\nEach policy's worst user (largest rho of its jobs):\n")
+        print("| policy | user | jobs | mean JCT (s) | rho mean | rho max |")
+        print("| --- | --- | --- | --- | --- | --- |")
         for row in worst.itertuples():
             print(
-                f"{row.policy:>14} user {row.group}: {row.jobs} jobs, mean JCT "
-                f"{row.mean_jct:.4g} s, rho mean {row.rho_mean:.3f}, max {row.rho_max:.3f}"
+                f"| {row.policy} | {row.group} | {row.jobs} | {row.mean_jct:,.0f} | "
+                f"{row.rho_mean:.3f} | {row.rho_max:.3f} |"
             )
 
 
