@@ -125,3 +125,26 @@ def test_a_planted_bad_field_exits_2_naming_file_line_and_column(
         assert main([*command, *cluster]) == 2
         err = capsys.readouterr().err
         assert named in err and len(err.strip().splitlines()) == 1, err
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["compare", "--jobs", "2", "--instances", "1", "--states", "COMPLETED"],
+        ["compare", "--jobs", "2", "--instances", "1", "--fractional", "ceil"],
+        ["bound", "INSTANCE", "--format", "helios"],
+    ],
+)
+def test_the_reading_options_are_refused_without_a_trace(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], command: list[str]
+) -> None:
+    """``--format``, ``--states`` and ``--fractional`` describe how a trace is read: given to
+    ``compare`` on random instances or to ``bound`` on an instance file, they are refused
+    by name (exit 2) rather than ignored."""
+    instance = tmp_path / "i.json"
+    assert main(["generate", "--jobs", "2", "--servers", "1", "--out", str(instance)]) == 0
+    capsys.readouterr()
+    command = [str(instance) if word == "INSTANCE" else word for word in command]
+    assert main(command) == 2
+    err = capsys.readouterr().err
+    assert command[-2] in err and len(err.strip().splitlines()) == 1, err
