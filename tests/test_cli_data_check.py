@@ -28,7 +28,8 @@ def test_an_overloaded_trace_is_reported_with_its_load_and_a_too_wide_job_named(
 ) -> None:
     """On 2 x 8 GPUs: the offered load 1.6 (2560 GPU-seconds asked, 1600 offered over
     100 s) and the 64-GPU job on line 13 named as unable to run; exit 0 (findings are
-    not errors); ``--json`` gives the same load and the line."""
+    not errors); ``--json`` gives the same load and the line; ``simulate`` prints the
+    load among its summary's lines and names the wide job once, as a row left out."""
     trace = write(tmp_path, "over.csv", OVERLOADED)
     cluster = ["--servers", "2", "--gpus-per-server", "8"]
     assert main(["data", "check", str(trace), *cluster]) == 0
@@ -41,6 +42,11 @@ def test_an_overloaded_trace_is_reported_with_its_load_and_a_too_wide_job_named(
     kinds = {f["kind"]: f["lines"] for f in doc["check"]["findings"]}
     assert kinds["wider than the cluster"] == [13] and "offered load over 1" in kinds
     assert (doc["rows_read"], doc["rows_kept"]) == (12, 12)
+    assert main(["simulate", "--trace", str(trace), *cluster, "--policy", "fifo"]) == 0
+    lines = [line.strip() for line in capsys.readouterr().out.splitlines()]
+    assert any(line.startswith("check: offered load 1.6 as recorded") for line in lines)
+    assert not any("cannot run" in line for line in lines)  # named once, as a row left out
+    assert f"{trace}:13: num_gpus: 64 GPUs, the cluster has 16 (job dropped)" in lines
 
 
 def test_unreadable_input_exits_2_and_the_listing_stays_the_default(
