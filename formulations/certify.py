@@ -36,6 +36,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from ddlsched.formulations.lower_bounds import BoundInputs, lower_bounds, proven_grid
+from ddlsched.formulations.pack import PackSettings
 
 from ddlsched.core.model import Instance, Problem, Schedule
 from ddlsched.core.result import (
@@ -450,13 +451,20 @@ def exact_lp_bound(
 
 
 POOLED_VARIABLES = 5_000
-"""The pooled integral model's variable budget beside an exact solve: an integral instance's
-own grid fits it (2,328 binaries on the 24-job batch instances of ``bench_exact``); off a grid
-a finer slot would make the integral model slow and hardly stronger than the LP."""
+"""The pooled integral model's variable budget beside an exact solve, off a proven grid: a
+finer slot would make the integral model slow and hardly stronger than the LP (24 realistic
+batch jobs on 4 x 4 GPUs: 5,016 variables gave a valid bound in 9 s, 20,016 no bound in 10 s)."""
+
+POOLED_GRID_VARIABLES = 20_000
+"""The same budget where the instance is provably integral on its own slot
+(:func:`~ddlsched.formulations.lower_bounds.proven_grid`), so that the grid fits: 2,328
+binaries on the 24-job batch instances of ``bench_exact``, 6,600-8,400 on 48 batch jobs on
+4 x 8 GPUs and 8,300 on 100 jobs on 8 x 8 at load 1, each solved by HiGHS in 1-5 s (on a
+coarser slot the bound is weaker: 360.5 against 363 on the first 48-job instance)."""
 
 POOLED_SEARCH = 20_000
 """Steps of the local search that turns the pooled relaxation's order into schedules of A
-(:func:`ddlsched.formulations.timeindexed.improve_order`), if the time limit allows: about 30 ms
+(:func:`ddlsched.formulations.slotted.improve_order`), if the time limit allows: about 30 ms
 each on a 24-job 4 x 4 instance."""
 
 
@@ -476,29 +484,37 @@ def pooled_bound_and_schedules(
     seed: int = 0,
     iterations: int = POOLED_SEARCH,
     node_limit: int | None = POOLED_NODES,
+    search: PackSettings | None = None,
 ) -> LowerBound:
     """The pooled integral bound (bound 7 of :mod:`ddlsched.formulations.lower_bounds`), then
-    schedules of A from its order, as an exact solve uses them. Run in a child by the
+    schedules of A from its solution, as an exact solve uses them. Run in a child by the
     portfolio, which receives each as it is found (:func:`ddlsched.formulations.isolation.report`:
     ``("bound", LowerBound)`` at once, then ``("schedule", Schedule)`` per improvement).
 
-    HiGHS gets half of ``time_limit`` (its dual bound is valid when it stops early),
-    the local search the rest, at most ``iterations`` steps and
-    :data:`POOLED_PATIENCE` without progress; a schedule that meets the bound is a proof
-    (:func:`certify`). Returns the bound.
+    HiGHS gets half of ``time_limit`` (its dual bound is valid when it stops early). Then,
+    in turn, until a schedule meets the bound (a proof, :func:`certify`) or the time is up:
+    the pooled solution's starts packed onto the servers
+    (:func:`ddlsched.formulations.pack.pack`: where it packs at those starts, the schedule
+    has the pooled optimum's objective), the local search over its order
+    (:func:`ddlsched.formulations.slotted.improve_order`, at most ``iterations`` steps and
+    :data:`POOLED_PATIENCE` without progress), and the large-neighbourhood search from the
+    best schedule (:func:`ddlsched.formulations.pack.improve`; both by ``search``'s limits).
+    Every step has a
+    deterministic limit, so without a time limit the schedules are the same on every
+    machine. Returns the bound.
     """
     import time
 
     from ddlsched.formulations.isolation import report
     from ddlsched.formulations.lower_bounds import BoundInputs, LpSettings, time_indexed_bound
-    from ddlsched.formulations.modes import problem_a
-    from ddlsched.formulations.outcome import objectives, schedule_from_plan
+    from ddlsched.formulations.outcome import schedule_from_plan
+    from ddlsched.formulations.pack import improve, pack, pooled_start_slots, search_problem
     from ddlsched.formulations.slotted import improve_order
 
-    began = time.perf_counter()
-    slotted = problem_a(instance, None)
+    stop_at = time.monotonic() + time_limit
+    on_grid = proven_grid(instance) is not None
     settings = LpSettings(
-        max_variables=POOLED_VARIABLES,
+        max_variables=POOLED_GRID_VARIABLES if on_grid else POOLED_VARIABLES,
         time_limit=max(0.01, time_limit / 2),
         threads=1,
         integer=True,
@@ -509,20 +525,36 @@ def pooled_bound_and_schedules(
     report(("bound", bound))
     if starts is None:
         return bound
-    order = sorted(range(instance.num_jobs), key=lambda i: (starts[i], inputs.processing[i], i))
-
-    best = [math.inf]
+    searched = search_problem(instance)
+    target = bound.value if bound.valid else -math.inf
+    best: list[tuple[float, list[tuple[int, int]]]] = []
     fixed = fixed_part(instance)
 
     def better(plan: list[tuple[int, int]]) -> None:
-        schedule = schedule_from_plan(instance, Problem.A, slotted, plan)
-        best[0] = objectives(instance, schedule)[0]
-        report(("schedule", schedule))
+        value = searched.objective(plan)
+        if not best or value < best[-1][0]:
+            best.append((value, plan))
+            report(("schedule", schedule_from_plan(instance, Problem.A, searched, plan)))
 
     def done() -> bool:
         """Out of time, or a schedule met the bound (a proof: nothing left to find)."""
-        proven = bound.valid and gap_closed(best[0], bound.value, fixed)
-        return proven or time.perf_counter() - began > time_limit
+        proven = bool(best) and bound.valid and gap_closed(best[-1][0], bound.value, fixed)
+        return proven or time.monotonic() > stop_at
 
-    improve_order(slotted, order, iterations, seed, done, better, POOLED_PATIENCE)
+    packed = pack(
+        searched,
+        pooled_start_slots(searched, starts),
+        search,
+        target=target,
+        seed=seed,
+        stop_at=stop_at,
+    )
+    if packed is not None:
+        better(packed)
+    order = sorted(range(instance.num_jobs), key=lambda i: (starts[i], inputs.processing[i], i))
+    if not done():
+        improve_order(searched, order, iterations, seed, done, better, POOLED_PATIENCE)
+    if not done():
+        plan = best[-1][1]
+        improve(searched, plan, search, seed=seed, stop=done, on_better=better, stop_at=stop_at)
     return bound

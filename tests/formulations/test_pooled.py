@@ -23,6 +23,7 @@ from ddlsched.formulations.lower_bounds import (
 )
 from ddlsched.formulations.modes import problem_a
 from ddlsched.formulations.outcome import schedule_from_plan
+from ddlsched.formulations.pack import PackSettings
 from ddlsched.formulations.slotted import improve_order, place_in_order
 from ddlsched.proofs_checks.verifier import verify
 from hypothesis import given, settings
@@ -197,30 +198,39 @@ def test_the_portfolio_proves_batch_arrivals_through_the_pooled_bound(batch: Ins
 def test_the_pooled_search_is_not_stopped_by_an_invalid_bound(
     batch: Instance, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Catches the search's stop rule taking an invalid bound as a proof: the pooled
-    relaxation's value is replaced by one every schedule meets (1e9) but marked invalid
-    (as an LP stopped by its time limit is), so the search must go on improving past its
-    first schedule, as it does with the real bound (the control: the same number of
-    schedules either way, the run being deterministic in its steps)."""
+    """Catches the search's stop rule taking an invalid bound as a proof: with the real
+    bound the packing of the pooled starts meets it (212) and the searches after it never
+    start; with the bound's value replaced by one every schedule meets (1e9) but marked
+    invalid (as an LP stopped by its time limit is), the order's search must still run."""
     import ddlsched.formulations.lower_bounds as lower_bounds
+    import ddlsched.formulations.slotted as slotted
     from ddlsched.formulations import isolation
 
     from ddlsched.core.result import LowerBound
 
-    real = lower_bounds.time_indexed_bound
+    real_bound, real_search = lower_bounds.time_indexed_bound, slotted.improve_order
+    searched: list[int] = []
+
+    def counted(*args: object, **kwargs: object) -> object:
+        searched.append(1)
+        return real_search(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(slotted, "improve_order", counted)
 
     def run() -> list[object]:
         reports: list[tuple[str, object]] = []
         monkeypatch.setattr(isolation, "report", reports.append)
-        pooled_bound_and_schedules(batch, 228.0, 1e7, seed=0, iterations=300)
+        search = PackSettings(rounds=2, round_work=0.1)
+        pooled_bound_and_schedules(batch, 228.0, 1e7, seed=0, iterations=30, search=search)
         return [item for kind, item in reports if kind == "schedule"]
 
     control = run()
-    assert len(control) >= 2  # the search improves on its first schedule
+    assert len(control) == 1 and not searched  # proven by the packing: nothing left to do
+    assert verify(batch, control[0]).total_completion_time == pytest.approx(212.0)  # type: ignore[arg-type]
 
     def invalid(*args: object, **kwargs: object) -> tuple[LowerBound, object]:
-        bound, starts = real(*args, **kwargs)  # type: ignore[arg-type]
+        bound, starts = real_bound(*args, **kwargs)  # type: ignore[arg-type]
         return LowerBound(1e9, bound.name, False), starts
 
     monkeypatch.setattr(lower_bounds, "time_indexed_bound", invalid)
-    assert len(run()) == len(control)
+    assert len(run()) == 1 and searched
