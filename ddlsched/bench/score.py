@@ -32,6 +32,7 @@ if TYPE_CHECKING:
     from ddlsched.algorithms.protocol import Policy
     from ddlsched.bench.library import Certificate, Entry
     from ddlsched.core.params import ExactParams
+    from ddlsched.core.result import Result
 
 ProgressCallback = Callable[[int, int], None]
 
@@ -795,11 +796,9 @@ def improve_entry(entry: Entry, params: ExactParams, path: Path) -> Improvement:
 def _solved(
     entry: Entry, params: ExactParams, notes: list[str]
 ) -> tuple[list[_Bound], _Upper | None]:
-    """The exact solve's proven lower bound (if any), and its schedule when the verifier
-    accepts it as one of problem A (else ``None``, noted), with its recomputed objective."""
+    """The exact solve's proof of optimality if it has one (:func:`_proof`), and its
+    schedule when the verifier accepts it (:func:`_accepted`)."""
     from ddlsched.api import solve
-    from ddlsched.formulations.admission import violations
-    from ddlsched.proofs_checks.verifier import verify
 
     instance = entry.instance
     try:
@@ -807,27 +806,50 @@ def _solved(
     except InputError as error:  # a model refused for its size, a stored schedule refused
         notes.append(f"the exact solve refused the entry: {error}")
         return [], None
-    bounds = []
-    found = result.lower_bound
-    if found is not None and found.valid and math.isfinite(found.value):
-        # A proof of optimality, or the solver's own bound, is recomputed by solving again;
-        # a fast bound (the solve's best may be one) by its name.
-        name = EXACT_BOUND if result.proven_optimal else found.name
-        settings: JsonObject = (
-            {"bounds": [name]}
-            if name in fast_bound_names()
-            else {"method": "exact", **_limits(params)}
-        )
-        bounds.append(_Bound(found.value, name, settings))
+    upper = _accepted(instance, result, notes)
+    return _proof(entry, result, upper, params, notes), upper
+
+
+def _accepted(instance: Instance, result: Result, notes: list[str]) -> _Upper | None:
+    """The solve's schedule with its objective recomputed, when the verifier accepts it as
+    a schedule of problem A; else ``None``, noted."""
+    from ddlsched.formulations.admission import violations
+    from ddlsched.proofs_checks.verifier import verify
+
     schedule = result.schedule
     if schedule is None:
         notes.append(f"the solve found no schedule ({result.status.value})")
-        return bounds, None
+        return None
     refused = violations(instance, Problem.A, schedule)
     if refused:
         notes.append(f"the solve's schedule is refused by the verifier: {refused[0]}")
-        return bounds, None
-    return bounds, _Upper(verify(instance, schedule).total_completion_time, schedule)
+        return None
+    return _Upper(verify(instance, schedule).total_completion_time, schedule)
+
+
+def _proof(
+    entry: Entry, result: Result, upper: _Upper | None, params: ExactParams, notes: list[str]
+) -> list[_Bound]:
+    """The solve's lower bound as a certificate may hold it: a proof of optimality, named
+    ``exact`` and capped at its verified schedule's objective (``bench verify --full``
+    solves again with the same limits and compares the optimum). A fast bound is
+    :func:`_fast_bound`'s; any other bound short of a proof (the solver's dual, an LP) is
+    left out, noted when higher than the certificate's: nothing in its settings would
+    recompute it."""
+    found = result.lower_bound
+    if found is None or not found.valid or not math.isfinite(found.value):
+        return []
+    if result.proven_optimal:
+        if upper is None:  # a proof of a schedule the verifier refuses proves nothing here
+            return []
+        settings: JsonObject = {"method": "exact", **_limits(params)}
+        return [_Bound(min(found.value, upper.value), EXACT_BOUND, settings)]
+    if found.name not in fast_bound_names() and found.value > entry.certificate.lower_bound:
+        notes.append(
+            f"the solve's {found.name} bound {found.value:.10g} is not kept (no proof of "
+            "optimality: bench verify could not recompute it)"
+        )
+    return []
 
 
 def fast_bound_names() -> tuple[str, ...]:

@@ -12,6 +12,7 @@ from ddlsched import ExactParams
 from ddlsched.api import lower_bounds
 from ddlsched.bench import score
 from ddlsched.bench.library import Certificate, Entry, library, write_library
+from ddlsched.bench.verify import verify_library
 from ddlsched.core.model import Problem, Schedule, ScheduledJob
 from ddlsched.core.result import LowerBound, Result, SolveStatus
 from tests.bench.conftest import released_entry, two_job_entry
@@ -49,10 +50,12 @@ def _files(folder: Path) -> dict[str, bytes]:
 def test_a_weakened_certificate_is_tightened_and_keeps_its_history(tmp_path: Path) -> None:
     """The forgotten optimum is found again (upper 8 -> 5, its schedule verified; the
     bound raised to 5 within the closed gap, so ``optimal``), the weak certificate's summary
-    is its history; the entry already optimal is left to the byte; a second run writes
-    nothing at all."""
+    is its history, and the interval entry's bound is raised to its optimum 12; ``bench
+    verify --full`` (its own brute force and recomputed bounds) refuses both certificates
+    before and accepts both after; a second run writes nothing at all."""
     write_library([_weakened(4.0), released_entry()], tmp_path)
     before = _files(tmp_path)
+    assert not any(check.holds for check in verify_library(path=tmp_path, full=True))
     first = score.improve(tmp_path, params=EXACT)
     written = {item.name: item for item in first.written}
     assert set(written) == {"S-hand-1x2-j2", "M-hand-1x2-j2-r"}
@@ -64,6 +67,7 @@ def test_a_weakened_certificate_is_tightened_and_keeps_its_history(tmp_path: Pat
     assert "ddlsched bench improve --names S-hand-1x2-j2" in tight.command
     assert written["S-hand-1x2-j2"].status_after == "optimal"
     assert before != _files(tmp_path)
+    assert all(check.holds for check in verify_library(path=tmp_path, full=True))
     settled = _files(tmp_path)
     second = score.improve(tmp_path, params=EXACT)
     assert not second.written and _files(tmp_path) == settled
@@ -104,25 +108,43 @@ def test_a_schedule_the_verifier_refuses_is_never_written(
     assert _files(tmp_path) == before
 
 
-def test_a_bound_above_the_verified_schedule_is_a_contradiction_not_a_certificate(
+def test_a_proof_above_the_stored_schedule_is_a_contradiction_not_a_certificate(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """A solve claiming a bound of 9 above the stored schedule's 8: nothing is written, and
-    the note says why."""
-    claim = Result.unsolved("exact", Problem.A, "test")
-    claim = Result(
-        "exact",
-        Problem.A,
-        SolveStatus.ERROR,
-        claim.objective,
-        claim.total_jct,
-        lower_bound=LowerBound(9.0, "solver-dual", True),
+    """A solve claiming the optimum 10 (``wide`` [0, 2), ``narrow`` idle until [3, 4):
+    feasible, ``2 + 2 * 4 = 10``) while the stored schedule reaches 8: nothing is written,
+    and the note says why."""
+    late = Schedule(
+        (ScheduledJob("wide", 0.0, 2.0, (0, 0)), ScheduledJob("narrow", 3.0, 4.0, (0,)))
     )
+    claim = Result(
+        "exact", Problem.A, SolveStatus.OPTIMAL, 10.0, 10.0, schedule=late,
+        lower_bound=LowerBound(10.0, "solver-dual", True),
+    )  # fmt: skip
     monkeypatch.setattr("ddlsched.api.solve", _fake_solve(claim))
-    write_library([_weakened(4.0)], tmp_path)
+    write_library([_weakened(5.0)], tmp_path)
     before = _files(tmp_path)
     (item,) = score.improve(tmp_path, params=EXACT).improvements
     assert not item.written and "contradiction" in item.note
+    assert _files(tmp_path) == before
+
+
+def test_a_bound_no_setting_recomputes_is_not_written(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The solver's dual bound short of a proof (here 7, above the weakened 5) is valid
+    but ``bench verify`` could not recompute it from a certificate's settings: it is left
+    out, and said."""
+    claim = Result.unsolved("exact", Problem.A, "test")
+    claim = Result(
+        "exact", Problem.A, SolveStatus.ERROR, claim.objective, claim.total_jct,
+        lower_bound=LowerBound(7.0, "solver-dual", True),
+    )  # fmt: skip
+    monkeypatch.setattr("ddlsched.api.solve", _fake_solve(claim))
+    write_library([_weakened(5.0)], tmp_path)
+    before = _files(tmp_path)
+    (item,) = score.improve(tmp_path, params=EXACT).improvements
+    assert not item.written and "solver-dual bound 7 is not kept" in item.note
     assert _files(tmp_path) == before
 
 
