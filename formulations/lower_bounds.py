@@ -633,7 +633,7 @@ def time_indexed_bound(
     if capped is None:
         return LowerBound(math.nan, name, False, 0.0, (*inputs.notes(), why)), None
     settings = capped
-    grid = _grid(instance, inputs, settings, upper_bound, slot)
+    grid = time_grid(instance, inputs, settings, upper_bound, slot)
     model, rhs = _model(grid, inputs, settings)
     constant = _constant(grid, inputs)
     notes = (
@@ -682,7 +682,7 @@ def _memory_cap(settings: LpSettings) -> tuple[LpSettings | None, str]:
 
 
 @dataclass(frozen=True)
-class _Grid:
+class TimeGrid:
     """The slots of the time-indexed model (:func:`time_indexed_bound`).
 
     Job ``i`` is released in slot ``release_slot[i]``, runs ``duration[i]`` slots of
@@ -710,13 +710,13 @@ class _Grid:
         return int(self.first_column[i] + t - self.release_slot[i])
 
 
-def _grid(
+def time_grid(
     instance: Instance,
     inputs: BoundInputs,
     settings: LpSettings,
     upper_bound: float | None,
     slot: float | None,
-) -> _Grid:
+) -> TimeGrid:
     """The model's slots: their width (:func:`_slot_width`), each job's release, duration
     and latest start in slots, and its columns."""
     latest_start, makespan = _latest_starts(instance, inputs, upper_bound)
@@ -736,7 +736,7 @@ def _grid(
     last = np.maximum(np.ceil(latest_start / delta * (1 + 1e-12)).astype(int), release_slot)
     # X_{i,t} for t in [R_i, L_i) are columns; X = 0 before R_i and 1 from L_i on.
     first_column = np.concatenate(([0], np.cumsum(last - release_slot)))
-    return _Grid(
+    return TimeGrid(
         delta=delta,
         on_grid=on_grid,
         release_slot=release_slot,
@@ -794,7 +794,7 @@ def _slot_width(
 
 
 def _model(
-    grid: _Grid, inputs: BoundInputs, settings: LpSettings
+    grid: TimeGrid, inputs: BoundInputs, settings: LpSettings
 ) -> tuple[highspy.Highs, np.ndarray]:
     """The model in HiGHS (``highspy``'s matrix interface), and each slot's capacity row's
     right-hand side (:func:`_add_capacity_rows`)."""
@@ -814,7 +814,7 @@ def _model(
 
 
 def _add_columns(
-    model: highspy.Highs, grid: _Grid, inputs: BoundInputs, settings: LpSettings
+    model: highspy.Highs, grid: TimeGrid, inputs: BoundInputs, settings: LpSettings
 ) -> None:
     """The variables ``X_{i,t}`` in ``[0, 1]``, integral for bound 7, each costing ``-w_i
     delta``, in units of :func:`_cost_unit`: every slot by which job ``i`` has started
@@ -838,7 +838,7 @@ def _add_columns(
             model.setOptionValue("mip_max_nodes", int(settings.node_limit))
 
 
-def _cost_unit(grid: _Grid, inputs: BoundInputs) -> float:
+def _cost_unit(grid: TimeGrid, inputs: BoundInputs) -> float:
     """Seconds times weight of one unit of the model's objective: a slot of the heaviest
     job. HiGHS's tolerances are absolute (1e-7 on a reduced cost): costs in seconds on
     jobs of 1e-8 s would all look like zero to it, and its optimum, any point, lay above
@@ -847,7 +847,7 @@ def _cost_unit(grid: _Grid, inputs: BoundInputs) -> float:
     return grid.delta * heaviest
 
 
-def _add_monotone_rows(model: highspy.Highs, grid: _Grid) -> None:
+def _add_monotone_rows(model: highspy.Highs, grid: TimeGrid) -> None:
     """Monotone: X_{i,t} - X_{i,t-1} >= 0."""
     import highspy
 
@@ -869,7 +869,7 @@ def _add_monotone_rows(model: highspy.Highs, grid: _Grid) -> None:
         )
 
 
-def _add_capacity_rows(model: highspy.Highs, grid: _Grid, inputs: BoundInputs) -> np.ndarray:
+def _add_capacity_rows(model: highspy.Highs, grid: TimeGrid, inputs: BoundInputs) -> np.ndarray:
     """Capacity per slot: sum_i g_i (X_{i,s} - X_{i,s-d_i}) <= M, constants moved right;
     the right-hand sides."""
     import highspy
@@ -892,7 +892,7 @@ def _add_capacity_rows(model: highspy.Highs, grid: _Grid, inputs: BoundInputs) -
     return rhs
 
 
-def _capacity(grid: _Grid, inputs: BoundInputs) -> tuple[list[dict[int, float]], np.ndarray]:
+def _capacity(grid: TimeGrid, inputs: BoundInputs) -> tuple[list[dict[int, float]], np.ndarray]:
     """The capacity rows of :func:`_add_capacity_rows`: per slot, each column's coefficient,
     and the GPUs left once the constant ``X`` (0 or 1) are moved right."""
     entries: list[dict[int, float]] = [{} for _ in range(grid.slots)]
@@ -911,7 +911,7 @@ def _capacity(grid: _Grid, inputs: BoundInputs) -> tuple[list[dict[int, float]],
     return entries, rhs
 
 
-def _constant(grid: _Grid, inputs: BoundInputs) -> float:
+def _constant(grid: TimeGrid, inputs: BoundInputs) -> float:
     """The objective's constant: ``sum_i w_i (delta L_i + max(p_i, delta d_i))``, to which
     the columns' costs are added."""
     w, p = inputs.weights, inputs.processing
@@ -956,22 +956,29 @@ def _objective(
 
 
 def _on_grid_multiple(
-    objective: float, grid: _Grid, inputs: BoundInputs, settings: LpSettings
+    objective: float, grid: TimeGrid, inputs: BoundInputs, settings: LpSettings
 ) -> float:
     """``objective``, rounded up to a multiple of the slot where every on-grid schedule's
     objective is one (bound 7 on the instance's own grid with integral weights)."""
-    if settings.integer and grid.on_grid and np.all(inputs.weights == np.round(inputs.weights)):
-        # On the instance's own grid with integral weights, every on-grid schedule's
-        # objective, OPT(A) among them, is a multiple of the slot: round up to it (with a
-        # relative allowance for HiGHS's tolerances, so a bound of 212 - 1e-7 is 212, and
-        # 212 + 1e-7 is not 213).
+    if settings.integer:
+        return grid_multiple(objective, grid, inputs)
+    return objective
+
+
+def grid_multiple(objective: float, grid: TimeGrid, inputs: BoundInputs) -> float:
+    """A bound on an integral model's optimum (``objective``), rounded up to a multiple of
+    the slot where every schedule of A on the instance's own grid has such an objective
+    (integral weights), ``OPT(A)`` among them; unchanged otherwise."""
+    if grid.on_grid and np.all(inputs.weights == np.round(inputs.weights)):
+        # With a relative allowance for HiGHS's tolerances, so a bound of 212 - 1e-7 is
+        # 212, and 212 + 1e-7 is not 213.
         steps = objective / grid.delta
         return grid.delta * math.ceil(steps - 1e-6 * max(1.0, abs(steps)))
     return objective
 
 
 def _integral_starts(
-    model: highspy.Highs, grid: _Grid, settings: LpSettings
+    model: highspy.Highs, grid: TimeGrid, settings: LpSettings
 ) -> list[float] | None:
     """Bound 7's starts (seconds): each job's first slot with ``X_{i,t} = 1`` in HiGHS's
     best integral solution, or ``None`` without one (or for the LP)."""
