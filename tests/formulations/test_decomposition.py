@@ -215,3 +215,21 @@ def _check_column(data: object, column: Column) -> None:
         assert data.grid.release_slot[i] <= t <= data.grid.last[i]
         load[t : t + server_class.slots[i]] += data.gpus[i]
     assert int(np.max(load)) <= server_class.capacity
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_a_stopped_generation_never_passes_the_converged_lp(seed: int) -> None:
+    """A generation stopped after 1, 2, 3, 5 or 8 rounds gives a Lagrangian bound: never
+    above the master LP's optimum (the converged bound), and never lower for more rounds
+    (the same rounds are run again, then more). A restricted master's own LP value, which
+    lies above that optimum until convergence, is no bound (10 batch jobs on 2 x 4 GPUs)."""
+    config = GeneratorConfig(
+        num_jobs=10, servers=2, gpus_per_server=4, integral=True, bandwidth_intra=2.0
+    )
+    instance = generate(config, seed)
+    upper = simulate(instance, "sjf", bound=False).objective
+    converged = decomposition_bound(instance, upper)
+    assert "converged: the master LP's optimum" in converged.notes
+    values = [decomposition_bound(instance, upper, rounds=r).value for r in (1, 2, 3, 5, 8)]
+    assert values == sorted(values)
+    assert values[-1] <= converged.value * (1 + 1e-9), (values, converged)
