@@ -99,6 +99,30 @@ def test_maxmin_by_virtual_cluster_groups_by_the_vc_feature() -> None:
     assert _pieces(schedule)["b1"][0] == (360.0, 1080.0)
 
 
+def test_maxmin_counts_jobs_under_lease_against_their_users_share() -> None:
+    """Three GPUs. B's 3-GPU b0 runs [0, 100) (B has received 300 GPU-s); A's a1 and a2
+    start at 100 with leases to 460. At 110 a3 (A) and b1 (B) want the one free GPU:
+    demands A 3, B 1 give shares 2 and 1, and A's two leased GPUs fill its share, so b1
+    (within B's) starts at once although A has received less (20 GPU-s); a3 waits for
+    b1's end at 160. Counting only the contenders against the shares would start a3."""
+    user = [{"user": "A"}, {"user": "B"}]
+    instance = Instance(
+        Cluster((3,), 1.0, 1.0),
+        (
+            Job("b0", 0.0, 100, 1.0, 3, features=user[1]),
+            Job("a1", 100.0, 10_000, 1.0, 1, features=user[0]),
+            Job("a2", 100.0, 10_000, 1.0, 1, features=user[0]),
+            Job("a3", 110.0, 100, 1.0, 1, features=user[0]),
+            Job("b1", 110.0, 50, 1.0, 1, features=user[1]),
+        ),
+    )
+    schedule = _verified(
+        instance, simulate(instance, "maxmin-users", params=OnlineParams(restart_cost=0.0))
+    )
+    assert _pieces(schedule)["b1"] == [(110.0, 160.0)]
+    assert schedule.by_id()["a3"].start == pytest.approx(160.0)
+
+
 def _long_and_short() -> Instance:
     """One GPU: ``long`` (3,600 s) at 0, ``short`` (100 s) at 10."""
     return Instance(ONE_GPU, (Job("long", 0.0, 3600, 1.0, 1), Job("short", 10.0, 100, 1.0, 1)))
