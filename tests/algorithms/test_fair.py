@@ -143,6 +143,26 @@ def test_themis_gives_the_lease_to_the_worst_estimated_rho() -> None:
     }
 
 
+def test_free_gpus_wait_for_the_first_ranked_job() -> None:
+    """Two GPUs. At 0, ``s1`` (1 GPU, 1,000 s: rho_hat 1) starts; ``wide`` (2 GPUs, 100
+    s: rho_hat 100 / 200) cannot. At 100 ``wide`` leads (rho_hat (100 + 100) / 200 = 1)
+    over the new ``s2`` (1 GPU, 50 s: 50 / (50 x 1.5) = 0.67), so the free GPU is kept
+    for ``wide`` and ``s2`` waits. At 360 ``s1``'s lease ends; ``s2`` now leads (rho_hat
+    310 / 75) and starts, ``s1`` keeps its GPU. A policy filling free GPUs past a job
+    that cannot start would run ``s2`` at 100."""
+    instance = Instance(
+        Cluster((2,), 1.0, 1.0),
+        (
+            Job("s1", 0.0, 1000, 1.0, 1),
+            Job("wide", 0.0, 100, 1.0, 2),
+            Job("s2", 100.0, 50, 1.0, 1),
+        ),
+    )
+    schedule = _verified(instance, simulate(instance, "themis"))
+    assert _pieces(schedule)["s2"] == [(360.0, 410.0)]
+    assert _pieces(schedule)["s1"][0][0] == 0.0
+
+
 class _Told:
     """A predictor answering fixed counts per job id."""
 
