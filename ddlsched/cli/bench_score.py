@@ -198,11 +198,12 @@ def _print_run(scored: BenchRun) -> None:
     )
     print(C_RATIO_NOTE)
     print()
-    _print_tiers(scored.tiers())
+    print_scores(scored.tiers())
 
 
-def _print_tiers(scores: tuple[TierScore, ...]) -> None:
-    """The per-tier table of :func:`run` and of the leaderboard, and what a ratio is."""
+def print_scores(scores: tuple[TierScore, ...]) -> None:
+    """The per-tier table of ``bench run`` and of ``bench leaderboard`` (what the
+    leaderboard page shows: ``benchmarks/leaderboard.py``), and what a ratio is."""
     print_table(
         ("tier", "policy", "instances", "against", "mean ratio", "worst ratio", "worst instance"),
         [
@@ -235,7 +236,7 @@ def leaderboard(args: argparse.Namespace) -> int:
     if args.json:
         print_json([score.to_dict() for score in scores])
     else:
-        _print_tiers(scores)
+        print_scores(scores)
     return EXIT_NO if any(score.errors for score in scores) else EXIT_OK
 
 
