@@ -178,9 +178,13 @@ def problem_a(
     unenumerated: list[str] = []
     budget = options.mode_limit
     stopped = False
+    # Best mappings per (job graph, shape): identical jobs share them, and every vector of
+    # counts of one shape shares one search and one alpha (a relabelling of identical
+    # servers changes neither the cut nor the types used).
+    cache: dict[tuple[object, ...], tuple[tuple[int, ...], bool, float]] = {}
     for job in instance.jobs:
-        cache: dict[tuple[tuple[int, str], ...], tuple[tuple[int, ...], bool]] = {}
         modes: list[SlottedMode] = []
+        graph = _graph_key(job)
         for counts in count_vectors(job.gpus, cluster.gpus_per_server):
             stopped = stopped or budget == 0 or (deadline is not None and clock() >= deadline)
             if stopped:
@@ -191,16 +195,21 @@ def problem_a(
                 break
             if budget is not None:
                 budget -= 1
-            key = _shape(counts, cluster)
+            used = _used_servers(counts, cluster)
+            key = (graph, tuple((counts[h], cluster.type_of(h)) for h in used))
             if key not in cache:
-                cache[key] = best_mapping_for_counts(
+                found, proven = best_mapping_for_counts(
                     job, cluster, counts, options, deadline, clock
                 )
-                # Relabel the cached mapping's servers onto these counts.
-            best, proven = cache[key]
+                cache[key] = (found, proven, alpha(job, cluster, found))
+            best, proven, per_iteration = cache[key]
             if not proven and job.id not in unproven:
                 unproven.append(job.id)
-            modes.append(_mode(job, cluster, counts, _relabel(best, counts, cluster), slot))
+            mapping = _relabel(best, used, cluster)
+            duration = job.iterations * per_iteration
+            modes.append(
+                SlottedMode(tuple(counts), slots_needed(duration, slot), duration, mapping)
+            )
         exact &= all(on_grid(mode.duration, slot) for mode in modes)
         exact &= on_grid(job.release, slot)
         jobs.append(SlottedJob(job.id, job.weight, _release_slot(job, slot), tuple(modes)))
@@ -218,6 +227,12 @@ def problem_a(
     )
 
 
+def _graph_key(job: Job) -> tuple[object, ...]:
+    """What a job's mappings and ``alpha`` depend on: its GPUs, edges and compute times
+    (not its id, release, weight or iterations)."""
+    return (job.gpus, job.edges, job.compute_time, job.compute_times)
+
+
 def _in_order(counts: Sequence[int]) -> tuple[int, ...]:
     """The mapping filling the servers in order: node ``k`` to the server its rank falls on."""
     return tuple(h for h, n in enumerate(counts) for _ in range(n))
@@ -231,24 +246,25 @@ def _mode(
     return SlottedMode(tuple(counts), slots_needed(duration, slot), duration, mapping)
 
 
-def _shape(counts: Sequence[int], cluster: Cluster) -> tuple[tuple[int, str], ...]:
-    """What a mode's best mapping depends on: the multiset of (count, GPU type) used."""
-    used = ((n, cluster.type_of(h)) for h, n in enumerate(counts) if n > 0)
-    return tuple(sorted(used, reverse=True))
+def _used_servers(counts: Sequence[int], cluster: Cluster) -> list[int]:
+    """The servers a vector of counts uses, most nodes first, then by type and index: with
+    their counts and types, what a mode's best mapping depends on."""
+    kind = cluster.type_of
+    return sorted(
+        (h for h, n in enumerate(counts) if n > 0), key=lambda h: (-counts[h], kind(h), h)
+    )
 
 
-def _relabel(mapping: tuple[int, ...], counts: Sequence[int], cluster: Cluster) -> tuple[int, ...]:
-    """Move a mapping's parts onto servers of the same type holding the same number of nodes."""
+def _relabel(mapping: tuple[int, ...], used: Sequence[int], cluster: Cluster) -> tuple[int, ...]:
+    """Move a mapping's parts onto the servers ``used`` (:func:`_used_servers` of counts of
+    the same shape): parts and servers both largest first, then by type, so that equal
+    shapes pair up."""
     sizes: dict[int, int] = {}
     for server in mapping:
         sizes[server] = sizes.get(server, 0) + 1
-    # Parts and target servers, both largest first, then by type; equal shapes pair up.
     kind = cluster.type_of
     parts = sorted(sizes, key=lambda s: (-sizes[s], kind(s), s))
-    targets = sorted(
-        (h for h, n in enumerate(counts) if n > 0), key=lambda h: (-counts[h], kind(h), h)
-    )
-    relabel = dict(zip(parts, targets, strict=True))
+    relabel = dict(zip(parts, used, strict=True))
     return tuple(relabel[server] for server in mapping)
 
 
