@@ -1,0 +1,397 @@
+"""How the library is built: its families, each instance regenerated from its family, and
+each certificate made by the project's own solvers and bounds.
+
+One command builds the whole library (``python -m ddlsched.bench.build --out FOLDER``);
+``--only NAME`` rebuilds one entry, the command every certificate records. Tiers:
+
+- **S** (4-12 jobs): integral instances (the ``exact-friendly`` preset) on 1-4 small
+  servers, batch and spread arrivals, weighted and typed; the exact solve's optimum, kept
+  only when proven and equal to :func:`ddlsched.bench.brute.brute_force_optimum`'s.
+- **M** (16-64 jobs): integral and realistic (``--load 1.0``), batch and spread, typed
+  and weighted, on 4 x 4 and 4 x 8 GPUs; kept only when the exact solve proves its optimum
+  within :data:`EXACT_TIME_LIMIT`. The seeds listed are those it proved on a 2-core
+  machine (the 32-job batch instances of seeds 0 and 1 on 4 x 4 GPUs, for example, were
+  not proven in 30 s and are not in the library).
+- **L** (100-200 jobs: realistic jobs in a batch or at offered load 2, integral ones in
+  a batch or at load 1, weighted, typed) and **T** (the Philly trace's first 500 and 5,000
+  jobs on 32 x 8 GPUs, as recorded and at offered load 0.9): problem A's sandwich
+  (:func:`ddlsched.sandwich.study_sandwich`, full effort, seed 0): the best lower bound on
+  the flow and the best verified schedule.
+
+A family is written in the entry (:attr:`~ddlsched.bench.library.Entry.family`) as
+``{"generator": <GeneratorConfig settings>, "seed": s}``, optionally with ``"weights":
+[...]`` (each job's weight drawn uniformly from them with ``numpy.random.default_rng(s)``,
+the generator drawing unit weights), or as ``{"trace": {...}}`` (the arguments of
+:func:`ddlsched.api.replay_trace`); :func:`regenerate` turns it back into the instance.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import math
+import sys
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from ddlsched.bench.library import TIERS, Certificate, Entry, write_entry, write_index
+from ddlsched.core.jsontypes import JsonObject, JsonValue
+from ddlsched.core.model import InputError, Instance
+
+EXACT_TIME_LIMIT = 30.0
+"""Seconds the exact solve gets per instance of tiers S and M; an instance it does not
+prove within them is left out of the library."""
+SANDWICH_EFFORT, SANDWICH_SEED = "full", 0
+"""The settings of the sandwich of tiers L and T (:func:`ddlsched.sandwich.study_sandwich`)."""
+WEIGHTS = [1, 2, 3]
+"""The weights a weighted family draws from."""
+
+Progress = Callable[[str], None]
+
+
+@dataclass(frozen=True)
+class Family:
+    """Instances drawn alike, one per seed.
+
+    Attributes
+    ----------
+    prefix
+        The names' start (``"S-ef"``): tier, then a short name of the settings.
+    tier
+        One of :data:`~ddlsched.bench.library.TIERS`.
+    settings
+        :class:`~ddlsched.core.generators.GeneratorConfig` settings (a ``preset`` key
+        allowed), or the arguments of :func:`ddlsched.api.replay_trace` for a trace.
+    seeds
+        One instance per seed.
+    weighted
+        Draw each job's weight from :data:`WEIGHTS`.
+    """
+
+    prefix: str
+    tier: str
+    settings: JsonObject
+    seeds: tuple[int, ...] = (0, 1)
+    weighted: bool = False
+
+    def members(self) -> Iterator[tuple[str, JsonObject]]:
+        """Each instance's name and family document."""
+        for seed in self.seeds:
+            if self.tier == "T":
+                yield f"{self.prefix}", {"trace": self.settings}
+                continue
+            family: JsonObject = {"generator": self.settings, "seed": seed}
+            if self.weighted:
+                family["weights"] = list[JsonValue](WEIGHTS)
+            yield f"{self.prefix}-{_shape(self.settings)}-s{seed}", family
+
+
+def _shape(settings: JsonObject) -> str:
+    """``2x4-j8`` (servers x GPUs, jobs), with ``-l1.0`` for a load."""
+    text = f"{settings['servers']}x{settings['gpus_per_server']}-j{settings['num_jobs']}"
+    return text if settings.get("load") is None else f"{text}-l{settings['load']}"
+
+
+def _ef(servers: int, gpus: int, jobs: int, load: float | None = None) -> JsonObject:
+    settings: JsonObject = {
+        "preset": "exact-friendly",
+        "num_jobs": jobs,
+        "servers": servers,
+        "gpus_per_server": gpus,
+    }
+    if load is not None:
+        settings["load"] = load
+    return settings
+
+
+def _realistic(servers: int, gpus: int, jobs: int, load: float | None = 1.0) -> JsonObject:
+    settings: JsonObject = {"num_jobs": jobs, "servers": servers, "gpus_per_server": gpus}
+    if load is not None:
+        settings["load"] = load
+    return settings
+
+
+def _typed(settings: JsonObject, kinds: list[JsonValue]) -> JsonObject:
+    return {**settings, "gpu_types": kinds}
+
+
+def _philly(jobs: int, load: float | None) -> JsonObject:
+    settings: JsonObject = {
+        "trace": "philly_jobs.csv",
+        "servers": 32,
+        "gpus_per_server": 8,
+        "limit": jobs,
+    }
+    if load is not None:
+        settings["target_load"] = load
+    return settings
+
+
+TYPES_2 = list[JsonValue]([["v100", 1], ["k80", 1]])
+TYPES_4 = list[JsonValue]([["v100", 2], ["k80", 2]])
+TYPES_8 = list[JsonValue]([["v100", 4], ["k80", 4]])
+
+FAMILIES: tuple[Family, ...] = (
+    *(Family("S-ef", "S", _ef(1, 4, n), seeds=(0, 1, 2)) for n in (6, 8, 10, 12)),
+    *(Family("S-ef", "S", _ef(1, 8, n, 1.0)) for n in (8, 12)),
+    *(Family("S-ef", "S", _ef(2, 2, n), seeds=(0, 1, 2)) for n in (4, 6, 8)),
+    *(Family("S-ef", "S", _ef(2, 2, n, 1.0)) for n in (6, 8)),
+    *(Family("S-ef", "S", _ef(2, 4, n)) for n in (6, 8)),
+    Family("S-ef", "S", _ef(4, 2, 6)),
+    Family("S-efw", "S", _ef(2, 2, 6), weighted=True),
+    Family("S-efw", "S", _ef(1, 4, 8, 1.0), weighted=True),
+    Family("S-eft", "S", _typed(_ef(2, 2, 6), TYPES_2)),
+    Family("S-eft", "S", _typed(_ef(2, 4, 6, 1.0), TYPES_2)),
+    Family("M-ef", "M", _ef(4, 4, 16), seeds=(0, 1, 2)),
+    Family("M-ef", "M", _ef(4, 4, 24), seeds=(0, 1, 2, 3, 4)),
+    Family("M-ef", "M", _ef(4, 4, 32), seeds=(2,)),
+    *(Family("M-ef", "M", _ef(4, 8, n), seeds=(0, 1, 2, 3, 4)) for n in (24, 32)),
+    Family("M-ef", "M", _ef(4, 4, 24, 1.0), seeds=(0, 1, 2)),
+    Family("M-ef", "M", _ef(4, 4, 32, 1.0), seeds=(2,)),
+    Family("M-ef", "M", _ef(4, 8, 48, 1.0)),
+    *(Family("M-re", "M", _realistic(4, 4, n)) for n in (16, 32)),
+    Family("M-re", "M", _realistic(4, 8, 64)),
+    Family("M-eft", "M", _typed(_ef(4, 4, 16, 1.0), TYPES_4)),
+    Family("M-ret", "M", _typed(_realistic(4, 4, 16), TYPES_4)),
+    Family("M-ret", "M", _typed(_realistic(4, 8, 24), TYPES_4)),
+    Family("M-efw", "M", _ef(4, 4, 16), seeds=(0, 1, 2), weighted=True),
+    Family("M-efw", "M", _ef(4, 4, 24), seeds=(1, 2), weighted=True),
+    *(Family("L-re", "L", _realistic(8, 8, n, None)) for n in (100, 200)),
+    *(Family("L-re", "L", _realistic(16, 8, n, 2.0)) for n in (100, 200)),
+    *(Family("L-ef", "L", _ef(8, 4, n)) for n in (100, 200)),
+    *(Family("L-ef", "L", _ef(8, 4, n, 1.0)) for n in (100, 200)),
+    Family("L-rew", "L", _realistic(8, 8, 150, None), weighted=True),
+    Family("L-ret", "L", _typed(_realistic(8, 8, 150, 2.0), TYPES_8)),
+    Family("T-philly-32x8-j500", "T", _philly(500, None), seeds=(0,)),
+    Family("T-philly-32x8-j500-l0.9", "T", _philly(500, 0.9), seeds=(0,)),
+    Family("T-philly-32x8-j5000", "T", _philly(5000, None), seeds=(0,)),
+    Family("T-philly-32x8-j5000-l0.9", "T", _philly(5000, 0.9), seeds=(0,)),
+)
+"""Every family of the library, in tier order."""
+
+
+def regenerate(family: JsonObject) -> Instance:
+    """The instance of an entry's family (module docstring).
+
+    Raises
+    ------
+    InputError
+        On a family of neither form, or settings the generator or reader refuses.
+    """
+    from ddlsched.core.generators import GeneratorConfig, generate, with_preset, with_tuples
+
+    trace = family.get("trace")
+    if isinstance(trace, dict):
+        from ddlsched import api
+
+        arguments = dict(trace)
+        path = arguments.pop("trace")
+        if not isinstance(path, str):
+            raise InputError(f"family.trace.trace: expected a file name, got {path!r}")
+        return api.replay_trace(path, **arguments).instance
+    settings, seed = family.get("generator"), family.get("seed")
+    if not isinstance(settings, dict) or not isinstance(seed, int):
+        raise InputError("family: expected {'generator': {...}, 'seed': s} or {'trace': {...}}")
+    instance = generate(GeneratorConfig(**with_tuples(with_preset(settings))), seed)
+    weights = family.get("weights")
+    if weights is None:
+        return instance
+    if not isinstance(weights, list) or not all(isinstance(w, int | float) for w in weights):
+        raise InputError(f"family.weights: expected a list of numbers, got {weights!r}")
+    drawn = np.random.default_rng(seed).choice(np.array(weights, dtype=float), instance.num_jobs)
+    jobs = tuple(job.replace(weight=float(w)) for job, w in zip(instance.jobs, drawn, strict=True))
+    return instance.replace(jobs=jobs)
+
+
+def _command(name: str) -> str:
+    return f"python -m ddlsched.bench.build --only {name} --out LIBRARY"
+
+
+def _producer() -> tuple[str, str]:
+    from ddlsched.provenance import package_version
+
+    return package_version(), datetime.date.today().isoformat()
+
+
+def exact_certificate(name: str, instance: Instance, progress: Progress) -> Certificate | None:
+    """The exact solve's certificate (the racing MILP and CP-SAT, :data:`EXACT_TIME_LIMIT`),
+    or ``None`` when it does not prove the optimum."""
+    from ddlsched import api
+    from ddlsched.core.params import ExactParams
+    from ddlsched.proofs_checks.verifier import verify
+
+    result = api.solve(instance, "exact", params=ExactParams(time_limit=EXACT_TIME_LIMIT))
+    if not result.proven_optimal or result.schedule is None or result.lower_bound is None:
+        progress(f"{name}: not proven in {EXACT_TIME_LIMIT:g} s ({result.status}), left out")
+        return None
+    report = verify(instance, result.schedule)
+    if not report.feasible:
+        raise RuntimeError(f"{name}: the exact schedule fails the verifier: {report.violations}")
+    version, produced = _producer()
+    upper = report.total_completion_time
+    return Certificate(
+        problem="A",
+        status="optimal",
+        lower_bound=min(result.lower_bound.value, upper),
+        lower_bound_name=result.lower_bound.name,
+        lower_bound_settings={"method": "exact", "time_limit": EXACT_TIME_LIMIT},
+        upper_bound=upper,
+        schedule=result.schedule,
+        command=_command(name),
+        version=version,
+        produced=produced,
+    )
+
+
+def sandwich_certificate(name: str, instance: Instance, progress: Progress) -> Certificate:
+    """Problem A's sandwich as a certificate: the lower bound is the sandwich's flow bound
+    plus ``sum w r``; ``optimal`` only when it closes the gap
+    (:func:`~ddlsched.core.result.gap_closed`)."""
+    from ddlsched.core.result import fixed_part, gap_closed
+    from ddlsched.proofs_checks.verifier import verify
+    from ddlsched.sandwich import study_sandwich
+
+    sandwich = study_sandwich(
+        instance,
+        preemptive=False,
+        effort=SANDWICH_EFFORT,
+        seed=SANDWICH_SEED,
+        progress=lambda line: progress(f"{name}: {line}"),
+        cache=False,
+    )
+    schedule = sandwich.upper.schedule
+    if schedule is None:
+        raise RuntimeError(f"{name}: the sandwich has no schedule")
+    report = verify(instance, schedule)
+    if not report.feasible:
+        raise RuntimeError(f"{name}: the sandwich's schedule fails the verifier")
+    fixed = fixed_part(instance)
+    upper = report.total_completion_time
+    lower = min(sandwich.lower.flow_value + fixed, upper)
+    settings: JsonObject = {
+        "method": "study_sandwich",
+        "effort": SANDWICH_EFFORT,
+        "seed": SANDWICH_SEED,
+        "bound": sandwich.lower.name,
+        "steering_upper_bound": sandwich.upper.objective,
+    }
+    version, produced = _producer()
+    return Certificate(
+        problem="A",
+        status="optimal" if gap_closed(upper, lower, fixed) else "interval",
+        lower_bound=lower,
+        lower_bound_name=sandwich.lower.name,
+        lower_bound_settings=settings,
+        upper_bound=upper,
+        schedule=schedule,
+        command=_command(name),
+        version=version,
+        produced=produced,
+    )
+
+
+def build_entry(name: str, tier: str, family: JsonObject, progress: Progress) -> Entry | None:
+    """One entry, or ``None`` when its optimum is not proven (tiers S and M) or the brute
+    force disagrees with the solver (tier S: reported, left out)."""
+    from ddlsched.bench.brute import TooBigError, brute_force_optimum
+
+    instance = regenerate(family)
+    if tier in ("S", "M"):
+        certificate = exact_certificate(name, instance, progress)
+        if certificate is None:
+            return None
+        if tier == "S":
+            try:
+                brute = brute_force_optimum(instance).optimum
+            except TooBigError as error:
+                progress(f"{name}: the brute force cannot check it ({error}), left out")
+                return None
+            if not math.isclose(brute, certificate.upper_bound, rel_tol=1e-9):
+                progress(f"{name}: brute force {brute!r} != solver {certificate.upper_bound!r}")
+                return None
+    else:
+        certificate = sandwich_certificate(name, instance, progress)
+    return Entry(name, tier, family, instance, certificate)
+
+
+def planned(
+    only: set[str] | None = None, tiers: set[str] | None = None
+) -> list[tuple[str, str, JsonObject]]:
+    """``(name, tier, family)`` of every entry to build, in tier order."""
+    chosen = []
+    for family in FAMILIES:
+        if tiers is not None and family.tier not in tiers:
+            continue
+        for name, document in family.members():
+            if only is None or name in only:
+                chosen.append((name, family.tier, document))
+    return chosen
+
+
+def build(
+    out: Path,
+    only: set[str] | None = None,
+    tiers: set[str] | None = None,
+    progress: Progress = print,
+) -> list[Entry]:
+    """Build the chosen entries and write them, with the entries already in ``out`` that
+    were not rebuilt, as the library at ``out``. Ctrl-C writes what is built so far.
+
+    Raises
+    ------
+    InputError
+        On an ``only`` name that is no family's member.
+    """
+    from ddlsched.bench.library import library
+
+    todo = planned(only, tiers)
+    if only is not None and len(todo) != len(only):
+        missing = sorted(only - {name for name, _, _ in todo})
+        raise InputError(f"--only: no family makes {missing[0]!r}")
+    kept = {e.name: e for e in library(out)} if (out / "index.json").exists() else {}
+    began = time.monotonic()
+    try:
+        for k, (name, tier, family) in enumerate(todo, start=1):
+            progress(f"[{k}/{len(todo)}] {name} ({time.monotonic() - began:.0f} s)")
+            kept.pop(name, None)
+            item = build_entry(name, tier, family, progress)
+            if item is not None:
+                kept[name] = item
+                write_entry(item, out)
+            write_index(kept.values(), out)
+    except KeyboardInterrupt:
+        progress("interrupted: the entries built so far are written")
+    progress(f"{len(kept)} entries in {out}, {time.monotonic() - began:.0f} s")
+    return list(kept.values())
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m ddlsched.bench.build``: build the library (or ``--only`` some entries)."""
+    parser = argparse.ArgumentParser(prog="python -m ddlsched.bench.build")
+    parser.add_argument("--out", type=Path, required=True, help="the library folder")
+    parser.add_argument("--only", action="append", help="build only this entry (repeatable)")
+    parser.add_argument("--tier", action="append", choices=TIERS, help="only this tier")
+    args = parser.parse_args(argv)
+
+    def say(line: str) -> None:
+        print(line, file=sys.stderr, flush=True)
+
+    try:
+        build(
+            args.out,
+            None if args.only is None else set(args.only),
+            None if args.tier is None else set(args.tier),
+            say,
+        )
+    except InputError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
