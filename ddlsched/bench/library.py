@@ -411,30 +411,74 @@ def save_certificate(
 
 
 def write_library(chosen: Iterable[Entry], path: Path | str) -> None:
-    """Write a whole library to the folder ``path``: one file per entry (gzipped when
-    ``compress(entry)`` says so, by :func:`entry_file`) and the index, written last.
+    """Write a whole library to the folder ``path``: one file per entry (by
+    :func:`entry_file`), then the index.
 
     Raises
     ------
     InputError
         On two entries of one name, or a file that cannot be written.
     """
-    folder = Path(path)
+    items = list(chosen)
+    for item in items:
+        write_entry(item, path)
+    write_index(items, path)
+
+
+def write_entry(item: Entry, path: Path | str) -> None:
+    """Write ``item``'s file into the library folder ``path`` (not its index: see
+    :func:`write_index`), atomically.
+
+    Raises
+    ------
+    InputError
+        If the file cannot be written.
+    """
+    _write_entry(Path(path) / entry_file(item), item)
+
+
+def write_index(chosen: Iterable[Entry], path: Path | str) -> None:
+    """Write the index of the library folder ``path`` listing ``chosen``, atomically.
+
+    Raises
+    ------
+    InputError
+        On two entries of one name, or a file that cannot be written.
+    """
     rows: list[JsonValue] = []
     seen: set[str] = set()
     for item in sorted(chosen, key=_order):
         if item.name in seen:
             raise InputError(f"name: two entries called {item.name!r}")
         seen.add(item.name)
-        file = entry_file(item)
-        _write_entry(folder / file, item)
-        rows.append({"name": item.name, "tier": item.tier, "file": file})
+        rows.append({"name": item.name, "tier": item.tier, "file": entry_file(item)})
     index: JsonObject = {
         "format": INDEX_FORMAT,
         "library_version": LIBRARY_VERSION,
         "entries": rows,
     }
-    write_bytes_atomic(folder / INDEX_FILE, (json.dumps(index, indent=1) + "\n").encode())
+    text = json.dumps(index, indent=1) + "\n"
+    write_bytes_atomic(Path(path) / INDEX_FILE, text.encode())
+
+
+def job_table(item: Entry) -> str:
+    """``item``'s jobs as CSV for tools that read traces: ``id``, ``submit`` (the release,
+    s), ``duration`` (s, at the mapping of the certificate's schedule), ``gpus`` and
+    ``weight``, in the instance's order."""
+    import csv
+    import io
+
+    from ddlsched.proofs_checks.verifier import verify
+
+    completions = verify(item.instance, item.certificate.schedule).completion_times
+    starts = {job.id: job.start for job in item.certificate.schedule.jobs}
+    text = io.StringIO()
+    writer = csv.writer(text, lineterminator="\n")
+    writer.writerow(["id", "submit", "duration", "gpus", "weight"])
+    for job in item.instance.jobs:
+        duration = completions[job.id] - starts[job.id]
+        writer.writerow([job.id, repr(job.release), repr(duration), job.gpus, repr(job.weight)])
+    return text.getvalue()
 
 
 GZIP_JOBS = 300
