@@ -450,6 +450,19 @@ def exact_lp_bound(
     return lp_bound(instance, inputs, settings, upper_bound)
 
 
+def exact_decomposition_bound(
+    instance: Instance, upper_bound: float, time_limit: float
+) -> LowerBound:
+    """The decomposition bound (:func:`ddlsched.formulations.decomposition.decomposition_bound`:
+    Dantzig-Wolfe by server, valid at every round priced exactly) as an exact solve uses it:
+    windows from ``upper_bound``, within ``time_limit`` seconds, its own deterministic limits
+    (rounds, pricing nodes) otherwise. Run in a child by the portfolio after the pooled bound,
+    so it never delays that bound's proofs."""
+    from ddlsched.formulations.decomposition import decomposition_bound
+
+    return decomposition_bound(instance, upper_bound, time_limit=max(0.01, time_limit))
+
+
 POOLED_VARIABLES = 5_000
 """The pooled integral model's variable budget beside an exact solve, off a proven grid: a
 finer slot would make the integral model slow and hardly stronger than the LP (24 realistic

@@ -134,7 +134,7 @@ def solve_exact(
     known = BoundSet.of(instance) if problem is Problem.A else BoundSet.empty(instance)
     refused = slotted_refusal(instance, problem, params.memory_limit)
     if refused is not None:
-        return _continuous(known, problem, params, warm_start, seed, began, refused)
+        return _without_slots(known, problem, params, warm_start, seed, began, refused)
     racing = problem is Problem.A and RACE_BOUNDS
     race = _Race(known, problem, params, warm_start, seed, began, racing)
     if race.watch.proof is not None:
@@ -147,7 +147,7 @@ def solve_exact(
     except ModelTooLarge as error:  # both refused once the modes were known
         if problem is Problem.A2:
             raise
-        return _continuous(known, problem, params, warm_start, seed, began, error)
+        return _without_slots(known, problem, params, warm_start, seed, began, error)
     return _continued_in_continuous_time(result, known, problem, params, seed, began)
 
 
@@ -200,6 +200,86 @@ def slotted_refusal(
     except ModelTooLarge as error:
         return error
     return None
+
+
+def _without_slots(
+    known: BoundSet,
+    problem: Problem,
+    params: ExactParams,
+    warm_start: Schedule | None,
+    seed: int,
+    began: float,
+    refused: ModelTooLarge,
+) -> Result:
+    """Problem A or A1 where the slotted models were refused: in continuous time, or, where
+    that model is too large as well (:func:`continuous_refusal`), by the bounds and the
+    searches from the pooled relaxation alone (:func:`_pooled_alone`)."""
+    too_large = continuous_refusal(known.instance, problem, params.memory_limit)
+    if too_large is not None:
+        return _pooled_alone(known, params, warm_start, seed, began, too_large)
+    return _continuous(known, problem, params, warm_start, seed, began, refused)
+
+
+def continuous_refusal(
+    instance: Instance, problem: Problem, memory_limit: int | None = DEFAULT_MEMORY_LIMIT
+) -> ModelTooLarge | None:
+    """Why the continuous-time model of problem A is certainly too large for ``instance``
+    (one interval per vector of GPU counts of every job,
+    :data:`ddlsched.formulations.memory.CPSAT_INTERVALS`), counted before any mode is
+    enumerated (14.4 million on 200 jobs on 16 x 8 GPUs; enumerating them took the modes'
+    share of the limit before the model was refused), or ``None``."""
+    from ddlsched.formulations.memory import CPSAT_INTERVALS
+    from ddlsched.formulations.modes import count_vectors_total
+    from ddlsched.formulations.prepared import ModelTooLarge
+
+    if problem is not Problem.A:
+        return None
+    capacities = instance.cluster.gpus_per_server
+    total = sum(count_vectors_total(job.gpus, capacities) for job in instance.jobs)
+    try:
+        CPSAT_INTERVALS.check((total,), memory_limit, "problem A in continuous time")
+    except ModelTooLarge as error:
+        return error
+    return None
+
+
+def _pooled_alone(
+    known: BoundSet,
+    params: ExactParams,
+    warm_start: Schedule | None,
+    seed: int,
+    began: float,
+    refused: ModelTooLarge,
+) -> Result:
+    """Problem A where neither the slotted nor the continuous-time models fit: the bounds'
+    children alone (the LP, then the pooled bound, the packing of its starts and the
+    searches from it, :func:`ddlsched.formulations.certify.pooled_bound_and_schedules`),
+    watched as in a race, from the warm start or else the best list schedule; a schedule
+    meeting a bound is a proof as anywhere else."""
+    if warm_start is None:
+        warm_start = _list_schedule(known.instance)
+    race = _Race(known, Problem.A, params, warm_start, seed, began, True)
+    try:
+        race.run_bounds()
+    finally:
+        race.lp_stop.set()
+    result = _from_watch(Problem.A, race.watch, {}, race.elapsed())
+    note = (
+        f"the slotted and the continuous-time models were refused ({refused}); "
+        "answered by the bounds and the searches from the pooled relaxation"
+    )
+    return dataclasses.replace(result, notes=(note, *result.notes))
+
+
+def _list_schedule(instance: Instance) -> Schedule:
+    """The best list schedule of problem A on the searches' modes
+    (:func:`ddlsched.formulations.pack.search_problem`)."""
+    from ddlsched.formulations.outcome import schedule_from_plan
+    from ddlsched.formulations.pack import search_problem
+    from ddlsched.formulations.slotted import greedy_schedule
+
+    problem = search_problem(instance)
+    return schedule_from_plan(instance, Problem.A, problem, greedy_schedule(problem))
 
 
 def _continuous(
@@ -393,17 +473,20 @@ class _Race:
         )
 
     def run_bounds(self) -> None:
-        """The LP bound, then the pooled integral bound and the schedules its order gives
-        (:func:`ddlsched.formulations.certify.pooled_bound_and_schedules`), each in its own child,
-        stopped when the race ends."""
-        for step in ("lp", "pooled"):
+        """The LP bound, then the pooled integral bound and the schedules from its solution
+        (:func:`ddlsched.formulations.certify.pooled_bound_and_schedules`), then, if that
+        child ends unproven before the race, the decomposition bound
+        (:func:`ddlsched.formulations.certify.exact_decomposition_bound`), each in its own
+        child, stopped when the race ends."""
+        for step in ("lp", "pooled", "decomposition"):
             if not self._bound_step(step):
                 return
 
     def _bound_step(self, step: str) -> bool:
-        """Run bound ``step`` (``"lp"`` or ``"pooled"``) in its child and watch its value;
-        whether the next step is still wanted. The pooled child's own limit ends a little
-        before the race's, so that what it found is handed over rather than lost with it."""
+        """Run bound ``step`` (``"lp"``, ``"pooled"`` or ``"decomposition"``) in its child and
+        watch its value; whether the next step is still wanted. The pooled child's own limit
+        ends a little before the race's, so that what it found is handed over rather than
+        lost with it."""
         limit = self.params.time_limit
         remaining = math.inf if limit is None else limit - self.elapsed()
         # Without a time limit each child still gets a finite one: HiGHS needs a number,
@@ -424,13 +507,16 @@ class _Race:
     def _bound_child(self, step: str, upper: float, remaining: float) -> LowerBound:
         """Bound ``step`` computed in a child with windows from ``upper`` within ``remaining``
         seconds, stopped by :attr:`lp_stop`."""
-        from ddlsched.formulations.certify import exact_lp_bound, pooled_bound_and_schedules
+        from ddlsched.formulations.certify import (
+            exact_decomposition_bound,
+            exact_lp_bound,
+            pooled_bound_and_schedules,
+        )
         from ddlsched.formulations.isolation import run_isolated
 
-        if step == "lp":
-            return run_isolated(
-                exact_lp_bound, self.instance, upper, remaining, cancel=self.lp_stop
-            )
+        if step != "pooled":
+            bound = exact_lp_bound if step == "lp" else exact_decomposition_bound
+            return run_isolated(bound, self.instance, upper, remaining, cancel=self.lp_stop)
         return run_isolated(
             pooled_bound_and_schedules,
             self.instance,

@@ -218,3 +218,95 @@ def test_settings_are_checked() -> None:
         PackSettings(round_work=0.0)
     with pytest.raises(ValueError, match="free_jobs"):
         PackSettings(free_jobs=0)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("load", [None, 1.0], ids=["batch", "spread"])
+def test_the_pooled_bound_is_below_every_schedule_the_project_produces(
+    load: float | None,
+) -> None:
+    """On 24 exact-friendly jobs on 4 x 4 GPUs (released together, and at load 1): the
+    pooled child's bound is at most the verified objective of every non-preemptive online
+    policy's schedule, of the list schedules, and of every schedule the child itself
+    reports; and a reported schedule that meets the bound is the best of them all. Catches
+    a bound that overshoots (a packing taken as a bound, a rounding up off the grid)."""
+    import ddlsched.formulations.isolation as isolation
+    from ddlsched.algorithms.registry import POLICIES, PREEMPTIVE_POLICIES
+    from ddlsched.formulations.slotted import greedy_schedule
+
+    from ddlsched.api import simulate
+    from ddlsched.core.generators import GeneratorConfig, generate
+
+    instance = generate(GeneratorConfig.exact_friendly(24, 4, 4, load), 0)
+    reports: list[tuple[str, object]] = []
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(isolation, "report", reports.append)
+        bound = pooled_bound_and_schedules(instance, math.inf, 1e7, iterations=50, search=SMALL)
+    assert bound.valid
+    produced = [item for _, item in reports if isinstance(item, Schedule)]
+    for name in POLICIES.names():
+        if name not in PREEMPTIVE_POLICIES:
+            produced.append(simulate(instance, name, bound=False).schedule)
+    problem = search_problem(instance)
+    produced.append(schedule_from_plan(instance, Problem.A, problem, greedy_schedule(problem)))
+    values = []
+    for schedule in produced:
+        assert schedule is not None
+        report = verify(instance, schedule)
+        assert report.feasible, report.violations
+        values.append(report.total_completion_time)
+    assert bound.value <= min(values) * (1 + 1e-9)
+    fixed = fixed_part(instance)
+    for _, item in reports:
+        if isinstance(item, Schedule) and gap_closed(
+            objectives(instance, item)[0], bound.value, fixed
+        ):
+            assert objectives(instance, item)[0] <= min(values) + 1e-9
+
+
+@pytest.mark.slow
+def test_where_no_model_fits_the_pooled_searches_answer() -> None:
+    """Three jobs of about 11 hours (a horizon of 1 s slots far beyond the slotted models')
+    on 2 x 2 GPUs, one released at 0.5 s, and a memory limit no CP-SAT model fits: the
+    exact method answers from the bounds' children alone (its note says so), without a
+    time limit (deterministic), with a schedule the verifier accepts, no better than the
+    brute-force optimum and a bound below it; ``optimal`` only at the optimum. Catches: a
+    refused continuous model ending the call with an error, a bound above a schedule."""
+    from ddlsched.api import solve
+    from ddlsched.core.params import ExactParams
+
+    jobs = (
+        Job(id="a", release=0.0, iterations=1, compute_time=40_000.0, gpus=2),
+        Job(id="b", release=0.5, iterations=1, compute_time=30_000.0, gpus=1, weight=2.0),
+        Job(id="c", release=0.0, iterations=1, compute_time=50_000.0, gpus=3),
+    )
+    instance = Instance(Cluster((2, 2), 2.0, 1.0), jobs)
+    optimum = brute_force_a(instance)
+    result = solve(instance, "exact", params=ExactParams(time_limit=None, memory_limit=1))
+    assert any("were refused" in note for note in result.notes), result.notes
+    assert result.schedule is not None
+    report = verify(instance, result.schedule)
+    assert report.feasible, report.violations
+    assert report.total_completion_time >= optimum * (1 - 1e-9)
+    assert result.lower_bound is not None and result.lower_bound.value <= optimum * (1 + 1e-9)
+    if result.status is SolveStatus.OPTIMAL:
+        assert report.total_completion_time == pytest.approx(optimum)
+
+
+@pytest.mark.slow
+def test_the_decomposition_bound_joins_the_proof_after_the_pooled_search() -> None:
+    """Hand-worked (:func:`_fragmenting`: pooled bound 6, optimum 7), with a memory limit no
+    model fits, no time limit: the bounds run in turn (the LP, the pooled bound and its
+    searches, then the decomposition bound, which reaches 7 by charging each server its own
+    jobs); the searches find 7 (the third job split over both servers), so the answer is
+    ``optimal`` by the decomposition bound, the verifier agreeing. Catches: the
+    decomposition step not run after the pooled child, or its bound not reaching the proof."""
+    from ddlsched.api import solve
+    from ddlsched.core.params import ExactParams
+
+    instance = _fragmenting()
+    result = solve(instance, "exact", params=ExactParams(time_limit=None, memory_limit=1))
+    assert result.status is SolveStatus.OPTIMAL, result.notes
+    assert result.lower_bound is not None and result.lower_bound.name == "decomposition"
+    assert result.schedule is not None
+    assert verify(instance, result.schedule).total_completion_time == pytest.approx(7.0)

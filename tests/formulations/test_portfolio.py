@@ -365,10 +365,10 @@ def test_without_a_time_limit_the_milp_starts_only_once_cpsat_has_stopped(
 def test_without_a_time_limit_the_bounds_run_once_after_both_backends(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """Without a time limit the LP and pooled bounds run in turn after the backends stopped
-    unproven, each once, and never beside them; with a time limit they race beside the
-    backends. Catches: the bounds' thread started without a time limit too (each bound then
-    computed twice, and once against the clock)."""
+    """Without a time limit the LP, pooled and decomposition bounds run in turn after the
+    backends stopped unproven, each once, and never beside them; with a time limit they race
+    beside the backends. Catches: the bounds' thread started without a time limit too (each
+    bound then computed twice, and once against the clock)."""
     import ddlsched.formulations.cpsat as cpsat_module
     import ddlsched.formulations.milp as exact_module
     from ddlsched.formulations.portfolio import _Race
@@ -387,7 +387,7 @@ def test_without_a_time_limit_the_bounds_run_once_after_both_backends(
     monkeypatch.setattr(exact_module, "solve_milp", _recorded(events, "milp", feasible))
     monkeypatch.setattr(_Race, "_bound_child", bound_child)
     solve(instance, "exact", params=ExactParams(time_limit=None), bound=False)
-    assert events == ["cpsat", "milp", "lp", "pooled"]
+    assert events == ["cpsat", "milp", "lp", "pooled", "decomposition"]
     events.clear()
     solve(instance, "exact", params=ExactParams(time_limit=600), bound=False)
-    assert sorted(events) == ["cpsat", "lp", "milp", "pooled"]
+    assert sorted(events) == ["cpsat", "decomposition", "lp", "milp", "pooled"]
