@@ -632,17 +632,21 @@ class Improvement:
         }
 
     def describe(self) -> str:
-        """One line: what the certificate became, or why it stayed."""
+        """One line: what of the certificate changed, or why it stayed."""
         if not self.written:
             return f"{self.name}: unchanged ({self.note})"
-        status = self.status_before
-        status = "" if status == self.status_after else f"; {status} -> {self.status_after}"
+        changes = []
+        if self.lower_after != self.lower_before:
+            changes.append(
+                f"lower bound {self.lower_before:.10g} -> {self.lower_after:.10g} "
+                f"({self.lower_bound_name})"
+            )
+        if self.upper_after != self.upper_before:
+            changes.append(f"upper bound {self.upper_before:.10g} -> {self.upper_after:.10g}")
+        if self.status_after != self.status_before:
+            changes.append(f"{self.status_before} -> {self.status_after}")
         note = f" ({self.note})" if self.note else ""
-        return (
-            f"{self.name}: lower bound {self.lower_before:.10g} -> {self.lower_after:.10g} "
-            f"({self.lower_bound_name}), upper bound {self.upper_before:.10g} -> "
-            f"{self.upper_after:.10g}{status}{note}"
-        )
+        return f"{self.name}: {', '.join(changes)}{note}"
 
 
 @dataclass(frozen=True)
