@@ -42,7 +42,7 @@ from ddlsched.bench.library import TIERS, Certificate, Entry, write_entry, write
 from ddlsched.core.jsontypes import JsonObject, JsonValue
 from ddlsched.core.model import InputError, Instance
 
-EXACT_TIME_LIMIT = 30.0
+EXACT_TIME_LIMIT: float | None = 30.0
 """Seconds the exact solve gets per instance of tiers S and M; an instance it does not
 prove within them is left out of the library."""
 SANDWICH_EFFORT, SANDWICH_SEED = "full", 0
@@ -226,7 +226,7 @@ def exact_certificate(name: str, instance: Instance, progress: Progress) -> Cert
 
     result = api.solve(instance, "exact", params=ExactParams(time_limit=EXACT_TIME_LIMIT))
     if not result.proven_optimal or result.schedule is None or result.lower_bound is None:
-        progress(f"{name}: not proven in {EXACT_TIME_LIMIT:g} s ({result.status}), left out")
+        progress(f"{name}: not proven in {EXACT_TIME_LIMIT} s ({result.status}), left out")
         return None
     report = verify(instance, result.schedule)
     if not report.feasible:
