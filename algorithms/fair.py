@@ -32,11 +32,13 @@ counts are never read: ``themis`` ranks by predicted remaining work,
 
 from __future__ import annotations
 
+import enum
 import heapq
 import math
 from collections.abc import Collection, Iterator
 
-from ddlsched.algorithms.mapping import FreeGPUs, GraphMapper, Mapper
+import numpy as np
+from ddlsched.algorithms.mapping import FirstFitMapper, FreeGPUs, GraphMapper, Mapper
 from ddlsched.algorithms.prediction.view import JobView, Predictor
 from ddlsched.algorithms.protocol import Policy
 
@@ -64,6 +66,25 @@ a wide job resumed across many servers may otherwise run several times slower)."
 
 GROUPINGS = ("user", "vc")
 """What :class:`UserMaxMin` shares GPUs among: the job feature it groups by."""
+
+
+_PURE_MAPPERS = (GraphMapper, FirstFitMapper)
+"""Mappers whose answer depends on the job and the free GPUs alone (no state, no
+randomness): a job they placed or refused is not asked again until the free GPUs change."""
+
+
+class _Column(enum.IntEnum):
+    """The columns of :class:`FinishTimeFair`'s rows: ``r_i``, the restart cost a
+    resume pays, ``(K_hat_i - k_i) alpha_i^min``, ``K_hat_i alpha_i^min``, ``g_i``,
+    ``w_i`` and the area under the number of active jobs at ``r_i``."""
+
+    RELEASE = 0
+    RESTART = 1
+    WORK_LEFT = 2
+    WORK = 3
+    GPUS = 4
+    WEIGHT = 5
+    AREA_AT_RELEASE = 6
 
 
 class _Leases(Policy):
@@ -100,15 +121,20 @@ class _Leases(Policy):
         self._held: dict[str, float] = {}  # seconds on GPUs, pieces ended
         self._done: dict[str, float] = {}  # iterations, pieces ended (alpha known at start)
         self._since: dict[str, tuple[float, float, float]] = {}  # start, restart, alpha
+        self._start_rank: dict[str, int] = {}  # running jobs: when their piece started
+        self._starts = 0
+        self._alphas: dict[str, dict[str | tuple[int, ...], float]] = {}  # by _alpha's key
+        self._free_version = 0  # counts the starts and stops that change the free GPUs
+        self._placements: dict[str, tuple[int, tuple[int, ...] | None]] = {}  # _placed's
         self._lease_end: dict[str, float] = {}  # running jobs
         self._ends: list[tuple[float, str]] = []  # lease ends, a heap (stale entries kept)
         self._busy = 0  # GPUs held
         self._queue: dict[str, None] = {}  # waiting jobs, in ranking order
         self._skip: set[str] = set()
 
-    def _ranking(self, now: float, contenders: list[str], pinned: list[str]) -> list[str]:
-        """``contenders`` (waiting jobs and running jobs whose lease ended), the first
-        to get GPUs first; ``pinned`` are the running jobs whose lease goes on."""
+    def _ranking(self, now: float, contenders: list[str], ended: list[str]) -> list[str]:
+        """``contenders`` (the waiting jobs, then ``ended``: the running jobs whose lease
+        ended), the first to get GPUs first; a ranking depends on the set, not its order."""
         raise NotImplementedError
 
     def resume_cost(self) -> float:
@@ -123,6 +149,7 @@ class _Leases(Policy):
         self._held[job.id] = 0.0
         self._done[job.id] = 0.0
         self._alpha_min[job.id] = self._fastest(job)[0]  # type: ignore[arg-type]
+        self._alphas[job.id] = {}
         self._queue[job.id] = None
 
     def held(self, job_id: str, now: float) -> float:
@@ -142,30 +169,45 @@ class _Leases(Policy):
         self._lease_end[job_id] = now + self.lease
         heapq.heappush(self._ends, (now + self.lease, job_id))
 
+    def _leases_ended(self, now: float) -> list[str]:
+        """The running jobs whose lease has ended by ``now``, in the order their pieces
+        started, taken off the heap of lease ends (each is renewed or stopped next)."""
+        horizon = now + 1e-9 * max(1.0, abs(now))
+        ends, ended = self._ends, set()
+        while ends and ends[0][0] <= horizon:
+            end, job_id = heapq.heappop(ends)
+            if self._lease_end.get(job_id) == end:
+                ended.add(job_id)
+        return sorted(ended, key=self._start_rank.__getitem__)
+
     def preempt(self, now: float, running: Collection[str]) -> list[str]:
         """A contest, when jobs wait and GPUs are free or a lease has ended: the
         contenders' ranking takes, in order, what fits beside the pinned jobs; running
         contenders left out stop, the others renew their lease."""
         self._skip = set()
-        horizon = now + 1e-9 * max(1.0, abs(now))
-        ended = [j for j in self._since if self._lease_end[j] <= horizon]
-        if not self._queue or not (ended or self._busy < self.cluster.num_gpus):
+        if not self._queue:
             return []
-        ended_set = set(ended)
-        pinned = [j for j in self._since if j not in ended_set]
-        room = self.cluster.num_gpus - sum(self._views[j].gpus for j in pinned)
-        ranking = self._ranking(now, [*self._queue, *ended], pinned)
-        kept: set[str] = set()
-        for job_id in ranking:
+        ended = self._leases_ended(now)
+        if not ended and self._busy >= self.cluster.num_gpus:
+            return []
+        ranking = self._ranking(now, [*self._queue, *ended], ended)
+        room = self.cluster.num_gpus - self._busy + sum(self._views[j].gpus for j in ended)
+        undecided, kept = set(ended), set()
+        for job_id in ranking:  # only whether each ended job is kept matters here
+            if room == 0 or not undecided:
+                break
             gpus = self._views[job_id].gpus
             if gpus <= room:
                 room -= gpus
                 kept.add(job_id)
+            undecided.discard(job_id)
+        renewed = [j for j in ended if j in kept]
+        for job_id in renewed:
+            self._renew(job_id, now)
         stopped = [j for j in ended if j not in kept]
-        for job_id in ended:
-            if job_id in kept:
-                self._renew(job_id, now)
-        self._queue = dict.fromkeys(j for j in ranking if j not in kept or j not in ended_set)
+        if renewed:
+            ranking = [j for j in ranking if j not in kept or j in self._queue]
+        self._queue = dict.fromkeys(ranking)
         self._skip = set(stopped)
         return stopped
 
@@ -189,25 +231,50 @@ class _Leases(Policy):
         """The mapper's GPUs for ``view``, unless they run it slower than
         ``placement_slack`` times its fastest while other jobs hold GPUs (on an idle
         cluster any GPUs do: waiting would change nothing)."""
+        pure = type(self.mapper) in _PURE_MAPPERS
+        if pure and view.id in self._placements:
+            version, known = self._placements[view.id]
+            if version == self._free_version:
+                return known
         mapping = self.mapper(view, self.cluster, free)
-        if mapping is None or self._busy == 0:
-            return mapping
-        fastest = self._alpha_min[view.id] * self.placement_slack
-        return mapping if alpha(view, self.cluster, mapping) <= fastest * (1 + 1e-9) else None
+        if mapping is not None and self._busy > 0:
+            fastest = self._alpha_min[view.id] * self.placement_slack
+            if self._alpha(view, mapping) > fastest * (1 + 1e-9):
+                mapping = None
+        if pure:
+            self._placements[view.id] = (self._free_version, mapping)
+        return mapping
+
+    def _alpha(self, view: JobView, mapping: tuple[int, ...]) -> float:
+        """``alpha_i`` on ``mapping``, computed once per job and mapping (on one server,
+        once per GPU type: it depends on nothing else there): a job waiting for better
+        GPUs is offered the same ones at event after event."""
+        server = mapping[0]
+        one_server = all(other == server for other in mapping)
+        key = self.cluster.type_of(server) if one_server else tuple(mapping)
+        known = self._alphas[view.id]
+        if key not in known:
+            known[key] = alpha(view, self.cluster, mapping)
+        return known[key]
 
     def on_start(self, job: JobView, mapping: tuple[int, ...], alpha: float, now: float) -> None:
         restart = self.resume_cost() if self._held[job.id] > 0.0 else 0.0
         self._since[job.id] = (now, restart, alpha)
+        self._start_rank[job.id] = self._starts
+        self._starts += 1
         self._renew(job.id, now)
         self._busy += job.gpus
+        self._free_version += 1
         del self._queue[job.id]
 
     def _bank(self, job_id: str, now: float) -> None:
         self._held[job_id] = self.held(job_id, now)
         self._done[job_id] = self.done(job_id, now)
         del self._since[job_id]
+        del self._start_rank[job_id]
         del self._lease_end[job_id]
         self._busy -= self._views[job_id].gpus
+        self._free_version += 1
 
     def on_preempt(self, job: JobView, now: float) -> None:
         """A preempted job banks its service (it is already in the waiting order)."""
@@ -215,8 +282,11 @@ class _Leases(Policy):
 
     def on_completion(self, job: JobView, iterations: int, now: float) -> None:
         self._bank(job.id, now)
-        for store in (self._views, self._order, self._held, self._done, self._alpha_min):
+        stores = (self._views, self._held, self._done, self._alpha_min, self._alphas)
+        for store in stores:
             del store[job.id]
+        self._placements.pop(job.id, None)
+        del self._order[job.id]
 
     def next_wakeup(self) -> float | None:
         """The next lease end while a job waits (with none waiting, a lease that ends is
@@ -282,6 +352,9 @@ class FinishTimeFair(_Leases):
         self._area = 0.0  # integral of the number of active jobs up to _area_time
         self._area_time = 0.0
         self._active = 0
+        # What rho_hat reads of each job, one row per arrival (``_order``): constant
+        # while the job waits, so a contest estimates every waiting job in one pass.
+        self._rows = np.zeros((64, len(_Column)))
 
     def _advance_area(self, now: float) -> None:
         self._area += self._active * (now - self._area_time)
@@ -293,6 +366,32 @@ class FinishTimeFair(_Leases):
         self._active += 1
         self._area_at_release[job.id] = self._area
         self._predicted[job.id] = max(1.0, float(self.predictor.predict(job)))
+        if self._order[job.id] == len(self._rows):
+            self._rows = np.concatenate((self._rows, np.zeros_like(self._rows)))
+        self._refresh(job.id, now)
+
+    def on_preempt(self, job: JobView, now: float) -> None:
+        super().on_preempt(job, now)
+        self._refresh(job.id, now)
+
+    def _refresh(self, job_id: str, now: float) -> None:
+        """Write the row of ``job_id`` as of ``now`` (a prediction it has outrun first
+        grows by ``outrun_factor``, as often as needed)."""
+        view = self._views[job_id]
+        done = self.done(job_id, now)
+        while self._predicted[job_id] <= done:
+            self._predicted[job_id] *= self.outrun_factor
+        alpha_min = self._alpha_min[job_id]
+        restart = 0.0 if job_id in self._since or self._held[job_id] == 0 else self.resume_cost()
+        self._rows[self._order[job_id]] = (
+            view.release,
+            restart,
+            (self._predicted[job_id] - done) * alpha_min,
+            self._predicted[job_id] * alpha_min,
+            view.gpus,
+            view.weight,
+            self._area_at_release[job_id],
+        )
 
     def on_completion(self, job: JobView, iterations: int, now: float) -> None:
         super().on_completion(job, iterations, now)
@@ -304,29 +403,31 @@ class FinishTimeFair(_Leases):
 
     def estimated_rho(self, job_id: str, now: float) -> float:
         """``rho_hat_i`` at ``now`` (class docstring), from predicted work only."""
-        view = self._views[job_id]
-        done = self.done(job_id, now)
-        while self._predicted[job_id] <= done:
-            self._predicted[job_id] *= self.outrun_factor
-        alpha_min = self._alpha_min[job_id]
-        waited = now - view.release
-        area = self._area + self._active * (now - self._area_time)
-        active = (area - self._area_at_release[job_id]) / waited if waited > 0 else self._active
-        restart = 0.0 if job_id in self._since or self._held[job_id] == 0 else self.resume_cost()
-        shared = waited + restart + (self._predicted[job_id] - done) * alpha_min
-        alone = isolated_time(
-            self._predicted[job_id] * alpha_min, active, view.gpus, self.cluster.num_gpus
-        )
-        return shared / alone
+        return float(self._estimates([job_id], now)[1][0])
 
-    def _ranking(self, now: float, contenders: list[str], pinned: list[str]) -> list[str]:
+    def _estimates(self, job_ids: list[str], now: float) -> tuple[np.ndarray, np.ndarray]:
+        """The rows of ``job_ids`` (:attr:`_rows`) and their ``rho_hat`` at ``now``, the
+        rows of running jobs brought up to ``now`` first."""
+        for job_id in job_ids:
+            if job_id in self._since:
+                self._refresh(job_id, now)
+        slots = np.fromiter((self._order[j] for j in job_ids), np.intp, len(job_ids))
+        rows = self._rows[slots]
+        waited = now - rows[:, _Column.RELEASE]
+        area = self._area + self._active * (now - self._area_time)
+        active = np.full(len(job_ids), float(self._active))
+        np.divide(area - rows[:, _Column.AREA_AT_RELEASE], waited, out=active, where=waited > 0)
+        shared = waited + rows[:, _Column.RESTART] + rows[:, _Column.WORK_LEFT]
+        alone = isolated_time(
+            rows[:, _Column.WORK], active, rows[:, _Column.GPUS], self.cluster.num_gpus
+        )
+        return slots, shared / alone
+
+    def _ranking(self, now: float, contenders: list[str], ended: list[str]) -> list[str]:
         """The contenders by ``w_i rho_hat_i``, worst first, then arrival."""
-        keys = {
-            job_id: (-self._views[job_id].weight * self.estimated_rho(job_id, now),
-                     self._order[job_id])
-            for job_id in contenders
-        }  # fmt: skip
-        return sorted(keys, key=keys.__getitem__)
+        slots, rho = self._estimates(contenders, now)
+        keys = -self._rows[slots, _Column.WEIGHT] * rho
+        return [contenders[k] for k in np.lexsort((slots, keys))]
 
 
 def max_min_shares(capacity: float, demands: dict[str, float]) -> dict[str, float]:
@@ -390,6 +491,9 @@ class UserMaxMin(_Leases):
             raise ValueError(f"by: expected one of {', '.join(GROUPINGS)}, got {by!r}")
         self.by = by
         self._group_served: dict[str, float] = {}  # GPU-seconds of completed jobs
+        self._group: dict[str, str] = {}  # active job -> its group
+        self._members: dict[str, dict[str, None]] = {}  # group -> active jobs, by arrival
+        self._demand: dict[str, int] = {}  # group -> GPUs of its active jobs
 
     def group_of(self, job_id: str) -> str:
         """The group of ``job_id``: its ``by`` feature ("" when the trace names none)."""
@@ -400,39 +504,61 @@ class UserMaxMin(_Leases):
         """GPU-seconds ``job_id`` has held by ``now``."""
         return self.held(job_id, now) * self._views[job_id].gpus
 
+    def on_arrival(self, job: JobView, now: float) -> None:
+        super().on_arrival(job, now)
+        group = self._group[job.id] = self.group_of(job.id)
+        self._members.setdefault(group, {})[job.id] = None
+        self._demand[group] = self._demand.get(group, 0) + job.gpus
+
     def on_completion(self, job: JobView, iterations: int, now: float) -> None:
-        group = self.group_of(job.id)
+        group = self._group.pop(job.id)
         served = self.service(job.id, now)
         self._group_served[group] = self._group_served.get(group, 0.0) + served
+        del self._members[group][job.id]
+        self._demand[group] -= job.gpus
+        if not self._members[group]:
+            del self._members[group], self._demand[group]
         super().on_completion(job, iterations, now)
 
-    def _ranking(self, now: float, contenders: list[str], pinned: list[str]) -> list[str]:
+    def _group_service(self, now: float) -> dict[str, tuple[float, int]]:
+        """Each active group's GPU-seconds received by ``now`` (its completed jobs', then
+        its active jobs' in arrival order) and the arrival of its earliest active job."""
+        held, since, views = self._held, self._since, self._views
+        return {
+            group: (
+                self._group_served.get(group, 0.0)
+                + sum(
+                    (held[j] if j not in since else held[j] + (now - since[j][0])) * views[j].gpus
+                    for j in jobs
+                ),
+                self._order[next(iter(jobs))],
+            )
+            for group, jobs in self._members.items()
+        }
+
+    def _ranking(self, now: float, contenders: list[str], ended: list[str]) -> list[str]:
         """Contenders within their group's share, group by group, then the rest (class
-        docstring); a pinned job's GPUs count against its group's share."""
-        members: dict[str, list[str]] = {}
-        for job_id in self._order:
-            members.setdefault(self.group_of(job_id), []).append(job_id)
-        served = {
-            g: (self._group_served.get(g, 0.0) + sum(self.service(j, now) for j in jobs),
-                self._order[jobs[0]])
-            for g, jobs in members.items()
-        }  # fmt: skip
+        docstring); the GPUs of a job still under lease count against its group's share."""
+        group_of, views = self._group, self._views
+        served = self._group_service(now)
         shares = max_min_shares(
-            self.cluster.num_gpus,
-            {g: float(sum(self._views[j].gpus for j in jobs)) for g, jobs in members.items()},
+            self.cluster.num_gpus, {g: float(d) for g, d in self._demand.items()}
         )
         budget = {g: math.floor(share + 1e-9) for g, share in shares.items()}
-        for job_id in pinned:
-            budget[self.group_of(job_id)] -= self._views[job_id].gpus
-        job_key = {j: (self.service(j, now) / self._views[j].weight, self._order[j])
-                   for j in contenders}  # fmt: skip
+        for job_id in self._since:
+            if job_id not in ended:
+                budget[group_of[job_id]] -= views[job_id].gpus
+        key = {
+            j: (served[group_of[j]], self.service(j, now) / views[j].weight, self._order[j])
+            for j in contenders
+        }
         first: list[str] = []
-        for job_id in sorted(contenders, key=lambda j: (served[self.group_of(j)], job_key[j])):
-            group = self.group_of(job_id)
-            if self._views[job_id].gpus <= budget[group]:
-                budget[group] -= self._views[job_id].gpus
+        for job_id in sorted(contenders, key=key.__getitem__):
+            group = group_of[job_id]
+            if views[job_id].gpus <= budget[group]:
+                budget[group] -= views[job_id].gpus
                 first.append(job_id)
         chosen = set(first)
         rest = [j for j in contenders if j not in chosen]
-        rest.sort(key=lambda j: (served[self.group_of(j)], job_key[j]))
+        rest.sort(key=key.__getitem__)
         return first + rest

@@ -19,13 +19,18 @@ policy ranks jobs by an estimate of it (:func:`isolated_time` with predicted wor
 
 from __future__ import annotations
 
+from typing import TypeVar
+
 import numpy as np
+
+Numbers = TypeVar("Numbers", float, np.ndarray)
 
 __all__ = ["finish_time_fairness", "isolated_time"]
 
 
-def isolated_time(processing: float, active: float, gpus: float, num_gpus: int) -> float:
-    """``T_i^iso = p_i max(1, N_i g_i / M)``: the time alone on a fair share.
+def isolated_time(processing: Numbers, active: Numbers, gpus: Numbers, num_gpus: int) -> Numbers:
+    """``T_i^iso = p_i max(1, N_i g_i / M)``: the time alone on a fair share (of one job,
+    or elementwise of arrays of jobs).
 
     Parameters
     ----------
@@ -39,7 +44,7 @@ def isolated_time(processing: float, active: float, gpus: float, num_gpus: int) 
     num_gpus
         ``M``, the cluster's GPUs.
     """
-    return processing * max(1.0, active * gpus / num_gpus)
+    return processing * np.maximum(1.0, active * gpus / num_gpus)
 
 
 def finish_time_fairness(
@@ -69,5 +74,4 @@ def finish_time_fairness(
     jct = ends - releases
     life = np.where(jct > 0, jct, 1.0)
     active = np.where(jct > 0, (area(ends) - area(releases)) / life, 1.0)
-    alone = np.vectorize(isolated_time, otypes=[float])(processing, active, gpus, num_gpus)
-    return jct / alone
+    return jct / isolated_time(processing, active, gpus, num_gpus)
