@@ -434,33 +434,47 @@ def _pricing(data: Decomposition, k: int, pi: np.ndarray, sigma: np.ndarray) -> 
 
 
 def _greedy_columns(data: Decomposition, k: int, pricing: _Pricing) -> list[Column]:
-    """Columns of negative reduced cost built greedily: the candidates by reduced cost, then
-    by reduced cost per GPU-slot, each placed if its job is not yet and the server has room."""
-    capacity = data.classes[k].capacity
+    """Columns of negative reduced cost built greedily, for each of two orders of the
+    candidates (by reduced cost, and by reduced cost per GPU-slot): one column per server
+    of the class, each taking candidates in that order if their job is in no column of the
+    pass yet and the server has room (a whole class's schedule per pass, so that the master
+    sees servers that complement each other from the first rounds)."""
     area = data.gpus[pricing.jobs] * np.maximum(pricing.slots, 1)
-    found = []
+    found: list[Column] = []
     for order in (
         np.argsort(pricing.costs, kind="stable"),
         np.argsort(pricing.costs / area, kind="stable"),
     ):
-        load = np.zeros(data.horizon, dtype=int)
         placed: set[int] = set()
-        chosen: list[tuple[int, int]] = []
-        total = 0.0
-        for c in order:
-            i, t, d = int(pricing.jobs[c]), int(pricing.starts[c]), int(pricing.slots[c])
-            g = int(data.gpus[i])
-            if i in placed or (d and int(np.max(load[t : t + d])) + g > capacity):
-                continue
-            load[t : t + d] += g
-            placed.add(i)
-            chosen.append((i, t))
-            total += float(pricing.costs[c])
-        if total < -REDUCED_COST_TOLERANCE:
+        for _ in data.classes[k].servers:
+            chosen, total = _fill_server(data, k, pricing, order, placed)
+            if total >= -REDUCED_COST_TOLERANCE:
+                break
             column = Column(k, tuple(sorted(chosen)))
             if column not in found:
                 found.append(column)
     return found
+
+
+def _fill_server(
+    data: Decomposition, k: int, pricing: _Pricing, order: np.ndarray, placed: set[int]
+) -> tuple[list[tuple[int, int]], float]:
+    """One server of class ``k`` filled with the candidates in ``order`` whose job is not in
+    ``placed`` (which it extends) and that fit its GPUs; the starts and their reduced cost."""
+    capacity = data.classes[k].capacity
+    load = np.zeros(data.horizon, dtype=int)
+    chosen: list[tuple[int, int]] = []
+    total = 0.0
+    for c in order:
+        i, t, d = int(pricing.jobs[c]), int(pricing.starts[c]), int(pricing.slots[c])
+        g = int(data.gpus[i])
+        if i in placed or (d and int(np.max(load[t : t + d])) + g > capacity):
+            continue
+        load[t : t + d] += g
+        placed.add(i)
+        chosen.append((i, t))
+        total += float(pricing.costs[c])
+    return chosen, total
 
 
 def _stopped_or_solved() -> frozenset[object]:
