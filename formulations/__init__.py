@@ -43,9 +43,16 @@ FLOORS: tuple[tuple[str, ...], ...] = (
         "elastic",
         "elastic_bounds",
     ),
-    ("mapping", "problem_a2", "start_lagrangian", "elastic_lagrangian", "cpsat_runtime"),
+    (
+        "mapping",
+        "problem_a2",
+        "start_lagrangian",
+        "elastic_lagrangian",
+        "cpsat_runtime",
+        "decomposition",
+    ),
     ("modes",),
-    ("prepared", "outcome"),
+    ("prepared", "outcome", "pack"),
     ("certify",),
     ("milp", "cpsat", "continuous"),
     ("portfolio",),
@@ -58,8 +65,9 @@ problem's data (:mod:`ddlsched.formulations.slotted`), the memory estimates
 independent verifier), children and HiGHS, the time-indexed model and the relaxations; the
 mapping MILP, problem A2's data and what every CP-SAT model shares
 (:mod:`ddlsched.formulations.cpsat_runtime`); the modes; the prepared problem and the
-outcome (decoding); the certificate (bounds and proofs); the backends (the MILP, slotted
-CP-SAT and continuous-time CP-SAT, none borrowing from another); the portfolio; the
+outcome (decoding) and the searches from the pooled relaxation
+(:mod:`ddlsched.formulations.pack`); the certificate (bounds and proofs); the backends (the
+MILP, slotted CP-SAT and continuous-time CP-SAT, none borrowing from another); the portfolio; the
 registry of methods. Two modules of one floor never import each other."""
 
 _LAZY = {

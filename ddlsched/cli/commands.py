@@ -48,7 +48,17 @@ COMMANDS: tuple[Command, ...] = (
     Command("sweep", "sweep", "run a grid of experiments on Dask, results in SQLite"),
     Command("results", "sweep", "summarise a sweep's results file"),
     Command("info", "info", "describe an instance: alpha_min, alpha_max, rho"),
-    Command("data", "data", "list the shipped traces and profiles: rows, source, licence"),
+    Command(
+        "data",
+        "data",
+        "list the shipped traces and profiles (rows, source, licence); check a trace",
+    ),
+    Command(
+        "bench",
+        "bench",
+        "the certified benchmark library: list, export and verify its entries, score "
+        "schedulers on it",
+    ),
 )
 """Every command, in the order ``--help`` lists them (a module's commands side by side)."""
 
