@@ -93,7 +93,7 @@ def _cluster(item: Entry) -> str:
     return shape
 
 
-def row(item: Entry) -> JsonObject:
+def _row(item: Entry) -> JsonObject:
     """An entry's line of ``bench list --json``: the certificate on ``sum w C`` and on the
     weighted flow ``sum w (C - r)``."""
     certificate = item.certificate
@@ -119,7 +119,7 @@ def run_list(args: argparse.Namespace) -> int:
 
     chosen = entries(args.tier, path=args.library)
     if args.json:
-        print_json([row(item) for item in chosen])
+        print_json([_row(item) for item in chosen])
         return EXIT_OK
     width = max((len(item.name) for item in chosen), default=4)
     print(f"tier {'name':<{width}} {'jobs':>5}  {'cluster':<16} optimum sum w C or [LB, UB]")
