@@ -21,7 +21,7 @@ window, running ``d_ik`` slots, at most ``G_k`` GPUs used in every slot. Here ``
 slots. A column costs ``sum w_i (Delta t + p_ik)``. A job may also *span* servers:
 variable ``z_it`` (start slot ``t``), costing ``w_i (Delta t + q_i)`` where ``q_i`` is a lower
 bound on every spanning mapping's ``K_i alpha_i``, holding ``g_i`` GPUs of the pool for
-its ``e_i`` slots. The master LP:
+its ``e_i`` slots. The master LP::
 
     min  sum_c cost_c lambda_c + sum_it cost_it z_it
     s.t. sum_c [i in c] lambda_c + sum_t z_it = 1          for every job i   (pi_i)
@@ -51,7 +51,7 @@ bound of column generation, Operations Research 38(5), 1990, in its Lagrangian f
 Lübbecke and Desrosiers, *Selected topics in column generation*, Operations Research
 53(6), 2005, section 2.1). For *any* ``pi`` (free) and ``sigma <= 0``, and the point of an
 optimal schedule above (``n_k`` columns of class ``k`` counting empty ones, at most one
-``z_it = 1`` per job, the assignment rows equalities, the slot rows at most ``M``):
+``z_it = 1`` per job, the assignment rows equalities, the slot rows at most ``M``)::
 
     cost >= cost + sum_i pi_i (1 - row_i) + sum_s sigma_s (M - row_s)
          = sum_i pi_i + M sum_s sigma_s + sum_{columns used} rc(c) + sum_{z used} rc(z)
