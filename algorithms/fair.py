@@ -103,12 +103,20 @@ class _Leases(Policy):
         lease: float,
         restart_cost: float | None,
         placement_slack: float,
+        predictor: Predictor | None,
+        outrun_factor: float,
     ) -> None:
         if not (isinstance(lease, int | float) and 0 < lease < math.inf):
             raise ValueError(f"lease: must be a number of seconds > 0, got {lease!r}")
         if not (isinstance(placement_slack, int | float) and placement_slack >= 1):
             raise ValueError(f"placement_slack: must be a number >= 1, got {placement_slack!r}")
+        if not outrun_factor > 1:
+            raise ValueError(f"outrun_factor: must be > 1, got {outrun_factor!r}")
         self.placement_slack = float(placement_slack)
+        self.predictor = predictor
+        self.outrun_factor = outrun_factor
+        self._predicted: dict[str, float] = {}  # K_hat_i, grown once outrun
+        self._backfill_until: dict[str, float] = {}  # a job backfilled now: its lease end
         self._fastest = AlphaMinCache(cluster)
         self._alpha_min: dict[str, float] = {}
         self.cluster = cluster
@@ -151,6 +159,8 @@ class _Leases(Policy):
         self._alpha_min[job.id] = self._fastest(job)[0]  # type: ignore[arg-type]
         self._alphas[job.id] = {}
         self._queue[job.id] = None
+        if self.predictor is not None:
+            self._predicted[job.id] = max(1.0, float(self.predictor.predict(job)))
 
     def held(self, job_id: str, now: float) -> float:
         """Seconds ``job_id`` has held GPUs by ``now``."""
@@ -165,9 +175,19 @@ class _Leases(Policy):
         start, restart, alpha = run
         return self._done[job_id] + max(0.0, now - start - restart) / alpha
 
-    def _renew(self, job_id: str, now: float) -> None:
-        self._lease_end[job_id] = now + self.lease
-        heapq.heappush(self._ends, (now + self.lease, job_id))
+    def _renew(self, job_id: str, now: float, until: float = math.inf) -> None:
+        end = min(now + self.lease, until)
+        self._lease_end[job_id] = end
+        heapq.heappush(self._ends, (end, job_id))
+
+    def predicted_left(self, job_id: str, now: float) -> float:
+        """``K_hat_i - k_i``: the iterations ``job_id`` is predicted to have left at ``now``
+        (a prediction it has outrun first grows by ``outrun_factor``, as often as
+        needed: A-SRPT's rule)."""
+        done = self.done(job_id, now)
+        while self._predicted[job_id] <= done:
+            self._predicted[job_id] *= self.outrun_factor
+        return self._predicted[job_id] - done
 
     def _leases_ended(self, now: float) -> list[str]:
         """The running jobs whose lease has ended by ``now``, in the order their pieces
@@ -213,19 +233,45 @@ class _Leases(Policy):
 
     def dispatch(self, now: float, free: FreeGPUs) -> Iterator[tuple[JobView, tuple[int, ...]]]:
         """Waiting jobs in ranking order, each on GPUs that run it within
-        ``placement_slack`` of its fastest; none past the first job if that one cannot
-        start (its GPUs are kept for it: every lease ends within ``lease`` seconds)."""
-        first = True
+        ``placement_slack`` of its fastest. If the first cannot start, its GPUs are kept
+        for it (every lease ends within ``lease`` seconds): without predictions no other
+        job starts; with them, a job whose predicted end comes before the
+        :meth:`shadow` time backfills, under a lease that ends by then."""
+        first, shadow = True, None
         for job_id in list(self._queue):  # a start leaves the queue
             if job_id in self._skip:
                 continue
             view = self._views[job_id]
             mapping = self._placed(view, free) if view.gpus <= free.total else None
-            if mapping is not None:
+            if mapping is not None and shadow is None:
                 yield view, mapping
+            elif mapping is not None and self._ends_by(view, mapping, now, shadow):
+                self._backfill_until[job_id] = shadow  # type: ignore[assignment]
+                yield view, mapping
+            elif first and self.predictor is not None:
+                shadow = self.shadow(view.gpus, now, free.total)
             elif first or free.total == 0:
                 return
             first = False
+
+    def shadow(self, gpus: int, now: float, free: int) -> float:
+        """EASY backfilling's shadow time (Lifka 1995; Mu'alem and Feitelson, IEEE TPDS
+        2001): the first lease end after ``now`` by which ``gpus`` GPUs are sure to be
+        contested, the ``free`` ones and those of each running job whose lease has ended
+        (GPUs are counted, not placed: a job refused its placement although enough GPUs
+        are free waits at least for the next lease end). ``now`` when no lease ends."""
+        for end, held in sorted((self._lease_end[j], self._views[j].gpus) for j in self._since):
+            free += held
+            if free >= gpus and end > now:
+                return end
+        return now
+
+    def _ends_by(self, view: JobView, mapping: tuple[int, ...], now: float, shadow: float) -> bool:
+        """Whether ``view`` on ``mapping`` is predicted to end by ``shadow``: its restart
+        cost if it resumes, then its predicted work left at ``alpha_i(mapping)``."""
+        restart = self.resume_cost() if self._held[view.id] > 0.0 else 0.0
+        end = now + restart + self.predicted_left(view.id, now) * self._alpha(view, mapping)
+        return end <= shadow * (1 + 1e-12)
 
     def _placed(self, view: JobView, free: FreeGPUs) -> tuple[int, ...] | None:
         """The mapper's GPUs for ``view``, unless they run it slower than
@@ -262,7 +308,7 @@ class _Leases(Policy):
         self._since[job.id] = (now, restart, alpha)
         self._start_rank[job.id] = self._starts
         self._starts += 1
-        self._renew(job.id, now)
+        self._renew(job.id, now, self._backfill_until.pop(job.id, math.inf))
         self._busy += job.gpus
         self._free_version += 1
         del self._queue[job.id]
@@ -286,6 +332,9 @@ class _Leases(Policy):
         for store in stores:
             del store[job.id]
         self._placements.pop(job.id, None)
+        if self.predictor is not None:
+            del self._predicted[job.id]
+            self.predictor.observe(job, iterations)
         del self._order[job.id]
 
     def next_wakeup(self) -> float | None:
@@ -342,12 +391,10 @@ class FinishTimeFair(_Leases):
         outrun_factor: float = 2.0,
         placement_slack: float = PLACEMENT_SLACK,
     ) -> None:
-        super().__init__(cluster, mapper, lease, restart_cost, placement_slack)
-        if not outrun_factor > 1:
-            raise ValueError(f"outrun_factor: must be > 1, got {outrun_factor!r}")
-        self.predictor = predictor
-        self.outrun_factor = outrun_factor
-        self._predicted: dict[str, float] = {}
+        super().__init__(
+            cluster, mapper, lease, restart_cost, placement_slack, predictor, outrun_factor
+        )
+        self.predictor: Predictor = predictor
         self._area_at_release: dict[str, float] = {}
         self._area = 0.0  # integral of the number of active jobs up to _area_time
         self._area_time = 0.0
@@ -365,7 +412,6 @@ class FinishTimeFair(_Leases):
         self._advance_area(now)
         self._active += 1
         self._area_at_release[job.id] = self._area
-        self._predicted[job.id] = max(1.0, float(self.predictor.predict(job)))
         if self._order[job.id] == len(self._rows):
             self._rows = np.concatenate((self._rows, np.zeros_like(self._rows)))
         self._refresh(job.id, now)
@@ -378,15 +424,13 @@ class FinishTimeFair(_Leases):
         """Write the row of ``job_id`` as of ``now`` (a prediction it has outrun first
         grows by ``outrun_factor``, as often as needed)."""
         view = self._views[job_id]
-        done = self.done(job_id, now)
-        while self._predicted[job_id] <= done:
-            self._predicted[job_id] *= self.outrun_factor
+        left = self.predicted_left(job_id, now)
         alpha_min = self._alpha_min[job_id]
         restart = 0.0 if job_id in self._since or self._held[job_id] == 0 else self.resume_cost()
         self._rows[self._order[job_id]] = (
             view.release,
             restart,
-            (self._predicted[job_id] - done) * alpha_min,
+            left * alpha_min,
             self._predicted[job_id] * alpha_min,
             view.gpus,
             view.weight,
@@ -397,9 +441,7 @@ class FinishTimeFair(_Leases):
         super().on_completion(job, iterations, now)
         self._advance_area(now)
         self._active -= 1
-        self.predictor.observe(job, iterations)
-        for store in (self._predicted, self._area_at_release):
-            del store[job.id]
+        del self._area_at_release[job.id]
 
     def estimated_rho(self, job_id: str, now: float) -> float:
         """``rho_hat_i`` at ``now`` (class docstring), from predicted work only."""
@@ -472,6 +514,11 @@ class UserMaxMin(_Leases):
         Seconds a resumed job restores; ``None``: the simulator's.
     placement_slack
         How much slower than its fastest a job may be placed (>= 1).
+    predictor
+        Gives ``K_hat_i`` at arrival, used only to backfill (the ranking reads service
+        received); ``None``: no backfilling, the free GPUs wait for the first job.
+    outrun_factor
+        What a prediction is multiplied by once the job has done that much (> 1).
     """
 
     name = "maxmin-users"
@@ -485,11 +532,16 @@ class UserMaxMin(_Leases):
         by: str = "user",
         restart_cost: float | None = None,
         placement_slack: float = PLACEMENT_SLACK,
+        predictor: Predictor | None = None,
+        outrun_factor: float = 2.0,
     ) -> None:
-        super().__init__(cluster, mapper, lease, restart_cost, placement_slack)
+        super().__init__(
+            cluster, mapper, lease, restart_cost, placement_slack, predictor, outrun_factor
+        )
         if by not in GROUPINGS:
             raise ValueError(f"by: expected one of {', '.join(GROUPINGS)}, got {by!r}")
         self.by = by
+        self.name = f"maxmin-{by}s"
         self._group_served: dict[str, float] = {}  # GPU-seconds of completed jobs
         self._group: dict[str, str] = {}  # active job -> its group
         self._members: dict[str, dict[str, None]] = {}  # group -> active jobs, by arrival

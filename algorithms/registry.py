@@ -197,15 +197,23 @@ POLICIES.add(
         restart_cost=_restart_cost(c),
         outrun_factor=c.params.outrun_factor,
     ),
-    "Themis-style 6-min leases: worst predicted finish-time fairness rho first, preemptive",
+    "Themis-style 6-min leases: worst predicted finish-time fairness rho first, backfilling "
+    "by predicted end, preemptive",
 )
-POLICIES.add(
-    "maxmin-users",
-    lambda c: UserMaxMin(
-        c.instance.cluster, c.mapper or GraphMapper(), restart_cost=_restart_cost(c)
-    ),
-    "Gavel's hierarchical max-min over users, LAS within a user, 6-min rounds, preemptive",
-)
+for _grouping, _plural in (("user", "users"), ("vc", "virtual clusters")):
+    POLICIES.add(
+        f"maxmin-{_grouping}s",
+        lambda c, by=_grouping: UserMaxMin(
+            c.instance.cluster,
+            c.mapper or GraphMapper(),
+            by=by,
+            restart_cost=_restart_cost(c),
+            predictor=c.predictor,
+            outrun_factor=c.params.outrun_factor,
+        ),
+        f"Gavel's hierarchical max-min over {_plural}, LAS within, 6-min leases, backfilling "
+        "by predicted end, preemptive",
+    )
 
 UPPER_BOUND_POLICIES = ("sjf", "asrpt-greedy", "fifo")
 """Fast non-preemptive policies of :data:`POLICIES` (milliseconds each) whose best schedule
@@ -221,6 +229,7 @@ PREEMPTIVE_POLICIES = (
     "srpt-area",
     "themis",
     "maxmin-users",
+    "maxmin-vcs",
 )
 """The policies of :data:`POLICIES` that may preempt: their schedules belong to the
 preemptive model, whose optimum and bounds differ from problem A's."""

@@ -143,14 +143,12 @@ def test_themis_gives_the_lease_to_the_worst_estimated_rho() -> None:
     }
 
 
-def test_free_gpus_wait_for_the_first_ranked_job() -> None:
-    """Two GPUs. At 0, ``s1`` (1 GPU, 1,000 s: rho_hat 1) starts; ``wide`` (2 GPUs, 100
-    s: rho_hat 100 / 200) cannot. At 100 ``wide`` leads (rho_hat (100 + 100) / 200 = 1)
-    over the new ``s2`` (1 GPU, 50 s: 50 / (50 x 1.5) = 0.67), so the free GPU is kept
-    for ``wide`` and ``s2`` waits. At 360 ``s1``'s lease ends; ``s2`` now leads (rho_hat
-    310 / 75) and starts, ``s1`` keeps its GPU. A policy filling free GPUs past a job
-    that cannot start would run ``s2`` at 100."""
-    instance = Instance(
+def _wide_behind_a_lease() -> Instance:
+    """Two GPUs. At 0, ``s1`` (1 GPU, 1,000 s) starts, with a lease to 360; ``wide`` (2
+    GPUs, 100 s) cannot start. At 100, ``s2`` (1 GPU, 50 s) arrives: one GPU is free
+    but kept for ``wide``, which leads (rho_hat (100 + 100) / 200 = 1 against s2's 50 /
+    75). ``wide`` is sure of both GPUs at 360 (the shadow time), when s1's lease ends."""
+    return Instance(
         Cluster((2,), 1.0, 1.0),
         (
             Job("s1", 0.0, 1000, 1.0, 1),
@@ -158,9 +156,92 @@ def test_free_gpus_wait_for_the_first_ranked_job() -> None:
             Job("s2", 100.0, 50, 1.0, 1),
         ),
     )
+
+
+def test_a_short_job_backfills_the_gpus_kept_for_the_first_ranked_job() -> None:
+    """Predicted to end at 150, before the shadow time 360, ``s2`` runs [100, 150) on the
+    GPU kept for ``wide``. At 360 the contest ranks ``wide`` first (rho_hat 460 / 213.9
+    = 2.15, the time-average number active being (200 + 150 + 420) / 360 = 2.14)
+    over ``s1`` (1,000 / 1,069 = 0.94): ``wide`` takes both GPUs for [360, 460) and
+    ``s1`` stops. Holding the GPU (no backfilling) starts ``s2`` only at 360."""
+    instance = _wide_behind_a_lease()
     schedule = _verified(instance, simulate(instance, "themis"))
-    assert _pieces(schedule)["s2"] == [(360.0, 410.0)]
-    assert _pieces(schedule)["s1"][0][0] == 0.0
+    assert _pieces(schedule)["s2"] == [(100.0, 150.0)]
+    assert _pieces(schedule)["wide"] == [(360.0, 460.0)]
+    assert _pieces(schedule)["s1"][0] == (0.0, 360.0)
+
+
+def test_a_job_predicted_to_end_after_the_shadow_time_waits() -> None:
+    """Told that ``s2`` needs 1,000 s, its predicted end 1,100 comes after the shadow time
+    360: the free GPU stays idle for ``wide``. At 360 ``wide`` leads (rho_hat 460 / 272
+    = 1.69; the time-average number active is (200 + 780) / 360 = 2.72) over ``s2``
+    ((260 + 1,000) / 1,500 = 0.84) and ``s1`` (1,000 / 1,361 = 0.73) and takes both GPUs
+    for [360, 460); then ``s2`` and ``s1`` share them, ``s2`` running [460, 510)."""
+    instance = _wide_behind_a_lease()
+    told = _Told({"s1": 1000.0, "wide": 100.0, "s2": 1000.0})
+    schedule = _verified(instance, simulate(instance, "themis", predictor=told))
+    assert _pieces(schedule)["s2"] == [(460.0, 510.0)]
+    assert _pieces(schedule)["wide"] == [(360.0, 460.0)]
+
+
+def test_a_backfilled_job_that_outruns_its_prediction_yields_at_the_shadow_time() -> None:
+    """Told that ``s2`` needs 50 s when it needs 1,000, ``s2`` backfills at 100 under a
+    lease that ends at the shadow time 360, not 460: there the contest gives ``wide``
+    both GPUs, so ``s2`` stops at 360 and ``wide`` runs [360, 460) as if nothing had
+    backfilled. A backfilled job on a full lease would keep the GPU until 460."""
+    instance = _wide_behind_a_lease()
+    instance = instance.replace(
+        jobs=tuple(j.replace(iterations=1000) if j.id == "s2" else j for j in instance.jobs)
+    )
+    told = _Told({"s1": 1000.0, "wide": 100.0, "s2": 50.0})
+    schedule = _verified(instance, simulate(instance, "themis", predictor=told))
+    assert _pieces(schedule)["s2"][0] == (100.0, 360.0)
+    assert _pieces(schedule)["wide"] == [(360.0, 460.0)]
+
+
+def test_without_predictions_the_free_gpus_wait_for_the_first_ranked_job() -> None:
+    """The instance of :func:`_wide_behind_a_lease` with ``s1``, ``wide`` and ``s2`` of
+    users A, B and C: at 100 the shares of 2 GPUs among demands 1, 2 and 1 are 2/3 each,
+    no group has a whole GPU, and the groups least served (B, then C, by arrival; A has
+    held 100 s) lead: ``wide``, which cannot start. ``maxmin-users`` given no predictor
+    keeps the free GPU for it; ``wide`` takes both at 360 (s1 stops) and ``s2`` runs
+    [460, 510). Given predictions, ``s2`` backfills [100, 150); at 360, with ``s2``
+    gone, A and B have a share of one GPU each, ``s1`` keeps its GPU within A's and
+    ``wide`` (two GPUs, over B's share, A not short of its own) waits for ``s1``'s end
+    at 1,000: the ranking at the shadow time is not the one it was computed from."""
+    instance = _wide_behind_a_lease()
+    instance = instance.replace(
+        jobs=tuple(
+            job.replace(features={"user": user})
+            for job, user in zip(instance.jobs, "ABC", strict=True)
+        )
+    )
+    expected = {
+        None: ((460.0, 510.0), (360.0, 460.0)),
+        "oracle": ((100.0, 150.0), (1000.0, 1100.0)),
+    }
+    for told, (s2, wide) in expected.items():
+        predictor = None if told is None else OraclePredictor(instance)
+        policy = UserMaxMin(instance.cluster, restart_cost=0.0, predictor=predictor)
+        schedule = _verified(instance, run(instance, policy, restart_cost=0.0))
+        assert _pieces(schedule)["s2"] == [s2]
+        assert _pieces(schedule)["wide"] == [wide]
+
+
+def test_maxmin_vcs_is_registered_and_groups_by_virtual_cluster() -> None:
+    """``maxmin-vcs`` is reachable by name and shares by the ``vc`` feature: on the
+    instance where user A has a1, a2 and user B b1, but b1 alone names vc A, it runs b1
+    from 0 to its end as ``UserMaxMin(by="vc")`` does, while ``maxmin-users`` with the
+    jobs all of one user (one group) delays b1 to 360."""
+    instance = _users_instance()
+    result = simulate(instance, "maxmin-vcs", params=OnlineParams(restart_cost=0.0))
+    assert result.method == "maxmin-vcs"
+    assert _pieces(_verified(instance, result))["b1"] == [(0.0, 1000.0)]
+    same_user = instance.replace(
+        jobs=tuple(job.replace(features={"user": "A"}) for job in instance.jobs)
+    )
+    result = simulate(same_user, "maxmin-users", params=OnlineParams(restart_cost=0.0))
+    assert _pieces(_verified(same_user, result))["b1"][0] == (360.0, 1080.0)
 
 
 class _Told:
