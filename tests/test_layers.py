@@ -240,7 +240,7 @@ def test_front_door_is_light() -> None:
 COMMAND_MODULES = {
     f"ddlsched.cli.{name}"
     for name in (
-        *("bound", "check", "compare", "data", "generate", "info"),
+        *("bench", "bound", "check", "compare", "data", "generate", "info"),
         *("predict", "simulate", "solve", "sweep", "verify"),
     )
 }
