@@ -25,14 +25,24 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+# Imported at run time, not for type checking alone, so that the API reference resolves
+# the signatures' names (Entry is also the registry's entry).
+from ddlsched.bench.library import (
+    TIERS,
+    Certificate,
+    Entry,
+    default_library_path,
+    entries,
+    library,
+    save_certificate,
+)
 from ddlsched.core.jsontypes import JsonObject
 from ddlsched.core.model import InputError, Instance, Problem, Schedule
+from ddlsched.core.params import ExactParams
+from ddlsched.core.result import Result, gap_closed
 
 if TYPE_CHECKING:
     from ddlsched.algorithms.protocol import Policy
-    from ddlsched.bench.library import Certificate, Entry
-    from ddlsched.core.params import ExactParams
-    from ddlsched.core.result import Result
 
 ProgressCallback = Callable[[int, int], None]
 
@@ -351,7 +361,6 @@ def run(
         On an unknown tier, name or policy, or a preemptive policy asked to score entries
         of problem A (non-preemptive), naming it.
     """
-    from ddlsched.bench.library import entries
 
     chosen = choose_policy(policy)
     selected = entries(tiers, names, path)
@@ -548,7 +557,6 @@ def leaderboard(
     InputError
         As :func:`run`; a policy named twice.
     """
-    from ddlsched.bench.library import TIERS, entries
 
     names = leaderboard_policies() if policies is None else tuple(policies)
     repeated = sorted({name for name in names if names.count(name) > 1})
@@ -737,8 +745,6 @@ def improve(
     InputError
         On an unknown tier or name.
     """
-    from ddlsched.bench.library import entries
-    from ddlsched.core.params import ExactParams
 
     params = params or ExactParams()
     selected = entries(tiers, names, path)
@@ -759,7 +765,6 @@ def improve(
 
 def improve_entry(entry: Entry, params: ExactParams, path: Path) -> Improvement:
     """One entry of :func:`improve`: solved, compared, written when strictly better."""
-    from ddlsched.bench.library import save_certificate
 
     old = entry.certificate
     if old.problem != RIGID_PROBLEM:
@@ -900,8 +905,6 @@ def _certificate(
     the old certificate's summary last in its history."""
     import datetime
 
-    from ddlsched.bench.library import Certificate
-    from ddlsched.core.result import gap_closed
     from ddlsched.provenance import package_version
 
     old = entry.certificate
@@ -956,8 +959,6 @@ def copy_library(destination: Path, path: Path | None = None) -> int:
         read (naming the file).
     """
     import shutil
-
-    from ddlsched.bench.library import default_library_path, library
 
     source = default_library_path() if path is None else Path(path)
     copied = library(source)  # refuses a corrupt library before anything is copied
