@@ -242,10 +242,15 @@ class _Leases(Policy):
             if job_id in self._skip:
                 continue
             view = self._views[job_id]
+            fastest = self._alpha_min[job_id]
+            if shadow is not None and not self._ends_by(view, fastest, now, shadow):
+                continue  # past the shadow time even at its fastest: no GPUs need be tried
             mapping = self._placed(view, free) if view.gpus <= free.total else None
             if mapping is not None and shadow is None:
                 yield view, mapping
-            elif mapping is not None and self._ends_by(view, mapping, now, shadow):
+            elif mapping is not None and self._ends_by(
+                view, self._alpha(view, mapping), now, shadow
+            ):
                 self._backfill_until[job_id] = shadow  # type: ignore[assignment]
                 yield view, mapping
             elif first and self.predictor is not None:
@@ -266,11 +271,12 @@ class _Leases(Policy):
                 return end
         return now
 
-    def _ends_by(self, view: JobView, mapping: tuple[int, ...], now: float, shadow: float) -> bool:
-        """Whether ``view`` on ``mapping`` is predicted to end by ``shadow``: its restart
-        cost if it resumes, then its predicted work left at ``alpha_i(mapping)``."""
+    def _ends_by(self, view: JobView, per_iteration: float, now: float, shadow: float) -> bool:
+        """Whether ``view`` started at ``now`` is predicted to end by ``shadow``: its
+        restart cost if it resumes, then its predicted work left at ``per_iteration``
+        seconds each (``alpha_i`` of the GPUs offered; ``alpha_i^min`` bounds it below)."""
         restart = self.resume_cost() if self._held[view.id] > 0.0 else 0.0
-        end = now + restart + self.predicted_left(view.id, now) * self._alpha(view, mapping)
+        end = now + restart + self.predicted_left(view.id, now) * per_iteration
         return end <= shadow * (1 + 1e-12)
 
     def _placed(self, view: JobView, free: FreeGPUs) -> tuple[int, ...] | None:

@@ -63,10 +63,10 @@ GOLDEN = json.loads(
  "mixed/las/random": "0860a68c4e46db0b",
  "mixed/maxmin-users/first-fit": "6ebca87a0652d8a3",
  "mixed/maxmin-users/graph": "2078f7434b90ddf3",
- "mixed/maxmin-users/random": "b15c8b164cde95e8",
+ "mixed/maxmin-users/random": "c3e2dd02581d2ba5",
  "mixed/maxmin-vcs/first-fit": "ecd66079da582885",
  "mixed/maxmin-vcs/graph": "3f3653892ef071bb",
- "mixed/maxmin-vcs/random": "69de417161ad1fc2",
+ "mixed/maxmin-vcs/random": "cbd147ab7456ce75",
  "mixed/sjf/first-fit": "e0667d4ff4c3ab51",
  "mixed/sjf/graph": "df76b44703dda972",
  "mixed/sjf/random": "0e594831f222bf0f",
@@ -78,7 +78,7 @@ GOLDEN = json.loads(
  "mixed/srpt-naive/random": "0e594831f222bf0f",
  "mixed/themis/first-fit": "84a820d4e80b9ade",
  "mixed/themis/graph": "e16f8c52eeca7810",
- "mixed/themis/random": "934ca8b074f313c8",
+ "mixed/themis/random": "1d11bb71759b5cb4",
  "uniform/asrpt-greedy/first-fit": "c75315b5c34f6149",
  "uniform/asrpt-greedy/graph": "0896bae86fd8d3a3",
  "uniform/asrpt-greedy/random": "46976df5d9eb51f4",
@@ -102,10 +102,10 @@ GOLDEN = json.loads(
  "uniform/las/random": "476c181e5af67a23",
  "uniform/maxmin-users/first-fit": "82d01ec658ba86fa",
  "uniform/maxmin-users/graph": "301cac75a144fc81",
- "uniform/maxmin-users/random": "e69ef2404c0879de",
+ "uniform/maxmin-users/random": "3eff176b091ff74d",
  "uniform/maxmin-vcs/first-fit": "275d27d6c62c7705",
  "uniform/maxmin-vcs/graph": "2f98ff807685b2ca",
- "uniform/maxmin-vcs/random": "2b0a14b7d50fde91",
+ "uniform/maxmin-vcs/random": "3f497b2a9517c70f",
  "uniform/sjf/first-fit": "c75315b5c34f6149",
  "uniform/sjf/graph": "0896bae86fd8d3a3",
  "uniform/sjf/random": "46976df5d9eb51f4",
@@ -117,7 +117,7 @@ GOLDEN = json.loads(
  "uniform/srpt-naive/random": "46976df5d9eb51f4",
  "uniform/themis/first-fit": "f03514bf02711974",
  "uniform/themis/graph": "33c3060d4176df3b",
- "uniform/themis/random": "385ff654918de53c"
+ "uniform/themis/random": "a10710f38489028e"
 }
 """
 )
