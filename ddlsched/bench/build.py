@@ -249,9 +249,10 @@ def exact_certificate(name: str, instance: Instance, progress: Progress) -> Cert
 
 def sandwich_certificate(name: str, instance: Instance, progress: Progress) -> Certificate:
     """Problem A's sandwich as a certificate: the lower bound is the sandwich's flow bound
-    plus ``sum w r``; ``optimal`` only when it closes the gap
-    (:func:`~ddlsched.core.result.gap_closed`)."""
-    from ddlsched.core.result import fixed_part, gap_closed
+    plus ``sum w r``; ``optimal`` only when the home of proofs finds it meets the schedule
+    (:meth:`~ddlsched.formulations.certify.BoundSet.proof`)."""
+    from ddlsched.core.result import LowerBound, fixed_part
+    from ddlsched.formulations.certify import BoundSet
     from ddlsched.proofs_checks.verifier import verify
     from ddlsched.sandwich import study_sandwich
 
@@ -272,6 +273,9 @@ def sandwich_certificate(name: str, instance: Instance, progress: Progress) -> C
     fixed = fixed_part(instance)
     upper = report.total_completion_time
     lower = min(sandwich.lower.flow_value + fixed, upper)
+    proof = (
+        BoundSet.empty(instance).added(LowerBound(lower, sandwich.lower.name, True)).proof(upper)
+    )
     settings: JsonObject = {
         "method": "study_sandwich",
         "effort": SANDWICH_EFFORT,
@@ -282,7 +286,7 @@ def sandwich_certificate(name: str, instance: Instance, progress: Progress) -> C
     version, produced = _producer()
     return Certificate(
         problem="A",
-        status="optimal" if gap_closed(upper, lower, fixed) else "interval",
+        status="interval" if proof is None else "optimal",
         lower_bound=lower,
         lower_bound_name=sandwich.lower.name,
         lower_bound_settings=settings,

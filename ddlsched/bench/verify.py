@@ -6,7 +6,8 @@ A certificate holds if:
    (:mod:`ddlsched.proofs_checks.verifier`) finds feasible, and whose objective ``sum_i w_i
    C_i``, recomputed from the instance, is the certificate's upper bound;
 2. its lower bound is at most its upper bound, and an ``optimal`` certificate's bounds
-   meet (:func:`~ddlsched.core.result.gap_closed`, the project's one rule of a closed gap);
+   meet (:meth:`~ddlsched.formulations.certify.BoundSet.proof`: the home of proofs, with
+   the project's one rule of a closed gap);
 3. its lower bound is what its name and settings recompute: a fast bound of
    :mod:`ddlsched.formulations.lower_bounds` always; the expensive ones (an exact solve's
    proof, the start-time Lagrangian) with ``full``;
@@ -127,12 +128,18 @@ def _schedule_problems(item: Entry) -> list[str]:
 
 def _interval_problems(item: Entry) -> list[str]:
     """Check 2: lower <= upper, and an optimal certificate's bounds meet."""
-    from ddlsched.core.result import gap_closed
+    from ddlsched.core.result import LowerBound
+    from ddlsched.formulations.certify import BoundSet
 
-    lower, upper = item.certificate.lower_bound, item.certificate.upper_bound
+    certificate = item.certificate
+    lower, upper = certificate.lower_bound, certificate.upper_bound
     if lower > upper and not _close(lower, upper, RELATIVE):
         return [f"lower bound {lower!r} above the upper bound {upper!r}"]
-    if item.certificate.status == "optimal" and not gap_closed(upper, lower, item.release_weight):
+    stored = LowerBound(lower, certificate.lower_bound_name, True)
+    if (
+        certificate.status == "optimal"
+        and BoundSet.empty(item.instance).added(stored).proof(upper) is None
+    ):
         return [f"status optimal but the bounds [{lower!r}, {upper!r}] do not meet"]
     return []
 
@@ -140,10 +147,11 @@ def _interval_problems(item: Entry) -> list[str]:
 def _bound_problems(item: Entry, full: bool) -> tuple[list[str], list[str]]:
     """Checks 3 and 4: the lower bound recomputed by its name and settings, and no fast
     bound above the upper bound."""
-    from ddlsched.formulations.lower_bounds import BOUNDS, lower_bounds
+    from ddlsched.formulations.certify import BoundSet
+    from ddlsched.formulations.lower_bounds import BOUNDS
 
     certificate = item.certificate
-    fast = lower_bounds(item.instance)
+    fast = BoundSet.of(item.instance).bounds
     problems = [
         f"the {bound.name} bound {bound.value!r} is above the upper bound "
         f"{certificate.upper_bound!r}"
@@ -198,7 +206,7 @@ def _expensive_problems(item: Entry) -> list[str]:
 def _solved_again(item: Entry) -> list[str]:
     from ddlsched import api
     from ddlsched.core.params import ExactParams
-    from ddlsched.core.result import gap_closed
+    from ddlsched.formulations.certify import clearly_better
 
     limit = item.certificate.lower_bound_settings.get("time_limit")
     params = ExactParams(time_limit=float(limit) if isinstance(limit, int | float) else None)
@@ -206,7 +214,9 @@ def _solved_again(item: Entry) -> list[str]:
     upper, fixed = item.certificate.upper_bound, item.release_weight
     if not result.proven_optimal:
         return [f"solved again, the optimum is not proven ({result.status})"]
-    if gap_closed(upper, result.objective, fixed) and gap_closed(result.objective, upper, fixed):
+    if not clearly_better(upper, result.objective, fixed) and not clearly_better(
+        result.objective, upper, fixed
+    ):
         return []
     return [f"solved again, the optimum is {result.objective!r}, not {upper!r}"]
 
