@@ -39,7 +39,7 @@ from ddlsched.bench.library import (
 from ddlsched.core.jsontypes import JsonObject
 from ddlsched.core.model import InputError, Instance, Problem, Schedule
 from ddlsched.core.params import ExactParams
-from ddlsched.core.result import Result, gap_closed
+from ddlsched.core.result import LowerBound, Result
 
 if TYPE_CHECKING:
     from ddlsched.algorithms.protocol import Policy
@@ -869,11 +869,13 @@ def fast_bound_names() -> tuple[str, ...]:
 
 
 def _fast_bound(instance: Instance) -> _Bound:
-    """The best of the fast lower bounds (:func:`ddlsched.api.lower_bounds`)."""
-    from ddlsched.api import lower_bounds
+    """The best of the fast lower bounds (the home of proofs' set of them,
+    :meth:`ddlsched.formulations.certify.BoundSet.of`)."""
+    from ddlsched.formulations.certify import BoundSet
 
-    found = [bound for bound in lower_bounds(instance) if bound.valid]
-    best = max(found, key=lambda bound: bound.value)
+    best = BoundSet.of(instance).best()
+    if best is None:  # every fast bound is valid on problem A: never, but say it plainly
+        raise RuntimeError("no valid fast lower bound")
     return _Bound(best.value, best.name, {"bounds": [best.name]})
 
 
@@ -900,20 +902,23 @@ def _certificate(
     entry: Entry, lower: _Bound | None, upper: _Upper | None, command: str
 ) -> Certificate:
     """``entry``'s certificate with a higher lower bound and/or a lower upper bound (and
-    its schedule), the status they prove (:func:`~ddlsched.core.result.gap_closed`, the
-    rule the library's optima follow), ``command``, this version and today's date, and
-    the old certificate's summary last in its history."""
+    its schedule), the status they prove (decided by the home of proofs,
+    :meth:`~ddlsched.formulations.certify.BoundSet.proof`, as for the library's optima),
+    ``command``, this version and today's date, and the old certificate's summary last in
+    its history."""
     import datetime
 
+    from ddlsched.formulations.certify import BoundSet
     from ddlsched.provenance import package_version
 
     old = entry.certificate
     lower = lower or _Bound(old.lower_bound, old.lower_bound_name, old.lower_bound_settings)
     upper = upper or _Upper(old.upper_bound, old.schedule)
-    closed = gap_closed(upper.value, lower.value, entry.release_weight)
+    stored = LowerBound(lower.value, lower.name, True)
+    proof = BoundSet.empty(entry.instance).added(stored).proof(upper.value)
     return Certificate(
         problem=old.problem,
-        status=OPTIMAL if closed else "interval",
+        status="interval" if proof is None else OPTIMAL,
         lower_bound=lower.value,
         lower_bound_name=lower.name,
         lower_bound_settings=lower.settings,
