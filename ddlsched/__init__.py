@@ -14,7 +14,9 @@ Elastic jobs (Pollux's model) have their own front door, :mod:`ddlsched.elastic`
 ``elastic.simulate("workload-6.csv", "pollux")`` runs one policy round by round and checks the
 run (per-job rows in ``.jobs``, ``summary()``, ``write(path)``), ``elastic.compare`` runs
 several side by side and ``elastic.sandwich`` pins the optimal total JCT from both sides;
-``simulate_elastic`` and ``compare_elastic`` here are its first two.
+``simulate_elastic`` and ``compare_elastic`` here are its first two. The certified benchmark
+library has its own too, :mod:`ddlsched.bench`: ``bench.run("asrpt-greedy", tiers=["S", "M"])``
+scores a scheduler against proven optima and certified intervals.
 
 The checks and certificates are here too: ``verify(instance, schedule)`` (the independent
 verifier), ``lower_bounds(instance)`` (every proven bound on ``OPT(A)``), each result's
@@ -87,10 +89,11 @@ __all__ = [
 
 def __getattr__(name: str) -> object:
     """``ddlsched.plotting`` on first use (it imports matplotlib, the [plot] extra),
-    ``ddlsched.elastic`` (the elastic front door), and the names of ``_LAZY``."""
+    ``ddlsched.elastic`` (the elastic front door), ``ddlsched.bench`` (the benchmark
+    library's), and the names of ``_LAZY``."""
     from importlib import import_module
 
-    if name in ("plotting", "elastic"):
+    if name in ("plotting", "elastic", "bench"):
         return import_module(f"ddlsched.{name}")
     if name in _LAZY:
         return getattr(import_module(_LAZY[name]), name)
@@ -98,6 +101,7 @@ def __getattr__(name: str) -> object:
 
 
 def __dir__() -> list[str]:
-    """The API: :data:`__all__` (the lazy names included), ``plotting`` and ``elastic`` (the
-    elastic product's front door); no helper, import or other sub-package beside them."""
-    return sorted({*__all__, "plotting", "elastic"})
+    """The API: :data:`__all__` (the lazy names included), ``plotting``, ``elastic`` (the
+    elastic product's front door) and ``bench`` (the benchmark library's); no helper, import
+    or other sub-package beside them."""
+    return sorted({*__all__, "plotting", "elastic", "bench"})

@@ -35,12 +35,13 @@ def test_a_zoo_job_in_one_call() -> None:
 
 
 def test_the_namespace_holds_the_api_and_nothing_else() -> None:
-    """``dir(ddlsched)`` is ``__all__``, ``plotting`` and ``elastic``: no import (``Any``, ``Path``,
-    ``sys``, ``importlib``), helper or sub-package beside the API, and every name listed is
-    reachable (the lazy ones through ``__getattr__``). Catches the front door's own
-    imports and helpers showing up as its API."""
-    assert set(dir(ddlsched)) == {*ddlsched.__all__, "plotting", "elastic"}
+    """``dir(ddlsched)`` is ``__all__``, ``plotting``, ``elastic`` and ``bench``: no import
+    (``Any``, ``Path``, ``sys``, ``importlib``), helper or sub-package beside the API, and every
+    name listed is reachable (the lazy ones through ``__getattr__``). Catches the front door's
+    own imports and helpers showing up as its API."""
+    assert set(dir(ddlsched)) == {*ddlsched.__all__, "plotting", "elastic", "bench"}
     assert ddlsched.elastic.simulate is not None
+    assert ddlsched.bench.run is not None
     assert not {"Any", "Path", "sys", "importlib"} & set(dir(ddlsched))
     assert not [name for name in ddlsched.__all__ if name.startswith("_")]
     for name in ddlsched.__all__:
