@@ -246,17 +246,16 @@ class _Leases(Policy):
             if shadow is not None and not self._ends_by(view, fastest, now, shadow):
                 continue  # past the shadow time even at its fastest: no GPUs need be tried
             mapping = self._placed(view, free) if view.gpus <= free.total else None
-            if mapping is not None and shadow is None:
+            if mapping is None:
+                if first and self.predictor is not None:
+                    shadow = self.shadow(view.gpus, now, free.total)
+                elif first or free.total == 0:
+                    return
+            elif shadow is None:
                 yield view, mapping
-            elif mapping is not None and self._ends_by(
-                view, self._alpha(view, mapping), now, shadow
-            ):
-                self._backfill_until[job_id] = shadow  # type: ignore[assignment]
+            elif self._ends_by(view, self._alpha(view, mapping), now, shadow):
+                self._backfill_until[job_id] = shadow
                 yield view, mapping
-            elif first and self.predictor is not None:
-                shadow = self.shadow(view.gpus, now, free.total)
-            elif first or free.total == 0:
-                return
             first = False
 
     def shadow(self, gpus: int, now: float, free: int) -> float:

@@ -200,17 +200,28 @@ POLICIES.add(
     "Themis-style 6-min leases: worst predicted finish-time fairness rho first, backfilling "
     "by predicted end, preemptive",
 )
-for _grouping, _plural in (("user", "users"), ("vc", "virtual clusters")):
-    POLICIES.add(
-        f"maxmin-{_grouping}s",
-        lambda c, by=_grouping: UserMaxMin(
+
+
+def _max_min(by: str) -> PolicyFactory:
+    """The factory of :class:`UserMaxMin` sharing among the groups named by ``by``."""
+
+    def factory(c: PolicyContext) -> Policy:
+        return UserMaxMin(
             c.instance.cluster,
             c.mapper or GraphMapper(),
             by=by,
             restart_cost=_restart_cost(c),
             predictor=c.predictor,
             outrun_factor=c.params.outrun_factor,
-        ),
+        )
+
+    return factory
+
+
+for _grouping, _plural in (("user", "users"), ("vc", "virtual clusters")):
+    POLICIES.add(
+        f"maxmin-{_grouping}s",
+        _max_min(_grouping),
         f"Gavel's hierarchical max-min over {_plural}, LAS within, 6-min leases, backfilling "
         "by predicted end, preemptive",
     )
