@@ -314,7 +314,8 @@ class _Simulation:
 
     def _dispatched(self, item: object) -> tuple[JobView, tuple[int, ...], Job]:
         """One ``(job view, mapping)`` pair the policy dispatched, checked: a pair, the
-        view of a job of the instance, one server per node, every server on the cluster
+        view of a job of the instance that waits (not running, not completed), one server per
+        node, every server on the cluster
         (before ``take()``: -1 would index the last server)."""
         name = self.policy.name
         if not (isinstance(item, tuple | list) and len(item) == 2):
@@ -329,6 +330,12 @@ class _Simulation:
             raise TypeError(
                 f"policy {name!r}: dispatch() yielded {given} as a job; expected the JobView "
                 "on_arrival() was given for it"
+            )
+        if job.id in self.running or job.id in self.records:
+            state = "running" if job.id in self.running else "completed"
+            raise RuntimeError(
+                f"policy {name!r} dispatched job {job.id!r}, which is already {state}; "
+                "dispatch() may yield only jobs that wait (arrived, not running, not completed)"
             )
         if len(mapping) != job.gpus:
             raise RuntimeError(

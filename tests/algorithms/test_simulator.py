@@ -309,6 +309,48 @@ def test_a_wakeup_left_in_the_past_while_a_job_runs_is_stopped() -> None:
         simulate(instance, _StaleWakeup(instance.cluster))
 
 
+class _ForgetsStarted(Policy):
+    """A broken policy: never removes a job it started from its queue, so it dispatches it
+    again while it runs (or, once it has ended, after it completed)."""
+
+    name = "forgets-started"
+
+    def __init__(self, cluster: Cluster) -> None:
+        self.cluster, self.waiting = cluster, []
+
+    def on_arrival(self, job, now):  # type: ignore[no-untyped-def]
+        self.waiting.append(job)
+
+    def dispatch(self, now, free):  # type: ignore[no-untyped-def]
+        for job in list(self.waiting):
+            mapping = FirstFitMapper()(job, self.cluster, free)
+            if mapping is not None:
+                yield job, mapping
+
+
+@pytest.mark.parametrize(
+    ("releases", "state"),
+    [
+        ((0.0, 1.0), "running"),  # j1's arrival while j0 runs: j0 dispatched beside itself
+        ((0.0, 100.0), "completed"),  # j0 ended before j1 arrived
+    ],
+)
+def test_a_job_dispatched_again_is_an_error_naming_the_policy_and_job(
+    releases: tuple[float, ...], state: str
+) -> None:
+    """A policy that dispatches a job already running or completed is an error naming the
+    policy, the job and its state: before, a second copy of a running job replaced the first
+    and the simulator waited forever for a completion that no longer counted."""
+    instance = Instance(
+        Cluster((4,), 1.0, 1.0),
+        tuple(Job(f"j{k}", r, 5, 1.0, 1) for k, r in enumerate(releases)),
+    )
+    with pytest.raises(
+        RuntimeError, match=rf"forgets-started' dispatched job 'j0'.*already {state}"
+    ):
+        simulate(instance, _ForgetsStarted(instance.cluster))
+
+
 class _BusyAfterRefusal:
     """Refuses its first call, then maps every job onto server 0's first GPUs, busy or not."""
 
