@@ -5,7 +5,8 @@ Training Workloads* (USENIX ATC 2019), as Microsoft released it (CC BY 4.0): one
 list of jobs, each ``{"jobid", "user", "vc", "status", "submitted_time", "attempts":
 [{"start_time", "end_time", "detail": [{"ip", "gpus": [...]}]}]}``, times as
 ``YYYY-MM-DD HH:MM:SS`` without a zone (read as UTC, so no daylight-saving jump
-distorts a gap).
+distorts a gap); a time it does not have is ``null`` or the string ``"None"``. An attempt
+that ends before it starts is refused, naming it; a GPU listed twice on one host counts once.
 
 A job becomes a row *(choices)*:
 
@@ -57,6 +58,11 @@ PHILLY_RAW = TraceFormat(
     dates=True,
 )
 """The raw Philly log: the record keys each field is read from."""
+
+
+MISSING_TIMES = ("None", "")
+"""How the published ``cluster_job_log`` writes a time it does not have (an attempt still
+running, a job never started), beside JSON ``null``: read as absent."""
 
 
 def read_philly_raw(file: Path, keep: StateFilter, fractional: str) -> RowsRead:
@@ -191,14 +197,23 @@ class _Record:
                     raise self.fail(
                         f"attempts[{k}].{key}", f"expected a time, got {json.dumps(item)}", key, k
                     )
+                if item is not None and item.strip() in MISSING_TIMES:
+                    item = None  # the published log writes a missing time as "None"
                 times.append(
                     None
                     if item is None
                     else moments.seconds(item, f"attempts[{k}].{key}", self.line_of(key, k))
                 )
             start, end = times
-            last_end = attempt.get("end_time")
+            last_end = end
             if start is not None and end is not None:
+                if end < start:
+                    raise self.fail(
+                        f"attempts[{k}].end_time",
+                        f"ends before it starts ({end - start:+g} s after its start_time)",
+                        "end_time",
+                        k,
+                    )
                 duration += end - start
                 timed += 1
             counts = self._placement(attempt.get("detail", []), k, detail_seen)
@@ -233,5 +248,6 @@ class _Record:
                 raise self.fail(
                     f"attempts[{k}].detail[{h}].gpus", "expected a list of GPUs", "gpus", seen + h
                 )
-            counts.append(len(listed))
+            # a GPU named twice on one host is one GPU
+            counts.append(len({json.dumps(gpu, sort_keys=True) for gpu in listed}))
         return counts

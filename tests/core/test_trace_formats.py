@@ -242,6 +242,31 @@ def test_a_raw_philly_log_sums_its_attempts(tmp_path: Path) -> None:
     assert loaded.state_counts == {"Pass": 1, "Failed": 1}
 
 
+def test_raw_philly_reads_none_as_missing_counts_gpus_once_and_refuses_time_travel(
+    tmp_path: Path,
+) -> None:
+    """The published log's missing times are the string ``"None"`` as well as ``null``: a
+    job whose last attempt ends ``"None"`` is still running (left out as ``no run``, not an
+    error); a GPU listed twice on one host counts once; an attempt that ends before it
+    starts is refused naming its ``end_time`` and the line it is on (before, it was
+    subtracted from the job's duration)."""
+    jobs = _philly_raw_jobs()
+    jobs[2]["attempts"][0]["end_time"] = "None"  # type: ignore[index]
+    jobs[3]["attempts"][0]["detail"] = [{"ip": "m9", "gpus": ["gpu0", "gpu0", "gpu0"]}]  # type: ignore[index]
+    read = read_trace_rows(philly_raw(tmp_path, jobs))
+    assert sorted(kinds(read).values()) == ["no run", "no run"]
+    assert read.rows[3].gpus == 1
+    jobs = _philly_raw_jobs()
+    jobs[0]["attempts"][1]["end_time"] = "2017-10-07 00:43:30"  # type: ignore[index]
+    path = philly_raw(tmp_path, jobs)
+    with pytest.raises(
+        InputError, match=r":(\d+): attempts\[1\]\.end_time: ends before it starts"
+    ) as error:
+        read_trace_rows(path)
+    line = int(re.search(r":(\d+): attempts", str(error.value)).group(1))  # type: ignore[union-attr]
+    assert "2017-10-07 00:43:30" in path.read_text().splitlines()[line - 1]
+
+
 def test_pai_tables_join_tasks_to_jobs(tmp_path: Path) -> None:
     """PAI (recognised by the job table's name; its task table beside it): GPUs are
     instances times ``plan_gpu / 100`` summed over every task asked for (j4's unlaunched
