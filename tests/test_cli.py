@@ -499,7 +499,9 @@ def _json_commands(tmp_path: Path) -> dict[str, list[list[str]]]:
                      "milp"]],
         "predict": [["predict", "evaluate", "--jobs", "60"]],
         "results": [["results", str(results)]],
-        "data": [["data"]],
+        "data": [["data"], ["data", "check", str(trace), *small]],
+        "bench": [["bench", "list", "--tier", "S"],
+                  ["bench", "run", "--policy", "fifo", "--names", "S-ef-1x4-j10-s0"]],
     }  # fmt: skip
 
 
