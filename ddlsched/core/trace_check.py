@@ -285,7 +285,7 @@ class TraceReport:
         left = ", ".join(f"{n} {kind}" for kind, n in counts.items()) or "none"
         kept = self.rows_read - len(self.left_out)
         head = (
-            f"{self.path} ({self.format}): {self.rows_read} rows read, {kept} kept, "
+            f"{self.path} ({self.format}): {self.rows_read} rows read, {kept} kept by the reader, "
             f"left out: {left}"
         )
         lines = [head]
