@@ -12,6 +12,10 @@ One command builds the whole library (``python -m ddlsched.bench.build --out FOL
   within :data:`EXACT_TIME_LIMIT`. The seeds listed are those it proved on a 2-core
   machine (the 32-job batch instances of seeds 0 and 1 on 4 x 4 GPUs, for example, were
   not proven in 30 s and are not in the library).
+- **T, elastic** (``T-pollux-workload-N``, :data:`ELASTIC_WORKLOADS`): a Pollux workload on
+  the Pollux study's 16 nodes x 4 GPUs, problem ``elastic`` (:mod:`ddlsched.bench.elastic`):
+  the elastic sandwich (:func:`ddlsched.elastic.sandwich`, :data:`ELASTIC_POLICIES`,
+  both offline schedules, :data:`ELASTIC_LAGRANGIAN_STEPS`), its best checked run stored.
 - **L** (100-200 jobs: realistic jobs in a batch or at offered load 2, integral ones in
   a batch or at load 1, weighted, typed) and **T** (the Philly trace's first 500 and 5,000
   jobs on 32 x 8 GPUs, as recorded and at offered load 0.9): problem A's sandwich
@@ -38,7 +42,22 @@ from pathlib import Path
 
 import numpy as np
 
-from ddlsched.bench.library import TIERS, Certificate, Entry, write_entry, write_index
+from ddlsched.bench.elastic import (
+    ElasticCertificate,
+    ElasticEntry,
+    ElasticInstance,
+    run_document,
+    total_jct,
+)
+from ddlsched.bench.library import (
+    TIERS,
+    Certificate,
+    Entry,
+    elastic_entries,
+    write_elastic_entry,
+    write_entry,
+    write_index,
+)
 from ddlsched.core.jsontypes import JsonObject, JsonValue
 from ddlsched.core.model import InputError, Instance
 
@@ -172,6 +191,106 @@ FAMILIES: tuple[Family, ...] = (
     Family("T-philly-32x8-j5000-l0.9", "T", _philly(5000, 0.9), seeds=(0,)),
 )
 """Every family of the library, in tier order."""
+
+ELASTIC_WORKLOADS: tuple[int, ...] = (1, 2, 3, 4, 5, 6, 7, 8)
+"""The Pollux workloads of tier T (``T-pollux-workload-N``, problem ``elastic``): all eight
+(each sandwich about a minute on a 2-core machine, most of it the Lagrangian's steps)."""
+ELASTIC_POLICIES: tuple[str, ...] = ()
+"""The online policies whose runs may give the elastic sandwich's upper end: none, since
+an offline schedule of :mod:`ddlsched.algorithms.elastic.offline` beats every registered
+policy on all eight workloads (``docs/elastic.rst``) and each policy run costs a minute."""
+ELASTIC_LAGRANGIAN_STEPS = 100
+"""Supergradient steps of the elastic Lagrangian bound (a fixed count: the bound does not
+depend on the machine's speed)."""
+ELASTIC_CLUSTER: JsonObject = {"num_nodes": 16, "gpus_per_node": 4}
+"""The Pollux study's cluster, ``ddlsched simulate``'s default for these workloads."""
+
+
+def elastic_planned(only: set[str] | None = None) -> list[tuple[str, JsonObject]]:
+    """``(name, family)`` of every elastic entry to build."""
+    chosen = []
+    for number in ELASTIC_WORKLOADS:
+        name = f"T-pollux-workload-{number}"
+        family: JsonObject = {"workload": f"workload-{number}.csv", "cluster": ELASTIC_CLUSTER}
+        if only is None or name in only:
+            chosen.append((name, family))
+    return chosen
+
+
+def regenerate_elastic(family: JsonObject) -> ElasticInstance:
+    """The instance of an elastic entry's family: the shipped workload on the cluster, the
+    simulator's default rounds and restarts.
+
+    Raises
+    ------
+    InputError
+        On a family without a workload file or cluster, or a file the loader refuses.
+    """
+    from ddlsched.core.elastic import ElasticCluster
+    from ddlsched.elastic import load_workload
+
+    workload, cluster = family.get("workload"), family.get("cluster")
+    if not isinstance(workload, str) or not isinstance(cluster, dict):
+        raise InputError("family: expected {'workload': file, 'cluster': {...}}")
+    nodes, gpus = cluster.get("num_nodes"), cluster.get("gpus_per_node")
+    if not isinstance(nodes, int) or not isinstance(gpus, int):
+        raise InputError(f"family.cluster: expected whole num_nodes and gpus_per_node: {cluster}")
+    return ElasticInstance(load_workload(workload), ElasticCluster(nodes, gpus))
+
+
+def elastic_certificate(
+    name: str, instance: ElasticInstance, progress: Progress
+) -> ElasticCertificate:
+    """The elastic sandwich (:func:`ddlsched.elastic.sandwich`) as a certificate: its proven
+    lower bound, and its best checked run (run again to keep its rounds: the runs are
+    deterministic) as the upper bound."""
+    from ddlsched import elastic
+    from ddlsched.algorithms.elastic import ELASTIC_POLICIES as ONLINE
+    from ddlsched.algorithms.elastic.offline import OFFLINE_ELASTIC_SCHEDULES
+    from ddlsched.experiments.elastic import run_elastic
+
+    began = time.monotonic()
+    sandwich = elastic.sandwich(
+        instance.workload,
+        ELASTIC_POLICIES,
+        cluster=instance.cluster,
+        params=instance.params(),
+        lagrangian_steps=ELASTIC_LAGRANGIAN_STEPS,
+        progress=lambda done, total: progress(
+            f"{name}: run {done}/{total} ({time.monotonic() - began:.0f} s)"
+        ),
+    )
+    if sandwich.interrupted:
+        raise KeyboardInterrupt
+    method = sandwich.upper_method
+    factory = ONLINE[method] if method in ONLINE else OFFLINE_ELASTIC_SCHEDULES[method]
+    run = run_elastic(instance.fitted(), factory(), instance.cluster, instance.params())
+    upper = total_jct(instance, run.result.completion)
+    if not run.verified or not math.isclose(upper, sandwich.upper, rel_tol=1e-9):
+        raise RuntimeError(f"{name}: the rerun of {method} is not the sandwich's checked run")
+    lower = min(sandwich.lower, upper)
+    settings: JsonObject = {
+        "method": "elastic_sandwich",
+        "policies": list[JsonValue](ELASTIC_POLICIES),
+        "offline": list[JsonValue](OFFLINE_ELASTIC_SCHEDULES.names()),
+        "lagrangian_steps": ELASTIC_LAGRANGIAN_STEPS,
+        "steering_upper_bound": upper,
+        "fast_bound": sandwich.bound.value,
+        "lagrangian": sandwich.lagrangian,
+    }
+    version, produced = _producer()
+    return ElasticCertificate(
+        status="optimal" if math.isclose(lower, upper, rel_tol=1e-6) else "interval",
+        lower_bound=lower,
+        lower_bound_name=sandwich.lower_method,
+        lower_bound_settings=settings,
+        upper_bound=upper,
+        upper_method=method,
+        run=run_document(run.result),
+        command=_command(name),
+        version=version,
+        produced=produced,
+    )
 
 
 def regenerate(family: JsonObject) -> Instance:
@@ -353,23 +472,36 @@ def build(
     from ddlsched.bench.library import library
 
     todo = planned(only, tiers)
-    if only is not None and len(todo) != len(only):
-        missing = sorted(only - {name for name, _, _ in todo})
+    elastic_todo = elastic_planned(only) if tiers is None or "T" in tiers else []
+    if only is not None and len(todo) + len(elastic_todo) != len(only):
+        made = {name for name, _, _ in todo} | {name for name, _ in elastic_todo}
+        missing = sorted(only - made)
         raise InputError(f"--only: no family makes {missing[0]!r}")
-    kept = {e.name: e for e in library(out)} if (out / "index.json").exists() else {}
+    exists = (out / "index.json").exists()
+    kept = {e.name: e for e in library(out)} if exists else {}
+    kept_elastic = {e.name: e for e in elastic_entries(path=out)} if exists else {}
     began = time.monotonic()
+    steps = len(todo) + len(elastic_todo)
     try:
         for k, (name, tier, family) in enumerate(todo, start=1):
-            progress(f"[{k}/{len(todo)}] {name} ({time.monotonic() - began:.0f} s)")
+            progress(f"[{k}/{steps}] {name} ({time.monotonic() - began:.0f} s)")
             kept.pop(name, None)
             item = build_entry(name, tier, family, progress)
             if item is not None:
                 kept[name] = item
                 write_entry(item, out)
-            write_index(kept.values(), out)
+            write_index(kept.values(), out, kept_elastic.values())
+        for k, (name, family) in enumerate(elastic_todo, start=len(todo) + 1):
+            progress(f"[{k}/{steps}] {name} ({time.monotonic() - began:.0f} s)")
+            instance = regenerate_elastic(family)
+            certificate = elastic_certificate(name, instance, progress)
+            kept_elastic[name] = ElasticEntry(name, "T", family, instance, certificate)
+            write_elastic_entry(kept_elastic[name], out)
+            write_index(kept.values(), out, kept_elastic.values())
     except KeyboardInterrupt:
         progress("interrupted: the entries built so far are written")
-    progress(f"{len(kept)} entries in {out}, {time.monotonic() - began:.0f} s")
+    total = len(kept) + len(kept_elastic)
+    progress(f"{total} entries in {out}, {time.monotonic() - began:.0f} s")
     return list(kept.values())
 
 

@@ -33,11 +33,14 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from importlib import resources
 from pathlib import Path
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 from ddlsched.core.io import instance_from_dict, schedule_from_dict, write_bytes_atomic
 from ddlsched.core.jsontypes import JsonObject, JsonValue
 from ddlsched.core.model import InputError, Instance, Schedule
+
+if TYPE_CHECKING:
+    from ddlsched.bench.elastic import ElasticEntry
 
 JSON = JsonValue
 """A JSON value (the settings and summaries of a certificate)."""
@@ -368,14 +371,70 @@ def entries(
     known = {name for name, _, _ in index}
     chosen_names = None if names is None else set(names)
     if chosen_names is not None:
-        unknown = sorted(chosen_names - known)
-        if unknown:
-            raise InputError(f"name: no entry {unknown[0]!r} in the library {folder}")
+        _check_names(chosen_names, known, folder, "A")
     return [
         _read_entry(folder / file, name)
         for name, tier, file in index
         if tier in chosen_tiers and (chosen_names is None or name in chosen_names)
     ]
+
+
+def elastic_entries(
+    tiers: Iterable[str] | None = None,
+    names: Iterable[str] | None = None,
+    path: Path | str | None = None,
+) -> list[ElasticEntry]:
+    """The entries of the elastic model (:mod:`ddlsched.bench.elastic`) of the given tiers
+    and names (``None``: all), in library order; :func:`library` and :func:`entries` hold
+    those of problem A.
+
+    Raises
+    ------
+    InputError
+        On an unknown tier or name, naming it; on a missing or corrupt file.
+    """
+    from ddlsched.bench.elastic import ElasticEntry
+
+    folder = _folder(path)
+    rows = [(n, t, f) for n, t, f, problem in _rows(folder) if problem == "elastic"]
+    chosen_tiers = set(TIERS) if tiers is None else set(tiers)
+    unknown_tiers = sorted(chosen_tiers - set(TIERS))
+    if unknown_tiers:
+        raise InputError(f"tier: expected some of {', '.join(TIERS)}, got {unknown_tiers[0]!r}")
+    chosen_names = None if names is None else set(names)
+    if chosen_names is not None:
+        _check_names(chosen_names, {name for name, _, _ in rows}, folder, "elastic")
+    found = []
+    for name, tier, file in rows:
+        if tier in chosen_tiers and (chosen_names is None or name in chosen_names):
+            item = _read_any(folder / file, ElasticEntry.from_dict)
+            if item.name != name:
+                raise InputError(
+                    f"{folder / file}: holds entry {item.name!r}, the index says {name!r}"
+                )
+            found.append(item)
+    return found
+
+
+def entry_problems(path: Path | str | None = None) -> dict[str, str]:
+    """Each entry's problem (``"A"`` or ``"elastic"``) by name, from the index alone."""
+    return {name: problem for name, _, _, problem in _rows(_folder(path))}
+
+
+def _check_names(chosen: set[str], known: set[str], folder: Path, problem: str) -> None:
+    """Refuse a name not among ``known`` (the entries of ``problem``), saying so when it is
+    an entry of the other problem."""
+    unknown = sorted(chosen - known)
+    if not unknown:
+        return
+    other = {name: kind for name, _, _, kind in _rows(folder)}.get(unknown[0])
+    if other is not None:
+        hint = "ddlsched.bench.elastic_entries" if other == "elastic" else "ddlsched.bench.entries"
+        raise InputError(
+            f"name: {unknown[0]!r} is an entry of problem {other!r}, not {problem!r} (read "
+            f"it with {hint})"
+        )
+    raise InputError(f"name: no entry {unknown[0]!r} in the library {folder}")
 
 
 def entry(name: str, path: Path | str | None = None) -> Entry:
@@ -437,8 +496,11 @@ def write_entry(item: Entry, path: Path | str) -> None:
     _write_entry(Path(path) / entry_file(item), item)
 
 
-def write_index(chosen: Iterable[Entry], path: Path | str) -> None:
-    """Write the index of the library folder ``path`` listing ``chosen``, atomically.
+def write_index(
+    chosen: Iterable[Entry], path: Path | str, elastic: Iterable[ElasticEntry] = ()
+) -> None:
+    """Write the index of the library folder ``path`` listing ``chosen`` and the ``elastic``
+    entries (:mod:`ddlsched.bench.elastic`), atomically.
 
     Raises
     ------
@@ -447,11 +509,32 @@ def write_index(chosen: Iterable[Entry], path: Path | str) -> None:
     """
     rows: list[JsonValue] = []
     seen: set[str] = set()
-    for item in sorted(chosen, key=_order):
-        if item.name in seen:
-            raise InputError(f"name: two entries called {item.name!r}")
-        seen.add(item.name)
-        rows.append({"name": item.name, "tier": item.tier, "file": entry_file(item)})
+    listed: list[tuple[int, str, JsonObject]] = [
+        (
+            TIERS.index(item.tier),
+            item.name,
+            {"name": item.name, "tier": item.tier, "file": entry_file(item)},
+        )
+        for item in chosen
+    ]
+    listed += [
+        (
+            TIERS.index(item.tier),
+            item.name,
+            {
+                "name": item.name,
+                "tier": item.tier,
+                "file": elastic_file(item),
+                "problem": "elastic",
+            },
+        )
+        for item in elastic
+    ]
+    for _, name, row in sorted(listed, key=lambda x: (x[0], x[1])):
+        if name in seen:
+            raise InputError(f"name: two entries called {name!r}")
+        seen.add(name)
+        rows.append(row)
     index: JsonObject = {
         "format": INDEX_FORMAT,
         "library_version": LIBRARY_VERSION,
@@ -492,6 +575,24 @@ def entry_file(item: Entry) -> str:
     return f"{item.tier}/{item.name}{suffix}"
 
 
+def elastic_file(item: ElasticEntry) -> str:
+    """The file of an elastic entry inside a library folder: ``<tier>/<name>.json.gz``
+    (a run records every round's allocations)."""
+    return f"{item.tier}/{item.name}.json.gz"
+
+
+def write_elastic_entry(item: ElasticEntry, path: Path | str) -> None:
+    """Write an elastic entry's file into the library folder ``path`` (not its index),
+    atomically.
+
+    Raises
+    ------
+    InputError
+        If the file cannot be written.
+    """
+    _write_document(Path(path) / elastic_file(item), item.to_dict())
+
+
 def _order(item: Entry) -> tuple[int, str]:
     return TIERS.index(item.tier), item.name
 
@@ -501,7 +602,14 @@ def _folder(path: Path | str | None) -> Path:
 
 
 def _index(folder: Path) -> list[tuple[str, str, str]]:
-    """``(name, tier, file)`` of every entry listed in ``folder``'s index, in library order."""
+    """``(name, tier, file)`` of every entry of problem A listed in ``folder``'s index, in
+    library order."""
+    return [(name, tier, file) for name, tier, file, problem in _rows(folder) if problem == "A"]
+
+
+def _rows(folder: Path) -> list[tuple[str, str, str, str]]:
+    """``(name, tier, file, problem)`` of every entry listed in ``folder``'s index, in
+    library order (a row without ``problem`` is of problem A)."""
     doc = _read_json(folder / INDEX_FILE)
     fields = _fields(doc, f"{folder / INDEX_FILE}", ("format", "library_version", "entries"))
     where = str(folder / INDEX_FILE)
@@ -513,14 +621,20 @@ def _index(folder: Path) -> list[tuple[str, str, str]]:
         raise InputError(f"{where}: entries: expected a list")
     index = []
     for k, row in enumerate(rows):
-        row_fields = _fields(row, f"{where}: entries[{k}]", ("name", "tier", "file"))
+        keys: tuple[str, ...] = ("name", "tier", "file", "problem")
+        if isinstance(row, dict) and "problem" not in row:
+            keys = keys[:3]
+        row_fields = _fields(row, f"{where}: entries[{k}]", keys)
         name, tier, file = (row_fields[key] for key in ("name", "tier", "file"))
+        problem = row_fields.get("problem", "A")
         if not all(isinstance(value, str) for value in (name, tier, file)):
             raise InputError(f"{where}: entries[{k}]: name, tier and file must be texts")
         if tier not in TIERS or Path(str(file)).is_absolute() or ".." in Path(str(file)).parts:
             raise InputError(f"{where}: entries[{k}]: bad tier {tier!r} or file {file!r}")
-        index.append((str(name), str(tier), str(file)))
-    names = [name for name, _, _ in index]
+        if problem not in PROBLEMS:
+            raise InputError(f"{where}: entries[{k}]: problem: expected one of {PROBLEMS}")
+        index.append((str(name), str(tier), str(file), str(problem)))
+    names = [name for name, _, _, _ in index]
     if len(set(names)) != len(names):
         raise InputError(f"{where}: an entry name is listed twice")
     return sorted(index, key=lambda row: (TIERS.index(row[1]), row[0]))
@@ -541,21 +655,30 @@ def _read_json(path: Path) -> JsonValue:
     return document
 
 
-def _read_entry(path: Path, name: str) -> Entry:
+def _read_any(path: Path, read: Callable[[object], Parsed]) -> Parsed:
+    """``read`` of the JSON document at ``path``, its error naming the file."""
     try:
-        item = Entry.from_dict(_read_json(path))
+        return read(_read_json(path))
     except InputError as error:
         message = str(error)
         raise InputError(
             message if message.startswith(str(path)) else f"{path}: {message}"
         ) from None
+
+
+def _read_entry(path: Path, name: str) -> Entry:
+    item = _read_any(path, Entry.from_dict)
     if item.name != name:
         raise InputError(f"{path}: holds entry {item.name!r}, the index says {name!r}")
     return item
 
 
 def _write_entry(path: Path, item: Entry) -> None:
-    data = (json.dumps(item.to_dict(), allow_nan=False) + "\n").encode()
+    _write_document(path, item.to_dict())
+
+
+def _write_document(path: Path, document: JsonObject) -> None:
+    data = (json.dumps(document, allow_nan=False) + "\n").encode()
     if path.name.endswith(".gz"):
         data = gzip.compress(data, mtime=0)
     os.makedirs(path.parent, exist_ok=True)

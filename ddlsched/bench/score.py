@@ -27,19 +27,22 @@ from typing import TYPE_CHECKING
 
 # Imported at run time, not for type checking alone, so that the API reference resolves
 # the signatures' names (Entry is also the registry's entry).
+from ddlsched.bench.elastic import ElasticEntry
 from ddlsched.bench.library import (
     TIERS,
     Certificate,
     Entry,
     default_library_path,
+    elastic_entries,
     entries,
+    entry_problems,
     library,
     save_certificate,
 )
 from ddlsched.core.jsontypes import JsonObject
 from ddlsched.core.model import InputError, Instance, Problem, Schedule
 from ddlsched.core.params import ExactParams
-from ddlsched.core.result import LowerBound, Result
+from ddlsched.core.result import LowerBound, Result, best_lower_bound
 
 if TYPE_CHECKING:
     from ddlsched.algorithms.protocol import Policy
@@ -362,22 +365,125 @@ def run(
         of problem A (non-preemptive), naming it.
     """
 
-    chosen = choose_policy(policy)
-    selected = entries(tiers, names, path)
-    _refuse_unfit(chosen, selected)
+    rigid_names, elastic_names = _split_names(policy, names, path)
+    elastic_only = is_elastic_policy(policy) and not _is_rigid_policy(policy)
+    chosen = None if elastic_only else choose_policy(policy)
+    selected: list[Entry | ElasticEntry] = []
+    if chosen is not None and (names is None or rigid_names):
+        rigid = entries(tiers, rigid_names, path)
+        _refuse_unfit(chosen, rigid)
+        selected += rigid
+    if is_elastic_policy(policy) and (names is None or elastic_names):
+        selected += elastic_entries(tiers, elastic_names, path)
+    if not selected and elastic_only:
+        raise InputError(
+            f"policy {policy!r} is elastic: the chosen tiers hold no elastic entry (the Pollux "
+            "workloads are in tier T)"
+        )
+    selected.sort(key=lambda item: (TIERS.index(item.tier), item.name))
     rows: list[ScoreRow] = []
     if progress is not None:
         progress(0, len(selected))
     try:
         for entry in selected:
-            rows.append(score_entry(entry, chosen, seed))
+            if isinstance(entry, Entry) and chosen is not None:
+                rows.append(score_entry(entry, chosen, seed))
+            elif isinstance(entry, ElasticEntry):
+                rows.append(score_elastic_entry(entry, policy))
             if progress is not None:
                 progress(len(rows), len(selected))
     except KeyboardInterrupt:
         if not partial:
             raise
-        return BenchRun(chosen.name, tuple(rows), interrupted=True)
-    return BenchRun(chosen.name, tuple(rows))
+        return BenchRun(policy, tuple(rows), interrupted=True)
+    return BenchRun(policy, tuple(rows))
+
+
+def is_elastic_policy(policy: str) -> bool:
+    """Whether ``policy`` names an elastic policy (:func:`ddlsched.elastic.policy_names`),
+    scored on the elastic entries."""
+    from ddlsched.algorithms.elastic import ELASTIC_POLICIES
+
+    return policy in ELASTIC_POLICIES
+
+
+def _is_rigid_policy(policy: str) -> bool:
+    from ddlsched.algorithms.registry import POLICIES
+
+    return policy in POLICIES or ":" in policy
+
+
+def _split_names(
+    policy: str, names: Iterable[str] | None, path: Path | None
+) -> tuple[list[str] | None, list[str] | None]:
+    """``names`` split into entries of problem A and elastic entries (``None`` for both
+    when no names are given); a name of the kind ``policy`` cannot run is refused, naming
+    it and its problem.
+
+    Raises
+    ------
+    InputError
+        On an elastic entry named with a rigid policy, or an entry of problem A with an
+        elastic-only policy.
+    """
+    if names is None:
+        return None, None
+    problems = entry_problems(path)
+    chosen = list(names)
+    elastic = [name for name in chosen if problems.get(name) == "elastic"]
+    rigid = [name for name in chosen if name not in elastic]
+    if elastic and not is_elastic_policy(policy):
+        raise InputError(
+            f"entry {elastic[0]}: problem 'elastic' (a Pollux workload); policy {policy!r} is "
+            "not an elastic policy (ddlsched.elastic.policy_names())"
+        )
+    if rigid and not _is_rigid_policy(policy):
+        raise InputError(
+            f"entry {rigid[0]}: problem {problems.get(rigid[0], 'A')!r}; policy {policy!r} is "
+            "an elastic policy, scored on the elastic entries only"
+        )
+    return rigid, elastic
+
+
+def score_elastic_entry(entry: ElasticEntry, policy: str) -> ScoreRow:
+    """The elastic ``policy`` on an elastic entry: its run through the independent elastic
+    check (:func:`ddlsched.elastic.simulate`), its total JCT over the certificate's optimum
+    or lower bound (an error row when the check refuses the run, or the total lies below
+    the certified lower bound)."""
+    from ddlsched import elastic
+
+    instance = entry.instance
+    run = elastic.simulate(
+        instance.fitted(), policy, cluster=instance.cluster, params=instance.params()
+    )
+    certificate = entry.certificate
+    optimum = certificate.optimum
+    reference_jct = certificate.lower_bound if optimum is None else optimum
+    kind = LOWER_BOUND if optimum is None else OPTIMUM
+    releases = math.fsum(job.submit_time for job in instance.workload.jobs)
+    total = math.fsum(row["jct"] for row in run.jobs)
+    completion = total + releases
+    error = ""
+    if not run.verified:
+        error = f"the run fails the elastic check: {run.violations[0]}"
+    elif total < certificate.lower_bound * (1 - TOLERANCE):
+        error = (
+            f"ratio below 1: the checked run's total JCT {total:.10g} is below the certified "
+            f"lower bound {certificate.lower_bound:.10g} (the certificate or the check is wrong)"
+        )
+    return ScoreRow(
+        policy=policy,
+        tier=entry.tier,
+        name=entry.name,
+        jobs=instance.num_jobs,
+        reference=kind,
+        total_completion_time=math.nan if error else completion,
+        total_jct=math.nan if error else total,
+        reference_jct=reference_jct,
+        ratio=math.nan if error else _ratio(total, reference_jct),
+        completion_ratio=math.nan if error else _ratio(completion, reference_jct + releases),
+        error=error,
+    )
 
 
 def _refuse_unfit(chosen: ChosenPolicy, selected: Sequence[Entry]) -> None:
@@ -772,7 +878,12 @@ def improve_entry(entry: Entry, params: ExactParams, path: Path) -> Improvement:
     notes: list[str] = []
     bounds, upper = _solved(entry, params, notes)
     # The fast bound first: of equal values the one any reader recomputes in milliseconds.
-    bound = max([_fast_bound(entry.instance), *bounds], key=lambda found: found.value)
+    candidates = [_fast_bound(entry.instance), *bounds]
+    as_bounds = [LowerBound(c.value, c.name, True) for c in candidates]
+    best = best_lower_bound(as_bounds)  # the project's one picker of the best bound
+    if best is None:
+        return _unchanged(entry, "; ".join([*notes, "no finite lower bound"]))
+    bound = candidates[next(k for k, b in enumerate(as_bounds) if b is best)]
     slack = TOLERANCE * max(1.0, abs(old.upper_bound))
     least_upper = old.upper_bound if upper is None else min(upper.value, old.upper_bound)
     if bound.value > least_upper + slack:

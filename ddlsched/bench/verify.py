@@ -15,6 +15,10 @@ A certificate holds if:
    schedule or the bound);
 5. in tier S, the brute force (:mod:`ddlsched.bench.brute`) finds no schedule better than
    its upper bound, and its lower bound is not above the brute force's optimum.
+
+An elastic entry (:mod:`ddlsched.bench.elastic`) is checked likewise by
+:func:`check_elastic_entry`: its stored run through the independent elastic check, its total
+JCT against the upper bound, the fast elastic bound recomputed, the Lagrangian with ``full``.
 """
 
 from __future__ import annotations
@@ -24,8 +28,9 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from ddlsched.bench.library import Entry, entries
-from ddlsched.core.model import Problem
+from ddlsched.bench.elastic import ElasticEntry
+from ddlsched.bench.library import TIERS, Entry, elastic_entries, entries
+from ddlsched.core.model import InputError, Problem
 
 RELATIVE = 1e-9
 """Relative tolerance when a value is recomputed by the same arithmetic (objectives, the
@@ -104,6 +109,92 @@ def check_entry(item: Entry, full: bool = False, brute: bool = True) -> EntryChe
     return EntryCheck(
         item.name, item.tier, tuple(problems), tuple(skipped), time.monotonic() - began
     )
+
+
+def check_elastic_entry(item: ElasticEntry, full: bool = False) -> EntryCheck:
+    """Check an elastic entry's certificate (:mod:`ddlsched.bench.elastic`): its run
+    through the independent elastic check
+    (:func:`~ddlsched.proofs_checks.elastic.check_elastic`), the run's total JCT recomputed
+    and compared with the upper bound, lower <= upper (meeting if ``optimal``), the fast
+    bound recomputed (never above the upper bound; equal to the lower bound when that is the
+    one named), and the Lagrangian bound recomputed with its settings when ``full``."""
+    began = time.monotonic()
+    problems: list[str] = []
+    skipped: list[str] = []
+    try:
+        problems += _elastic_run_problems(item)
+    except InputError as error:
+        problems.append(f"the run cannot be read: {error}")
+    certificate = item.certificate
+    lower, upper = certificate.lower_bound, certificate.upper_bound
+    if lower > upper and not _close(lower, upper, RELATIVE):
+        problems.append(f"lower bound {lower!r} above the upper bound {upper!r}")
+    elif certificate.status == "optimal" and not _close(lower, upper, 1e-6):
+        problems.append(f"status optimal but the bounds [{lower!r}, {upper!r}] do not meet")
+    found, skip = _elastic_bound_problems(item, full)
+    problems += found
+    skipped += skip
+    return EntryCheck(
+        item.name, item.tier, tuple(problems), tuple(skipped), time.monotonic() - began
+    )
+
+
+def _elastic_run_problems(item: ElasticEntry) -> list[str]:
+    """The run passes the independent check and its total JCT is the upper bound."""
+    from ddlsched.bench.elastic import total_jct
+    from ddlsched.proofs_checks.elastic import check_elastic
+
+    result = item.result()
+    violations = check_elastic(result)
+    if violations:
+        return [f"the run fails the elastic check ({len(violations)} violations; {violations[0]})"]
+    recomputed = total_jct(item.instance, result.completion)
+    if not _close(recomputed, item.certificate.upper_bound, RELATIVE):
+        return [
+            f"upper bound {item.certificate.upper_bound!r} but the run's total JCT is "
+            f"{recomputed!r}"
+        ]
+    return []
+
+
+def _elastic_bound_problems(item: ElasticEntry, full: bool) -> tuple[list[str], list[str]]:
+    """The fast bound recomputed (cheap), the Lagrangian with ``full``."""
+    from ddlsched.formulations.elastic_bounds import elastic_flow_bound
+
+    certificate = item.certificate
+    instance = item.instance
+    jobs = instance.fitted().jobs
+    settings = (instance.cluster.total_gpus, instance.round_length, instance.restart_time)
+    fast = elastic_flow_bound(jobs, *settings).value
+    problems = []
+    if fast > certificate.upper_bound * (1 + RELATIVE):
+        problems.append(f"the fast bound {fast!r} is above the upper bound")
+    name = certificate.lower_bound_name
+    if name == "combined":
+        expected = min(fast, certificate.upper_bound)
+        if not _close(expected, certificate.lower_bound, RELATIVE):
+            problems.append(
+                f"lower bound {certificate.lower_bound!r} but the fast bound recomputes "
+                f"{expected!r}"
+            )
+        return problems, []
+    if name != "lagrangian":
+        return [*problems, f"no way to recompute the elastic bound {name!r}"], []
+    if not full:
+        return problems, ["the lagrangian bound (expensive: --full recomputes it)"]
+    from ddlsched.formulations.elastic_lagrangian import elastic_lagrangian_bound
+
+    steps = certificate.lower_bound_settings.get("lagrangian_steps")
+    steering = certificate.lower_bound_settings.get("steering_upper_bound")
+    if not isinstance(steps, int) or not isinstance(steering, int | float):
+        return [*problems, "lagrangian bound without its lagrangian_steps and steering"], []
+    value = elastic_lagrangian_bound(jobs, *settings, steps=steps, upper=float(steering)).value
+    expected = min(max(value, fast), certificate.upper_bound)
+    if not _close(expected, certificate.lower_bound, RELATIVE_EXPENSIVE):
+        problems.append(
+            f"lower bound {certificate.lower_bound!r} but the lagrangian recomputes {expected!r}"
+        )
+    return problems, []
 
 
 def _schedule_problems(item: Entry) -> list[str]:
@@ -270,11 +361,16 @@ def verify_library(
     InputError
         On an unknown tier or a missing or corrupt file, naming it.
     """
-    chosen = entries(tiers, path=path)
+    chosen: list[Entry | ElasticEntry] = [*entries(tiers, path=path)]
+    chosen += elastic_entries(tiers, path=path)
+    chosen.sort(key=lambda item: (TIERS.index(item.tier), item.name))
     done: list[EntryCheck] = []
     try:
         for item in chosen:
-            done.append(check_entry(item, full))
+            if isinstance(item, Entry):
+                done.append(check_entry(item, full))
+            else:
+                done.append(check_elastic_entry(item, full))
             if progress is not None:
                 progress(len(done), len(chosen), done[-1])
     except KeyboardInterrupt:

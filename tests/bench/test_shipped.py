@@ -82,6 +82,9 @@ def test_every_shipped_file_follows_its_schema() -> None:
         if file == lib.INDEX_FILE:
             continue
         assert isinstance(document, dict), file
+        if document["format"] == "ddlsched.bench-elastic-entry/1":
+            check("elastic-entry.schema.json", document)
+            continue
         check("entry.schema.json", document)
         check("instance.schema.json", document["instance"])
         check("certificate.schema.json", document["certificate"])
@@ -146,3 +149,22 @@ def test_the_s_tier_verifies_with_the_brute_force() -> None:
     assert checks and all(check.holds for check in checks), [
         (c.name, c.problems) for c in checks if not c.holds
     ]
+
+
+def test_the_pollux_workloads_are_elastic_entries_of_tier_t() -> None:
+    """Tier T holds the Pollux workloads as elastic entries: each the shipped workload on
+    the Pollux study's 16 x 4 GPUs, regenerated from its family, its stored run passing the
+    independent elastic check with its total JCT as the upper bound, above the fast bound."""
+    from ddlsched.bench.build import ELASTIC_WORKLOADS, regenerate_elastic
+    from ddlsched.bench.verify import check_elastic_entry
+
+    found = lib.elastic_entries()
+    assert [e.name for e in found] == sorted(f"T-pollux-workload-{n}" for n in ELASTIC_WORKLOADS)
+    assert len(found) >= 2
+    for item in found:
+        assert item.tier == "T" and item.certificate.problem == "elastic"
+        assert item.instance == regenerate_elastic(item.family), item.name
+        assert (item.instance.cluster.num_nodes, item.instance.cluster.gpus_per_node) == (16, 4)
+        assert item.instance.num_jobs == 160
+        check = check_elastic_entry(item)
+        assert check.holds, (item.name, check.problems)
