@@ -13,7 +13,7 @@ def test_the_front_door_lists_verifies_and_scores_the_small_tier() -> None:
     through the front door gives one row per S entry, each at least the optimum, its ratio
     the policy's total weighted JCT over the stored optimal one."""
     bench = ddlsched.bench
-    shipped = bench.library()
+    shipped = bench.entries()
     assert len(shipped) >= 100
     assert {e.tier for e in shipped} == {"S", "M", "L", "T"}
     small = bench.entries(tiers=["S"])
