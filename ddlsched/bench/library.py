@@ -346,7 +346,7 @@ def library(path: Path | str | None = None) -> list[Entry]:
         On a missing or corrupt index or entry file, naming the file.
     """
     folder = _folder(path)
-    return [_read_entry(folder / file, name) for name, _, file in _index(folder)]
+    return [_read_entry(folder / file, name, tier) for name, tier, file in _index(folder)]
 
 
 def entries(
@@ -373,7 +373,7 @@ def entries(
     if chosen_names is not None:
         _check_names(chosen_names, known, folder, "A")
     return [
-        _read_entry(folder / file, name)
+        _read_entry(folder / file, name, tier)
         for name, tier, file in index
         if tier in chosen_tiers and (chosen_names is None or name in chosen_names)
     ]
@@ -666,10 +666,13 @@ def _read_any(path: Path, read: Callable[[object], Parsed]) -> Parsed:
         ) from None
 
 
-def _read_entry(path: Path, name: str) -> Entry:
+def _read_entry(path: Path, name: str, tier: str) -> Entry:
+    """The entry in ``path``, which must be the one the index names, in the tier it says."""
     item = _read_any(path, Entry.from_dict)
     if item.name != name:
         raise InputError(f"{path}: holds entry {item.name!r}, the index says {name!r}")
+    if item.tier != tier:
+        raise InputError(f"{path}: entry {name!r} is of tier {item.tier}, the index says {tier}")
     return item
 
 

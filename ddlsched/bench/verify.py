@@ -5,7 +5,8 @@ A certificate holds if:
 1. its schedule is a non-preemptive schedule of problem A that the independent verifier
    (:mod:`ddlsched.proofs_checks.verifier`) finds feasible, and whose objective ``sum_i w_i
    C_i``, recomputed from the instance, is the certificate's upper bound;
-2. its lower bound is at most its upper bound, and an ``optimal`` certificate's bounds
+2. an entry of tiers S and M is a proven optimum (status ``optimal``); its lower bound is at
+   most its upper bound, and an ``optimal`` certificate's bounds
    meet (:meth:`~ddlsched.formulations.certify.BoundSet.proof`: the home of proofs, with
    the project's one rule of a closed gap);
 3. its lower bound is what its name and settings recompute: a fast bound of
@@ -217,12 +218,20 @@ def _schedule_problems(item: Entry) -> list[str]:
     return []
 
 
+PROVEN_TIERS = ("S", "M")
+"""The tiers whose every entry is a proven optimum (an interval there is a weakened
+certificate, whatever its bounds)."""
+
+
 def _interval_problems(item: Entry) -> list[str]:
-    """Check 2: lower <= upper, and an optimal certificate's bounds meet."""
+    """Check 2: an entry of tiers S and M is optimal, lower <= upper, and an optimal
+    certificate's bounds meet."""
     from ddlsched.core.result import LowerBound
     from ddlsched.formulations.certify import BoundSet
 
     certificate = item.certificate
+    if item.tier in PROVEN_TIERS and certificate.status != "optimal":
+        return [f"tier {item.tier} holds proven optima, but the status is {certificate.status!r}"]
     lower, upper = certificate.lower_bound, certificate.upper_bound
     if lower > upper and not _close(lower, upper, RELATIVE):
         return [f"lower bound {lower!r} above the upper bound {upper!r}"]

@@ -100,6 +100,42 @@ def test_a_planted_error_fails_naming_the_entry(
     assert "2 of 3 certificates hold" in out and f"failing: {name}" in out
 
 
+def _weakened(certificate: JsonDoc) -> None:
+    """A lower bound 5% down, the status an interval: consistent on its face."""
+    _lower_bound_down(certificate)
+    certificate["lower_bound"] = float(certificate["lower_bound"]) * 0.96  # type: ignore[arg-type]
+    certificate["status"] = "interval"
+
+
+@pytest.mark.parametrize("tier", ["S", "M"])
+def test_a_proven_optimum_weakened_to_an_interval_fails(
+    copy: Path, capsys: pytest.CaptureFixture[str], tier: str
+) -> None:
+    """Tiers S and M hold proven optima: an entry there whose bound is lowered and whose
+    status says interval (which would score a policy against the weaker bound) fails,
+    named, with or without --full."""
+    name = _edit(copy, tier, _weakened)
+    for more in ((), ("--full",)) if tier == "S" else ((),):
+        code, out = _verify(copy, capsys, *more)
+        assert code == 1 and f"failing: {name}" in out
+        assert f"tier {tier} holds proven optima, but the status is 'interval'" in out
+
+
+def test_an_index_that_moves_an_entry_to_another_tier_is_refused(
+    copy: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The index says an S entry is of tier M: reading it names the file and both tiers
+    (exit 2), instead of checking it as an M entry."""
+    index = copy / lib.INDEX_FILE
+    doc = json.loads(index.read_text())
+    row = next(r for r in doc["entries"] if r["tier"] == "S")
+    row["tier"] = "M"
+    index.write_text(json.dumps(doc))
+    assert main(["bench", "verify", "--library", str(copy)]) == 2
+    err = capsys.readouterr().err
+    assert f"entry {row['name']!r} is of tier S, the index says M" in err
+
+
 def test_a_worse_schedule_claimed_optimal_is_caught_by_the_brute_force(copy: Path) -> None:
     """An S entry whose schedule is made worse (its last job one second later) with both
     bounds moved to its objective is consistent on its face; the brute force finds the
