@@ -218,6 +218,10 @@ def test_naive_and_zoned_times_mixed_are_refused_naming_the_line(tmp_path: Path)
     text = ACME.replace("COMPLETED,2023-03-01 00:50:00+08:00", "COMPLETED,2023-03-01 00:50:00")
     with pytest.raises(InputError, match=r"trace_seren\.csv:4: submit_time: .*no time zone"):
         load_trace(write(tmp_path, "trace_seren.csv", text), CLUSTER)
+    # the other order: none on the first line, a zone on a later one
+    text = ACME.replace("2023-03-01 00:18:22+08:00", "2023-03-01 00:18:22", 1)
+    with pytest.raises(InputError, match=r"trace_seren\.csv:\d+: \w+: .*time zone"):
+        load_trace(write(tmp_path, "trace_seren.csv", text), CLUSTER)
 
 
 def test_a_raw_philly_log_sums_its_attempts(tmp_path: Path) -> None:
@@ -296,9 +300,9 @@ def test_fractional_gpus_are_refused_rounded_or_dropped(tmp_path: Path) -> None:
     assert (ceil["j2"].gpus, ceil["j2"].duration, ceil["j2"].left_out) == (2, 130.5, None)
     dropped = read_trace_rows(path, fractional="drop")
     assert kinds(dropped)[2] == "fractional"
-    csv_row = "submit,duration,gpus\n0,5,0.25\n1,5,1\n"
+    csv_row = "submit,duration,gpus\n0,5,0.25\n1,5,1\n2,5,2.25\n"
     rows = read_trace_rows(write(tmp_path, "f.csv", csv_row), fractional="ceil").rows
-    assert [row.gpus for row in rows] == [1, 1]
+    assert [row.gpus for row in rows] == [1, 1, 3]  # up, never to the nearest
 
 
 @pytest.mark.parametrize(
