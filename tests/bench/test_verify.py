@@ -61,6 +61,11 @@ def _lower_both(certificate: JsonDoc) -> None:
         certificate[key] = float(certificate[key]) - 1  # type: ignore[arg-type]
 
 
+def _raise_both(certificate: JsonDoc) -> None:
+    for key in ("lower_bound", "upper_bound"):
+        certificate[key] = float(certificate[key]) + 1  # type: ignore[arg-type]
+
+
 def _delay_last_job(certificate: JsonDoc) -> None:
     schedule = certificate["schedule"]
     assert isinstance(schedule, dict)
@@ -78,6 +83,7 @@ def _lower_bound_down(certificate: JsonDoc) -> None:
     [
         ("S", _lower_both, "the schedule's sum w C is"),
         ("M", _lower_both, "the schedule's sum w C is"),
+        ("M", _raise_both, "the schedule's sum w C is"),
         ("M", _delay_last_job, "the schedule's sum w C is"),
         ("L", _delay_last_job, "the schedule's sum w C is"),
         ("S", _lower_bound_down, "do not meet"),
