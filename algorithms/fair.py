@@ -32,6 +32,7 @@ counts are never read: ``themis`` ranks by predicted remaining work,
 
 from __future__ import annotations
 
+import abc
 import enum
 import heapq
 import math
@@ -140,10 +141,10 @@ class _Leases(Policy):
         self._queue: dict[str, None] = {}  # waiting jobs, in ranking order
         self._skip: set[str] = set()
 
+    @abc.abstractmethod
     def _ranking(self, now: float, contenders: list[str], ended: list[str]) -> list[str]:
         """``contenders`` (the waiting jobs, then ``ended``: the running jobs whose lease
         ended), the first to get GPUs first; a ranking depends on the set, not its order."""
-        raise NotImplementedError
 
     def resume_cost(self) -> float:
         """Seconds a resumed job restores: the policy's ``restart_cost``, else the
